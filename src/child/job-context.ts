@@ -1,0 +1,34 @@
+import { SoftTimeLimitExceeded } from '../errors.js';
+import type { TaskContext } from '../tasks.js';
+
+/**
+ * currentTask() for one job. The AbortController is created only when a task
+ * reads `signal` or a soft time limit fires, keeping no-op jobs cheap.
+ */
+export class JobContext implements TaskContext {
+  private controller: AbortController | undefined;
+  softTimedOut = false;
+
+  constructor(
+    readonly seq: number,
+    readonly id: string,
+    readonly name: string,
+    readonly queue: string | undefined,
+    readonly retries: number,
+  ) {}
+
+  get signal(): AbortSignal {
+    this.controller ??= new AbortController();
+    if (this.softTimedOut && !this.controller.signal.aborted) this.controller.abort(this.softReason());
+    return this.controller.signal;
+  }
+
+  softTimeout(): void {
+    this.softTimedOut = true;
+    this.controller?.abort(this.softReason());
+  }
+
+  private softReason(): SoftTimeLimitExceeded {
+    return new SoftTimeLimitExceeded(`task ${this.name} exceeded its soft time limit`);
+  }
+}

@@ -1,0 +1,113 @@
+import { ResultSerializationError, SoftTimeLimitExceeded, UnknownTaskError, messageOf } from '../errors.js';
+import { serializeError } from '../protocol/error-codec.js';
+import { MessageType, type JobFrame } from '../protocol/messages.js';
+import { taskContextStore, type TaskFunction } from '../tasks.js';
+import type { ParentChannel } from './channel.js';
+import { JobContext } from './job-context.js';
+
+/**
+ * Runs the jobs the parent sent, one at a time, in the order they came.
+ * Before a job starts, everything queued (the previous RESULT and this ACK) is
+ * written in one write, so the parent always knows which job was running if
+ * this process dies in the middle of it.
+ */
+export class JobRunner {
+  private readonly queue: JobFrame[] = [];
+  private head = 0;
+  private running = false;
+  private current: JobContext | undefined;
+  private stopping = false;
+
+  constructor(
+    private readonly tasks: ReadonlyMap<string, TaskFunction>,
+    private readonly channel: ParentChannel,
+    private readonly reportMemory: boolean,
+    private readonly onIdleAfterShutdown: () => void,
+  ) {}
+
+  push(job: JobFrame): void {
+    this.queue.push(job);
+    if (!this.running) this.runQueued();
+  }
+
+  softTimeout(seq: number): void {
+    if (this.current !== undefined && this.current.seq === seq) this.current.softTimeout();
+  }
+
+  /** SHUTDOWN: finish what was sent before it, then exit. */
+  shutdown(): void {
+    this.stopping = true;
+    this.channel.stopReading();
+    if (!this.running) this.runQueued();
+  }
+
+  private runQueued(): void {
+    this.running = true;
+    while (this.head < this.queue.length) {
+      const job = this.queue[this.head] as JobFrame;
+      this.queue[this.head++] = undefined as unknown as JobFrame;
+      if (this.head > 1024 && this.head * 2 > this.queue.length) {
+        this.queue.splice(0, this.head);
+        this.head = 0;
+      }
+      const [, seq, name, args, meta] = job;
+      this.channel.send([MessageType.ACK, seq]);
+      this.channel.flush();
+      const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0);
+      const fn = this.tasks.get(name);
+      if (fn === undefined) {
+        this.fail(ctx, new UnknownTaskError(name, [...this.tasks.keys()]));
+        continue;
+      }
+      let out: unknown;
+      this.current = ctx;
+      try {
+        out = taskContextStore.run(ctx, fn as (...a: unknown[]) => unknown, ...args);
+      } catch (err) {
+        this.fail(ctx, err);
+        continue;
+      }
+      if (isThenable(out)) {
+        out.then(
+          (value) => this.resume(ctx, true, value),
+          (err: unknown) => this.resume(ctx, false, err),
+        );
+        return;
+      }
+      this.succeed(ctx, out);
+    }
+    this.current = undefined;
+    this.running = false;
+    this.channel.flush();
+    if (this.stopping) this.onIdleAfterShutdown();
+  }
+
+  private resume(ctx: JobContext, ok: boolean, outcome: unknown): void {
+    if (ok) this.succeed(ctx, outcome);
+    else this.fail(ctx, outcome);
+    this.runQueued();
+  }
+
+  private succeed(ctx: JobContext, value: unknown): void {
+    try {
+      if (this.reportMemory) this.channel.send([MessageType.RESULT_OK, ctx.seq, value, process.memoryUsage.rss()]);
+      else this.channel.send([MessageType.RESULT_OK, ctx.seq, value]);
+    } catch (err) {
+      this.fail(ctx, new ResultSerializationError(ctx.name, messageOf(err)));
+    }
+  }
+
+  private fail(ctx: JobContext, thrown: unknown): void {
+    let err = thrown;
+    if (ctx.softTimedOut && !(err instanceof SoftTimeLimitExceeded)) {
+      err = new SoftTimeLimitExceeded(`task ${ctx.name} exceeded its soft time limit and then threw: ${messageOf(thrown)}`);
+    }
+    const wire = serializeError(err);
+    if (this.reportMemory) this.channel.send([MessageType.RESULT_ERROR, ctx.seq, wire, process.memoryUsage.rss()]);
+    else this.channel.send([MessageType.RESULT_ERROR, ctx.seq, wire]);
+  }
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
+}

@@ -1,0 +1,76 @@
+/**
+ * Entry point of a child process (the worker loop). The parent spawns
+ * `node dist/child/main.js` with stdin = inq and stdout = outq; the config
+ * comes in an environment variable. The parent never runs user code: this does.
+ */
+import { pathToFileURL } from 'node:url';
+import { isAbsolute, resolve } from 'node:path';
+import { isTaskRegistry } from '../tasks.js';
+import { serializeError } from '../protocol/error-codec.js';
+import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
+import { ParentChannel } from './channel.js';
+import { JobRunner } from './job-runner.js';
+
+const EXIT_PARENT_GONE = 70;
+const EXIT_INIT_FAILED = 78;
+const EXIT_PROTOCOL = 76;
+
+const config = JSON.parse(process.env[CHILD_CONFIG_ENV] ?? 'null') as ChildConfig | null;
+if (config === null) {
+  process.stderr.write(`prefork child: missing ${CHILD_CONFIG_ENV}; this file is started by a prefork Pool\n`);
+  process.exit(EXIT_INIT_FAILED);
+}
+
+let runner: JobRunner | undefined;
+const early: ParentMessage[] = [];
+
+const channel = new ParentChannel(config.maxFrameSize, onMessage, () => process.exit(EXIT_PARENT_GONE));
+
+function onMessage(msg: ParentMessage): void {
+  if (runner === undefined) {
+    early.push(msg);
+    return;
+  }
+  switch (msg[0]) {
+    case MessageType.JOB:
+      runner.push(msg);
+      return;
+    case MessageType.SOFT_TIMEOUT:
+      runner.softTimeout(msg[1]);
+      return;
+    case MessageType.SHUTDOWN:
+      runner.shutdown();
+      return;
+    default:
+      process.stderr.write(`prefork child ${process.pid}: unknown message type ${String((msg as unknown[])[0])}\n`);
+      process.exit(EXIT_PROTOCOL);
+  }
+}
+
+function exitWhenFlushed(): void {
+  channel.flushAndWait(() => process.exit(0));
+}
+
+async function load(app: string): Promise<void> {
+  const url = pathToFileURL(isAbsolute(app) ? app : resolve(app)).href;
+  let mod: { default?: unknown };
+  try {
+    mod = (await import(url)) as { default?: unknown };
+  } catch (err) {
+    return initFailed(err);
+  }
+  if (!isTaskRegistry(mod.default)) {
+    return initFailed(new TypeError(`the default export of ${app} is not defineTasks({...})`));
+  }
+  runner = new JobRunner(mod.default.tasks, channel, config!.reportMemory, exitWhenFlushed);
+  channel.send([MessageType.WORKER_UP, process.pid, [...mod.default.tasks.keys()]]);
+  channel.flush();
+  for (const msg of early.splice(0)) onMessage(msg);
+}
+
+function initFailed(err: unknown): void {
+  channel.send([MessageType.INIT_ERROR, serializeError(err)]);
+  channel.flushAndWait(() => process.exit(EXIT_INIT_FAILED));
+}
+
+void load(config.app);

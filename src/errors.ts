@@ -1,0 +1,139 @@
+/**
+ * Every error prefork raises has a class here and a stable `code`, so callers
+ * can branch on `err.code` and logs can be grepped (Node's ERR_* convention).
+ */
+export class PreforkError extends Error {
+  readonly code: string;
+  constructor(code: string, message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = new.target.name;
+    this.code = code;
+  }
+}
+
+/** A constructor option or CLI value that is missing, of the wrong type or out of range. */
+export class OptionError extends PreforkError {
+  readonly option: string;
+  readonly value: unknown;
+  constructor(option: string, value: unknown, expected: string) {
+    super('PREFORK_BAD_OPTION', `invalid option ${option}: ${describe(value)} (expected ${expected})`);
+    this.option = option;
+    this.value = value;
+  }
+}
+
+/** The child running the job exited or was killed before it sent a result. */
+export class WorkerLostError extends PreforkError {
+  readonly exitCode: number | null;
+  readonly signal: NodeJS.Signals | null;
+  readonly pid: number | undefined;
+  constructor(pid: number | undefined, exitCode: number | null, signal: NodeJS.Signals | null, reason?: string) {
+    const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
+    super('PREFORK_WORKER_LOST', `worker process ${pid ?? '?'} exited with ${how} while running the job${reason ? ` (${reason})` : ''}`);
+    this.exitCode = exitCode;
+    this.signal = signal;
+    this.pid = pid;
+  }
+}
+
+/** Hard time limit: the child was SIGKILLed and replaced. */
+export class TimeLimitExceeded extends PreforkError {
+  readonly limitMs: number;
+  constructor(limitMs: number, task: string) {
+    super('PREFORK_TIME_LIMIT', `task ${task} exceeded its hard time limit of ${limitMs} ms; its worker process was killed`);
+    this.limitMs = limitMs;
+  }
+}
+
+/** Soft time limit: raised inside the child through the job's AbortSignal. */
+export class SoftTimeLimitExceeded extends PreforkError {
+  constructor(message = 'soft time limit exceeded') {
+    super('PREFORK_SOFT_TIME_LIMIT', message);
+  }
+}
+
+/** The task name is not registered by the app's task module. */
+export class UnknownTaskError extends PreforkError {
+  readonly task: string;
+  constructor(task: string, known?: readonly string[]) {
+    const hint = known && known.length > 0 ? `; registered tasks: ${known.join(', ')}` : '';
+    super('PREFORK_UNKNOWN_TASK', `unknown task ${JSON.stringify(task)}${hint}`);
+    this.task = task;
+  }
+}
+
+/** A task returned a value msgpack cannot carry (functions, cycles, symbols...). */
+export class ResultSerializationError extends PreforkError {
+  readonly task: string;
+  constructor(task: string, cause: unknown) {
+    super('PREFORK_RESULT_NOT_SERIALIZABLE', `the result of task ${task} cannot be serialized: ${messageOf(cause)}`);
+    this.task = task;
+  }
+}
+
+/** Job arguments the parent cannot encode for the pipe. */
+export class ArgumentSerializationError extends PreforkError {
+  constructor(task: string, cause: unknown) {
+    super('PREFORK_ARGS_NOT_SERIALIZABLE', `the arguments of task ${task} cannot be serialized: ${messageOf(cause)}`, { cause });
+  }
+}
+
+/** A child sent bytes that break the pipe protocol; the child is replaced. */
+export class ProtocolError extends PreforkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PREFORK_PROTOCOL', message, options);
+  }
+}
+
+/** The task module could not be loaded in a child. */
+export class AppLoadError extends PreforkError {
+  constructor(app: string, detail: string) {
+    super('PREFORK_APP_LOAD', `cannot load task module ${app}: ${detail}`);
+  }
+}
+
+/** The pool gave up: children keep dying before they can work (fork loop guard). */
+export class PoolFailedError extends PreforkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PREFORK_POOL_FAILED', message, options);
+  }
+}
+
+/** apply() after close()/terminate(), or a job dropped by terminate(). */
+export class PoolClosedError extends PreforkError {
+  constructor(message = 'the pool is closed') {
+    super('PREFORK_POOL_CLOSED', message);
+  }
+}
+
+/**
+ * A task's own error, rebuilt in the parent from what the child sent: `name`,
+ * `message`, `stack` and own enumerable properties survive the trip.
+ */
+export class RemoteTaskError extends Error {
+  [key: string]: unknown;
+}
+
+/** Thrown by a task to ask for a retry; the Worker schedules it (`delay` in ms). */
+export class Retry extends Error {
+  readonly delay: number | undefined;
+  constructor(options: { delay?: number; message?: string } = {}) {
+    super(options.message ?? 'retry requested');
+    this.name = 'Retry';
+    this.delay = options.delay;
+  }
+}
+
+export function messageOf(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  try {
+    return JSON.stringify(value) ?? typeof value;
+  } catch {
+    return typeof value;
+  }
+}

@@ -1,0 +1,75 @@
+import type { Logger } from 'pino';
+import { decideScale, type ScaleDecision } from './scale-policy.js';
+
+export interface ScaleEvent {
+  direction: 'up' | 'down';
+  from: number;
+  to: number;
+  reserved: number;
+}
+
+export interface AutoscalerHooks {
+  reserved(): number;
+  current(): number;
+  grow(n: number): void;
+  /** Shrinks by up to n (idle children only); returns how many went. */
+  shrink(n: number): number;
+  onScale(event: ScaleEvent): void;
+}
+
+/**
+ * Celery's Autoscaler: grows at once when reserved requests outnumber the
+ * children (called on every apply and on a tick), shrinks on the tick only
+ * after `keepalive` since the last scale-up. The rule is decideScale(); this
+ * class only applies it.
+ */
+export class Autoscaler {
+  private timer: NodeJS.Timeout | undefined;
+  private lastScaleUp = 0;
+
+  constructor(
+    readonly max: number,
+    readonly min: number,
+    private readonly keepalive: number,
+    private readonly interval: number,
+    private readonly hooks: AutoscalerHooks,
+    private readonly log: Logger,
+  ) {}
+
+  start(): void {
+    this.lastScaleUp = Date.now();
+    this.timer = setInterval(() => this.evaluate(), this.interval);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+    this.timer = undefined;
+  }
+
+  /** Cheap check for the apply() path: only grows. */
+  maybeGrow(): void {
+    const current = this.hooks.current();
+    if (current < this.max && this.hooks.reserved() > current) this.evaluate();
+  }
+
+  evaluate(now = Date.now()): ScaleDecision {
+    const reserved = this.hooks.reserved();
+    const current = this.hooks.current();
+    const decision = decideScale({ reserved, current, max: this.max, min: this.min, now, lastScaleUp: this.lastScaleUp, keepalive: this.keepalive });
+    if (decision.action === 'grow') {
+      this.hooks.grow(decision.to - current);
+      this.lastScaleUp = now;
+      this.report({ direction: 'up', from: current, to: decision.to, reserved });
+    } else if (decision.action === 'shrink') {
+      const gone = this.hooks.shrink(current - decision.to);
+      if (gone > 0) this.report({ direction: 'down', from: current, to: current - gone, reserved });
+    }
+    return decision;
+  }
+
+  private report(event: ScaleEvent): void {
+    this.log.info(event, `autoscale ${event.direction}: ${event.from} -> ${event.to} processes (reserved ${event.reserved})`);
+    this.hooks.onScale(event);
+  }
+}

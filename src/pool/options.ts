@@ -1,0 +1,152 @@
+import { availableParallelism } from 'node:os';
+import type { Logger } from 'pino';
+import { OptionError } from '../errors.js';
+import { parseAutoscale, parseDuration, parseSize } from '../units.js';
+
+export type StrategyName = 'fair' | 'fcfs';
+
+/** What `new Pool(options)` accepts. Durations are ms or strings like "30s"; sizes are bytes or strings like "512MB". */
+export interface PoolOptions {
+  /** Path of the task module (its default export is `defineTasks({...})`). */
+  app: string;
+  /** Fixed number of children (default: the number of CPUs). Ignored when `autoscale` is set. */
+  processes?: number;
+  /** `[max, min]` or "max,min": size the pool from the reserved requests. */
+  autoscale?: [number, number] | string;
+  /** How long after the last scale-up before the Autoscaler may shrink (default 30 s). */
+  keepalive?: number | string;
+  /** How often the Autoscaler re-evaluates (default 1 s). */
+  autoscaleInterval?: number | string;
+  /** 'fair' (default): only idle children get jobs. 'fcfs': round-robin to any child whose pipe accepts data. */
+  strategy?: StrategyName;
+  /** Replace a child after it has run this many jobs. */
+  maxTasksPerChild?: number;
+  /** Replace a child once its RSS after a job is above this. */
+  maxMemoryPerChild?: number | string;
+  /** Hard limit per job: the child is SIGKILLed and the job fails with TimeLimitExceeded. */
+  timeLimit?: number | string;
+  /** Soft limit per job: the job's AbortSignal fires. */
+  softTimeLimit?: number | string;
+  /** A child that has not sent WORKER_UP within this is killed and replaced (default 10 s). */
+  procAliveTimeout?: number | string;
+  /** Children that die before becoming ready, or while idle, more than this many times within `restartWindow` fail the pool (default 10). */
+  maxRestarts?: number;
+  /** The window of `maxRestarts` (default 30 s). */
+  restartWindow?: number | string;
+  /** Largest frame a child may send (default 64 MiB). */
+  maxFrameSize?: number | string;
+  /** Extra node flags for the children. */
+  execArgv?: string[];
+  /** Extra environment variables for the children. */
+  env?: Record<string, string>;
+  /** How long terminate() waits after SIGTERM before SIGKILL (default 2 s). */
+  killTimeout?: number | string;
+  /** A pino logger; the pool logs through a child of it. */
+  logger?: Logger;
+}
+
+/** Options after validation, with defaults applied and units resolved. */
+export interface ResolvedPoolOptions {
+  app: string;
+  processes: number;
+  autoscale: { max: number; min: number } | undefined;
+  keepalive: number;
+  autoscaleInterval: number;
+  strategy: StrategyName;
+  maxTasksPerChild: number | undefined;
+  maxMemoryPerChild: number | undefined;
+  timeLimit: number | undefined;
+  softTimeLimit: number | undefined;
+  procAliveTimeout: number;
+  maxRestarts: number;
+  restartWindow: number;
+  maxFrameSize: number;
+  execArgv: string[];
+  env: Record<string, string>;
+  killTimeout: number;
+  logger: Logger | undefined;
+}
+
+const KNOWN = new Set<string>([
+  'app', 'processes', 'autoscale', 'keepalive', 'autoscaleInterval', 'strategy', 'maxTasksPerChild',
+  'maxMemoryPerChild', 'timeLimit', 'softTimeLimit', 'procAliveTimeout', 'maxRestarts', 'restartWindow',
+  'maxFrameSize', 'execArgv', 'env', 'killTimeout', 'logger',
+]);
+
+export const POOL_DEFAULTS = {
+  keepalive: 30_000,
+  autoscaleInterval: 1_000,
+  strategy: 'fair' as StrategyName,
+  procAliveTimeout: 10_000,
+  maxRestarts: 10,
+  restartWindow: 30_000,
+  maxFrameSize: 64 * 1024 * 1024,
+  killTimeout: 2_000,
+};
+
+/** One validation pass: every error names the option and the value; unknown options are rejected. */
+export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
+  if (typeof input !== 'object' || input === null) throw new OptionError('options', input, 'an object');
+  for (const key of Object.keys(input)) {
+    if (!KNOWN.has(key)) throw new OptionError(key, (input as unknown as Record<string, unknown>)[key], `a known Pool option (unknown option "${key}")`);
+  }
+  if (typeof input.app !== 'string' || input.app.length === 0) throw new OptionError('app', input.app, 'the path of a task module');
+  const autoscale = input.autoscale === undefined ? undefined : parseAutoscale(input.autoscale);
+  if (input.autoscale !== undefined && autoscale === undefined) {
+    throw new OptionError('autoscale', input.autoscale, '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max');
+  }
+  const processes = input.processes ?? availableParallelism();
+  if (!Number.isInteger(processes) || processes < 1) throw new OptionError('processes', input.processes, 'an integer >= 1');
+  const strategy = input.strategy ?? POOL_DEFAULTS.strategy;
+  if (strategy !== 'fair' && strategy !== 'fcfs') throw new OptionError('strategy', input.strategy, '"fair" or "fcfs"');
+  const timeLimit = optionalDuration('timeLimit', input.timeLimit, true);
+  const softTimeLimit = optionalDuration('softTimeLimit', input.softTimeLimit, true);
+  if (timeLimit !== undefined && softTimeLimit !== undefined && softTimeLimit >= timeLimit) {
+    throw new OptionError('softTimeLimit', input.softTimeLimit, `less than timeLimit (${timeLimit} ms)`);
+  }
+  if (input.execArgv !== undefined && (!Array.isArray(input.execArgv) || input.execArgv.some((a) => typeof a !== 'string'))) {
+    throw new OptionError('execArgv', input.execArgv, 'an array of strings');
+  }
+  if (input.env !== undefined && (typeof input.env !== 'object' || input.env === null)) throw new OptionError('env', input.env, 'an object of strings');
+  if (input.logger !== undefined && typeof input.logger?.child !== 'function') throw new OptionError('logger', '[object]', 'a pino logger');
+  return {
+    app: input.app,
+    processes,
+    autoscale: autoscale && { max: autoscale[0], min: autoscale[1] },
+    keepalive: optionalDuration('keepalive', input.keepalive, false) ?? POOL_DEFAULTS.keepalive,
+    autoscaleInterval: optionalDuration('autoscaleInterval', input.autoscaleInterval, true) ?? POOL_DEFAULTS.autoscaleInterval,
+    strategy,
+    maxTasksPerChild: optionalInteger('maxTasksPerChild', input.maxTasksPerChild, 1),
+    maxMemoryPerChild: optionalSize('maxMemoryPerChild', input.maxMemoryPerChild),
+    timeLimit,
+    softTimeLimit,
+    procAliveTimeout: optionalDuration('procAliveTimeout', input.procAliveTimeout, true) ?? POOL_DEFAULTS.procAliveTimeout,
+    maxRestarts: optionalInteger('maxRestarts', input.maxRestarts, 1) ?? POOL_DEFAULTS.maxRestarts,
+    restartWindow: optionalDuration('restartWindow', input.restartWindow, true) ?? POOL_DEFAULTS.restartWindow,
+    maxFrameSize: optionalSize('maxFrameSize', input.maxFrameSize) ?? POOL_DEFAULTS.maxFrameSize,
+    execArgv: input.execArgv ?? [],
+    env: input.env ?? {},
+    killTimeout: optionalDuration('killTimeout', input.killTimeout, false) ?? POOL_DEFAULTS.killTimeout,
+    logger: input.logger,
+  };
+}
+
+function optionalDuration(name: string, value: number | string | undefined, positive: boolean): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms === undefined || (positive && ms <= 0)) throw new OptionError(name, value, `a ${positive ? 'positive ' : ''}duration in ms or a string like "30s"`);
+  return ms;
+}
+
+function optionalSize(name: string, value: number | string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const bytes = typeof value === 'number' || typeof value === 'string' ? parseSize(value) : undefined;
+  if (bytes === undefined) throw new OptionError(name, value, 'a positive size in bytes or a string like "512MB"');
+  return bytes;
+}
+
+function optionalInteger(name: string, value: number | undefined, min: number): number | undefined {
+  if (value === undefined) return undefined;
+  if (!Number.isInteger(value) || value < min) throw new OptionError(name, value, `an integer >= ${min}`);
+  return value;
+}

@@ -1,0 +1,165 @@
+import type { Logger } from 'pino';
+import { PoolFailedError, ProtocolError, WorkerLostError } from '../errors.js';
+import type { PoolJob } from './job.js';
+import { RestartLimiter } from './restart-limiter.js';
+import { WorkerProcess, type ProcessOwner, type SpawnSettings } from './worker-process.js';
+
+export interface SupervisorHooks {
+  /** A child died holding jobs: fail the started one, give back the rest. */
+  onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], error: Error): void;
+  onProcessUp(proc: WorkerProcess): void;
+  onProcessDown(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null, expected: boolean): void;
+  /** Too many children died before they could work: the pool cannot go on. */
+  onFatal(err: PoolFailedError): void;
+}
+
+export interface SupervisorSettings {
+  spawn: SpawnSettings;
+  procAliveTimeout: number;
+  maxRestarts: number;
+  restartWindow: number;
+}
+
+/**
+ * maintain_pool: keeps `target` children alive, replaces the dead, kills a
+ * child that sends no WORKER_UP within procAliveTimeout, and stops forking when
+ * children keep dying before they work (a broken task module, a bad execArgv).
+ */
+export class Supervisor {
+  readonly procs: WorkerProcess[] = [];
+  target = 0;
+  restarts = 0;
+  private running = false;
+  private failed = false;
+  private readonly limiter: RestartLimiter;
+  private readonly aliveTimers = new Map<WorkerProcess, NodeJS.Timeout>();
+  private readonly initErrors = new Map<WorkerProcess, string>();
+
+  constructor(
+    private readonly settings: SupervisorSettings,
+    private readonly owner: ProcessOwner,
+    private readonly hooks: SupervisorHooks,
+    private readonly log: Logger,
+  ) {
+    this.limiter = new RestartLimiter(settings.maxRestarts, settings.restartWindow);
+  }
+
+  /** Children that count toward the target: not told to go, not gone. */
+  get active(): WorkerProcess[] {
+    return this.procs.filter((p) => !p.retiring && p.state !== 'exited');
+  }
+
+  start(target: number): void {
+    this.running = true;
+    this.target = target;
+    this.maintain();
+  }
+
+  /** Stop replacing children (close/terminate). */
+  stop(): void {
+    this.running = false;
+    for (const timer of this.aliveTimers.values()) clearTimeout(timer);
+    this.aliveTimers.clear();
+  }
+
+  maintain(): void {
+    if (!this.running || this.failed) return;
+    let missing = this.target - this.active.length;
+    while (missing-- > 0) this.spawnOne();
+  }
+
+  onWorkerUp(proc: WorkerProcess): void {
+    clearTimeout(this.aliveTimers.get(proc));
+    this.aliveTimers.delete(proc);
+    if (proc.state === 'starting') proc.state = 'idle';
+    this.log.debug({ childPid: proc.pid }, 'process up');
+    this.hooks.onProcessUp(proc);
+  }
+
+  onInitError(proc: WorkerProcess, detail: string): void {
+    this.initErrors.set(proc, detail);
+  }
+
+  /** Finish what it holds, then exit; a replacement starts now. */
+  retire(proc: WorkerProcess): void {
+    if (proc.retiring) return;
+    proc.shutdown();
+    this.maintain();
+  }
+
+  /** Takes idle children first and never a busy one; returns how many were retired. */
+  shrink(n: number): number {
+    const candidates = this.active.filter((p) => p.state === 'idle' || p.state === 'starting');
+    const chosen = candidates.slice(0, Math.max(0, n));
+    this.target = Math.max(0, this.target - chosen.length);
+    for (const proc of chosen) {
+      if (proc.state === 'starting') proc.kill('SIGTERM');
+      else proc.shutdown();
+    }
+    return chosen.length;
+  }
+
+  grow(n: number): void {
+    this.target += n;
+    this.maintain();
+  }
+
+  onProtocolError(proc: WorkerProcess, err: Error): void {
+    this.log.error({ childPid: proc.pid, err }, 'protocol error from child; replacing it');
+    proc.kill('SIGKILL', err instanceof ProtocolError ? err : new ProtocolError(err.message, { cause: err }));
+  }
+
+  onExit(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null): void {
+    clearTimeout(this.aliveTimers.get(proc));
+    this.aliveTimers.delete(proc);
+    const detail = this.initErrors.get(proc);
+    this.initErrors.delete(proc);
+    const index = this.procs.indexOf(proc);
+    if (index >= 0) this.procs.splice(index, 1);
+    const held = proc.inFlight.drain();
+    const started = held[0] !== undefined && held[0].startedAt > 0 ? held[0] : undefined;
+    const unstarted = started ? held.slice(1) : held;
+    const expected = proc.retiring && !(proc.killReason instanceof ProtocolError);
+    if (held.length > 0) {
+      const reason = proc.killReason instanceof ProtocolError ? `protocol error: ${proc.killReason.message}` : undefined;
+      const error = proc.killReason !== undefined && !(proc.killReason instanceof ProtocolError)
+        ? proc.killReason
+        : new WorkerLostError(proc.pid, exitCode, signal, reason);
+      this.hooks.onJobsOrphaned(proc, started, unstarted, error);
+    }
+    this.hooks.onProcessDown(proc, exitCode, signal, expected);
+    if (!this.running) return;
+    if (!expected || proc.killReason !== undefined) this.restarts++;
+    // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard.
+    if (!proc.retiring && started === undefined && this.limiter.record()) {
+      this.fail(proc, exitCode, signal, detail);
+      return;
+    }
+    this.maintain();
+  }
+
+  private fail(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null, detail: string | undefined): void {
+    this.failed = true;
+    const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
+    const message = detail !== undefined
+      ? `pool failed: ${detail} (child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms)`
+      : `pool failed: child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms before doing any work (last: pid ${proc.pid}, ${how})`;
+    this.hooks.onFatal(new PoolFailedError(message));
+  }
+
+  private spawnOne(): void {
+    const proc = new WorkerProcess(this.settings.spawn, this.owner);
+    this.procs.push(proc);
+    const timer = setTimeout(() => {
+      this.aliveTimers.delete(proc);
+      if (proc.state !== 'starting') return;
+      this.log.warn({ childPid: proc.pid, procAliveTimeout: this.settings.procAliveTimeout }, 'child sent no WORKER_UP in time; killing it');
+      this.initErrors.set(proc, `child ${proc.pid} sent no WORKER_UP within procAliveTimeout (${this.settings.procAliveTimeout} ms)`);
+      proc.kill('SIGKILL');
+      // Killed by us, but it is a boot failure: count it.
+      proc.retiring = false;
+    }, this.settings.procAliveTimeout);
+    timer.unref();
+    this.aliveTimers.set(proc, timer);
+  }
+}

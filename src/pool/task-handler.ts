@@ -1,0 +1,101 @@
+import { ArgumentSerializationError } from '../errors.js';
+import { FrameBatch } from '../protocol/frame-encoder.js';
+import { MessageType } from '../protocol/messages.js';
+import type { SchedulingStrategy } from '../scheduling/index.js';
+import { Fifo, type PoolJob } from './job.js';
+import type { WorkerProcess } from './worker-process.js';
+
+export interface TaskHandlerHooks {
+  /** The current children, in a stable order. */
+  children(): readonly WorkerProcess[];
+  /** A child reached maxTasksPerChild with this write: it must be retired and replaced. */
+  onQuota(proc: WorkerProcess): void;
+  /** A job that cannot be sent at all (its arguments do not encode). */
+  onUnsendable(job: PoolJob, err: Error): void;
+}
+
+/**
+ * Parent → child: holds the outbound buffer and moves jobs into the children's
+ * pipes as the strategy allows, many frames per write, honouring backpressure.
+ * Flushes are coalesced into one microtask, so a burst of apply() calls costs
+ * one pass.
+ */
+export class TaskHandler {
+  readonly outbound = new Fifo<PoolJob>();
+  private scheduled = false;
+  private cursor = 0;
+  private paused = false;
+
+  constructor(
+    private readonly strategy: SchedulingStrategy,
+    private readonly maxTasksPerChild: number | undefined,
+    private readonly hooks: TaskHandlerHooks,
+  ) {}
+
+  submit(job: PoolJob): void {
+    this.outbound.push(job);
+    this.schedule();
+  }
+
+  /** Jobs a dead child never started go back first, in their order. */
+  giveBack(jobs: readonly PoolJob[]): void {
+    this.outbound.unshiftAll(jobs);
+    this.schedule();
+  }
+
+  /** Stop moving jobs (terminate); the buffer is then drained by the pool. */
+  pause(): void {
+    this.paused = true;
+  }
+
+  schedule(): void {
+    if (this.scheduled || this.paused) return;
+    this.scheduled = true;
+    queueMicrotask(() => {
+      this.scheduled = false;
+      this.flush();
+    });
+  }
+
+  /** One pass: keep handing batches to children round-robin until nobody takes more. */
+  flush(): void {
+    if (this.paused) return;
+    const children = this.hooks.children();
+    const n = children.length;
+    let progressed = true;
+    while (this.outbound.length > 0 && progressed && n > 0) {
+      progressed = false;
+      for (let i = 0; i < n && this.outbound.length > 0; i++) {
+        const proc = children[(this.cursor + i) % n] as WorkerProcess;
+        let cap = this.strategy.capacity(proc);
+        if (cap === 0) continue;
+        if (this.maxTasksPerChild !== undefined) cap = Math.min(cap, this.maxTasksPerChild - proc.assigned);
+        if (cap > 0 && this.writeBatch(proc, cap)) progressed = true;
+      }
+      this.cursor = (this.cursor + 1) % n;
+    }
+  }
+
+  private writeBatch(proc: WorkerProcess, cap: number): boolean {
+    const batch = new FrameBatch();
+    const taken: PoolJob[] = [];
+    while (taken.length < cap) {
+      const job = this.outbound.shift();
+      if (job === undefined) break;
+      try {
+        batch.push([MessageType.JOB, job.seq, job.name, job.args, job.meta]);
+      } catch (err) {
+        this.hooks.onUnsendable(job, new ArgumentSerializationError(job.name, err));
+        continue;
+      }
+      taken.push(job);
+    }
+    if (taken.length === 0) return false;
+    for (const job of taken) proc.inFlight.push(job);
+    proc.assigned += taken.length;
+    proc.state = 'busy';
+    proc.write(batch.take());
+    if (this.maxTasksPerChild !== undefined && proc.assigned >= this.maxTasksPerChild) this.hooks.onQuota(proc);
+    return true;
+  }
+}

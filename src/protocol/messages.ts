@@ -1,0 +1,55 @@
+/**
+ * The parent ↔ child contract. Every frame body is a msgpack array whose first
+ * element is the message type; tuples instead of objects keep the hot path
+ * small on the wire and cheap to decode.
+ */
+export const MessageType = {
+  // parent → child
+  JOB: 1,
+  SHUTDOWN: 2,
+  SOFT_TIMEOUT: 3,
+  // child → parent
+  WORKER_UP: 10,
+  ACK: 11,
+  RESULT_OK: 12,
+  RESULT_ERROR: 13,
+  INIT_ERROR: 14,
+} as const;
+export type MessageType = (typeof MessageType)[keyof typeof MessageType];
+
+/** What the child learns about a job besides its arguments (currentTask()). */
+export interface JobMeta {
+  id: string;
+  queue?: string;
+  retries?: number;
+}
+
+/** An error as it crosses the pipe: name, message, stack and own properties. */
+export interface SerializedError {
+  name: string;
+  message: string;
+  stack?: string;
+  props?: Record<string, unknown>;
+}
+
+export type JobFrame = [typeof MessageType.JOB, seq: number, name: string, args: unknown[], meta: JobMeta | null];
+export type ShutdownFrame = [typeof MessageType.SHUTDOWN];
+export type SoftTimeoutFrame = [typeof MessageType.SOFT_TIMEOUT, seq: number];
+export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame;
+
+export type WorkerUpFrame = [typeof MessageType.WORKER_UP, pid: number, tasks: string[]];
+export type AckFrame = [typeof MessageType.ACK, seq: number];
+/** `rss` is sent only when the parent asked for memory accounting. */
+export type ResultOkFrame = [typeof MessageType.RESULT_OK, seq: number, value: unknown, rss?: number];
+export type ResultErrorFrame = [typeof MessageType.RESULT_ERROR, seq: number, error: SerializedError, rss?: number];
+export type InitErrorFrame = [typeof MessageType.INIT_ERROR, error: SerializedError];
+export type ChildMessage = WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame;
+
+/** Configuration handed to a child through its environment. */
+export interface ChildConfig {
+  app: string;
+  maxFrameSize: number;
+  reportMemory: boolean;
+}
+
+export const CHILD_CONFIG_ENV = 'PREFORK_CHILD_CONFIG';
