@@ -1,0 +1,221 @@
+import type { SerializedError } from '../protocol/messages.js';
+
+/**
+ * The Consumer's view of a broker: where jobs wait (queues, delayed set, dead
+ * set), where results live, and how nodes find each other. Two
+ * implementations: `redis://` (distributed) and `memory://` (one process).
+ * The Pool never sees this; the Consumer never names a Redis command.
+ */
+
+/** How a failed job waits before its next attempt. */
+export interface BackoffOptions {
+  /** 'exponential' (default): delay × 2^attempt; 'fixed': delay every time. */
+  type?: 'exponential' | 'fixed';
+  /** Base delay in ms (default 1000). */
+  delay?: number;
+  /** Largest delay in ms (default 10 minutes). */
+  cap?: number;
+  /** Randomise each delay in [delay/2, delay] so retries of a burst spread out (default true). */
+  jitter?: boolean;
+}
+
+/** What a producer attaches to a job; stored with it and honoured by the worker. */
+export interface JobOptions {
+  /** Retries allowed after the first attempt (default 0). */
+  retries?: number;
+  backoff?: BackoffOptions;
+  /** Do not store a result (no key is written). */
+  ignoreResult?: boolean;
+  /** Per-job hard / soft time limits in ms, overriding the worker's. */
+  timeLimit?: number;
+  softTimeLimit?: number;
+}
+
+/** One job as the broker stores it. The arguments stay msgpack-encoded: only the child decodes them. */
+export interface JobRecord {
+  id: string;
+  task: string;
+  queue: string;
+  /** msgpack of the argument array. */
+  payload: Uint8Array;
+  /** Retries spent so far (0 on the first attempt). */
+  attempt: number;
+  /** Times the job went back to its queue without an outcome (dead node recovered, shutdown). */
+  redeliveries: number;
+  options: JobOptions;
+  /** Epoch ms at enqueue. */
+  enqueuedAt: number;
+  /** Client id waiting for this job's result, if any. */
+  replyTo?: string;
+}
+
+/** A job to add: run now, or at `dueAt` (epoch ms) / after `delay` ms. */
+export interface NewJob extends JobRecord {
+  dueAt?: number;
+}
+
+/**
+ * A fetched job, reserved by this node until it is settled. `receipt` is the
+ * broker's own handle (opaque to the Consumer). `malformed` says why an entry
+ * could not be read; such a delivery goes straight to the dead set.
+ */
+export interface Delivery {
+  readonly receipt: string;
+  readonly queue: string;
+  readonly job: JobRecord;
+  readonly malformed?: string;
+}
+
+export type JobState = 'PENDING' | 'RECEIVED' | 'STARTED' | 'RETRY' | 'SUCCESS' | 'FAILURE';
+
+/** A job's state and outcome, as `Client.result()` and `prefork result` show it. */
+export interface ResultRecord {
+  id: string;
+  task: string;
+  queue: string;
+  state: JobState;
+  value?: unknown;
+  error?: SerializedError;
+  node?: string;
+  pid?: number;
+  /** Milliseconds the last attempt ran. */
+  runtime?: number;
+  retries: number;
+  enqueuedAt?: number;
+  startedAt?: number;
+  finishedAt?: number;
+}
+
+/**
+ * What becomes of a delivery. Every settlement removes the delivery from this
+ * node's reserved set; `result`, when present, is stored with the broker's
+ * result TTL and announced to `job.replyTo`.
+ * - ack: done (SUCCESS, or a FAILURE with no retries left that is not dead-lettered).
+ * - retry: back to the delayed set, due after `delay` ms, with attempt + 1.
+ * - dead: to the dead set with `reason` (retries spent, unknown task, bad payload, poison).
+ * - giveBack: back to the front of its queue unstarted, redeliveries + 1 (warm shutdown, cold shutdown).
+ * - progress: not settled: only the result (RECEIVED / STARTED) is written.
+ */
+export type Settlement =
+  | { kind: 'ack'; delivery: Delivery; result?: ResultRecord }
+  | { kind: 'retry'; delivery: Delivery; delay: number; result?: ResultRecord }
+  | { kind: 'dead'; delivery: Delivery; reason: string; result?: ResultRecord }
+  | { kind: 'giveBack'; delivery: Delivery }
+  | { kind: 'progress'; delivery: Delivery; result: ResultRecord };
+
+/** One queue's share of a fetch: take up to `quota` from it in the first pass. */
+export interface QueueQuota {
+  queue: string;
+  quota: number;
+}
+
+export interface FetchRequest {
+  nodeId: string;
+  /** Queues in the order to try; after the quotas, leftovers are taken in this order. */
+  plan: QueueQuota[];
+  /** Most jobs to reserve now (0: only settle and promote). */
+  count: number;
+  /** Settlements to apply in the same round trip, before fetching. */
+  settle: Settlement[];
+}
+
+export interface FetchReply {
+  deliveries: Delivery[];
+  /** Epoch ms (broker clock) of the next delayed job of these queues, if any. */
+  nextDueAt: number | undefined;
+  /** This node's lease is gone: another node has taken its jobs. */
+  fenced: boolean;
+}
+
+export interface NodeInfo {
+  id: string;
+  /** Hostname-like name (`-n`), e.g. worker1@host. */
+  name: string;
+  host: string;
+  pid: number;
+  queues: string[];
+  concurrency: string;
+  startedAt: number;
+}
+
+export interface HeartbeatReply {
+  fenced: boolean;
+  /** Nodes whose lease expired (or whose recoverer died): recover their jobs. */
+  expired: string[];
+  nextDueAt: number | undefined;
+}
+
+export interface QueueCounts {
+  queue: string;
+  /** Waiting to be fetched (including given-back jobs). */
+  waiting: number;
+  /** Fetched by some node and not yet settled. */
+  reserved: number;
+  delayed: number;
+  dead: number;
+}
+
+export interface DeadJob {
+  job: JobRecord;
+  reason: string;
+  diedAt: number;
+}
+
+export interface Broker {
+  /** The URL with any password masked, for banners and logs. */
+  readonly displayUrl: string;
+  /** Lease length in ms: a node silent this long is presumed dead. */
+  readonly leaseMs: number;
+
+  connect(): Promise<void>;
+  close(): Promise<void>;
+
+  // producer
+  enqueue(jobs: readonly NewJob[]): Promise<void>;
+
+  // results
+  getResult(id: string): Promise<ResultRecord | undefined>;
+  /** Blocks up to `timeoutMs` for results announced to `clientId`; returns those that arrived (maybe none). */
+  waitForResults(clientId: string, timeoutMs: number): Promise<ResultRecord[]>;
+
+  // consumer
+  fetch(request: FetchRequest): Promise<FetchReply>;
+  /**
+   * Blocks until a job arrives on one of `queues` (returned, already reserved
+   * by `nodeId`), `timeoutMs` passes, or `signal` aborts. No polling.
+   */
+  waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal): Promise<Delivery[]>;
+  settle(settlements: readonly Settlement[]): Promise<void>;
+
+  // membership
+  register(node: NodeInfo): Promise<void>;
+  heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply>;
+  /** Moves every job reserved by `deadNodeId` back to its queue (or to the dead set past `maxRedeliveries`); returns how many. */
+  recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number>;
+  unregister(nodeId: string): Promise<void>;
+  listNodes(): Promise<NodeInfo[]>;
+
+  // admin
+  /** Every queue a job was ever enqueued to (for listings across queues). */
+  knownQueues(): Promise<string[]>;
+  counts(queues: readonly string[]): Promise<QueueCounts[]>;
+  /** Drops every waiting and delayed job of a queue; returns how many. */
+  purge(queue: string): Promise<number>;
+  listDead(queue: string, limit: number): Promise<DeadJob[]>;
+  /** Moves dead jobs back to their queue (attempt and redeliveries reset); `ids` undefined = all. Returns how many. */
+  retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
+  purgeDead(queue: string): Promise<number>;
+}
+
+/** Settings common to both brokers (from the URL's query string or the Worker/Client options). */
+export interface BrokerOptions {
+  /** Key namespace (Redis hash tag `{<namespace>}`); default "prefork". */
+  namespace?: string;
+  /** How long results are kept (ms, default one day). */
+  resultTtl?: number;
+  /** Node lease (ms, default 20 s); heartbeats renew it every lease/4. */
+  leaseMs?: number;
+  /** Dead jobs kept per queue (default 10,000; the oldest go first). */
+  deadMax?: number;
+  logger?: import('pino').Logger;
+}
