@@ -49,9 +49,13 @@ export interface JobRecord {
   replyTo?: string;
 }
 
-/** A job to add: run now, or at `dueAt` (epoch ms) / after `delay` ms. */
+/**
+ * A job to add: run now, after `delay` ms (counted on the broker's clock), or
+ * at `eta` (epoch ms). Delayed jobs wait in the broker, never in a worker.
+ */
 export interface NewJob extends JobRecord {
-  dueAt?: number;
+  delay?: number;
+  eta?: number;
 }
 
 /**
@@ -127,6 +131,17 @@ export interface FetchReply {
   fenced: boolean;
 }
 
+/**
+ * What ended a wait. `nextDueAt` tells the Consumer when to fetch again for
+ * delayed jobs: a delayed job enqueued while this node was blocked must still
+ * run on time, so the broker wakes blocked nodes when the earliest due time of
+ * a queue moves earlier.
+ */
+export interface WaitReply {
+  deliveries: Delivery[];
+  nextDueAt: number | undefined;
+}
+
 export interface NodeInfo {
   id: string;
   /** Hostname-like name (`-n`), e.g. worker1@host. */
@@ -184,7 +199,7 @@ export interface Broker {
    * Blocks until a job arrives on one of `queues` (returned, already reserved
    * by `nodeId`), `timeoutMs` passes, or `signal` aborts. No polling.
    */
-  waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal): Promise<Delivery[]>;
+  waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal): Promise<WaitReply>;
   settle(settlements: readonly Settlement[]): Promise<void>;
 
   // membership
