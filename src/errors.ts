@@ -71,6 +71,15 @@ export class ResultSerializationError extends PreforkError {
   }
 }
 
+/** A job's payload bytes are not a msgpack argument array; retrying cannot help. */
+export class PayloadDecodeError extends PreforkError {
+  readonly task: string;
+  constructor(task: string, detail: string) {
+    super('PREFORK_BAD_PAYLOAD', `the payload of task ${task} cannot be decoded: ${detail}`);
+    this.task = task;
+  }
+}
+
 /** Job arguments the parent cannot encode for the pipe. */
 export class ArgumentSerializationError extends PreforkError {
   constructor(task: string, cause: unknown) {

@@ -1,4 +1,5 @@
-import { ResultSerializationError, SoftTimeLimitExceeded, UnknownTaskError, messageOf } from '../errors.js';
+import { PayloadDecodeError, ResultSerializationError, SoftTimeLimitExceeded, UnknownTaskError, messageOf } from '../errors.js';
+import { decodeBody } from '../protocol/codec.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { MessageType, type JobFrame } from '../protocol/messages.js';
 import { taskContextStore, type TaskFunction } from '../tasks.js';
@@ -50,13 +51,18 @@ export class JobRunner {
         this.queue.splice(0, this.head);
         this.head = 0;
       }
-      const [, seq, name, args, meta] = job;
+      const [, seq, name, rawArgs, meta] = job;
       this.channel.send([MessageType.ACK, seq]);
       this.channel.flush();
       const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0);
       const fn = this.tasks.get(name);
       if (fn === undefined) {
         this.fail(ctx, new UnknownTaskError(name, [...this.tasks.keys()]));
+        continue;
+      }
+      const args = decodeArgs(name, rawArgs);
+      if (args instanceof Error) {
+        this.fail(ctx, args);
         continue;
       }
       let out: unknown;
@@ -106,6 +112,19 @@ export class JobRunner {
     if (this.reportMemory) this.channel.send([MessageType.RESULT_ERROR, ctx.seq, wire, process.memoryUsage.rss()]);
     else this.channel.send([MessageType.RESULT_ERROR, ctx.seq, wire]);
   }
+}
+
+/** Arguments arrive as an array, or as msgpack bytes straight from a broker: decoded here, where a bad payload fails only its job. */
+function decodeArgs(task: string, raw: unknown): unknown[] | PayloadDecodeError {
+  if (Array.isArray(raw)) return raw;
+  if (!(raw instanceof Uint8Array)) return new PayloadDecodeError(task, `expected an argument array, got ${typeof raw}`);
+  let value: unknown;
+  try {
+    value = decodeBody(raw);
+  } catch (err) {
+    return new PayloadDecodeError(task, messageOf(err));
+  }
+  return Array.isArray(value) ? value : new PayloadDecodeError(task, `expected an argument array, got ${typeof value}`);
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {

@@ -28,8 +28,8 @@ export class Autoscaler {
   private lastScaleUp = 0;
 
   constructor(
-    readonly max: number,
-    readonly min: number,
+    public max: number,
+    public min: number,
     private readonly keepalive: number,
     private readonly interval: number,
     private readonly hooks: AutoscalerHooks,
@@ -45,6 +45,18 @@ export class Autoscaler {
   stop(): void {
     clearInterval(this.timer);
     this.timer = undefined;
+  }
+
+  /** A manual grow counts as a scale-up: the keepalive starts again. */
+  noteScaleUp(now = Date.now()): void {
+    this.lastScaleUp = now;
+  }
+
+  /** New bounds at run time; the next evaluation moves the pool into them. */
+  setBounds(max: number, min: number): void {
+    this.max = max;
+    this.min = min;
+    this.evaluate();
   }
 
   /** Cheap check for the apply() path: only grows. */

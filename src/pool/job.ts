@@ -1,5 +1,8 @@
 import type { JobMeta } from '../protocol/messages.js';
 
+/** A job's arguments: an array, or a msgpack-encoded array passed through to the child untouched. */
+export type JobArgs = unknown[] | Uint8Array;
+
 /** Per-job options of `Pool.apply`. */
 export interface ApplyOptions {
   /** The job's id as the task sees it in currentTask() (default: the pool's sequence number). */
@@ -27,7 +30,7 @@ export class PoolJob {
   constructor(
     readonly seq: number,
     readonly name: string,
-    readonly args: unknown[],
+    readonly args: JobArgs,
     readonly meta: JobMeta | null,
     readonly options: ApplyOptions | undefined,
     readonly resolve: (value: unknown) => void,

@@ -1,4 +1,5 @@
 import {
+  PayloadDecodeError,
   RemoteTaskError,
   ResultSerializationError,
   Retry,
@@ -41,6 +42,7 @@ const KNOWN: Record<string, ErrorFactory> = {
   SoftTimeLimitExceeded: (e) => new SoftTimeLimitExceeded(e.message),
   UnknownTaskError: (e) => new UnknownTaskError(String(e.props?.task ?? '?')),
   ResultSerializationError: (e) => new ResultSerializationError(String(e.props?.task ?? '?'), e.message),
+  PayloadDecodeError: (e) => new PayloadDecodeError(String(e.props?.task ?? '?'), e.message),
   Retry: (e) => new Retry({ delay: typeof e.props?.delay === 'number' ? e.props.delay : undefined, message: e.message }),
 };
 

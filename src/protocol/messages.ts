@@ -32,7 +32,8 @@ export interface SerializedError {
   props?: Record<string, unknown>;
 }
 
-export type JobFrame = [typeof MessageType.JOB, seq: number, name: string, args: unknown[], meta: JobMeta | null];
+/** `args` is an array, or msgpack bytes of one that the child decodes (the parent never decodes a broker's payload). */
+export type JobFrame = [typeof MessageType.JOB, seq: number, name: string, args: unknown[] | Uint8Array, meta: JobMeta | null];
 export type ShutdownFrame = [typeof MessageType.SHUTDOWN];
 export type SoftTimeoutFrame = [typeof MessageType.SOFT_TIMEOUT, seq: number];
 export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame;

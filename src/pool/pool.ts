@@ -1,0 +1,364 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from 'pino';
+import { AppLoadError, PoolClosedError, PoolFailedError, TimeLimitExceeded, type WorkerLostError } from '../errors.js';
+import { defaultLogger } from '../logger.js';
+import { encodeFrame } from '../protocol/frame-encoder.js';
+import { MessageType, type ChildMessage, type SerializedError } from '../protocol/messages.js';
+import { createStrategy } from '../scheduling/index.js';
+import { Autoscaler, type ScaleEvent } from './autoscaler.js';
+import { PoolJob, type ApplyOptions, type JobArgs } from './job.js';
+import { resolvePoolOptions, type PoolOptions, type ResolvedPoolOptions } from './options.js';
+import { ResultHandler } from './result-handler.js';
+import { collectStats, type PoolStats, type PoolTotals } from './stats.js';
+import { Supervisor } from './supervisor.js';
+import { TaskHandler } from './task-handler.js';
+import { TimeoutHandler } from './timeout-handler.js';
+import type { ProcessOwner, WorkerProcess } from './worker-process.js';
+
+export interface ProcessUpEvent { pid: number }
+export interface ProcessDownEvent { pid: number; exitCode: number | null; signal: NodeJS.Signals | null; expected: boolean }
+export interface JobLostEvent { id: string; name: string; pid: number; error: WorkerLostError | TimeLimitExceeded }
+
+export interface PoolEvents {
+  'process-up': [ProcessUpEvent];
+  'process-down': [ProcessDownEvent];
+  'job-lost': [JobLostEvent];
+  autoscale: [ScaleEvent];
+  failed: [PoolFailedError];
+}
+
+/**
+ * The pool's lifecycle.
+ * - created: constructed; apply() buffers jobs until start().
+ * - running: children are kept alive and fed.
+ * - closing: close() was called; jobs already applied still run, new ones are refused.
+ * - closed: every child has exited (after close or terminate).
+ * - failed: children kept dying before they could work; every job is rejected.
+ */
+type PoolState = 'created' | 'running' | 'closing' | 'closed' | 'failed';
+
+/**
+ * Celery's AsynPool for Node: owns the children and the four handlers
+ * (TaskHandler, ResultHandler, Supervisor, TimeoutHandler) plus the optional
+ * Autoscaler, and knows nothing of Redis.
+ */
+export class Pool extends EventEmitter<PoolEvents> {
+  readonly options: ResolvedPoolOptions;
+  private readonly log: Logger;
+  private readonly supervisor: Supervisor;
+  private readonly tasks: TaskHandler;
+  private readonly results: ResultHandler;
+  private readonly timeouts: TimeoutHandler;
+  private readonly autoscaler: Autoscaler | undefined;
+  private state: PoolState = 'created';
+  private seq = 0;
+  private pending = 0;
+  /** Jobs the Consumer holds for this pool but has not applied yet; they count as reserved requests. */
+  private prefetched = 0;
+  private readonly totals: PoolTotals = { applied: 0, done: 0, failed: 0, lost: 0, restarts: 0 };
+  private failure: PoolFailedError | undefined;
+  private startWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
+  private closeWaiters: (() => void)[] = [];
+  private terminating = false;
+
+  constructor(options: PoolOptions) {
+    super();
+    this.options = resolvePoolOptions(options);
+    const o = this.options;
+    this.log = (o.logger ?? defaultLogger()).child({ component: 'pool' });
+    const owner: ProcessOwner = {
+      onMessage: (proc, msg) => this.onMessage(proc, msg),
+      onChunkDone: () => this.tasks.flush(),
+      onProtocolError: (proc, err) => this.supervisor.onProtocolError(proc, err),
+      onDrain: () => this.tasks.schedule(),
+      onExit: (proc, code, signal) => this.supervisor.onExit(proc, code, signal),
+    };
+    this.supervisor = new Supervisor(
+      {
+        spawn: { config: { app: o.app, maxFrameSize: o.maxFrameSize, reportMemory: o.maxMemoryPerChild !== undefined }, execArgv: o.execArgv, env: o.env },
+        procAliveTimeout: o.procAliveTimeout,
+        maxRestarts: o.maxRestarts,
+        restartWindow: o.restartWindow,
+      },
+      owner,
+      {
+        onJobsOrphaned: (proc, started, unstarted, error) => this.onJobsOrphaned(proc, started, unstarted, error),
+        onProcessUp: (proc) => this.onProcessUp(proc),
+        onProcessDown: (proc, exitCode, signal, expected) => this.onProcessDown(proc, exitCode, signal, expected),
+        onFatal: (err) => this.fail(err),
+      },
+      this.log,
+    );
+    this.tasks = new TaskHandler(createStrategy(o.strategy), o.maxTasksPerChild, {
+      children: () => this.supervisor.procs,
+      onQuota: (proc) => this.supervisor.retire(proc),
+      onUnsendable: (job, err) => this.settle(job, false, err),
+    });
+    this.results = new ResultHandler({
+      onWorkerUp: (proc) => this.supervisor.onWorkerUp(proc),
+      onInitError: (proc, err) => this.supervisor.onInitError(proc, new AppLoadError(o.app, describeError(err)).message),
+      onStarted: (proc, job) => this.onStarted(proc, job),
+      onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
+    });
+    this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, {
+      onHardTimeout: (proc, job, limit) => proc.kill('SIGKILL', new TimeLimitExceeded(limit, job.name)),
+      onSoftTimeout: (proc, job) => {
+        if (proc.state !== 'exited') proc.child.stdin?.write(encodeFrame([MessageType.SOFT_TIMEOUT, job.seq]));
+      },
+    });
+    if (o.autoscale !== undefined) {
+      this.autoscaler = new Autoscaler(o.autoscale.max, o.autoscale.min, o.keepalive, o.autoscaleInterval, {
+        reserved: () => this.reserved,
+        current: () => this.supervisor.active.length,
+        grow: (n) => this.supervisor.grow(n),
+        shrink: (n) => this.supervisor.shrink(n),
+        onScale: (event) => this.emit('autoscale', event),
+      }, this.log);
+    }
+  }
+
+  /** Spawns the children; resolves when the first `processes` (or autoscale `min`) have loaded the task module. */
+  start(): Promise<void> {
+    if (this.state !== 'created') return Promise.reject(new PoolClosedError(`start() called on a pool that is ${this.state}`));
+    this.state = 'running';
+    const initial = this.autoscaler ? this.autoscaler.min : this.options.processes;
+    this.supervisor.start(initial);
+    this.autoscaler?.start();
+    this.tasks.schedule();
+    this.autoscaler?.maybeGrow();
+    if (initial === 0) return Promise.resolve();
+    return new Promise((resolve, reject) => this.startWaiters.push({ resolve, reject }));
+  }
+
+  /**
+   * Runs task `name` with `args` in a child; resolves with its return value or
+   * rejects with its error. `args` may be a msgpack-encoded argument array
+   * (a Uint8Array): it is passed through untouched and decoded in the child.
+   */
+  apply(name: string, args: JobArgs = [], options?: ApplyOptions): Promise<unknown> {
+    if (this.failure !== undefined) return Promise.reject(this.failure);
+    if (this.state === 'closing' || this.state === 'closed') return Promise.reject(new PoolClosedError());
+    if (typeof name !== 'string' || name.length === 0) return Promise.reject(new TypeError(`apply(): task name must be a non-empty string, got ${typeof name}`));
+    if (!Array.isArray(args) && !(args instanceof Uint8Array)) {
+      return Promise.reject(new TypeError(`apply(${name}): args must be an array (or msgpack-encoded bytes), got ${typeof args}`));
+    }
+    return new Promise((resolve, reject) => {
+      const seq = ++this.seq;
+      const meta = options && (options.id !== undefined || options.queue !== undefined || options.retries !== undefined)
+        ? { id: options.id ?? String(seq), queue: options.queue, retries: options.retries ?? 0 }
+        : null;
+      const job = new PoolJob(seq, name, args, meta, options, resolve, reject);
+      this.pending++;
+      this.totals.applied++;
+      this.tasks.submit(job);
+      this.autoscaler?.maybeGrow();
+    });
+  }
+
+  /** Jobs applied and not yet settled (waiting in the outbound buffer or in a child), plus the Consumer's prefetched jobs. */
+  get reserved(): number {
+    return this.pending + this.prefetched;
+  }
+
+  /** The Consumer reports jobs it holds for this pool, so the Autoscaler sees the whole backlog. */
+  setPrefetched(count: number): void {
+    this.prefetched = count;
+    this.autoscaler?.maybeGrow();
+  }
+
+  /** Children counted toward the pool's size (starting, idle or busy). */
+  get size(): number {
+    return this.supervisor.active.length;
+  }
+
+  grow(n = 1): void {
+    this.assertCount('grow', n);
+    if (this.state !== 'running') return;
+    this.supervisor.grow(n);
+    this.autoscaler?.noteScaleUp();
+  }
+
+  /** Retires up to n idle children (never a busy one); returns how many went. */
+  shrink(n = 1): number {
+    this.assertCount('shrink', n);
+    if (this.state !== 'running') return 0;
+    return this.supervisor.shrink(n);
+  }
+
+  /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */
+  setAutoscale(max: number, min: number): void {
+    if (this.autoscaler === undefined) throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
+    this.autoscaler.setBounds(max, min);
+  }
+
+  stats(): PoolStats {
+    return collectStats(this.supervisor.procs, { ...this.totals, restarts: this.supervisor.restarts }, {
+      pending: this.pending,
+      reserved: this.reserved,
+      outbound: this.tasks.outbound.length,
+      strategy: this.options.strategy,
+      autoscale: this.autoscaler && { max: this.autoscaler.max, min: this.autoscaler.min },
+    });
+  }
+
+  /** Refuses new jobs, waits for every applied job to settle, then lets the children exit. */
+  async close(): Promise<void> {
+    if (this.state === 'closed') return;
+    if (this.state === 'created') {
+      this.state = 'closed';
+      this.rejectBuffered(new PoolClosedError('the pool was closed before it started'));
+      return;
+    }
+    if (this.state === 'running') this.state = 'closing';
+    this.autoscaler?.stop();
+    this.resolveStartWaiters(new PoolClosedError('the pool was closed before it started'));
+    if (this.pending > 0 && this.failure === undefined) {
+      await new Promise<void>((resolve) => this.closeWaiters.push(resolve));
+    }
+    await this.stopChildren(false);
+  }
+
+  /** Kills the children now; every unsettled job is rejected with PoolClosedError. */
+  async terminate(): Promise<void> {
+    if (this.state === 'closed' && this.supervisor.procs.length === 0) return;
+    this.terminating = true;
+    this.state = this.state === 'failed' ? 'failed' : 'closing';
+    this.autoscaler?.stop();
+    this.tasks.pause();
+    this.timeouts.clearAll();
+    this.resolveStartWaiters(new PoolClosedError('the pool was terminated before it started'));
+    this.rejectBuffered(new PoolClosedError('the pool was terminated before the job started'));
+    await this.stopChildren(true);
+  }
+
+  private async stopChildren(kill: boolean): Promise<void> {
+    this.supervisor.stop();
+    const procs = [...this.supervisor.procs];
+    const exits = procs.map((proc) => new Promise<void>((resolve) => {
+      if (proc.state === 'exited') return resolve();
+      proc.child.once('exit', () => resolve());
+    }));
+    for (const proc of procs) {
+      if (kill || proc.state === 'starting') proc.kill('SIGTERM');
+      else proc.shutdown();
+    }
+    const escalate = setTimeout(() => {
+      for (const proc of procs) proc.kill('SIGKILL');
+    }, this.options.killTimeout);
+    escalate.unref();
+    await Promise.all(exits);
+    clearTimeout(escalate);
+    if (this.state !== 'failed') this.state = 'closed';
+  }
+
+  private onMessage(proc: WorkerProcess, msg: ChildMessage): void {
+    try {
+      this.results.handle(proc, msg);
+    } catch (err) {
+      this.supervisor.onProtocolError(proc, err as Error);
+    }
+  }
+
+  private onStarted(proc: WorkerProcess, job: PoolJob): void {
+    this.timeouts.start(proc, job);
+    job.options?.onStart?.({ pid: proc.pid, startedAt: job.startedAt });
+  }
+
+  private onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void {
+    this.timeouts.clear(proc);
+    proc.jobsDone++;
+    if (rss !== undefined) proc.rss = rss;
+    if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
+    this.settle(job, ok, outcome);
+    const limit = this.options.maxMemoryPerChild;
+    if (limit !== undefined && rss !== undefined && rss > limit && !proc.retiring) {
+      this.log.info({ childPid: proc.pid, rss, maxMemoryPerChild: limit }, 'child over maxMemoryPerChild; replacing it');
+      this.supervisor.retire(proc);
+    }
+  }
+
+  private onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], error: Error): void {
+    this.timeouts.clear(proc);
+    if (started !== undefined) {
+      if (this.terminating) {
+        this.settle(started, false, new PoolClosedError('the pool was terminated while the job was running'));
+      } else {
+        this.totals.lost++;
+        this.log.warn({ childPid: proc.pid, jobId: started.id, task: started.name, err: error }, 'job lost with its child');
+        this.emit('job-lost', { id: started.id, name: started.name, pid: proc.pid, error: error as WorkerLostError });
+        this.settle(started, false, error);
+      }
+    }
+    if (unstarted.length === 0) return;
+    if (this.terminating || this.failure !== undefined) {
+      const err = this.failure ?? new PoolClosedError('the pool was terminated before the job started');
+      for (const job of unstarted) this.settle(job, false, err);
+      return;
+    }
+    // Never started: run them elsewhere without counting a failure (Celery loses these).
+    for (const job of unstarted) job.requeues++;
+    this.log.info({ childPid: proc.pid, jobs: unstarted.length }, 'giving unstarted jobs of a dead child to other children');
+    this.tasks.giveBack(unstarted);
+  }
+
+  private onProcessUp(proc: WorkerProcess): void {
+    this.emit('process-up', { pid: proc.pid });
+    this.tasks.schedule();
+    const ready = this.supervisor.procs.filter((p) => p.ready).length;
+    if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
+  }
+
+  private onProcessDown(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null, expected: boolean): void {
+    this.log[expected ? 'debug' : 'warn']({ childPid: proc.pid, exitCode, signal }, expected ? 'child exited' : 'child died');
+    this.emit('process-down', { pid: proc.pid, exitCode, signal, expected });
+  }
+
+  private settle(job: PoolJob, ok: boolean, outcome: unknown): void {
+    if (job.settled) return;
+    job.settled = true;
+    this.pending--;
+    if (ok) {
+      this.totals.done++;
+      job.resolve(outcome);
+    } else {
+      this.totals.failed++;
+      job.reject(outcome as Error);
+    }
+    if (this.pending === 0 && this.closeWaiters.length > 0) {
+      for (const resolve of this.closeWaiters.splice(0)) resolve();
+    }
+  }
+
+  private fail(err: PoolFailedError): void {
+    if (this.failure !== undefined) return;
+    this.failure = err;
+    this.state = 'failed';
+    this.log.error({ err }, err.message);
+    this.autoscaler?.stop();
+    this.tasks.pause();
+    this.resolveStartWaiters(err);
+    this.rejectBuffered(err);
+    for (const proc of this.supervisor.procs) proc.kill('SIGKILL');
+    for (const resolve of this.closeWaiters.splice(0)) resolve();
+    if (this.listenerCount('failed') > 0) this.emit('failed', err);
+  }
+
+  private rejectBuffered(err: Error): void {
+    for (const job of this.tasks.outbound.drain()) this.settle(job, false, err);
+  }
+
+  private resolveStartWaiters(err?: Error): void {
+    for (const waiter of this.startWaiters.splice(0)) {
+      if (err) waiter.reject(err);
+      else waiter.resolve();
+    }
+  }
+
+  private assertCount(method: string, n: number): void {
+    if (!Number.isInteger(n) || n < 1) throw new TypeError(`${method}(n): n must be an integer >= 1, got ${String(n)}`);
+  }
+}
+
+function describeError(err: SerializedError): string {
+  return `${err.name}: ${err.message}`;
+}
