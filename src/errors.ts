@@ -115,6 +115,13 @@ export class PoolClosedError extends PreforkError {
   }
 }
 
+/** A job taken back out of the pool's outbound buffer before any child got it (warm shutdown, fenced node). */
+export class JobWithdrawnError extends PreforkError {
+  constructor() {
+    super('PREFORK_JOB_WITHDRAWN', 'the job was withdrawn from the pool before it started');
+  }
+}
+
 /**
  * A task's own error, rebuilt in the parent from what the child sent: `name`,
  * `message`, `stack` and own enumerable properties survive the trip.

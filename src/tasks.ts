@@ -1,6 +1,29 @@
+import { parseDuration } from './units.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
 
 export type TaskFunction = (...args: any[]) => unknown;
+
+/**
+ * Per-task defaults, declared next to the task and sent to the parent with
+ * WORKER_UP (the parent never loads the task module). A job's own options win.
+ */
+export interface TaskOptions {
+  /** Retries after the first attempt (default 0). */
+  retries?: number;
+  backoff?: { type?: 'exponential' | 'fixed'; delay?: number; cap?: number; jitter?: boolean };
+  /** Hard / soft time limits, in ms or strings like "30s". */
+  timeLimit?: number;
+  softTimeLimit?: number;
+  /** Store no result for this task. */
+  ignoreResult?: boolean;
+}
+
+/** A task with options: `defineTasks({ resize: { run: resize, retries: 3, timeLimit: '1m' } })`. */
+export interface TaskDefinition extends Omit<TaskOptions, 'timeLimit' | 'softTimeLimit'> {
+  run: TaskFunction;
+  timeLimit?: number | string;
+  softTimeLimit?: number | string;
+}
 
 const REGISTRY = Symbol.for('prefork.taskRegistry');
 
@@ -8,22 +31,58 @@ const REGISTRY = Symbol.for('prefork.taskRegistry');
 export interface TaskRegistry {
   readonly [REGISTRY]: true;
   readonly tasks: ReadonlyMap<string, TaskFunction>;
+  readonly options: Readonly<Record<string, TaskOptions>>;
 }
 
 /**
  * Declares the tasks of a task module: `export default defineTasks({ resize, parse })`.
  * Validated here so a typo fails at import in the child, with the task's name.
  */
-export function defineTasks(tasks: Record<string, TaskFunction>): TaskRegistry {
+export function defineTasks(tasks: Record<string, TaskFunction | TaskDefinition>): TaskRegistry {
   if (typeof tasks !== 'object' || tasks === null) {
     throw new TypeError(`defineTasks() expects an object of task functions, got ${typeof tasks}`);
   }
   const map = new Map<string, TaskFunction>();
-  for (const [name, fn] of Object.entries(tasks)) {
-    if (typeof fn !== 'function') throw new TypeError(`defineTasks(): task ${JSON.stringify(name)} is a ${typeof fn}, not a function`);
-    map.set(name, fn);
+  const options: Record<string, TaskOptions> = {};
+  for (const [name, entry] of Object.entries(tasks)) {
+    if (typeof entry === 'function') {
+      map.set(name, entry);
+      continue;
+    }
+    if (typeof entry !== 'object' || entry === null || typeof entry.run !== 'function') {
+      throw new TypeError(`defineTasks(): task ${JSON.stringify(name)} is a ${typeof entry}, not a function or { run: function, ... }`);
+    }
+    map.set(name, entry.run);
+    options[name] = resolveTaskOptions(name, entry);
   }
-  return Object.freeze({ [REGISTRY]: true as const, tasks: map });
+  return Object.freeze({ [REGISTRY]: true as const, tasks: map, options });
+}
+
+function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
+  const bad = (option: string, value: unknown, expected: string): never => {
+    throw new TypeError(`defineTasks(): task ${JSON.stringify(task)} option ${option} is ${JSON.stringify(value) ?? typeof value} (expected ${expected})`);
+  };
+  const out: TaskOptions = {};
+  for (const key of Object.keys(def)) {
+    if (!['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult'].includes(key)) bad(key, def[key as keyof TaskDefinition], 'a known task option: retries, backoff, timeLimit, softTimeLimit, ignoreResult');
+  }
+  if (def.retries !== undefined) {
+    if (!Number.isInteger(def.retries) || def.retries < 0) bad('retries', def.retries, 'an integer >= 0');
+    out.retries = def.retries;
+  }
+  if (def.backoff !== undefined) {
+    if (typeof def.backoff !== 'object' || def.backoff === null) bad('backoff', def.backoff, '{ type, delay, cap, jitter }');
+    out.backoff = { ...def.backoff };
+  }
+  for (const key of ['timeLimit', 'softTimeLimit'] as const) {
+    const value = def[key];
+    if (value === undefined) continue;
+    const ms = parseDuration(value);
+    if (ms === undefined || ms <= 0) bad(key, value, 'a positive duration in ms or a string like "30s"');
+    out[key] = ms;
+  }
+  if (def.ignoreResult !== undefined) out.ignoreResult = Boolean(def.ignoreResult);
+  return out;
 }
 
 export function isTaskRegistry(value: unknown): value is TaskRegistry {

@@ -63,7 +63,7 @@ async function load(app: string): Promise<void> {
     return initFailed(new TypeError(`the default export of ${app} is not defineTasks({...})`));
   }
   runner = new JobRunner(mod.default.tasks, channel, config!.reportMemory, exitWhenFlushed);
-  channel.send([MessageType.WORKER_UP, process.pid, [...mod.default.tasks.keys()]]);
+  channel.send([MessageType.WORKER_UP, process.pid, [...mod.default.tasks.keys()], mod.default.options]);
   channel.flush();
   for (const msg of early.splice(0)) onMessage(msg);
 }

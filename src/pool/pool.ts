@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { AppLoadError, PoolClosedError, PoolFailedError, TimeLimitExceeded, type WorkerLostError } from '../errors.js';
+import { AppLoadError, JobWithdrawnError, PoolClosedError, PoolFailedError, TimeLimitExceeded, type WorkerLostError } from '../errors.js';
 import { defaultLogger } from '../logger.js';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { MessageType, type ChildMessage, type SerializedError } from '../protocol/messages.js';
@@ -14,6 +14,7 @@ import { Supervisor } from './supervisor.js';
 import { TaskHandler } from './task-handler.js';
 import { TimeoutHandler } from './timeout-handler.js';
 import type { ProcessOwner, WorkerProcess } from './worker-process.js';
+import type { TaskOptions } from '../tasks.js';
 
 export interface ProcessUpEvent { pid: number }
 export interface ProcessDownEvent { pid: number; exitCode: number | null; signal: NodeJS.Signals | null; expected: boolean }
@@ -60,6 +61,9 @@ export class Pool extends EventEmitter<PoolEvents> {
   private startWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
   private closeWaiters: (() => void)[] = [];
   private terminating = false;
+  /** Task names and per-task options, as the latest child reported them in WORKER_UP. */
+  private registered: string[] = [];
+  private taskDefaults: Record<string, TaskOptions> = {};
 
   constructor(options: PoolOptions) {
     super();
@@ -95,12 +99,16 @@ export class Pool extends EventEmitter<PoolEvents> {
       onUnsendable: (job, err) => this.settle(job, false, err),
     });
     this.results = new ResultHandler({
-      onWorkerUp: (proc) => this.supervisor.onWorkerUp(proc),
+      onWorkerUp: (proc, tasks, options) => {
+        this.registered = tasks;
+        this.taskDefaults = options;
+        this.supervisor.onWorkerUp(proc);
+      },
       onInitError: (proc, err) => this.supervisor.onInitError(proc, new AppLoadError(o.app, describeError(err)).message),
       onStarted: (proc, job) => this.onStarted(proc, job),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
     });
-    this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, {
+    this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults[name], {
       onHardTimeout: (proc, job, limit) => proc.kill('SIGKILL', new TimeLimitExceeded(limit, job.name)),
       onSoftTimeout: (proc, job) => {
         if (proc.state !== 'exited') proc.child.stdin?.write(encodeFrame([MessageType.SOFT_TIMEOUT, job.seq]));
@@ -166,6 +174,16 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.autoscaler?.maybeGrow();
   }
 
+  /** The task names the app registers (known once a child is up). */
+  get taskNames(): readonly string[] {
+    return this.registered;
+  }
+
+  /** The options a task declared with defineTasks({ name: { run, ...options } }). */
+  taskOptions(name: string): TaskOptions | undefined {
+    return this.taskDefaults[name];
+  }
+
   /** Children counted toward the pool's size (starting, idle or busy). */
   get size(): number {
     return this.supervisor.active.length;
@@ -189,6 +207,17 @@ export class Pool extends EventEmitter<PoolEvents> {
   setAutoscale(max: number, min: number): void {
     if (this.autoscaler === undefined) throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
     this.autoscaler.setBounds(max, min);
+  }
+
+  /**
+   * Takes back every job still in the outbound buffer (not yet written to a
+   * child) and rejects it with JobWithdrawnError, so the caller can return it
+   * to its queue. Returns how many.
+   */
+  withdraw(): number {
+    const jobs = this.tasks.outbound.drain();
+    for (const job of jobs) this.settle(job, false, new JobWithdrawnError());
+    return jobs.length;
   }
 
   stats(): PoolStats {

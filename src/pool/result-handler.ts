@@ -10,11 +10,12 @@ import {
   type SerializedError,
   type WorkerUpFrame,
 } from '../protocol/messages.js';
+import type { TaskOptions } from '../tasks.js';
 import type { PoolJob } from './job.js';
 import type { WorkerProcess } from './worker-process.js';
 
 export interface ResultHooks {
-  onWorkerUp(proc: WorkerProcess, tasks: string[]): void;
+  onWorkerUp(proc: WorkerProcess, tasks: string[], options: Record<string, TaskOptions>): void;
   onInitError(proc: WorkerProcess, err: SerializedError): void;
   onStarted(proc: WorkerProcess, job: PoolJob): void;
   onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void;
@@ -32,7 +33,8 @@ export class ResultHandler {
     [MessageType.WORKER_UP]: (proc, msg) => {
       const tasks = msg[2];
       if (!Array.isArray(tasks) || proc.state !== 'starting') throw new ProtocolError(`unexpected WORKER_UP from child ${proc.pid}`);
-      this.hooks.onWorkerUp(proc, tasks.map(String));
+      const options = msg[3];
+      this.hooks.onWorkerUp(proc, tasks.map(String), typeof options === 'object' && options !== null ? options : {});
     },
     [MessageType.ACK]: (proc, msg) => {
       const job = this.expectHead(proc, msg[1], 'ACK');

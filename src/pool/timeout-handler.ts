@@ -24,12 +24,15 @@ export class TimeoutHandler {
   constructor(
     private readonly timeLimit: number | undefined,
     private readonly softTimeLimit: number | undefined,
+    /** The task's own limits from defineTasks, between the job's and the pool's. */
+    private readonly taskLimits: (name: string) => { timeLimit?: number; softTimeLimit?: number } | undefined,
     private readonly hooks: TimeoutHooks,
   ) {}
 
   start(proc: WorkerProcess, job: PoolJob): void {
-    const hard = job.options?.timeLimit ?? this.timeLimit;
-    const soft = job.options?.softTimeLimit ?? this.softTimeLimit;
+    const task = this.taskLimits(job.name);
+    const hard = job.options?.timeLimit ?? task?.timeLimit ?? this.timeLimit;
+    const soft = job.options?.softTimeLimit ?? task?.softTimeLimit ?? this.softTimeLimit;
     if (hard === undefined && soft === undefined) return;
     this.clear(proc);
     this.armed.set(proc, {

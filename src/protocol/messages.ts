@@ -1,3 +1,5 @@
+import type { TaskOptions } from '../tasks.js';
+
 /**
  * The parent ↔ child contract. Every frame body is a msgpack array whose first
  * element is the message type; tuples instead of objects keep the hot path
@@ -38,7 +40,8 @@ export type ShutdownFrame = [typeof MessageType.SHUTDOWN];
 export type SoftTimeoutFrame = [typeof MessageType.SOFT_TIMEOUT, seq: number];
 export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame;
 
-export type WorkerUpFrame = [typeof MessageType.WORKER_UP, pid: number, tasks: string[]];
+/** `options`: the per-task defaults declared with defineTasks, so the parent can honour them without loading user code. */
+export type WorkerUpFrame = [typeof MessageType.WORKER_UP, pid: number, tasks: string[], options?: Record<string, TaskOptions>];
 export type AckFrame = [typeof MessageType.ACK, seq: number];
 /** `rss` is sent only when the parent asked for memory accounting. */
 export type ResultOkFrame = [typeof MessageType.RESULT_OK, seq: number, value: unknown, rss?: number];
