@@ -198,8 +198,9 @@ export interface Broker {
   /**
    * Blocks until a job arrives on one of `queues` (returned, already reserved
    * by `nodeId`), `timeoutMs` passes, or `signal` aborts. No polling.
+   * `count` caps how many jobs it may reserve (the free prefetch room; default 1).
    */
-  waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal): Promise<WaitReply>;
+  waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count?: number): Promise<WaitReply>;
   settle(settlements: readonly Settlement[]): Promise<void>;
 
   // membership

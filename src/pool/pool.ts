@@ -350,7 +350,8 @@ export class Pool extends EventEmitter<PoolEvents> {
       this.totals.done++;
       job.resolve(outcome);
     } else {
-      this.totals.failed++;
+      // A withdrawn job did not fail: it goes back to its queue.
+      if (!(outcome instanceof JobWithdrawnError)) this.totals.failed++;
       job.reject(outcome as Error);
     }
     if (this.pending === 0 && this.closeWaiters.length > 0) {

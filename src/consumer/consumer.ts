@@ -1,0 +1,225 @@
+import type { Logger } from 'pino';
+import type { Broker, Delivery, Settlement } from '../broker/types.js';
+import type { ApplyOptions } from '../pool/job.js';
+import type { Pool } from '../pool/pool.js';
+import { Acker } from './acker.js';
+import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
+import type { QueueSelection } from './queue-selection.js';
+
+/** A blocking wait never outlives this, so a lost wake-up costs at most this long. */
+const MAX_WAIT_MS = 10_000;
+const RETRY_MIN_MS = 100;
+const RETRY_MAX_MS = 5_000;
+
+export interface ConsumerSettings {
+  broker: Broker;
+  pool: Pool;
+  selection: QueueSelection;
+  /** The node's current id (it changes when a fenced node re-registers). */
+  nodeId: () => string;
+  /** The node's name, written into results. */
+  nodeName: string;
+  /** Most jobs held at once (buffered + running): prefetchMultiplier × processes. */
+  prefetchLimit: () => number;
+  /** Write RECEIVED and STARTED states too (one more result write per job each). */
+  trackStarted: boolean;
+  log: Logger;
+}
+
+export interface ConsumerCounts {
+  /** Fetched and not yet settled by the pool. */
+  reserved: number;
+  fetched: number;
+  succeeded: number;
+  retried: number;
+  dead: number;
+  givenBack: number;
+}
+
+/**
+ * Broker → pool: fetches batches in the order the QueueSelection plans, up to
+ * the prefetch limit, hands every job to the pool at once (the pool's
+ * TaskHandler buffers it), and turns each outcome into a settlement for the
+ * Acker. When the queues are empty it blocks on the broker; it never polls.
+ */
+export class Consumer {
+  readonly counts: ConsumerCounts = { reserved: 0, fetched: 0, succeeded: 0, retried: 0, dead: 0, givenBack: 0 };
+  readonly acker: Acker;
+  private loop: Promise<void> | undefined;
+  private stopping = false;
+  private waitController: AbortController | undefined;
+  private waitDeadline = Infinity;
+  private roomWaiter: (() => void) | undefined;
+  /** Bumped when the node is fenced: outcomes of older deliveries must not give jobs back (they were recovered elsewhere). */
+  private epoch = 0;
+  private fencedHandler: (() => Promise<void>) | undefined;
+
+  constructor(private readonly s: ConsumerSettings) {
+    this.acker = new Acker(s.broker, s.log);
+  }
+
+  start(): void {
+    this.stopping = false;
+    this.loop = this.run().catch((err: unknown) => this.s.log.fatal({ err }, 'consumer loop crashed'));
+  }
+
+  /** Stop fetching; resolves when the fetch loop has ended (jobs already handed to the pool carry on). */
+  async stopFetching(): Promise<void> {
+    this.stopping = true;
+    this.waitController?.abort();
+    this.roomWaiter?.();
+    await this.loop;
+  }
+
+  /** Called when the node learns it was fenced; the Worker re-registers in it. */
+  onFenced(handler: () => Promise<void>): void {
+    this.fencedHandler = handler;
+  }
+
+  /** A delayed job is due at `at` (broker clock): cut a longer wait short so it is promoted on time. */
+  noteDue(at: number | undefined): void {
+    if (at !== undefined && at < this.waitDeadline) this.waitController?.abort();
+  }
+
+  private room(): number {
+    return this.s.prefetchLimit() - this.counts.reserved;
+  }
+
+  private async run(): Promise<void> {
+    let failures = 0;
+    while (!this.stopping) {
+      const limit = this.s.prefetchLimit();
+      const room = this.room();
+      // Fetch in batches: wait until at least half the prefetch window is free.
+      if (room < Math.max(1, Math.floor(limit / 2))) {
+        await new Promise<void>((resolve) => (this.roomWaiter = resolve));
+        this.roomWaiter = undefined;
+        continue;
+      }
+      try {
+        const reply = await this.s.broker.fetch({ nodeId: this.s.nodeId(), plan: this.s.selection.plan(room), count: room, settle: [] });
+        if (failures > 0) this.s.log.info({ failures }, 'broker reachable again; fetching');
+        failures = 0;
+        if (reply.fenced) {
+          await this.fenced();
+          continue;
+        }
+        this.dispatchAll(reply.deliveries);
+        if (reply.deliveries.length < room && !this.stopping) await this.waitForWork(reply.nextDueAt, room - reply.deliveries.length);
+      } catch (err) {
+        const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
+        this.s.log.warn({ err, retryInMs: wait }, 'fetch from the broker failed; retrying');
+        await new Promise((resolve) => setTimeout(resolve, wait));
+      }
+    }
+  }
+
+  private async waitForWork(nextDueAt: number | undefined, count: number): Promise<void> {
+    const now = Date.now();
+    if (nextDueAt !== undefined && nextDueAt <= now) return;
+    const timeout = Math.min(MAX_WAIT_MS, nextDueAt === undefined ? MAX_WAIT_MS : nextDueAt - now);
+    this.waitController = new AbortController();
+    this.waitDeadline = now + timeout;
+    try {
+      const reply = await this.s.broker.waitForWork(this.s.nodeId(), this.s.selection.names, timeout, this.waitController.signal, count);
+      this.dispatchAll(reply.deliveries);
+      // A due time learned while waiting: the next fetch promotes it, after sleeping until then.
+      if (reply.deliveries.length === 0 && reply.nextDueAt !== undefined && !this.stopping) {
+        const until = reply.nextDueAt - Date.now();
+        if (until > 0 && until < timeout) await this.sleep(until);
+      }
+    } finally {
+      this.waitController = undefined;
+      this.waitDeadline = Infinity;
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    const controller = (this.waitController = new AbortController());
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      controller.signal.addEventListener('abort', () => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  private async fenced(): Promise<void> {
+    this.epoch++;
+    const dropped = this.s.pool.withdraw();
+    this.s.log.warn({ dropped }, 'this node lost its lease (fenced): its jobs were recovered by another node; re-registering');
+    await this.fencedHandler?.();
+  }
+
+  private dispatchAll(deliveries: readonly Delivery[]): void {
+    if (deliveries.length === 0) return;
+    const queues = new Set<string>();
+    for (const d of deliveries) {
+      queues.add(d.queue);
+      this.dispatch(d);
+    }
+    this.s.selection.delivered(queues);
+  }
+
+  private dispatch(d: Delivery): void {
+    this.counts.reserved++;
+    this.counts.fetched++;
+    if (d.malformed !== undefined) {
+      this.s.log.error({ jobId: d.job.id, queue: d.queue, reason: d.malformed }, 'malformed job moved to the dead set');
+      this.finish(malformedSettlement(d, this.s.nodeName));
+      return;
+    }
+    const epoch = this.epoch;
+    const { job } = d;
+    const keep = storesResult(d, this.s.pool.taskOptions(job.task));
+    let pid: number | undefined;
+    let startedAt: number | undefined;
+    const options: ApplyOptions = { id: job.id, queue: d.queue, retries: job.attempt };
+    if (job.options.timeLimit !== undefined) options.timeLimit = job.options.timeLimit;
+    if (job.options.softTimeLimit !== undefined) options.softTimeLimit = job.options.softTimeLimit;
+    if (keep) {
+      options.onStart = (info) => {
+        pid = info.pid;
+        startedAt = info.startedAt;
+        if (this.s.trackStarted) this.progress(d, 'STARTED', pid, startedAt);
+      };
+      if (this.s.trackStarted) this.progress(d, 'RECEIVED', undefined, undefined);
+    }
+    const settle = (ok: boolean, outcome: unknown): void => {
+      const task = this.s.pool.taskOptions(job.task);
+      const s = settlementFor(d, ok, outcome, { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task });
+      // A fenced node's buffered jobs now belong to another node: do not give them back twice.
+      if (s.kind === 'giveBack' && epoch !== this.epoch) {
+        this.release();
+        return;
+      }
+      if (s.kind === 'dead' || s.kind === 'retry') {
+        this.s.log[s.kind === 'dead' ? 'error' : 'info']({ jobId: job.id, task: job.task, queue: d.queue, err: outcome }, s.kind === 'dead' ? `job failed: ${s.reason}` : `job will be retried in ${s.delay} ms`);
+      }
+      this.finish(s);
+    };
+    this.s.pool.apply(job.task, job.payload, options).then((v) => settle(true, v), (e: unknown) => settle(false, e));
+  }
+
+  private progress(d: Delivery, state: 'RECEIVED' | 'STARTED', pid: number | undefined, startedAt: number | undefined): void {
+    const result = record(d, { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task: undefined }, state, {});
+    delete result.finishedAt;
+    delete result.runtime;
+    this.acker.push({ kind: 'progress', delivery: d, result });
+  }
+
+  private finish(s: Settlement): void {
+    if (s.kind === 'ack') this.counts.succeeded++;
+    else if (s.kind === 'retry') this.counts.retried++;
+    else if (s.kind === 'dead') this.counts.dead++;
+    else if (s.kind === 'giveBack') this.counts.givenBack++;
+    this.acker.push(s);
+    this.release();
+  }
+
+  private release(): void {
+    this.counts.reserved--;
+    this.roomWaiter?.();
+  }
+}

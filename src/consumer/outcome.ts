@@ -1,0 +1,88 @@
+import type { Delivery, ResultRecord, Settlement } from '../broker/types.js';
+import {
+  JobWithdrawnError,
+  PayloadDecodeError,
+  PoolClosedError,
+  ResultSerializationError,
+  Retry,
+  UnknownTaskError,
+  messageOf,
+} from '../errors.js';
+import { serializeError } from '../protocol/error-codec.js';
+import type { TaskOptions } from '../tasks.js';
+import { backoffDelay } from './backoff.js';
+
+/** Celery's default max_retries: a task that throws Retry with no retries configured still gets this many. */
+export const DEFAULT_RETRY_BUDGET = 3;
+
+/** What the Consumer knows about one attempt when it settles. */
+export interface Attempt {
+  node: string;
+  pid: number | undefined;
+  startedAt: number | undefined;
+  finishedAt: number;
+  task: TaskOptions | undefined;
+}
+
+/** Errors that no retry can fix: the job goes to the dead set at once. */
+function isPermanent(err: unknown): boolean {
+  return err instanceof UnknownTaskError || err instanceof PayloadDecodeError || err instanceof ResultSerializationError;
+}
+
+export function storesResult(delivery: Delivery, task: TaskOptions | undefined): boolean {
+  return !(delivery.job.options.ignoreResult ?? task?.ignoreResult ?? false);
+}
+
+/**
+ * The job's fate after the pool settled it (DESIGN.md's failure table):
+ * success → ack; withdrawn or pool closed → back to the queue unstarted;
+ * Retry or a failure with retries left → delayed retry; else FAILURE and the
+ * dead set. Pure, so every row is a table test.
+ */
+export function settlementFor(delivery: Delivery, ok: boolean, outcome: unknown, attempt: Attempt, random?: () => number): Settlement {
+  const { job } = delivery;
+  const keep = storesResult(delivery, attempt.task);
+  if (ok) return { kind: 'ack', delivery, result: keep ? record(delivery, attempt, 'SUCCESS', { value: outcome }) : undefined };
+  if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError) return { kind: 'giveBack', delivery };
+  const failure = keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(outcome) }) : undefined;
+  if (isPermanent(outcome)) return { kind: 'dead', delivery, reason: messageOf(outcome), result: failure };
+  const retries = job.options.retries ?? attempt.task?.retries ?? (outcome instanceof Retry ? DEFAULT_RETRY_BUDGET : 0);
+  if (job.attempt < retries) {
+    const delay = outcome instanceof Retry && outcome.delay !== undefined
+      ? outcome.delay
+      : backoffDelay(job.attempt, job.options.backoff ?? attempt.task?.backoff, random);
+    return { kind: 'retry', delivery, delay, result: keep ? record(delivery, attempt, 'RETRY', { error: serializeError(outcome) }) : undefined };
+  }
+  const reason = retries > 0 ? `retries spent (${retries}): ${messageOf(outcome)}` : messageOf(outcome);
+  return { kind: 'dead', delivery, reason, result: failure };
+}
+
+/** A delivery the broker could not read: straight to the dead set, with a FAILURE result naming why. */
+export function malformedSettlement(delivery: Delivery, node: string): Settlement {
+  const reason = `malformed job: ${delivery.malformed ?? 'unreadable entry'}`;
+  const result = record(delivery, { node, pid: undefined, startedAt: undefined, finishedAt: Date.now(), task: undefined }, 'FAILURE', {
+    error: { name: 'MalformedJobError', message: reason },
+  });
+  return { kind: 'dead', delivery, reason, result };
+}
+
+export function record(delivery: Delivery, attempt: Attempt, state: ResultRecord['state'], outcome: Pick<ResultRecord, 'value' | 'error'>): ResultRecord {
+  const { job } = delivery;
+  const out: ResultRecord = {
+    id: job.id,
+    task: job.task,
+    queue: delivery.queue,
+    state,
+    node: attempt.node,
+    retries: job.attempt,
+    enqueuedAt: job.enqueuedAt,
+    finishedAt: attempt.finishedAt,
+    ...outcome,
+  };
+  if (attempt.pid !== undefined) out.pid = attempt.pid;
+  if (attempt.startedAt !== undefined) {
+    out.startedAt = attempt.startedAt;
+    out.runtime = attempt.finishedAt - attempt.startedAt;
+  }
+  return out;
+}
