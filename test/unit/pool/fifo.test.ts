@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { Fifo } from '../../../dist/pool/job.js';
+
+describe('Fifo', () => {
+  it('gives items back in the order they went in', () => {
+    const q = new Fifo<number>();
+    q.push(1);
+    q.push(2);
+    q.push(3);
+    expect(q.length).toBe(3);
+    expect(q.peek()).toBe(1);
+    expect([q.shift(), q.shift(), q.shift()]).toEqual([1, 2, 3]);
+    expect(q.length).toBe(0);
+  });
+
+  it('returns undefined from shift and peek when empty', () => {
+    const q = new Fifo<string>();
+    expect(q.shift()).toBeUndefined();
+    expect(q.peek()).toBeUndefined();
+    q.push('a');
+    q.shift();
+    expect(q.shift()).toBeUndefined();
+  });
+
+  it('puts items back at the front in their order with unshiftAll', () => {
+    const q = new Fifo<number>();
+    for (const n of [1, 2, 3, 4]) q.push(n);
+    q.shift();
+    q.unshiftAll([10, 11]);
+    expect(q.length).toBe(5);
+    expect(q.drain()).toEqual([10, 11, 2, 3, 4]);
+  });
+
+  it('drain empties it and returns what it held', () => {
+    const q = new Fifo<number>();
+    q.push(1);
+    q.push(2);
+    expect(q.drain()).toEqual([1, 2]);
+    expect(q.length).toBe(0);
+    q.push(3);
+    expect([...q]).toEqual([3]);
+  });
+
+  it('iterates without consuming', () => {
+    const q = new Fifo<number>();
+    for (const n of [5, 6, 7]) q.push(n);
+    q.shift();
+    expect([...q]).toEqual([6, 7]);
+    expect(q.length).toBe(2);
+  });
+
+  it('keeps order across many pushes and shifts (compaction)', () => {
+    const q = new Fifo<number>();
+    const out: number[] = [];
+    let next = 0;
+    for (let round = 0; round < 5; round++) {
+      for (let i = 0; i < 7000; i++) q.push(next++);
+      for (let i = 0; i < 6000; i++) out.push(q.shift()!);
+    }
+    while (q.length > 0) out.push(q.shift()!);
+    expect(out).toEqual(Array.from({ length: next }, (_, i) => i));
+  });
+});

@@ -1,0 +1,82 @@
+import { describe, expect, it } from 'vitest';
+import { parseAutoscale, parseDuration, parseSize } from '../../dist/units.js';
+
+describe('parseDuration', () => {
+  it.each([
+    ['250ms', 250],
+    ['30s', 30_000],
+    ['2m', 120_000],
+    ['1.5h', 5_400_000],
+    ['1d', 86_400_000],
+    ['10S', 10_000],
+    [' 5 s ', 5_000],
+    ['42', 42],
+    ['0', 0],
+    [100, 100],
+    [0, 0],
+  ] as const)('%j is %d ms', (input, ms) => {
+    expect(parseDuration(input)).toBe(ms);
+  });
+
+  it.each(['', 'abc', '-5s', '5 sec', '5y', '1,5s', 's', -1, Number.NaN, Number.POSITIVE_INFINITY])('%j is invalid', (input) => {
+    expect(parseDuration(input)).toBeUndefined();
+  });
+});
+
+describe('parseSize', () => {
+  it.each([
+    ['512MB', 512_000_000],
+    ['200MiB', 200 * 1024 ** 2],
+    ['1G', 1024 ** 3],
+    ['2GB', 2_000_000_000],
+    ['300k', 300 * 1024],
+    ['1kb', 1000],
+    ['64b', 64],
+    ['1.5KiB', 1536],
+    ['4096', 4096],
+    [1024, 1024],
+    [1.9, 1],
+  ] as const)('%j is %d bytes', (input, bytes) => {
+    expect(parseSize(input)).toBe(bytes);
+  });
+
+  it.each(['', '0', '0.4b', 'abc', '5 parsecs', '-1MB', '1 TB', 0, -1, Number.NaN, Number.POSITIVE_INFINITY])('%j is invalid', (input) => {
+    expect(parseSize(input)).toBeUndefined();
+  });
+});
+
+describe('parseAutoscale', () => {
+  it.each([
+    ['4,1', [4, 1]],
+    [' 8 , 0 ', [8, 0]],
+    ['3,3', [3, 3]],
+    [[4, 2], [4, 2]],
+    [[1, 0], [1, 0]],
+  ] as const)('%j is [max, min] %j', (input, pair) => {
+    expect(parseAutoscale(input)).toEqual(pair);
+  });
+
+  it.each([
+    '4',
+    '4,1,0',
+    '1,2',
+    '0,0',
+    '4,-1',
+    '4.5,1',
+    'a,b',
+    ',',
+    [4],
+    [4, 1, 0],
+    [2.5, 1],
+    [4, -1],
+    [0, 0],
+    [1, 2],
+    ['4', '1'],
+    4,
+    null,
+    undefined,
+    { max: 4, min: 1 },
+  ])('%j is invalid', (input) => {
+    expect(parseAutoscale(input)).toBeUndefined();
+  });
+});
