@@ -115,6 +115,15 @@ export class PoolClosedError extends PreforkError {
   }
 }
 
+/** A job's result did not arrive within the time the caller was willing to wait. */
+export class ResultTimeoutError extends PreforkError {
+  readonly jobId: string;
+  constructor(jobId: string, timeoutMs: number) {
+    super('PREFORK_RESULT_TIMEOUT', `no result for job ${jobId} within ${timeoutMs} ms`);
+    this.jobId = jobId;
+  }
+}
+
 /** A job taken back out of the pool's outbound buffer before any child got it (warm shutdown, fenced node). */
 export class JobWithdrawnError extends PreforkError {
   constructor() {

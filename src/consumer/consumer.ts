@@ -71,7 +71,7 @@ export class Consumer {
     await this.loop;
   }
 
-  /** Called when the node learns it was fenced; the Worker re-registers in it. */
+  /** Called when a fetch finds the node fenced; the Worker drops the buffer and re-registers in it. */
   onFenced(handler: () => Promise<void>): void {
     this.fencedHandler = handler;
   }
@@ -101,7 +101,7 @@ export class Consumer {
         if (failures > 0) this.s.log.info({ failures }, 'broker reachable again; fetching');
         failures = 0;
         if (reply.fenced) {
-          await this.fenced();
+          await this.fencedHandler?.();
           continue;
         }
         this.dispatchAll(reply.deliveries);
@@ -145,11 +145,14 @@ export class Consumer {
     });
   }
 
-  private async fenced(): Promise<void> {
+  /**
+   * The node was fenced: its reserved jobs were recovered by another node.
+   * Jobs still buffered are dropped (not given back: they exist elsewhere
+   * now); jobs running finish, and their late acks change nothing.
+   */
+  dropBuffered(): number {
     this.epoch++;
-    const dropped = this.s.pool.withdraw();
-    this.s.log.warn({ dropped }, 'this node lost its lease (fenced): its jobs were recovered by another node; re-registering');
-    await this.fencedHandler?.();
+    return this.s.pool.withdraw();
   }
 
   private dispatchAll(deliveries: readonly Delivery[]): void {

@@ -1,0 +1,275 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import { createBroker } from './broker/index.js';
+import type { BackoffOptions, Broker, JobOptions, NewJob, ResultRecord } from './broker/types.js';
+import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
+import { defaultLogger } from './logger.js';
+import { encodeBody } from './protocol/codec.js';
+import { deserializeError } from './protocol/error-codec.js';
+import { parseDuration } from './units.js';
+import { defaultBrokerUrl } from './worker-options.js';
+
+export interface ClientOptions {
+  /** A broker URL or a Broker instance (default `$PREFORK_BROKER_URL`, else redis://127.0.0.1:6379). */
+  broker?: string | Broker;
+  namespace?: string;
+  resultTtl?: number | string;
+  logger?: Logger;
+}
+
+export interface EnqueueOptions {
+  /** Queue name (default "default"). */
+  queue?: string;
+  /** Run after this long (ms or "30s"); the job waits in the broker, not in a worker. */
+  delay?: number | string;
+  /** Run at this time. */
+  eta?: Date | number;
+  /** Retries after the first attempt (default: the task's own, else 0). */
+  retries?: number;
+  backoff?: BackoffOptions;
+  /** Your own job id (default: a random UUID). Enqueuing the same id twice runs the job twice. */
+  id?: string;
+  /** Store no result. */
+  ignoreResult?: boolean;
+  timeLimit?: number | string;
+  softTimeLimit?: number | string;
+}
+
+const FINAL = new Set(['SUCCESS', 'FAILURE']);
+const ENQUEUE_KEYS = new Set(['queue', 'delay', 'eta', 'retries', 'backoff', 'id', 'ignoreResult', 'timeLimit', 'softTimeLimit']);
+/** Results announced to this client before anyone asked for them are kept this long (bounded). */
+const ARRIVED_MAX = 10_000;
+const WAIT_SLICE_MS = 5_000;
+
+interface Waiter {
+  resolve: (r: ResultRecord) => void;
+  reject: (err: Error) => void;
+  timer: NodeJS.Timeout | undefined;
+}
+
+/** A job that was enqueued: its id, and its result when it has one. */
+export class JobHandle {
+  constructor(
+    readonly id: string,
+    private readonly client: Client,
+    readonly ignoreResult: boolean,
+    /** Enqueued by this client, so its result will be announced here. */
+    private readonly announced: boolean,
+  ) {}
+
+  /** Resolves with the task's value, rejects with its error (rebuilt: name, message, stack, props) or ResultTimeoutError. */
+  async result(options: { timeout?: number | string } = {}): Promise<unknown> {
+    if (this.ignoreResult) throw new PreforkError('PREFORK_NO_RESULT', `job ${this.id} was enqueued with ignoreResult: it has no result to wait for`);
+    const record = await this.client.waitForResult(this.id, options.timeout, this.announced);
+    if (record.state === 'SUCCESS') return record.value;
+    throw record.error ? deserializeError(record.error) : new PreforkError('PREFORK_JOB_FAILED', `job ${this.id} failed`);
+  }
+
+  /** The job's current state and outcome (PENDING when the broker knows nothing yet). */
+  state(): Promise<ResultRecord | undefined> {
+    return this.client.getResult(this.id);
+  }
+}
+
+/**
+ * The producer API: enqueue jobs from any process or machine, and wait for
+ * their results. Results of this client's jobs are announced to it on one
+ * reply list, so waiting costs one blocking read, however many jobs.
+ */
+export class Client {
+  readonly id = randomUUID();
+  readonly broker: Broker;
+  private readonly ownsBroker: boolean;
+  private readonly log: Logger;
+  private connected: Promise<void> | undefined;
+  private readonly waiters = new Map<string, Waiter[]>();
+  private readonly arrived = new Map<string, ResultRecord>();
+  private listening: Promise<void> | undefined;
+  private closed = false;
+
+  constructor(options: ClientOptions = {}) {
+    const broker = options.broker ?? defaultBrokerUrl();
+    this.ownsBroker = typeof broker === 'string';
+    this.log = (options.logger ?? defaultLogger()).child({ component: 'client' });
+    const resultTtl = options.resultTtl === undefined ? undefined : parseDuration(options.resultTtl);
+    if (options.resultTtl !== undefined && (resultTtl === undefined || resultTtl <= 0)) throw new OptionError('resultTtl', options.resultTtl, 'a positive duration');
+    this.broker = typeof broker === 'string' ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: this.log }) : broker;
+  }
+
+  enqueue(name: string, args: unknown[] = [], options: EnqueueOptions = {}): Promise<JobHandle> {
+    return this.enqueueMany([{ name, args, options }]).then((handles) => handles[0] as JobHandle);
+  }
+
+  /** Many jobs in one go (pipelined): the bulk path. */
+  async enqueueMany(items: readonly { name: string; args?: unknown[]; options?: EnqueueOptions }[]): Promise<JobHandle[]> {
+    if (this.closed) throw new PreforkError('PREFORK_CLIENT_CLOSED', 'the client is closed');
+    const jobs = items.map((item) => this.build(item.name, item.args ?? [], item.options ?? {}));
+    await this.connect();
+    await this.broker.enqueue(jobs);
+    return jobs.map((job) => new JobHandle(job.id, this, job.options.ignoreResult === true, true));
+  }
+
+  /** A handle for a job enqueued elsewhere (its result is not announced to this client, so waiting re-reads it). */
+  handle(id: string): JobHandle {
+    return new JobHandle(id, this, false, false);
+  }
+
+  getResult(id: string): Promise<ResultRecord | undefined> {
+    return this.connect().then(() => this.broker.getResult(id));
+  }
+
+  /**
+   * Resolves with the job's final record (SUCCESS or FAILURE). Jobs this
+   * client enqueued are announced to it; for other ids the state is re-read
+   * with a growing pause (0.1 s to 2 s).
+   */
+  async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
+    const ms = timeout === undefined ? undefined : parseDuration(timeout);
+    if (timeout !== undefined && ms === undefined) throw new OptionError('timeout', timeout, 'a duration in ms or a string like "30s"');
+    await this.connect();
+    const early = this.arrived.get(id);
+    if (early !== undefined) {
+      this.arrived.delete(id);
+      return early;
+    }
+    return new Promise<ResultRecord>((resolve, reject) => {
+      const waiter: Waiter = { resolve, reject, timer: undefined };
+      if (ms !== undefined) {
+        waiter.timer = setTimeout(() => {
+          this.removeWaiter(id, waiter);
+          reject(new ResultTimeoutError(id, ms));
+        }, ms);
+      }
+      const list = this.waiters.get(id);
+      if (list) list.push(waiter);
+      else this.waiters.set(id, [waiter]);
+      this.listen();
+      // The result may already be stored (done before we started waiting, or enqueued elsewhere).
+      this.broker.getResult(id).then((record) => {
+        if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
+        else if (!announced) this.pollForeign(id, waiter);
+      }, (err: unknown) => this.log.warn({ err, jobId: id }, 'could not read a result'));
+    });
+  }
+
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const [id, list] of this.waiters) {
+      for (const w of list) {
+        clearTimeout(w.timer);
+        w.reject(new PreforkError('PREFORK_CLIENT_CLOSED', `the client was closed while waiting for job ${id}`));
+      }
+    }
+    this.waiters.clear();
+    if (this.ownsBroker) await this.broker.close();
+    await this.listening?.catch(() => undefined);
+  }
+
+  private connect(): Promise<void> {
+    this.connected ??= this.broker.connect();
+    return this.connected;
+  }
+
+  private build(name: string, args: unknown[], options: EnqueueOptions): NewJob {
+    if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
+    if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
+    for (const key of Object.keys(options)) {
+      if (!ENQUEUE_KEYS.has(key)) throw new OptionError(key, (options as Record<string, unknown>)[key], `a known enqueue option (unknown option "${key}")`);
+    }
+    let payload: Uint8Array;
+    try {
+      payload = encodeBody(args);
+    } catch (err) {
+      throw new ArgumentSerializationError(name, err);
+    }
+    const jobOptions: JobOptions = {};
+    if (options.retries !== undefined) {
+      if (!Number.isInteger(options.retries) || options.retries < 0) throw new OptionError('retries', options.retries, 'an integer >= 0');
+      jobOptions.retries = options.retries;
+    }
+    if (options.backoff !== undefined) jobOptions.backoff = options.backoff;
+    if (options.ignoreResult) jobOptions.ignoreResult = true;
+    if (options.timeLimit !== undefined) jobOptions.timeLimit = positiveDuration('timeLimit', options.timeLimit);
+    if (options.softTimeLimit !== undefined) jobOptions.softTimeLimit = positiveDuration('softTimeLimit', options.softTimeLimit);
+    const job: NewJob = {
+      id: options.id ?? randomUUID(),
+      task: name,
+      queue: options.queue ?? 'default',
+      payload,
+      attempt: 0,
+      redeliveries: 0,
+      options: jobOptions,
+      enqueuedAt: Date.now(),
+    };
+    if (!jobOptions.ignoreResult) job.replyTo = this.id;
+    if (options.delay !== undefined) {
+      const delay = parseDuration(options.delay);
+      if (delay === undefined) throw new OptionError('delay', options.delay, 'a duration in ms or a string like "30s"');
+      job.delay = delay;
+    }
+    if (options.eta !== undefined) {
+      const eta = options.eta instanceof Date ? options.eta.getTime() : options.eta;
+      if (!Number.isFinite(eta)) throw new OptionError('eta', options.eta, 'a Date or epoch milliseconds');
+      job.eta = eta;
+    }
+    return job;
+  }
+
+  /** One blocking read at a time on this client's reply list, while anyone waits. */
+  private listen(): void {
+    if (this.listening !== undefined || this.closed) return;
+    this.listening = (async () => {
+      while (this.waiters.size > 0 && !this.closed) {
+        try {
+          const records = await this.broker.waitForResults(this.id, WAIT_SLICE_MS);
+          for (const record of records) this.deliver(record);
+        } catch (err) {
+          if (this.closed) break;
+          this.log.warn({ err }, 'waiting for results failed; retrying');
+          await new Promise((resolve) => setTimeout(resolve, 500));
+        }
+      }
+    })().finally(() => {
+      this.listening = undefined;
+      if (this.waiters.size > 0 && !this.closed) this.listen();
+    });
+  }
+
+  private deliver(record: ResultRecord): void {
+    const list = this.waiters.get(record.id);
+    if (list === undefined) {
+      if (this.arrived.size >= ARRIVED_MAX) this.arrived.delete(this.arrived.keys().next().value as string);
+      this.arrived.set(record.id, record);
+      return;
+    }
+    this.waiters.delete(record.id);
+    for (const w of list) {
+      clearTimeout(w.timer);
+      w.resolve(record);
+    }
+  }
+
+  /** Ids enqueued elsewhere are never announced here: re-read their state with a growing pause. */
+  private pollForeign(id: string, waiter: Waiter, pause = 100): void {
+    setTimeout(() => {
+      if (!this.waiters.get(id)?.includes(waiter) || this.closed) return;
+      this.broker.getResult(id).then((record) => {
+        if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
+        else this.pollForeign(id, waiter, Math.min(2_000, pause * 2));
+      }, () => this.pollForeign(id, waiter, Math.min(2_000, pause * 2)));
+    }, pause).unref();
+  }
+
+  private removeWaiter(id: string, waiter: Waiter): void {
+    const list = this.waiters.get(id)?.filter((w) => w !== waiter);
+    if (list === undefined || list.length === 0) this.waiters.delete(id);
+    else this.waiters.set(id, list);
+  }
+}
+
+function positiveDuration(name: string, value: number | string): number {
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0) throw new OptionError(name, value, 'a positive duration in ms or a string like "30s"');
+  return ms;
+}

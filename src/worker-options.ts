@@ -1,0 +1,126 @@
+import { hostname } from 'node:os';
+import type { Logger } from 'pino';
+import type { Broker } from './broker/types.js';
+import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
+import { OptionError } from './errors.js';
+import type { PoolOptions, StrategyName } from './pool/options.js';
+import { parseAutoscale, parseDuration } from './units.js';
+
+export const DEFAULT_BROKER_URL = 'redis://127.0.0.1:6379';
+
+/** The broker URL used when none is given: `$PREFORK_BROKER_URL`, else a local Redis. */
+export function defaultBrokerUrl(): string {
+  return process.env.PREFORK_BROKER_URL || DEFAULT_BROKER_URL;
+}
+
+/** What `new Worker(options)` accepts; pool settings not listed here go in `pool`. */
+export interface WorkerOptions {
+  /** Path of the task module. */
+  app: string;
+  /** A broker URL (`redis://`, `rediss://`, `memory://`) or a Broker instance (default `$PREFORK_BROKER_URL`, else redis://127.0.0.1:6379). */
+  broker?: string | Broker;
+  /** Fixed number of children (default: the number of CPUs). */
+  concurrency?: number;
+  /** "max,min" or [max, min]: size the pool from reserved requests; the prefetch limit follows max. */
+  autoscale?: string | [number, number];
+  strategy?: StrategyName;
+  /** Queues to consume, e.g. "critical:3,default" (default "default"). */
+  queues?: string | (string | QueueSpec)[];
+  /** round-robin (default), weighted (default when a weight is given) or strict. */
+  queueOrder?: QueueOrder;
+  /** Jobs held per process, buffered + running (default 4, as Celery). */
+  prefetchMultiplier?: number;
+  maxTasksPerChild?: number;
+  maxMemoryPerChild?: number | string;
+  timeLimit?: number | string;
+  softTimeLimit?: number | string;
+  /** The node's name (default `<pid>@<hostname>`). */
+  name?: string;
+  /** A job delivered more often than this without an outcome is a poison job: dead set (default 5). */
+  maxRedeliveries?: number;
+  /** Also record RECEIVED and STARTED states (default false, as Celery's track_started). */
+  trackStarted?: boolean;
+  /** Broker settings when `broker` is a URL. */
+  namespace?: string;
+  resultTtl?: number | string;
+  leaseMs?: number | string;
+  /** Any other Pool option (procAliveTimeout, keepalive, maxRestarts, execArgv, env, ...). */
+  pool?: Omit<PoolOptions, 'app' | 'processes' | 'autoscale' | 'strategy' | 'maxTasksPerChild' | 'maxMemoryPerChild' | 'timeLimit' | 'softTimeLimit' | 'logger'>;
+  logger?: Logger;
+}
+
+export interface ResolvedWorkerOptions {
+  broker: string | Broker;
+  queues: QueueSpec[];
+  queueOrder: QueueOrder;
+  prefetchMultiplier: number;
+  name: string;
+  maxRedeliveries: number;
+  trackStarted: boolean;
+  namespace: string | undefined;
+  resultTtl: number | undefined;
+  leaseMs: number | undefined;
+  pool: PoolOptions;
+  logger: Logger | undefined;
+}
+
+const KNOWN = new Set([
+  'app', 'broker', 'concurrency', 'autoscale', 'strategy', 'queues', 'queueOrder', 'prefetchMultiplier', 'maxTasksPerChild',
+  'maxMemoryPerChild', 'timeLimit', 'softTimeLimit', 'name', 'maxRedeliveries', 'trackStarted', 'namespace', 'resultTtl',
+  'leaseMs', 'pool', 'logger',
+]);
+
+/** One validation pass; pool options are validated again, fully, by the Pool itself. */
+export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOptions {
+  if (typeof input !== 'object' || input === null) throw new OptionError('options', input, 'an object');
+  for (const key of Object.keys(input)) {
+    if (!KNOWN.has(key)) throw new OptionError(key, (input as unknown as Record<string, unknown>)[key], `a known Worker option (unknown option "${key}")`);
+  }
+  const broker = input.broker ?? defaultBrokerUrl();
+  if (typeof broker !== 'string' && (typeof broker !== 'object' || broker === null || typeof broker.fetch !== 'function')) {
+    throw new OptionError('broker', broker, 'a broker URL or a Broker');
+  }
+  const queues = parseQueues(input.queues ?? 'default');
+  const weighted = queues.some((q) => q.weight !== 1);
+  const queueOrder = input.queueOrder ?? (weighted ? 'weighted' : 'round-robin');
+  if (!QUEUE_ORDERS.includes(queueOrder)) throw new OptionError('queueOrder', input.queueOrder, QUEUE_ORDERS.join(' | '));
+  const prefetchMultiplier = input.prefetchMultiplier ?? 4;
+  if (!Number.isInteger(prefetchMultiplier) || prefetchMultiplier < 1) throw new OptionError('prefetchMultiplier', input.prefetchMultiplier, 'an integer >= 1');
+  const maxRedeliveries = input.maxRedeliveries ?? 5;
+  if (!Number.isInteger(maxRedeliveries) || maxRedeliveries < 0) throw new OptionError('maxRedeliveries', input.maxRedeliveries, 'an integer >= 0');
+  const name = input.name ?? `${process.pid}@${hostname()}`;
+  if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', input.name, 'a non-empty string');
+  if (input.autoscale !== undefined && parseAutoscale(input.autoscale) === undefined) {
+    throw new OptionError('autoscale', input.autoscale, '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max');
+  }
+  const pool: PoolOptions = { ...(input.pool ?? {}), app: input.app };
+  if (input.concurrency !== undefined) pool.processes = input.concurrency;
+  if (input.autoscale !== undefined) pool.autoscale = input.autoscale;
+  if (input.strategy !== undefined) pool.strategy = input.strategy;
+  if (input.maxTasksPerChild !== undefined) pool.maxTasksPerChild = input.maxTasksPerChild;
+  if (input.maxMemoryPerChild !== undefined) pool.maxMemoryPerChild = input.maxMemoryPerChild;
+  if (input.timeLimit !== undefined) pool.timeLimit = input.timeLimit;
+  if (input.softTimeLimit !== undefined) pool.softTimeLimit = input.softTimeLimit;
+  if (input.logger !== undefined) pool.logger = input.logger;
+  return {
+    broker,
+    queues,
+    queueOrder,
+    prefetchMultiplier,
+    name,
+    maxRedeliveries,
+    trackStarted: input.trackStarted ?? false,
+    namespace: input.namespace,
+    resultTtl: optionalDuration('resultTtl', input.resultTtl),
+    leaseMs: optionalDuration('leaseMs', input.leaseMs),
+    pool,
+    logger: input.logger,
+  };
+}
+
+function optionalDuration(name: string, value: number | string | undefined): number | undefined {
+  if (value === undefined) return undefined;
+  const ms = parseDuration(value);
+  if (ms === undefined || ms <= 0) throw new OptionError(name, value, 'a positive duration in ms or a string like "30s"');
+  return ms;
+}
