@@ -1,0 +1,88 @@
+import { pack } from 'msgpackr';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StrategyName } from 'prefork';
+import { fixture, makePool, pids, startPool, terminatePools } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+describe('Pool.apply', () => {
+  it('resolves with the values the tasks return', async () => {
+    const pool = await startPool({ processes: 2 });
+    const nested = { list: [1, 'two', null, true], map: { a: 1.5 }, bytes: new Uint8Array([1, 2, 3]) };
+    await expect(pool.apply('add', [2, 40])).resolves.toBe(42);
+    await expect(pool.apply('echo', ['hello'])).resolves.toBe('hello');
+    await expect(pool.apply('echo', [nested])).resolves.toEqual(nested);
+    await expect(pool.apply('sleep', [5])).resolves.toBe(5);
+    await expect(pool.apply('rejects', ['async failure'])).rejects.toThrow('async failure');
+  });
+
+  it.each(['fair', 'fcfs'] as StrategyName[])('with %s, runs every one of 3000 jobs exactly once and returns each its own result', async (strategy) => {
+    const pool = await startPool({ processes: 2, strategy });
+    const n = 3000;
+    const results = (await Promise.all(Array.from({ length: n }, (_, i) => pool.apply('tally', [i])))) as [number, number, number][];
+    results.forEach(([value], i) => expect(value).toBe(i));
+    expect(results.reduce((sum, [value]) => sum + value, 0)).toBe((n * (n - 1)) / 2);
+    // Each child numbers the jobs it executes 1, 2, 3...: the counts add up to n only if nothing ran twice.
+    const executedPerChild = new Map<number, number[]>();
+    for (const [, pid, count] of results) executedPerChild.set(pid, [...(executedPerChild.get(pid) ?? []), count]);
+    let executed = 0;
+    for (const counts of executedPerChild.values()) {
+      counts.sort((a, b) => a - b);
+      expect(counts).toEqual(Array.from({ length: counts.length }, (_, i) => i + 1));
+      executed += counts.length;
+    }
+    expect(executed).toBe(n);
+    expect([...executedPerChild.keys()].every((pid) => pids(pool).includes(pid))).toBe(true);
+    expect(pool.stats().totals).toMatchObject({ applied: n, done: n, failed: 0, lost: 0 });
+  });
+
+  it('buffers jobs applied before start() and runs them once the children are up', async () => {
+    const pool = makePool({ processes: 1 });
+    const early = pool.apply('add', [1, 1]);
+    await pool.start();
+    await expect(early).resolves.toBe(2);
+  });
+
+  it('gives the task its id, name, queue and retries through currentTask()', async () => {
+    const pool = await startPool({ processes: 1 });
+    await expect(pool.apply('context', [], { id: 'job-42', queue: 'emails', retries: 2 })).resolves.toEqual({
+      id: 'job-42',
+      name: 'context',
+      queue: 'emails',
+      retries: 2,
+      aborted: false,
+    });
+  });
+
+  it('gives currentTask() a default id, no queue and zero retries when apply has no options', async () => {
+    const pool = await startPool({ processes: 1 });
+    const a = (await pool.apply('context')) as { id: string; queue: unknown; retries: number };
+    const b = (await pool.apply('context')) as { id: string };
+    expect(a).toMatchObject({ name: 'context', queue: null, retries: 0 });
+    expect(typeof a.id).toBe('string');
+    expect(a.id.length).toBeGreaterThan(0);
+    expect(b.id).not.toBe(a.id);
+  });
+
+  it('accepts msgpack-encoded argument bytes and decodes them in the child', async () => {
+    const pool = await startPool({ processes: 1 });
+    await expect(pool.apply('add', pack([1, 2]))).resolves.toBe(3);
+    await expect(pool.apply('echo', pack([{ deep: ['x', 1] }]))).resolves.toEqual({ deep: ['x', 1] });
+  });
+
+  it('rejects a non-array, non-bytes args value and an empty task name', async () => {
+    const pool = await startPool({ processes: 1 });
+    await expect(pool.apply('echo', 'oops' as unknown as unknown[])).rejects.toThrow(TypeError);
+    await expect(pool.apply('', [])).rejects.toThrow(TypeError);
+  });
+
+  it('keeps outq intact when a task writes to stdout: later jobs on the same child succeed', async () => {
+    const pool = await startPool({ app: fixture('noisy-stdout.mjs'), processes: 1 });
+    const [pid] = pids(pool);
+    await expect(pool.apply('noisy', [1])).resolves.toBe(1);
+    const after = await Promise.all(Array.from({ length: 20 }, (_, i) => pool.apply(i % 2 ? 'noisy' : 'echo', [i])));
+    expect(after).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect(pids(pool)).toEqual([pid]);
+    expect(pool.stats().totals).toMatchObject({ failed: 0, lost: 0, restarts: 0 });
+  });
+});

@@ -1,0 +1,71 @@
+import { pack } from 'msgpackr';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PayloadDecodeError, ResultSerializationError, UnknownTaskError } from 'prefork';
+import { pids, startPool, terminatePools } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+async function rejectionOf(promise: Promise<unknown>): Promise<Error & Record<string, unknown>> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error & Record<string, unknown>;
+  }
+  throw new Error('expected the job to fail, but it succeeded');
+}
+
+describe('task failures', () => {
+  it('keeps a thrown error\'s name, message, stack, own properties and cause chain', async () => {
+    const pool = await startPool({ processes: 1 });
+    const err = await rejectionOf(pool.apply('fail', ['email is too short']));
+    expect(err).toBeInstanceOf(Error);
+    expect(err.name).toBe('ValidationError');
+    expect(err.message).toBe('email is too short');
+    expect(err.stack).toContain('tasks-basic.mjs');
+    expect(err.stack).toContain('email is too short');
+    expect(err.code).toBe('E_INVALID');
+    expect(err.field).toBe('email');
+    expect(err.details).toEqual({ min: 3, tags: ['a', 'b'] });
+    const inner = err.cause as Error & { depth: number; cause: Error & { depth: number } };
+    expect(inner).toBeInstanceOf(Error);
+    expect(inner).toMatchObject({ name: 'TypeError', message: 'inner cause', depth: 1 });
+    expect(inner.cause).toBeInstanceOf(Error);
+    expect(inner.cause).toMatchObject({ name: 'RangeError', message: 'root cause', depth: 2 });
+    expect(pool.stats().totals).toMatchObject({ failed: 1, lost: 0 });
+  });
+
+  it('fails an unknown task name with UnknownTaskError naming it, and the child lives on', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('no-such-task', [1]));
+    expect(err).toBeInstanceOf(UnknownTaskError);
+    expect((err as unknown as UnknownTaskError).task).toBe('no-such-task');
+    expect(err.message).toContain('no-such-task');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+  });
+
+  it('fails a result that cannot be serialized with ResultSerializationError naming the task; the same child runs the next job', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('returnsFunction'));
+    expect(err).toBeInstanceOf(ResultSerializationError);
+    expect(err.message).toContain('returnsFunction');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().totals).toMatchObject({ restarts: 0, lost: 0 });
+  });
+
+  it('fails undecodable argument bytes with PayloadDecodeError; the same child runs the next job', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('add', new Uint8Array([0x92, 0x01])));
+    expect(err).toBeInstanceOf(PayloadDecodeError);
+    expect(err.message).toContain('add');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+  });
+
+  it('fails argument bytes that decode to something other than an array with PayloadDecodeError', async () => {
+    const pool = await startPool({ processes: 1 });
+    const err = await rejectionOf(pool.apply('add', pack({ a: 1 })));
+    expect(err).toBeInstanceOf(PayloadDecodeError);
+  });
+});
