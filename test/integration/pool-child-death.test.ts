@@ -1,0 +1,122 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SoftTimeLimitExceeded, TimeLimitExceeded, WorkerLostError } from 'prefork';
+import { applyAndAwaitStart, fixture, nextEvent, pids, recordEvents, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+async function rejectionOf(promise: Promise<unknown>): Promise<Error> {
+  try {
+    await promise;
+  } catch (err) {
+    return err as Error;
+  }
+  throw new Error('expected the job to fail, but it succeeded');
+}
+
+describe('a child that dies under a job', () => {
+  it('SIGKILLed mid-job: the job fails with WorkerLostError carrying the signal, and the child is replaced', async () => {
+    const pool = await startPool({ processes: 2 });
+    const before = pids(pool);
+    const lost = recordEvents(pool, 'job-lost');
+    const { result, started } = applyAndAwaitStart(pool, 'hang');
+    await started;
+    const running = pool.stats().processes.find((p) => p.current !== null);
+    expect(running?.current?.name).toBe('hang');
+    const victim = running!.pid;
+    const replaced = nextEvent(pool, 'process-up');
+    const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
+    process.kill(victim, 'SIGKILL');
+
+    const err = await rejectionOf(result);
+    expect(err).toBeInstanceOf(WorkerLostError);
+    expect(err).toMatchObject({ signal: 'SIGKILL', exitCode: null, pid: victim, code: 'PREFORK_WORKER_LOST' });
+    expect(err.message).toContain('SIGKILL');
+    const [{ pid: newPid }] = await replaced;
+    expect(before).not.toContain(newPid);
+    expect(await down).toEqual([{ pid: victim, exitCode: null, signal: 'SIGKILL', expected: false }]);
+    expect(lost).toHaveLength(1);
+    expect(lost[0]).toMatchObject({ name: 'hang', pid: victim });
+    expect(lost[0]!.error).toBe(err);
+
+    await waitUntil(() => pids(pool).length === 2 && pool.stats().processes.every((p) => p.state === 'idle'), 'two idle children again');
+    expect(pids(pool)).not.toContain(victim);
+    expect(pids(pool)).toContain(newPid);
+    expect(pool.stats().totals).toMatchObject({ lost: 1, failed: 1, restarts: 1 });
+    await expect(pool.apply('add', [1, 1])).resolves.toBe(2);
+  });
+
+  it('exiting mid-job: the job fails with WorkerLostError carrying the exit code', async () => {
+    const pool = await startPool({ app: fixture('crash-on-run.mjs'), processes: 1 });
+    const [victim] = pids(pool);
+    const err = await rejectionOf(pool.apply('exit', [7]));
+    expect(err).toBeInstanceOf(WorkerLostError);
+    expect(err).toMatchObject({ exitCode: 7, signal: null, pid: victim });
+    expect(err.message).toContain('exit code 7');
+    const next = await pool.apply('pid');
+    expect(next).not.toBe(victim);
+  });
+
+  it('killing itself mid-job (SIGKILL from inside): WorkerLostError with the signal', async () => {
+    const pool = await startPool({ app: fixture('crash-on-run.mjs'), processes: 1 });
+    const err = await rejectionOf(pool.apply('killSelf'));
+    expect(err).toBeInstanceOf(WorkerLostError);
+    expect(err).toMatchObject({ signal: 'SIGKILL', exitCode: null });
+  });
+
+  it('with jobs written to its pipe but not started: those run on another child, none fails', async () => {
+    // fcfs writes a batch of jobs into one child's pipe; the first job kills that child.
+    const pool = await startPool({ app: fixture('crash-on-run.mjs'), processes: 2, strategy: 'fcfs' });
+    const down = nextEvent(pool, 'process-down');
+    const crash = pool.apply('exit', [3]);
+    crash.catch(() => undefined);
+    const behind = Array.from({ length: 30 }, () => pool.apply('pid'));
+    // After the TaskHandler's flush (a microtask), all 31 jobs sit in one child's pipe, none in the outbound buffer.
+    await Promise.resolve();
+    const afterFlush = pool.stats();
+    expect(afterFlush.outbound).toBe(0);
+    expect(afterFlush.processes.filter((p) => p.state === 'busy')).toHaveLength(1);
+    const [{ pid: victim }] = await down;
+
+    const err = await rejectionOf(crash);
+    expect(err).toBeInstanceOf(WorkerLostError);
+    expect(err).toMatchObject({ exitCode: 3, pid: victim });
+    const ranOn = (await Promise.all(behind)) as number[];
+    expect(ranOn).toHaveLength(30);
+    expect(ranOn).not.toContain(victim);
+    expect(pool.stats().totals).toMatchObject({ applied: 31, done: 30, failed: 1, lost: 1 });
+  });
+});
+
+describe('time limits', () => {
+  it('hard timeLimit: the child is SIGKILLed, the job fails with TimeLimitExceeded and the child is replaced', async () => {
+    const pool = await startPool({ processes: 1, timeLimit: 400 });
+    const [victim] = pids(pool);
+    const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
+    const up = nextEvent(pool, 'process-up');
+    const err = await rejectionOf(pool.apply('hang'));
+    expect(err).toBeInstanceOf(TimeLimitExceeded);
+    expect(err).toMatchObject({ limitMs: 400, code: 'PREFORK_TIME_LIMIT' });
+    expect(err.message).toContain('hang');
+    const [downEvent] = await down;
+    expect(downEvent).toMatchObject({ pid: victim, signal: 'SIGKILL' });
+    const [{ pid: newPid }] = await up;
+    expect(newPid).not.toBe(victim);
+    await expect(pool.apply('pid')).resolves.toBe(newPid);
+  });
+
+  it('a per-job timeLimit applies to that job only', async () => {
+    const pool = await startPool({ processes: 1 });
+    await expect(pool.apply('hang', [], { timeLimit: 200 })).rejects.toBeInstanceOf(TimeLimitExceeded);
+    await expect(pool.apply('sleep', [50])).resolves.toBe(50);
+  });
+
+  it('softTimeLimit: the job\'s signal aborts and a task that then throws fails with SoftTimeLimitExceeded; the child lives on', async () => {
+    const pool = await startPool({ processes: 1, softTimeLimit: 200 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('awaitAbort'));
+    expect(err).toBeInstanceOf(SoftTimeLimitExceeded);
+    expect(err.message).toContain('awaitAbort');
+    expect(err.message).toContain('SoftTimeLimitExceeded');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+  });
+});

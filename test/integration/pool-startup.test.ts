@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { PoolFailedError } from 'prefork';
+import { fixture, makePool, pids, recordEvents, terminatePools, waitUntil } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+async function startFailure(pool: ReturnType<typeof makePool>): Promise<PoolFailedError> {
+  try {
+    await pool.start();
+  } catch (err) {
+    expect(err).toBeInstanceOf(PoolFailedError);
+    return err as PoolFailedError;
+  }
+  throw new Error('expected start() to reject, but it resolved');
+}
+
+describe('a pool whose children cannot become ready', () => {
+  it('never-ready: each child is killed after procAliveTimeout, and start() fails with PoolFailedError', async () => {
+    const pool = makePool({ app: fixture('never-ready.mjs'), processes: 1, procAliveTimeout: 300, maxRestarts: 2, restartWindow: 60_000 });
+    const downs = recordEvents(pool, 'process-down');
+    const err = await startFailure(pool);
+    expect(err.code).toBe('PREFORK_POOL_FAILED');
+    expect(err.message).toContain('WORKER_UP');
+    expect(err.message).toContain('procAliveTimeout');
+    expect(downs.length).toBeGreaterThanOrEqual(2);
+    for (const down of downs.slice(0, 2)) expect(down).toMatchObject({ signal: 'SIGKILL', expected: false });
+    await expect(pool.apply('echo', [1])).rejects.toBeInstanceOf(PoolFailedError);
+    await waitUntil(() => pids(pool).length === 0, 'the last child to be gone');
+  });
+
+  it('throws-on-import: start() fails with PoolFailedError naming the module and the import error, without fork-looping', async () => {
+    const app = fixture('throws-on-import.mjs');
+    const pool = makePool({ app, processes: 2, maxRestarts: 3, restartWindow: 60_000 });
+    const downs = recordEvents(pool, 'process-down');
+    const err = await startFailure(pool);
+    expect(err.message).toContain(app);
+    expect(err.message).toContain('fixture refuses to load: DATABASE_URL is not set');
+    await waitUntil(() => pids(pool).length === 0, 'every child to be gone');
+    // maxRestarts + 1 deaths fail the pool; at most the children already starting then die too.
+    expect(downs.length).toBeGreaterThanOrEqual(4);
+    expect(downs.length).toBeLessThanOrEqual(4 + 2);
+  });
+
+  it('not-a-registry: start() fails with PoolFailedError saying the default export is not defineTasks', async () => {
+    const app = fixture('not-a-registry.mjs');
+    const pool = makePool({ app, processes: 1, maxRestarts: 1, restartWindow: 60_000 });
+    const err = await startFailure(pool);
+    expect(err.message).toContain(app);
+    expect(err.message).toContain('defineTasks');
+  });
+
+  it('emits failed with the same error when someone listens', async () => {
+    const pool = makePool({ app: fixture('throws-on-import.mjs'), processes: 1, maxRestarts: 1, restartWindow: 60_000 });
+    const failed = recordEvents(pool, 'failed');
+    const err = await startFailure(pool);
+    expect(failed).toEqual([err]);
+  });
+
+  it('a missing task module fails start() with PoolFailedError naming the path', async () => {
+    const app = fixture('does-not-exist.mjs');
+    const pool = makePool({ app, processes: 1, maxRestarts: 1, restartWindow: 60_000 });
+    const err = await startFailure(pool);
+    expect(err.message).toContain('does-not-exist.mjs');
+  });
+});
