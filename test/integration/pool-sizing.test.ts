@@ -1,0 +1,103 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { applyAndAwaitStart, nextEvent, pids, release, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+describe('grow and shrink', () => {
+  it('grow(n) adds n children that become ready', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [first] = pids(pool);
+    const ups: number[] = [];
+    pool.on('process-up', ({ pid }) => ups.push(pid));
+    pool.grow(2);
+    await waitUntil(() => ups.length === 2, 'two new children to come up');
+    expect(pool.size).toBe(3);
+    const procs = pool.stats().processes;
+    expect(procs.map((p) => p.pid).sort()).toEqual([first!, ...ups].sort());
+    expect(procs.every((p) => p.state === 'idle')).toBe(true);
+    const ran = (await Promise.all(Array.from({ length: 30 }, () => pool.apply('pid')))) as number[];
+    expect(ran.every((pid) => procs.some((p) => p.pid === pid))).toBe(true);
+  });
+
+  it('shrink takes idle children only: with one child busy, shrink(2) of two retires only the idle one, and the busy job still resolves', async () => {
+    const pool = await startPool({ processes: 2 });
+    const { result, started } = applyAndAwaitStart(pool, 'block');
+    const busy = await started;
+    const idle = pids(pool).find((pid) => pid !== busy)!;
+    const idleDown = nextEvent(pool, 'process-down', (e) => e.pid === idle);
+
+    expect(pool.shrink(2)).toBe(1);
+    const [down] = await idleDown;
+    expect(down).toMatchObject({ pid: idle, expected: true, exitCode: 0 });
+    expect(pool.stats().processes).toMatchObject([{ pid: busy, state: 'busy' }]);
+
+    release(busy);
+    await expect(result).resolves.toBe(busy);
+    expect(pool.stats().totals).toMatchObject({ done: 1, lost: 0, failed: 0 });
+    expect(pool.size).toBe(1);
+    await expect(pool.apply('pid')).resolves.toBe(busy);
+  });
+
+  it('shrink returns 0 and retires nobody when every child is busy', async () => {
+    const pool = await startPool({ processes: 1 });
+    const { result, started } = applyAndAwaitStart(pool, 'block');
+    const busy = await started;
+    expect(pool.shrink(1)).toBe(0);
+    expect(pids(pool)).toEqual([busy]);
+    release(busy);
+    await expect(result).resolves.toBe(busy);
+  });
+
+  it('grow and shrink reject a count that is not an integer >= 1', async () => {
+    const pool = await startPool({ processes: 1 });
+    expect(() => pool.grow(0)).toThrow(TypeError);
+    expect(() => pool.shrink(1.5)).toThrow(TypeError);
+  });
+});
+
+describe('stats()', () => {
+  it('reports each child\'s pid, state, jobs done, current job with its runtime, rss, and the pool totals', async () => {
+    const pool = await startPool({ processes: 2 });
+    await pool.apply('echo', [1]);
+    await expect(pool.apply('fail', ['x'])).rejects.toThrow('x');
+    const { result, started } = applyAndAwaitStart(pool, 'block');
+    const busy = await started;
+
+    const stats = pool.stats();
+    expect(stats.processes).toHaveLength(2);
+    const running = stats.processes.find((p) => p.pid === busy)!;
+    const other = stats.processes.find((p) => p.pid !== busy)!;
+    expect(running.state).toBe('busy');
+    expect(running.current).toMatchObject({ name: 'block' });
+    expect(typeof running.current!.id).toBe('string');
+    expect(running.current!.runtime).toBeGreaterThanOrEqual(0);
+    expect(other.state).toBe('idle');
+    expect(other.current).toBeNull();
+    for (const p of stats.processes) {
+      expect(p.rss).toBeGreaterThan(0);
+      expect(Number.isInteger(p.jobsDone)).toBe(true);
+    }
+    expect(stats.processes.reduce((sum, p) => sum + p.jobsDone, 0)).toBe(2);
+    expect(stats.totals).toEqual({ applied: 3, done: 1, failed: 1, lost: 0, restarts: 0 });
+    expect(stats).toMatchObject({ pending: 1, reserved: 1, outbound: 0, strategy: 'fair', autoscale: undefined });
+
+    release(busy);
+    await result;
+    const after = pool.stats();
+    expect(after.processes.find((p) => p.pid === busy)).toMatchObject({ state: 'idle', current: null });
+    expect(after.processes.reduce((sum, p) => sum + p.jobsDone, 0)).toBe(3);
+    expect(after.totals).toMatchObject({ applied: 3, done: 2, failed: 1 });
+    expect(after.pending).toBe(0);
+  });
+
+  it('counts jobs waiting for a child in outbound and pending', async () => {
+    const pool = await startPool({ processes: 1 });
+    const first = applyAndAwaitStart(pool, 'block');
+    const busy = await first.started;
+    const waiting = [pool.apply('echo', [1]), pool.apply('echo', [2])];
+    await Promise.resolve();
+    expect(pool.stats()).toMatchObject({ pending: 3, outbound: 2 });
+    release(busy);
+    await expect(Promise.all([first.result, ...waiting])).resolves.toEqual([busy, 1, 2]);
+  });
+});
