@@ -1,8 +1,25 @@
 // Public exports only: the engine lives in its own modules.
-export { defineTasks, currentTask, type TaskContext, type TaskFunction, type TaskRegistry } from './tasks.js';
+export { defineTasks, currentTask, type TaskContext, type TaskFunction, type TaskRegistry, type TaskDefinition, type TaskOptions } from './tasks.js';
 export { Pool, type PoolEvents, type ProcessUpEvent, type ProcessDownEvent, type JobLostEvent } from './pool/pool.js';
 export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';
 export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';
 export type { ScaleEvent } from './pool/autoscaler.js';
+export { Worker, type WorkerStats, type WorkerEvents } from './worker.js';
+export type { WorkerOptions } from './worker-options.js';
+export { Client, JobHandle, type ClientOptions, type EnqueueOptions } from './client.js';
+export { createBroker } from './broker/index.js';
+export type {
+  Broker,
+  BrokerOptions,
+  BackoffOptions,
+  JobOptions,
+  JobRecord,
+  JobState,
+  ResultRecord,
+  DeadJob,
+  NodeInfo,
+  QueueCounts,
+} from './broker/types.js';
+export type { QueueOrder, QueueSpec } from './consumer/queue-selection.js';
 export * from './errors.js';

@@ -10,10 +10,26 @@ export function createLogger(options: LoggerOptions = {}): Logger {
   return pino({ level: process.env.PREFORK_LOG_LEVEL ?? 'info', base: { pid: process.pid }, ...options });
 }
 
+/**
+ * The CLI's logger: JSON lines for machines, pino-pretty when a person is
+ * watching a terminal.
+ */
+export function createCliLogger(level: string): Logger {
+  if (process.stdout.isTTY) {
+    return pino({ level, base: { pid: process.pid }, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname' } } });
+  }
+  return createLogger({ level });
+}
+
 let root: Logger | undefined;
 
 /** The default logger, created on first use so that importing prefork costs nothing. */
 export function defaultLogger(): Logger {
   root ??= createLogger();
   return root;
+}
+
+/** The CLI sets its logger as the default, so components created without one log through it. */
+export function setDefaultLogger(logger: Logger): void {
+  root = logger;
 }

@@ -1,0 +1,97 @@
+import type { Command } from 'commander';
+import type { Broker } from '../../broker/types.js';
+import { withBroker } from '../connect.js';
+import * as parse from '../parsers.js';
+import { printTable } from '../print.js';
+import { UsageError } from '../usage-error.js';
+
+/** The queues a command acts on: the one named, else every queue the broker has seen. */
+async function queuesOf(broker: Broker, queue: string | undefined): Promise<string[]> {
+  return queue !== undefined ? [queue] : broker.knownQueues();
+}
+
+export function registerAdmin(program: Command): void {
+  program
+    .command('purge')
+    .description('drop every waiting and delayed job of a queue')
+    .argument('<queue>', 'queue name', parse.queueName)
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .action(async (queue: string, flags: { broker?: string }) => {
+      const n = await withBroker(flags.broker, (b) => b.purge(queue));
+      process.stdout.write(`purged ${n} job(s) from ${queue}\n`);
+    });
+
+  const dead = program.command('dead').description('the dead set: jobs that failed for good');
+  dead
+    .command('list')
+    .description('list dead jobs')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('-q, --queue <name>', 'only this queue', parse.queueName)
+    .option('--limit <n>', 'at most this many per queue', parse.positiveInt, 50)
+    .option('--json', 'print JSON lines')
+    .action(async (flags: { broker?: string; queue?: string; limit: number; json?: boolean }) => {
+      await withBroker(flags.broker, async (b) => {
+        const rows: (string | number)[][] = [];
+        for (const queue of await queuesOf(b, flags.queue)) {
+          for (const d of await b.listDead(queue, flags.limit)) {
+            if (flags.json) process.stdout.write(`${JSON.stringify({ id: d.job.id, task: d.job.task, queue, attempt: d.job.attempt, reason: d.reason, diedAt: d.diedAt })}\n`);
+            else rows.push([d.job.id, d.job.task, queue, d.job.attempt, new Date(d.diedAt).toISOString(), d.reason]);
+          }
+        }
+        if (!flags.json) printTable(['ID', 'TASK', 'QUEUE', 'RETRIES', 'DIED', 'REASON'], rows);
+      });
+    });
+  dead
+    .command('retry')
+    .description('put dead jobs back on their queue')
+    .argument('[ids...]', 'job ids')
+    .option('--all', 'every dead job')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('-q, --queue <name>', 'only this queue', parse.queueName)
+    .action(async (ids: string[], flags: { all?: boolean; broker?: string; queue?: string }) => {
+      if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
+      if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
+      const n = await withBroker(flags.broker, async (b) => {
+        let total = 0;
+        for (const queue of await queuesOf(b, flags.queue)) total += await b.retryDead(queue, flags.all ? undefined : ids);
+        return total;
+      });
+      process.stdout.write(`requeued ${n} dead job(s)\n`);
+    });
+  dead
+    .command('purge')
+    .description('drop dead jobs')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('-q, --queue <name>', 'only this queue', parse.queueName)
+    .action(async (flags: { broker?: string; queue?: string }) => {
+      const n = await withBroker(flags.broker, async (b) => {
+        let total = 0;
+        for (const queue of await queuesOf(b, flags.queue)) total += await b.purgeDead(queue);
+        return total;
+      });
+      process.stdout.write(`purged ${n} dead job(s)\n`);
+    });
+
+  program
+    .command('inspect')
+    .description('show the nodes of the cluster or the queues')
+    .argument('[what]', 'nodes or queues', (v: string) => {
+      if (v !== 'nodes' && v !== 'queues') throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes or queues`);
+      return v;
+    }, 'nodes')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('--json', 'print JSON')
+    .action(async (what: 'nodes' | 'queues', flags: { broker?: string; json?: boolean }) => {
+      await withBroker(flags.broker, async (b) => {
+        if (what === 'nodes') {
+          const nodes = await b.listNodes();
+          if (flags.json) process.stdout.write(`${JSON.stringify(nodes)}\n`);
+          else printTable(['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED'], nodes.map((n) => [n.id, n.host, n.pid, n.queues.join(','), n.concurrency, new Date(n.startedAt).toISOString()]));
+          return;
+        }
+        const counts = await b.counts(await b.knownQueues());
+        if (flags.json) process.stdout.write(`${JSON.stringify(counts)}\n`);
+        else printTable(['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD'], counts.map((c) => [c.queue, c.waiting, c.reserved, c.delayed, c.dead]));
+      });
+    });
+}

@@ -1,0 +1,99 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import type { Command } from 'commander';
+import { createCliLogger, setDefaultLogger } from '../../logger.js';
+import { Worker } from '../../worker.js';
+import { defaultBrokerUrl } from '../../worker-options.js';
+import * as parse from '../parsers.js';
+import { onStopSignals } from '../signals.js';
+import { UsageError } from '../usage-error.js';
+
+interface WorkerFlags {
+  app: string;
+  broker?: string;
+  concurrency?: number;
+  autoscale?: string;
+  strategy: 'fair' | 'fcfs';
+  queues: string;
+  queueOrder?: 'round-robin' | 'weighted' | 'strict';
+  prefetchMultiplier: number;
+  maxTasksPerChild?: number;
+  maxMemoryPerChild?: number;
+  timeLimit?: number;
+  softTimeLimit?: number;
+  name?: string;
+  logLevel: string;
+  maxRedeliveries?: number;
+  trackStarted?: boolean;
+}
+
+export function registerWorker(program: Command): void {
+  program
+    .command('worker')
+    .description('start a worker node: fetch jobs from the broker and run them in a pool of child processes')
+    .requiredOption('-A, --app <module>', 'task module (its default export is defineTasks({...}))')
+    .option('-b, --broker <url>', 'broker URL (default $PREFORK_BROKER_URL, else redis://127.0.0.1:6379)', parse.brokerUrl)
+    .option('-c, --concurrency <n>', 'number of child processes (default: CPUs)', parse.positiveInt)
+    .option('--autoscale <max,min>', 'grow and shrink the pool between MAX and MIN from the reserved jobs', parse.autoscale)
+    .option('-O, --strategy <name>', 'scheduling: fair (a job only to an idle child) or fcfs', parse.strategy, 'fair')
+    .option('-Q, --queues <list>', 'queues to consume, name[:weight],...', parse.queues, 'default')
+    .option('--queue-order <order>', 'round-robin, weighted or strict (default: weighted if a weight is given, else round-robin)', parse.queueOrder)
+    .option('--prefetch-multiplier <n>', 'jobs held per process, buffered + running', parse.positiveInt, 4)
+    .option('--max-tasks-per-child <n>', 'replace a child after this many jobs', parse.positiveInt)
+    .option('--max-memory-per-child <size>', 'replace a child whose RSS after a job is above this', parse.size)
+    .option('--time-limit <duration>', 'hard limit per job: the child is killed', parse.duration)
+    .option('--soft-time-limit <duration>', "soft limit per job: the job's AbortSignal fires", parse.duration)
+    .option('--max-redeliveries <n>', 'a job redelivered more often than this is a poison job (dead set)', parse.nonNegativeInt)
+    .option('--track-started', 'also record RECEIVED and STARTED states')
+    .option('-n, --name <name>', 'node name (default <pid>@<hostname>)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', parse.logLevel, 'info')
+    .action((flags: WorkerFlags) => runWorker(flags));
+}
+
+async function runWorker(flags: WorkerFlags): Promise<void> {
+  const app = resolve(flags.app);
+  if (!existsSync(app)) throw new UsageError(`option '-A, --app <module>' argument '${flags.app}' is invalid. no such file: ${app}`);
+  const log = createCliLogger(flags.logLevel);
+  setDefaultLogger(log);
+  const broker = flags.broker ?? defaultBrokerUrl();
+  let worker: Worker;
+  try {
+    worker = new Worker({
+      app,
+      broker,
+      concurrency: flags.concurrency,
+      autoscale: flags.autoscale,
+      strategy: flags.strategy,
+      queues: flags.queues,
+      queueOrder: flags.queueOrder,
+      prefetchMultiplier: flags.prefetchMultiplier,
+      maxTasksPerChild: flags.maxTasksPerChild,
+      maxMemoryPerChild: flags.maxMemoryPerChild,
+      timeLimit: flags.timeLimit,
+      softTimeLimit: flags.softTimeLimit,
+      name: flags.name,
+      maxRedeliveries: flags.maxRedeliveries,
+      trackStarted: flags.trackStarted,
+      logger: log,
+    });
+  } catch (err) {
+    throw new UsageError((err as Error).message);
+  }
+  const pool = worker.pool.options;
+  const size = pool.autoscale ? `autoscale ${pool.autoscale.max},${pool.autoscale.min}` : `concurrency ${pool.processes}`;
+  const queues = worker.options.queues.map((q) => (q.weight === 1 ? q.name : `${q.name}:${q.weight}`)).join(',');
+  process.stdout.write(`prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`);
+  onStopSignals(log, (mode) => {
+    worker.stop({ cold: mode === 'cold' }).then(() => process.exit(0), (err: unknown) => {
+      log.fatal({ err }, 'shutdown failed');
+      process.exit(1);
+    });
+  });
+  try {
+    await worker.start();
+  } catch (err) {
+    log.fatal({ err }, `worker failed to start: ${(err as Error).message}`);
+    await worker.stop({ cold: true }).catch(() => undefined);
+    process.exit(1);
+  }
+}

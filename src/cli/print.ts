@@ -1,0 +1,27 @@
+import type { ResultRecord } from '../broker/types.js';
+
+/** A result for people (one field a line) or as JSON. */
+export function printRecord(record: ResultRecord, json: boolean): void {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(record)}\n`);
+    return;
+  }
+  const lines = [`id:       ${record.id}`, `task:     ${record.task}`, `queue:    ${record.queue}`, `state:    ${record.state}`];
+  if (record.state === 'SUCCESS') lines.push(`value:    ${JSON.stringify(record.value)}`);
+  if (record.error) lines.push(`error:    ${record.error.name}: ${record.error.message}`);
+  if (record.node) lines.push(`node:     ${record.node}${record.pid ? ` (pid ${record.pid})` : ''}`);
+  if (record.runtime !== undefined) lines.push(`runtime:  ${record.runtime} ms`);
+  lines.push(`retries:  ${record.retries}`);
+  for (const [key, at] of [['enqueued', record.enqueuedAt], ['started', record.startedAt], ['finished', record.finishedAt]] as const) {
+    if (at !== undefined) lines.push(`${`${key}:`.padEnd(10)}${new Date(at).toISOString()}`);
+  }
+  process.stdout.write(`${lines.join('\n')}\n`);
+}
+
+/** A table with aligned columns. */
+export function printTable(header: string[], rows: (string | number)[][]): void {
+  const cells = [header, ...rows.map((r) => r.map(String))];
+  const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
+  const out = cells.map((r) => r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
+  process.stdout.write(`${out.join('\n')}\n`);
+}

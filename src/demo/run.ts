@@ -1,0 +1,82 @@
+import { fileURLToPath } from 'node:url';
+import type { ResultRecord } from '../broker/types.js';
+import { Client } from '../client.js';
+import { createLogger } from '../logger.js';
+import { Worker } from '../worker.js';
+
+export interface DemoOptions {
+  jobs: number;
+  processes: number;
+  out: NodeJS.WriteStream;
+}
+
+const TASKS = fileURLToPath(new URL('./tasks.js', import.meta.url));
+
+/** Which task the i-th job runs: mostly real work, and a few of each way a job goes wrong. */
+function jobFor(i: number): { name: string; args: unknown[] } {
+  if (i % 97 === 13) return { name: 'segfault', args: [] };
+  if (i % 61 === 7) return { name: 'hang', args: [] };
+  if (i % 17 === 5) return { name: 'parse', args: [`<row ${i}>`] };
+  if (i % 3 === 0) return { name: 'fetchPage', args: [20 + (i % 5) * 10] };
+  return { name: 'cpu', args: [5 + (i % 4) * 5] };
+}
+
+/**
+ * `prefork demo` / `npm start`: a Worker and a Client on the embedded
+ * memory:// broker, a mixed batch of jobs, a live progress line, a summary.
+ */
+export async function runDemo(options: DemoOptions): Promise<void> {
+  const { out } = options;
+  const logger = createLogger({ level: process.env.PREFORK_LOG_LEVEL ?? 'silent' });
+  const broker = `memory://demo-${process.pid}`;
+  const worker = new Worker({ app: TASKS, broker, concurrency: options.processes, logger, name: 'demo@local' });
+  const client = new Client({ broker, logger });
+  out.write(`prefork demo: ${options.jobs} jobs on ${options.processes} child processes, broker ${broker} (embedded)\n`);
+  await worker.start();
+  const started = performance.now();
+  const handles = await client.enqueueMany(Array.from({ length: options.jobs }, (_, i) => jobFor(i)));
+  const records: ResultRecord[] = [];
+  const progress = new Progress(out, options.jobs);
+  const timer = setInterval(() => progress.render(records, performance.now() - started), out.isTTY ? 100 : 1000);
+  await Promise.all(handles.map((h) => client.waitForResult(h.id, undefined, true).then((r) => void records.push(r))));
+  clearInterval(timer);
+  const elapsed = performance.now() - started;
+  progress.render(records, elapsed, true);
+  await worker.stop();
+  await client.close();
+  out.write(summary(records, elapsed));
+}
+
+class Progress {
+  constructor(private readonly out: NodeJS.WriteStream, private readonly total: number) {}
+
+  render(records: readonly ResultRecord[], ms: number, last = false): void {
+    const failed = records.filter((r) => r.state === 'FAILURE').length;
+    const line = `  ${records.length}/${this.total} settled · ${records.length - failed} ok · ${failed} failed · ${(ms / 1000).toFixed(1)} s`;
+    if (this.out.isTTY) this.out.write(`\r${line}${last ? '\n' : ''}`);
+    else this.out.write(`${line}\n`);
+  }
+}
+
+function summary(records: readonly ResultRecord[], ms: number): string {
+  const ok = records.filter((r) => r.state === 'SUCCESS');
+  const byReason = new Map<string, number>();
+  const byPid = new Map<number, number>();
+  for (const r of records) {
+    if (r.state === 'FAILURE') {
+      const reason = r.error?.name ?? 'Error';
+      byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
+    }
+    if (r.pid !== undefined) byPid.set(r.pid, (byPid.get(r.pid) ?? 0) + 1);
+  }
+  const lines = [
+    '',
+    `done:        ${ok.length} succeeded, ${records.length - ok.length} failed, in ${(ms / 1000).toFixed(2)} s (${Math.round((records.length / ms) * 1000)} jobs/s)`,
+    'failed by reason:',
+    ...[...byReason].sort((a, b) => b[1] - a[1]).map(([reason, n]) => `  ${reason.padEnd(24)} ${n}`),
+    'jobs per child process (a crashed or killed child is replaced by a new pid):',
+    ...[...byPid].sort((a, b) => a[0] - b[0]).map(([pid, n]) => `  pid ${String(pid).padEnd(8)} ${n}`),
+    '',
+  ];
+  return lines.join('\n');
+}
