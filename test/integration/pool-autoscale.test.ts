@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { ScaleEvent } from 'prefork';
+import { applyAndAwaitStart, pids, recordEvents, release, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+describe('Autoscaler', () => {
+  it('starts at min, grows under a burst (never above max), shrinks back to min after keepalive, and never kills a busy child', async () => {
+    const pool = await startPool({ autoscale: '4,1', keepalive: 200, autoscaleInterval: 50 });
+    expect(pids(pool)).toHaveLength(1);
+    expect(pool.stats().autoscale).toEqual({ max: 4, min: 1 });
+    const events: ScaleEvent[] = recordEvents(pool, 'autoscale');
+    const lost = recordEvents(pool, 'job-lost');
+    let largest = 0;
+    pool.on('process-up', () => {
+      largest = Math.max(largest, pool.size);
+    });
+
+    const burst = Array.from({ length: 40 }, (_, i) => pool.apply('sleep', [20 + (i % 5)]));
+    burst.forEach((p) => p.catch(() => undefined));
+    // Each apply() re-evaluates: the pool follows the reserved count up to max at once, without waiting for a tick.
+    const ups = events.filter((e) => e.direction === 'up');
+    expect(ups.length).toBeGreaterThanOrEqual(1);
+    expect(ups[0]!.from).toBe(1);
+    expect(ups.at(-1)!.to).toBe(4);
+    expect(pool.size).toBe(4);
+    await Promise.all(burst);
+
+    await waitUntil(() => events.some((e) => e.direction === 'down') && pool.size === 1, 'the pool to shrink back to 1');
+    await waitUntil(() => pids(pool).length === 1, 'the retired children to exit');
+    for (const e of events) {
+      expect(e.to).toBeLessThanOrEqual(4);
+      expect(e.to).toBeGreaterThanOrEqual(1);
+    }
+    expect(largest).toBeLessThanOrEqual(4);
+    const downs = events.filter((e) => e.direction === 'down');
+    expect(downs.at(-1)!.to).toBe(1);
+    expect(lost).toEqual([]);
+    expect(pool.stats().totals).toMatchObject({ applied: 40, done: 40, failed: 0, lost: 0 });
+  });
+
+  it('after keepalive, shrinks to the reserved count by retiring the idle child and keeps the busy one; then to min = 0', async () => {
+    const pool = await startPool({ autoscale: '2,0', keepalive: 100, autoscaleInterval: 30 });
+    expect(pids(pool)).toEqual([]);
+    const events: ScaleEvent[] = recordEvents(pool, 'autoscale');
+    const job = applyAndAwaitStart(pool, 'block');
+    const busy = await job.started;
+    expect(events[0]).toMatchObject({ direction: 'up', from: 0, to: 1, reserved: 1 });
+    // A second, idle child: reserved (1) is now below the size (2).
+    pool.grow(1);
+    await waitUntil(() => pool.stats().processes.filter((p) => p.state === 'idle').length === 1, 'the extra child to be up');
+    const idle = pids(pool).find((pid) => pid !== busy)!;
+
+    await waitUntil(() => events.some((e) => e.direction === 'down'), 'a scale-down after keepalive');
+    expect(events.find((e) => e.direction === 'down')).toMatchObject({ from: 2, to: 1, reserved: 1 });
+    await waitUntil(() => !pids(pool).includes(idle), 'the idle child to exit');
+    expect(pool.stats().processes).toMatchObject([{ pid: busy, state: 'busy' }]);
+
+    release(busy);
+    await expect(job.result).resolves.toBe(busy);
+    await waitUntil(() => pids(pool).length === 0, 'the pool to shrink to min = 0 once idle');
+    expect(events.at(-1)).toMatchObject({ direction: 'down', to: 0, reserved: 0 });
+    expect(pool.stats().totals).toMatchObject({ done: 1, lost: 0, failed: 0 });
+  });
+});

@@ -1,0 +1,117 @@
+import { spawn } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { afterEach, describe, expect, it } from 'vitest';
+import { PoolClosedError } from 'prefork';
+import {
+  applyAndAwaitStart,
+  expectReaped,
+  fixture,
+  isGone,
+  makePool,
+  pids,
+  release,
+  startPool,
+  terminatePools,
+  waitUntil,
+} from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+describe('close()', () => {
+  it('waits for the jobs in flight and buffered, then every child exits', async () => {
+    const pool = await startPool({ processes: 2 });
+    const children = pids(pool);
+    const a = applyAndAwaitStart(pool, 'block');
+    const b = applyAndAwaitStart(pool, 'block');
+    const queued = pool.apply('echo', ['after the blocked ones']);
+    const busy = await Promise.all([a.started, b.started]);
+    const order: string[] = [];
+    for (const [label, p] of [['a', a.result], ['b', b.result], ['queued', queued]] as const) void p.then(() => order.push(label));
+
+    const closing = pool.close().then(() => order.push('closed'));
+    await expect(pool.apply('echo', [1])).rejects.toBeInstanceOf(PoolClosedError);
+    for (const pid of busy) release(pid);
+    await closing;
+
+    expect(order.at(-1)).toBe('closed');
+    expect(order.sort()).toEqual(['a', 'b', 'closed', 'queued']);
+    await expect(Promise.all([a.result, b.result, queued])).resolves.toEqual([busy[0], busy[1], 'after the blocked ones']);
+    for (const pid of children) expectReaped(pid);
+    expect(pool.stats().processes).toEqual([]);
+  });
+
+  it('lets the children exit on their own (SHUTDOWN), not by a signal', async () => {
+    const pool = await startPool({ processes: 2 });
+    const downs: { exitCode: number | null; signal: string | null; expected: boolean }[] = [];
+    pool.on('process-down', (e) => downs.push(e));
+    await pool.close();
+    expect(downs).toHaveLength(2);
+    expect(downs.every((d) => d.exitCode === 0 && d.signal === null && d.expected)).toBe(true);
+  });
+
+  it('rejects apply() after close() with PoolClosedError', async () => {
+    const pool = await startPool({ processes: 1 });
+    await pool.close();
+    await expect(pool.apply('echo', [1])).rejects.toBeInstanceOf(PoolClosedError);
+  });
+
+  it('on a pool never started, rejects the jobs it buffered with PoolClosedError', async () => {
+    const pool = makePool({ processes: 1 });
+    const early = pool.apply('echo', [1]);
+    await pool.close();
+    await expect(early).rejects.toBeInstanceOf(PoolClosedError);
+    await expect(pool.start()).rejects.toBeInstanceOf(PoolClosedError);
+  });
+});
+
+describe('terminate()', () => {
+  it('kills the children and rejects running and buffered jobs with PoolClosedError; no child is left', async () => {
+    const pool = await startPool({ processes: 2 });
+    const children = pids(pool);
+    const running = [applyAndAwaitStart(pool, 'hang'), applyAndAwaitStart(pool, 'hang')];
+    await Promise.all(running.map((r) => r.started));
+    const buffered = [pool.apply('echo', [1]), pool.apply('echo', [2]), pool.apply('echo', [3])];
+    buffered.forEach((p) => p.catch(() => undefined));
+
+    await pool.terminate();
+
+    for (const job of [...running.map((r) => r.result), ...buffered]) await expect(job).rejects.toBeInstanceOf(PoolClosedError);
+    for (const pid of children) expectReaped(pid);
+    expect(pool.stats().processes).toEqual([]);
+    expect(pool.stats().totals.lost).toBe(0);
+    await expect(pool.apply('echo', [1])).rejects.toBeInstanceOf(PoolClosedError);
+  });
+
+  it('kills a child stuck in a CPU loop', async () => {
+    const pool = await startPool({ processes: 1, killTimeout: 200 });
+    const [pid] = pids(pool);
+    const job = applyAndAwaitStart(pool, 'spin', [60_000]);
+    await job.started;
+    await pool.terminate();
+    await expect(job.result).rejects.toBeInstanceOf(PoolClosedError);
+    expectReaped(pid!);
+  });
+});
+
+describe('no orphans', () => {
+  it('children exit by themselves when their parent is SIGKILLed, busy or idle', async () => {
+    const parent = spawn(process.execPath, [fixture('orphan-parent.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
+    try {
+      const line = await new Promise<string>((resolve, reject) => {
+        const rl = createInterface({ input: parent.stdout! });
+        rl.once('line', resolve);
+        parent.once('exit', (code, signal) => reject(new Error(`orphan-parent exited early: ${code ?? signal}`)));
+      });
+      const children = JSON.parse(line) as number[];
+      expect(children).toHaveLength(2);
+      for (const pid of children) expect(isGone(pid)).toBe(false);
+
+      const exited = new Promise((resolve) => parent.once('exit', resolve));
+      parent.kill('SIGKILL');
+      await exited;
+      await waitUntil(() => children.every(isGone), `children ${children.join(', ')} of the killed parent to exit`, 30_000);
+    } finally {
+      parent.kill('SIGKILL');
+    }
+  });
+});
