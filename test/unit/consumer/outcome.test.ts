@@ -1,0 +1,92 @@
+import { describe, expect, it } from 'vitest';
+import type { Delivery } from '../../../dist/broker/types.js';
+import { DEFAULT_RETRY_BUDGET, malformedSettlement, settlementFor, type Attempt } from '../../../dist/consumer/outcome.js';
+import {
+  JobWithdrawnError,
+  PayloadDecodeError,
+  PoolClosedError,
+  ResultSerializationError,
+  Retry,
+  TimeLimitExceeded,
+  UnknownTaskError,
+  WorkerLostError,
+} from '../../../dist/errors.js';
+
+function delivery(attempt = 0, options: Delivery['job']['options'] = {}): Delivery {
+  return {
+    receipt: 'r1',
+    queue: 'default',
+    job: { id: 'j1', task: 'resize', queue: 'default', payload: new Uint8Array([0x90]), attempt, redeliveries: 0, options, enqueuedAt: 1 },
+  };
+}
+const at: Attempt = { node: 'n1', pid: 42, startedAt: 100, finishedAt: 150, task: undefined };
+const noJitter = (): number => 1;
+
+describe('settlementFor', () => {
+  it('success → ack with a SUCCESS record (value, node, pid, runtime)', () => {
+    const s = settlementFor(delivery(), true, 7, at);
+    expect(s.kind).toBe('ack');
+    expect(s.kind === 'ack' && s.result).toMatchObject({ id: 'j1', state: 'SUCCESS', value: 7, node: 'n1', pid: 42, runtime: 50, retries: 0 });
+  });
+
+  it('ignoreResult → ack without a record', () => {
+    const s = settlementFor(delivery(0, { ignoreResult: true }), true, 7, at);
+    expect(s).toEqual({ kind: 'ack', delivery: delivery(0, { ignoreResult: true }), result: undefined });
+  });
+
+  it.each([
+    ['JobWithdrawnError', new JobWithdrawnError()],
+    ['PoolClosedError', new PoolClosedError()],
+  ])('%s → given back, unstarted', (_, err) => {
+    expect(settlementFor(delivery(), false, err, at).kind).toBe('giveBack');
+  });
+
+  it.each([
+    ['unknown task', new UnknownTaskError('resize')],
+    ['undecodable payload', new PayloadDecodeError('resize', 'bad')],
+    ['unserializable result', new ResultSerializationError('resize', 'a function')],
+  ])('%s → dead at once, even with retries left', (_, err) => {
+    const s = settlementFor(delivery(0, { retries: 5 }), false, err, at);
+    expect(s.kind).toBe('dead');
+    expect(s.kind === 'dead' && s.result?.state).toBe('FAILURE');
+  });
+
+  it.each([
+    ['a task error', new Error('boom')],
+    ['a lost worker', new WorkerLostError(1, null, 'SIGKILL')],
+    ['a hard time limit', new TimeLimitExceeded(100, 'resize')],
+  ])('%s with retries left → retry with backoff, RETRY record', (_, err) => {
+    const s = settlementFor(delivery(1, { retries: 3, backoff: { delay: 100, jitter: false } }), false, err, at, noJitter);
+    expect(s).toMatchObject({ kind: 'retry', delay: 200 });
+    expect(s.kind === 'retry' && s.result?.state).toBe('RETRY');
+  });
+
+  it('a failure with retries spent → dead, FAILURE record naming the retries', () => {
+    const s = settlementFor(delivery(3, { retries: 3 }), false, new Error('boom'), at);
+    expect(s.kind).toBe('dead');
+    expect(s.kind === 'dead' && s.reason).toMatch(/retries spent \(3\): boom/);
+  });
+
+  it('no retries configured → dead on the first failure', () => {
+    expect(settlementFor(delivery(), false, new Error('boom'), at).kind).toBe('dead');
+  });
+
+  it("the task's own retries apply when the job sets none; the job's win", () => {
+    const task = { retries: 2, backoff: { type: 'fixed' as const, delay: 5, jitter: false } };
+    expect(settlementFor(delivery(1), false, new Error('x'), { ...at, task })).toMatchObject({ kind: 'retry', delay: 5 });
+    expect(settlementFor(delivery(1, { retries: 1 }), false, new Error('x'), { ...at, task }).kind).toBe('dead');
+  });
+
+  it('Retry with a delay is honoured; without configured retries it has the default budget', () => {
+    expect(settlementFor(delivery(0), false, new Retry({ delay: 1234 }), at)).toMatchObject({ kind: 'retry', delay: 1234 });
+    expect(settlementFor(delivery(DEFAULT_RETRY_BUDGET), false, new Retry({ delay: 1 }), at).kind).toBe('dead');
+  });
+
+  it('a malformed delivery → dead with a FAILURE record saying why', () => {
+    const d = { ...delivery(), malformed: 'missing field task' };
+    const s = malformedSettlement(d, 'n1');
+    expect(s.kind).toBe('dead');
+    expect(s.kind === 'dead' && s.reason).toMatch(/missing field task/);
+    expect(s.kind === 'dead' && s.result?.error?.name).toBe('MalformedJobError');
+  });
+});
