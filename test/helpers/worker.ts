@@ -1,0 +1,109 @@
+/**
+ * Helpers for the Worker's integration tests: a fresh namespace per test,
+ * in-process workers and clients that are always stopped, worker nodes in
+ * their own processes, and the ledger that task `record` appends to.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { pino } from 'pino';
+import { Client, Worker, type WorkerOptions } from 'prefork';
+
+export const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
+const stoppers: (() => Promise<unknown>)[] = [];
+
+export function fixture(name: string): string {
+  return fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));
+}
+
+export function uniqueName(prefix: string): string {
+  return `${prefix}-${randomBytes(5).toString('hex')}`;
+}
+
+/** A broker URL for this test: its own memory:// broker, or the shared Redis (isolated by `namespace`). */
+export function brokerFor(kind: 'memory' | 'redis', redisUrl: string): string {
+  return kind === 'memory' ? `memory://${uniqueName('t')}` : redisUrl;
+}
+
+/** A ledger file; tasks append to it through $PREFORK_TEST_LEDGER (set on the children via pool.env). */
+export function newLedger(): string {
+  return join(mkdtempSync(join(tmpdir(), 'prefork-test-')), 'ledger');
+}
+
+/** Lines of the ledger: [jobId, queue, epochMs]. */
+export function readLedger(file: string): { id: string; queue: string; at: number }[] {
+  let text = '';
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch {
+    return [];
+  }
+  return text.split('\n').filter(Boolean).map((line) => {
+    const [id = '', queue = '', at = '0'] = line.split(' ');
+    return { id, queue, at: Number(at) };
+  });
+}
+
+export function makeWorker(options: Partial<WorkerOptions> & { broker: string; ledger?: string }): Worker {
+  const { ledger, ...rest } = options;
+  const worker = new Worker({
+    app: fixture('worker-tasks.mjs'),
+    concurrency: 2,
+    logger: silent,
+    ...rest,
+    pool: { ...(rest.pool ?? {}), env: { PREFORK_TEST_LEDGER: ledger ?? '/dev/null', ...(rest.pool?.env ?? {}) } },
+  });
+  stoppers.push(() => worker.stop({ cold: true }).catch(() => undefined));
+  return worker;
+}
+
+export function makeClient(broker: string, namespace?: string): Client {
+  const client = new Client({ broker, namespace, logger: silent });
+  stoppers.push(() => client.close());
+  return client;
+}
+
+/** afterEach: stop every worker and client this test made, and kill its node processes. */
+export async function cleanup(): Promise<void> {
+  for (const stop of stoppers.splice(0).reverse()) await stop();
+}
+
+/** Waits until `check()` is true; the deadline only keeps a broken test from hanging. */
+export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, deadlineMs = 30_000): Promise<void> {
+  const end = Date.now() + deadlineMs;
+  while (!(await check())) {
+    if (Date.now() > end) throw new Error(`gave up waiting: ${what}`);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+}
+
+export interface NodeProcess {
+  proc: ChildProcess;
+  nodeId: string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/** A worker node in its own process (test/fixtures/worker-node.mjs); resolves once it consumes. */
+export function startNode(options: Record<string, unknown>, ledger: string): Promise<NodeProcess> {
+  const proc = spawn(process.execPath, [fixture('worker-node.mjs'), JSON.stringify({ app: fixture('worker-tasks.mjs'), ...options })], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+    env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  stoppers.push(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    await exited;
+  });
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout!.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = /ready (\S+)/.exec(out);
+      if (m) resolve({ proc, nodeId: m[1] as string, exited });
+    });
+    void exited.then(({ code, signal }) => reject(new Error(`worker node exited before it was ready (code ${code}, signal ${signal})`)));
+  });
+}
