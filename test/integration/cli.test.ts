@@ -1,0 +1,141 @@
+/**
+ * The `prefork` command as people use it: real processes, the real Redis from
+ * the test setup (its own db number, so no other test file sees these keys).
+ */
+import { spawn, spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { fixture, waitUntil } from '../helpers/worker.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const DB = 7;
+
+function run(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+describe('bad flags: one line naming the flag and the value, exit code 2', () => {
+  it.each([
+    [['worker', '--app', 'x.mjs', '-c', 'zero'], "-c, --concurrency <n>", 'zero'],
+    [['worker', '--app', 'x.mjs', '--autoscale', '3,5'], '--autoscale <max,min>', '3,5'],
+    [['worker', '--app', 'x.mjs', '-O', 'fast'], '-O, --strategy <name>', 'fast'],
+    [['worker', '--app', 'x.mjs', '--queue-order', 'random'], '--queue-order <order>', 'random'],
+    [['worker', '--app', 'x.mjs', '-Q', 'a:0'], '-Q, --queues <list>', 'a:0'],
+    [['worker', '--app', 'x.mjs', '--prefetch-multiplier', '0'], '--prefetch-multiplier <n>', '0'],
+    [['worker', '--app', 'x.mjs', '--max-tasks-per-child', '1.5'], '--max-tasks-per-child <n>', '1.5'],
+    [['worker', '--app', 'x.mjs', '--max-memory-per-child', 'lots'], '--max-memory-per-child <size>', 'lots'],
+    [['worker', '--app', 'x.mjs', '--time-limit', 'soon'], '--time-limit <duration>', 'soon'],
+    [['worker', '--app', 'x.mjs', '--soft-time-limit', '-'], '--soft-time-limit <duration>', '-'],
+    [['worker', '--app', 'x.mjs', '--log-level', 'loud'], '--log-level <level>', 'loud'],
+    [['worker', '--app', 'x.mjs', '--broker', 'http://x'], '--broker <url>', 'http://x'],
+    [['worker', '--app', 'no/such/file.mjs'], '--app <module>', 'no/such/file.mjs'],
+    [['enqueue', 'add', '--delay', 'later'], '--delay <duration>', 'later'],
+    [['enqueue', 'add', '--retries', 'many'], '--retries <n>', 'many'],
+    [['enqueue', 'add', '--queue', 'a b'], '--queue <name>', 'a b'],
+  ])('%j', (args, flag, value) => {
+    const r = run(args);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(flag);
+    expect(lines[0]).toContain(`'${value}'`);
+  });
+
+  it('an unknown flag is named too', () => {
+    const r = run(['worker', '--app', 'x.mjs', '--bogus']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--bogus');
+  });
+
+  it('soft time limit not below the hard one is refused before anything starts', () => {
+    const r = run(['worker', '--app', fixture('worker-tasks.mjs'), '--time-limit', '1s', '--soft-time-limit', '2s', '--broker', 'memory://x']);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toMatch(/softTimeLimit/);
+  });
+});
+
+describe('prefork demo', () => {
+  it('runs the pool on the embedded broker and prints a summary', () => {
+    const r = run(['demo', '--jobs', '100', '-c', '2']);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/100\/100 settled/);
+    expect(r.stdout).toMatch(/done: +\d+ succeeded, \d+ failed/);
+    for (const reason of ['SyntaxError', 'TimeLimitExceeded', 'WorkerLostError']) expect(r.stdout).toContain(reason);
+    expect(r.stdout).toMatch(/pid \d+/);
+  });
+});
+
+describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
+  let url = '';
+  beforeAll(async () => {
+    url = `${inject('redisUrl')}/${DB}`;
+    const redis = new Redis(url);
+    await redis.flushdb();
+    redis.disconnect();
+  });
+
+  let worker: ReturnType<typeof spawn> | undefined;
+  afterAll(() => {
+    if (worker && worker.exitCode === null) worker.kill('SIGKILL');
+  });
+
+  it('a worker prints its banner, runs jobs, and stops warm on SIGTERM with exit 0', async () => {
+    worker = spawn(process.execPath, [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '2', '-n', 'cli-node', '-Q', 'default,other'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PREFORK_TEST_LEDGER: '/dev/null' },
+    });
+    let out = '';
+    worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => worker!.once('exit', (code, signal) => resolve({ code, signal })));
+    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+    const banner = out.split('\n')[0] ?? '';
+    expect(banner).toMatch(/^prefork worker cli-node \(pid \d+\)/);
+    expect(banner).toContain('queues default,other');
+    expect(banner).toContain('concurrency 2');
+    expect(banner).toContain('fair');
+
+    const waited = run(['enqueue', 'add', '2', '3', '--wait', '--timeout', '20s', '--broker', url]);
+    expect(waited.code).toBe(0);
+    expect(waited.stdout).toMatch(/state: +SUCCESS/);
+    expect(waited.stdout).toMatch(/value: +5/);
+
+    const id = run(['enqueue', 'echo', '{"a":1}', '--queue', 'other', '--broker', url]).stdout.trim();
+    expect(id).toMatch(/^[0-9a-f-]{36}$/);
+    await waitUntil(() => run(['result', id, '--json', '--broker', url]).stdout.includes('SUCCESS'), 'the echo job finished');
+    expect(JSON.parse(run(['result', id, '--json', '--broker', url]).stdout)).toMatchObject({ id, state: 'SUCCESS', value: { a: 1 }, queue: 'other', node: 'cli-node' });
+
+    const nodes = run(['inspect', 'nodes', '--json', '--broker', url]);
+    expect(JSON.parse(nodes.stdout).map((n: { name: string }) => n.name)).toContain('cli-node');
+
+    const failed = run(['enqueue', 'noSuchTask', '--wait', '--broker', url]);
+    expect(failed.code).toBe(1);
+    expect(failed.stdout).toMatch(/UnknownTaskError/);
+    const dead = run(['dead', 'list', '--json', '--broker', url]);
+    expect(dead.stdout).toContain('noSuchTask');
+    expect(run(['dead', 'purge', '--broker', url]).stdout).toMatch(/purged 1 dead job/);
+
+    worker.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('purge drops waiting and delayed jobs', () => {
+    run(['enqueue', 'add', '1', '1', '--queue', 'nobody', '--broker', url]);
+    run(['enqueue', 'add', '1', '1', '--queue', 'nobody', '--delay', '1h', '--broker', url]);
+    const r = run(['purge', 'nobody', '--broker', url]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(/purged 2 job/);
+  });
+
+  it('result of an unknown id says PENDING', () => {
+    expect(run(['result', 'no-such-id', '--broker', url]).stdout).toMatch(/PENDING/);
+  });
+
+  it('an unreachable broker is a clear one-line error, not a stack trace', () => {
+    const r = run(['enqueue', 'add', '1', '--broker', 'redis://127.0.0.1:1']);
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/127\.0\.0\.1:1/);
+  });
+});
