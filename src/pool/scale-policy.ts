@@ -20,9 +20,8 @@ export type ScaleDecision = { action: 'grow' | 'shrink'; to: number } | { action
  * last scale-up. The pool never drops below min nor rises above max.
  */
 export function decideScale(s: ScaleInput): ScaleDecision {
-  if (s.current < s.min) return { action: 'grow', to: s.min };
   if (s.current > s.max) return { action: 'shrink', to: s.max };
-  const want = Math.min(s.reserved, s.max);
+  const want = Math.max(s.min, Math.min(s.reserved, s.max));
   if (want > s.current) return { action: 'grow', to: want };
   const floor = Math.max(s.reserved, s.min);
   if (floor < s.current && s.now - s.lastScaleUp >= s.keepalive) return { action: 'shrink', to: floor };
