@@ -54,8 +54,6 @@ export class Pool extends EventEmitter<PoolEvents> {
   private state: PoolState = 'created';
   private seq = 0;
   private pending = 0;
-  /** Jobs the Consumer holds for this pool but has not applied yet; they count as reserved requests. */
-  private prefetched = 0;
   private readonly totals: PoolTotals = { applied: 0, done: 0, failed: 0, lost: 0, restarts: 0 };
   private failure: PoolFailedError | undefined;
   private startWaiters: { resolve: () => void; reject: (err: Error) => void }[] = [];
@@ -163,15 +161,13 @@ export class Pool extends EventEmitter<PoolEvents> {
     });
   }
 
-  /** Jobs applied and not yet settled (waiting in the outbound buffer or in a child), plus the Consumer's prefetched jobs. */
+  /**
+   * Reserved requests: jobs applied and not yet settled, waiting in the
+   * outbound buffer or in a child. The Consumer applies every job it fetches
+   * at once, so its prefetched jobs are counted here too.
+   */
   get reserved(): number {
-    return this.pending + this.prefetched;
-  }
-
-  /** The Consumer reports jobs it holds for this pool, so the Autoscaler sees the whole backlog. */
-  setPrefetched(count: number): void {
-    this.prefetched = count;
-    this.autoscaler?.maybeGrow();
+    return this.pending;
   }
 
   /** The task names the app registers (known once a child is up). */

@@ -25,7 +25,7 @@ export interface PoolStats {
   totals: PoolTotals;
   /** Jobs applied and not yet settled. */
   pending: number;
-  /** pending + the Consumer's prefetched jobs: what the Autoscaler sizes the pool from. */
+  /** What the Autoscaler sizes the pool from (equal to pending: fetched jobs are applied at once). */
   reserved: number;
   /** Jobs waiting in the outbound buffer for a child. */
   outbound: number;
