@@ -1,6 +1,6 @@
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
-import { PayloadDecodeError, ResultSerializationError, UnknownTaskError } from 'prefork';
+import { ArgumentSerializationError, PayloadDecodeError, ResultSerializationError, UnknownTaskError } from 'prefork';
 import { pids, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -67,5 +67,15 @@ describe('task failures', () => {
     const pool = await startPool({ processes: 1 });
     const err = await rejectionOf(pool.apply('add', pack({ a: 1 })));
     expect(err).toBeInstanceOf(PayloadDecodeError);
+  });
+
+  it('fails arguments the parent cannot encode with ArgumentSerializationError; nothing reaches a child', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('echo', [() => 1]));
+    expect(err).toBeInstanceOf(ArgumentSerializationError);
+    expect(err.message).toContain('echo');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().processes[0]!.jobsDone).toBe(1);
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { OptionError } from 'prefork';
+import { OptionError, Pool } from 'prefork';
 import { POOL_DEFAULTS, resolvePoolOptions } from '../../../dist/pool/options.js';
 import type { PoolOptions } from 'prefork';
 
@@ -144,5 +144,10 @@ describe('resolvePoolOptions', () => {
 
   it('rejects options that are not an object', () => {
     expect(() => resolvePoolOptions(null as unknown as PoolOptions)).toThrow(OptionError);
+  });
+
+  it('is applied by the Pool constructor, which throws before spawning anything', () => {
+    expect(() => new Pool({ app: APP, procesess: 2 } as unknown as PoolOptions)).toThrow(OptionError);
+    expect(() => new Pool({ app: APP, autoscale: '2,3' })).toThrow(/autoscale/);
   });
 });
