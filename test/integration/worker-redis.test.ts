@@ -1,0 +1,105 @@
+/**
+ * What only a real Redis shows: several nodes sharing it, a node SIGKILLed
+ * with jobs in hand, Redis restarted under a running node, Redis absent at
+ * start.
+ */
+import { createServer } from 'node:net';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+// @ts-expect-error plain ESM helper shared with the benchmarks
+import { startRedisServer } from '../../scripts/redis.mjs';
+import { cleanup, makeClient, makeWorker, newLedger, readLedger, startNode, uniqueName, waitUntil } from '../helpers/worker.js';
+
+afterEach(cleanup);
+
+interface RedisServer {
+  url: string;
+  port: number;
+  stop(): Promise<void>;
+  restart(): Promise<void>;
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as { port: number };
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+describe('Worker over Redis: failures of nodes and of Redis', () => {
+  it('a node SIGKILLed with jobs buffered and running loses none: another node recovers and completes them', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const concurrency = 2;
+    const prefetchMultiplier = 4;
+    const a = await startNode({ broker: url, namespace, concurrency, prefetchMultiplier, leaseMs: 1500, name: 'node-a' }, ledger);
+    const client = makeClient(url, namespace);
+    const jobs = await client.enqueueMany(Array.from({ length: 40 }, () => ({ name: 'record', args: [150] })));
+    await waitUntil(() => readLedger(ledger).length >= 3, 'node A started some jobs');
+    a.proc.kill('SIGKILL');
+    expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
+
+    await makeWorker({ broker: url, namespace, ledger, concurrency, leaseMs: 1500, name: 'node-b' }).start();
+    const values = await Promise.all(jobs.map((j) => j.result({ timeout: 60_000 })));
+    expect(values).toEqual(jobs.map((j) => j.id));
+    const runs = readLedger(ledger).map((r) => r.id);
+    expect(new Set(runs)).toEqual(new Set(jobs.map((j) => j.id)));
+    // At least once, and the duplicates are bounded by what node A held: its prefetch window.
+    expect(runs.length - jobs.length).toBeLessThanOrEqual(concurrency * prefetchMultiplier);
+  });
+
+  it('a node stopped warm (SIGTERM) exits 0 and hands back what it had not started', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const a = await startNode({ broker: url, namespace, concurrency: 1, prefetchMultiplier: 10, name: 'node-a' }, ledger);
+    const client = makeClient(url, namespace);
+    const jobs = await client.enqueueMany(Array.from({ length: 10 }, () => ({ name: 'record', args: [200] })));
+    await waitUntil(() => readLedger(ledger).length >= 1, 'node A started a job');
+    a.proc.kill('SIGTERM');
+    expect(await a.exited).toEqual({ code: 0, signal: null });
+    await makeWorker({ broker: url, namespace, ledger, concurrency: 2 }).start();
+    await Promise.all(jobs.map((j) => j.result({ timeout: 60_000 })));
+    expect(readLedger(ledger).length).toBe(10); // nothing ran twice
+  });
+
+  it('Redis restarted under a running node: it reconnects, re-arms its blocking read and keeps working', async () => {
+    const server = (await startRedisServer()) as RedisServer;
+    try {
+      const namespace = uniqueName('ns');
+      await makeWorker({ broker: server.url, namespace }).start();
+      const client = makeClient(server.url, namespace);
+      expect(await (await client.enqueue('add', [1, 2])).result({ timeout: 20_000 })).toBe(3);
+      await server.restart();
+      // The node was blocked waiting for work when Redis went away; a job enqueued now must still reach it.
+      const after = makeClient(server.url, namespace);
+      expect(await (await after.enqueue('add', [2, 2])).result({ timeout: 30_000 })).toBe(4);
+    } finally {
+      await cleanup();
+      await server.stop();
+    }
+  });
+
+  it('Redis absent at start: the worker keeps retrying and starts once Redis is there', async () => {
+    const port = await freePort();
+    const namespace = uniqueName('ns');
+    const worker = makeWorker({ broker: `redis://127.0.0.1:${port}`, namespace });
+    let started = false;
+    const starting = worker.start().then(() => (started = true));
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    expect(started).toBe(false);
+    const server = (await startRedisServer({ port })) as RedisServer;
+    try {
+      await starting;
+      const client = makeClient(server.url, namespace);
+      expect(await (await client.enqueue('add', [3, 4])).result({ timeout: 20_000 })).toBe(7);
+    } finally {
+      await cleanup();
+      await server.stop();
+    }
+  });
+});
