@@ -3,10 +3,9 @@
  * with jobs in hand, Redis restarted under a running node, Redis absent at
  * start.
  */
-import { createServer } from 'node:net';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 // @ts-expect-error plain ESM helper shared with the benchmarks
-import { startRedisServer } from '../../scripts/redis.mjs';
+import { freePort, startRedisServer } from '../../scripts/redis.mjs';
 import { cleanup, makeClient, makeWorker, newLedger, readLedger, startNode, uniqueName, waitUntil } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -16,17 +15,6 @@ interface RedisServer {
   port: number;
   stop(): Promise<void>;
   restart(): Promise<void>;
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number };
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 describe('Worker over Redis: failures of nodes and of Redis', () => {
@@ -85,7 +73,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   });
 
   it('Redis absent at start: the worker keeps retrying and starts once Redis is there', async () => {
-    const port = await freePort();
+    const port = (await freePort()) as number;
     const namespace = uniqueName('ns');
     const worker = makeWorker({ broker: `redis://127.0.0.1:${port}`, namespace });
     let started = false;
