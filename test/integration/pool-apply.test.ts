@@ -1,7 +1,7 @@
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StrategyName } from 'prefork';
-import { fixture, makePool, pids, startPool, terminatePools } from '../helpers/pool.js';
+import { applyAndAwaitStart, fixture, makePool, pids, release, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -85,4 +85,37 @@ describe('Pool.apply', () => {
     expect(pids(pool)).toEqual([pid]);
     expect(pool.stats().totals).toMatchObject({ failed: 0, lost: 0, restarts: 0 });
   });
+
+  it('carries large arguments and results intact across the pipes', async () => {
+    const pool = await startPool({ processes: 2, strategy: 'fcfs' });
+    const big = 'z'.repeat(5 * 1024 * 1024);
+    const [len, made] = await Promise.all([pool.apply('length', [big]), pool.apply('repeat', ['ab', 3 * 1024 * 1024])]);
+    expect(len).toBe(big.length);
+    expect(made).toBe('ab'.repeat(3 * 1024 * 1024));
+  });
+
+  it('writes nothing more to a child whose pipe is full until it drains, and then runs everything', async () => {
+    const pool = await startPool({ processes: 1, strategy: 'fcfs' });
+    const chunk = 'q'.repeat(1024 * 1024);
+    const first = Array.from({ length: 8 }, () => pool.apply('length', [chunk]));
+    // One batch of 8 MiB went into the pipe and filled it; the next job must wait in the outbound buffer.
+    await Promise.resolve();
+    const later = pool.apply('echo', ['after the flood']);
+    await Promise.resolve();
+    expect(pool.stats().outbound).toBe(1);
+    await expect(Promise.all(first)).resolves.toEqual(Array.from({ length: 8 }, () => chunk.length));
+    await expect(later).resolves.toBe('after the flood');
+  });
+
+  it('with fair, never queues a job behind a busy child: short jobs all run on the free one', async () => {
+    const pool = await startPool({ processes: 2, strategy: 'fair' });
+    const long = applyAndAwaitStart(pool, 'block');
+    const busy = await long.started;
+    const free = pids(pool).find((pid) => pid !== busy);
+    const short = (await Promise.all(Array.from({ length: 20 }, () => pool.apply('pid')))) as number[];
+    expect(short.every((pid) => pid === free)).toBe(true);
+    release(busy);
+    await expect(long.result).resolves.toBe(busy);
+  });
 });
+

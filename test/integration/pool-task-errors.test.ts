@@ -79,3 +79,27 @@ describe('task failures', () => {
     expect(pool.stats().processes[0]!.jobsDone).toBe(1);
   });
 });
+
+describe('frames over maxFrameSize', () => {
+  it('a job whose arguments exceed maxFrameSize fails alone with ArgumentSerializationError; no child dies and the pool carries on', async () => {
+    const pool = await startPool({ processes: 2, maxFrameSize: '1MB', maxRestarts: 3 });
+    const before = pids(pool);
+    const err = await rejectionOf(pool.apply('length', ['y'.repeat(2_000_000)]));
+    expect(err).toBeInstanceOf(ArgumentSerializationError);
+    expect(err.message).toContain('length');
+    await expect(pool.apply('echo', ['still working'])).resolves.toBe('still working');
+    expect(pids(pool).sort()).toEqual(before.sort());
+    expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
+  });
+
+  it('a result that exceeds maxFrameSize fails with ResultSerializationError naming the task; the child lives on', async () => {
+    const pool = await startPool({ processes: 1, maxFrameSize: '1MB' });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('repeat', ['x', 2_000_000]));
+    expect(err).toBeInstanceOf(ResultSerializationError);
+    expect(err.message).toContain('repeat');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
+  });
+});
+
