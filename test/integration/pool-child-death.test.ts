@@ -119,4 +119,22 @@ describe('time limits', () => {
     expect(err.message).toContain('SoftTimeLimitExceeded');
     await expect(pool.apply('pid')).resolves.toBe(pid);
   });
+
+  it('hard timeLimit with jobs queued behind in the same pipe (fcfs): only the timed-out job fails, the rest run on the replacement', async () => {
+    const pool = await startPool({ processes: 1, strategy: 'fcfs', timeLimit: 300 });
+    const [victim] = pids(pool);
+    const stuck = pool.apply('hang');
+    stuck.catch(() => undefined);
+    const behind = Array.from({ length: 10 }, () => pool.apply('pid'));
+    await expect(stuck).rejects.toBeInstanceOf(TimeLimitExceeded);
+    const ranOn = (await Promise.all(behind)) as number[];
+    expect(ranOn.every((pid) => pid !== victim)).toBe(true);
+    expect(pool.stats().totals).toMatchObject({ done: 10, failed: 1 });
+  });
+
+  it('a task that ignores its signal and finishes after the soft time limit succeeds', async () => {
+    const pool = await startPool({ processes: 1, softTimeLimit: 50 });
+    await expect(pool.apply('sleep', [300])).resolves.toBe(300);
+  });
 });
+

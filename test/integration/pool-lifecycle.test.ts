@@ -93,6 +93,19 @@ describe('terminate()', () => {
   });
 });
 
+describe('terminate() before start() has finished', () => {
+  it('makes start() reject with PoolClosedError and leaves no child', async () => {
+    const pool = makePool({ processes: 2 });
+    const starting = pool.start();
+    starting.catch(() => undefined);
+    const children = pids(pool);
+    expect(children).toHaveLength(2);
+    await pool.terminate();
+    await expect(starting).rejects.toBeInstanceOf(PoolClosedError);
+    for (const pid of children) expectReaped(pid);
+  });
+});
+
 describe('no orphans', () => {
   it('children exit by themselves when their parent is SIGKILLed, busy or idle', async () => {
     const parent = spawn(process.execPath, [fixture('orphan-parent.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });

@@ -30,4 +30,16 @@ describe('a child that breaks the pipe protocol', () => {
     expect(pids(pool)).toEqual([next]);
     await expect(pool.apply('pid')).resolves.toBe(next);
   });
+
+  it('jobs queued behind the garbage in the same pipe (fcfs) run on the replacement, none fails', async () => {
+    const pool = await startPool({ app: fixture('garbage-frames.mjs'), processes: 1, strategy: 'fcfs' });
+    const [victim] = pids(pool);
+    const bad = pool.apply('unknownType');
+    bad.catch(() => undefined);
+    const behind = Array.from({ length: 10 }, () => pool.apply('pid'));
+    await expect(bad).rejects.toBeInstanceOf(WorkerLostError);
+    const ranOn = (await Promise.all(behind)) as number[];
+    expect(ranOn.every((pid) => pid !== victim)).toBe(true);
+  });
 });
+
