@@ -162,3 +162,12 @@ function describe(value: unknown): string {
     return typeof value;
   }
 }
+
+/** The broker cannot be reached (connection refused, timed out, bad credentials); the Worker retries. */
+export class BrokerUnavailableError extends PreforkError {
+  readonly url: string;
+  constructor(url: string, detail: string, options?: { cause?: unknown }) {
+    super('PREFORK_BROKER_UNAVAILABLE', `cannot connect to the broker at ${url}: ${detail}`, options);
+    this.url = url;
+  }
+}

@@ -1,39 +1,212 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { OptionError } from '../../errors.js';
+import { defaultLogger } from '../../logger.js';
 import type {
   Broker, BrokerOptions, DeadJob, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
   QueueCounts, ResultRecord, Settlement, WaitReply,
 } from '../types.js';
+import { Admin } from './admin.js';
+import { BlockingConnection } from './blocking.js';
+import { checkUrl, createConnection, maskUrl, open } from './connection.js';
+import { encodeJob } from './entry-codec.js';
+import { Keys } from './keys.js';
+import { Membership } from './membership.js';
+import { Results } from './results.js';
+import { callScript, defineScripts } from './scripts.js';
+import { Work } from './work.js';
 
-/** Redis broker (work in progress: methods land shortly). */
+const DEFAULTS = { namespace: 'prefork', resultTtl: 24 * 3600_000, leaseMs: 20_000, deadMax: 10_000 };
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new OptionError(name, value, 'a positive number');
+  return Math.round(value);
+}
+
+/**
+ * The `redis://` broker: Redis Streams with one consumer group ("w"), a lease
+ * per node, delayed jobs in a ZSET per queue (see BROKER.md). Three
+ * connections, each opened when first needed: commands and scripts; a
+ * blocking one for waitForWork; a blocking one for waitForResults.
+ */
 export class RedisBroker implements Broker {
   readonly displayUrl: string;
   readonly leaseMs: number;
+  private readonly keys: Keys;
+  private readonly log: Logger;
+  private readonly results: Results;
+  private readonly work: Work;
+  private readonly membership: Membership;
+  private readonly admin: Admin;
+  private commands: Redis | undefined;
+  private connecting: Promise<Redis> | undefined;
+  private readonly workWaits: BlockingConnection;
+  private readonly resultWaits: BlockingConnection;
+  /** Queues this process already added to `{ns}:queues`. */
+  private readonly knownLocally = new Set<string>();
 
-  constructor(url: string, options: BrokerOptions = {}) {
-    this.displayUrl = url.replace(/:\/\/([^:@/]*):[^@/]*@/, '://$1:***@');
-    this.leaseMs = options.leaseMs ?? 20_000;
+  constructor(
+    private readonly url: string,
+    options: BrokerOptions = {},
+  ) {
+    this.displayUrl = maskUrl(url);
+    checkUrl(url);
+    this.leaseMs = positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
+    const resultTtl = positive('resultTtl', options.resultTtl, DEFAULTS.resultTtl);
+    const deadMax = options.deadMax === undefined ? DEFAULTS.deadMax : Math.max(0, Math.round(options.deadMax));
+    this.keys = new Keys(options.namespace ?? DEFAULTS.namespace);
+    this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
+    this.results = new Results(this.keys, resultTtl);
+    this.work = new Work(this.keys, this.results, deadMax);
+    this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
+    this.admin = new Admin(this.keys);
+    const unblocker = (): Redis => this.commands ?? (() => { throw new Error('the broker is closed'); })();
+    this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker);
+    this.resultWaits = new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker);
   }
 
-  connect(): Promise<void> { return notYet(); }
-  close(): Promise<void> { return Promise.resolve(); }
-  enqueue(_jobs: readonly NewJob[]): Promise<void> { return notYet(); }
-  getResult(_id: string): Promise<ResultRecord | undefined> { return notYet(); }
-  waitForResults(_clientId: string, _timeoutMs: number): Promise<ResultRecord[]> { return notYet(); }
-  fetch(_request: FetchRequest): Promise<FetchReply> { return notYet(); }
-  waitForWork(_n: string, _q: readonly string[], _t: number, _s: AbortSignal, _c?: number): Promise<WaitReply> { return notYet(); }
-  settle(_s: readonly Settlement[]): Promise<void> { return notYet(); }
-  register(_node: NodeInfo): Promise<void> { return notYet(); }
-  heartbeat(_nodeId: string, _queues: readonly string[]): Promise<HeartbeatReply> { return notYet(); }
-  recover(_dead: string, _by: string, _max: number): Promise<number> { return notYet(); }
-  unregister(_nodeId: string): Promise<void> { return notYet(); }
-  listNodes(): Promise<NodeInfo[]> { return notYet(); }
-  knownQueues(): Promise<string[]> { return notYet(); }
-  counts(_queues: readonly string[]): Promise<QueueCounts[]> { return notYet(); }
-  purge(_queue: string): Promise<number> { return notYet(); }
-  listDead(_queue: string, _limit: number): Promise<DeadJob[]> { return notYet(); }
-  retryDead(_queue: string, _ids: readonly string[] | undefined): Promise<number> { return notYet(); }
-  purgeDead(_queue: string): Promise<number> { return notYet(); }
-}
+  /** Opens the command connection; rejects with BrokerUnavailableError (never hangs) when Redis is unreachable. */
+  async connect(): Promise<void> {
+    await this.redis();
+  }
 
-function notYet<T>(): Promise<T> {
-  return Promise.reject(new Error('RedisBroker: not implemented yet'));
+  private redis(): Promise<Redis> {
+    // Once open, the connection reconnects by itself; commands wait for it (briefly) or fail.
+    if (this.commands !== undefined) return Promise.resolve(this.commands);
+    this.connecting ??= (async () => {
+      const conn = createConnection(this.url, 'command', 'prefork:commands', this.log);
+      defineScripts(conn);
+      try {
+        await open(conn, this.displayUrl);
+      } catch (err) {
+        this.connecting = undefined;
+        throw err;
+      }
+      this.commands = conn;
+      this.connecting = undefined;
+      return conn;
+    })();
+    return this.connecting;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([this.workWaits.close(), this.resultWaits.close()]);
+    const conn = this.commands;
+    this.commands = undefined;
+    if (conn === undefined) return;
+    if (conn.status !== 'ready') {
+      conn.disconnect();
+      return;
+    }
+    await conn.quit().catch(() => conn.disconnect());
+  }
+
+  // producer
+
+  /** One pipeline: XADD per job; a delayed job goes through a script (the server's clock decides when). */
+  async enqueue(jobs: readonly NewJob[]): Promise<void> {
+    if (jobs.length === 0) return;
+    const redis = await this.redis();
+    const pipe = redis.pipeline();
+    const added: string[] = [];
+    for (const job of jobs) {
+      if (job.queue === '') throw new OptionError('queue', job.queue, 'a non-empty queue name');
+      if (!this.knownLocally.has(job.queue)) {
+        this.knownLocally.add(job.queue);
+        added.push(job.queue);
+        pipe.sadd(this.keys.queues, job.queue);
+      }
+      const fields = encodeJob(job);
+      if (job.eta !== undefined) callScript(pipe, 'enqueueDelayed', [this.keys.delayed(job.queue), this.keys.stream(job.queue)], ['eta', Math.round(job.eta), ...fields]);
+      else if (job.delay !== undefined && job.delay > 0) callScript(pipe, 'enqueueDelayed', [this.keys.delayed(job.queue), this.keys.stream(job.queue)], ['delay', Math.round(job.delay), ...fields]);
+      else pipe.xadd(this.keys.stream(job.queue), '*', ...fields);
+    }
+    const replies = await pipe.exec().catch((err: unknown) => {
+      for (const q of added) this.knownLocally.delete(q);
+      throw err;
+    });
+    for (const [err] of replies ?? []) {
+      if (err) {
+        for (const q of added) this.knownLocally.delete(q);
+        throw err;
+      }
+    }
+  }
+
+  // results
+
+  async getResult(id: string): Promise<ResultRecord | undefined> {
+    return this.results.get(await this.redis(), id);
+  }
+
+  async waitForResults(clientId: string, timeoutMs: number): Promise<ResultRecord[]> {
+    const redis = await this.redis();
+    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs);
+  }
+
+  // consumer
+
+  async fetch(request: FetchRequest): Promise<FetchReply> {
+    return this.work.fetch(await this.redis(), request);
+  }
+
+  async waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count = 1): Promise<WaitReply> {
+    if (queues.length === 0 || signal.aborted) return { deliveries: [], nextDueAt: undefined };
+    const redis = await this.redis();
+    return this.work.waitForWork(redis, this.workWaits, nodeId, queues, timeoutMs, signal, count);
+  }
+
+  async settle(settlements: readonly Settlement[]): Promise<void> {
+    await this.work.settle(await this.redis(), settlements);
+  }
+
+  // membership
+
+  async register(node: NodeInfo): Promise<void> {
+    for (const q of node.queues) this.knownLocally.add(q);
+    await this.membership.register(await this.redis(), node);
+  }
+
+  async heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
+    return this.membership.heartbeat(await this.redis(), nodeId, queues);
+  }
+
+  async recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number> {
+    return this.membership.recover(await this.redis(), deadNodeId, byNodeId, maxRedeliveries);
+  }
+
+  async unregister(nodeId: string): Promise<void> {
+    await this.membership.unregister(await this.redis(), nodeId);
+  }
+
+  async listNodes(): Promise<NodeInfo[]> {
+    return this.membership.listNodes(await this.redis());
+  }
+
+  // admin
+
+  async knownQueues(): Promise<string[]> {
+    return this.admin.knownQueues(await this.redis());
+  }
+
+  async counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    return this.admin.counts(await this.redis(), queues);
+  }
+
+  async purge(queue: string): Promise<number> {
+    return this.admin.purge(await this.redis(), queue);
+  }
+
+  async listDead(queue: string, limit: number): Promise<DeadJob[]> {
+    return this.admin.listDead(await this.redis(), queue, limit);
+  }
+
+  async retryDead(queue: string, ids: readonly string[] | undefined): Promise<number> {
+    return this.admin.retryDead(await this.redis(), queue, ids);
+  }
+
+  async purgeDead(queue: string): Promise<number> {
+    return this.admin.purgeDead(await this.redis(), queue);
+  }
 }

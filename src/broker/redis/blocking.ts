@@ -1,0 +1,125 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import { messageOf } from '../../errors.js';
+import { createConnection, MAX_BLOCK_MS, open, waitReady } from './connection.js';
+
+/** A block that outlives its timeout by this much is presumed stuck (half-open socket): reconnect. */
+const WATCHDOG_GRACE_MS = 3_000;
+const UNBLOCK_RETRY_MS = 25;
+
+/** Issues one blocking command for at most `blockMs` on `conn`; resolves null on timeout. */
+export type BlockingCall<T> = (conn: Redis, blockMs: number) => Promise<T | null>;
+
+type Outcome<T> = { kind: 'reply'; value: T | null } | { kind: 'lost' } | { kind: 'error'; err: unknown };
+
+/**
+ * A dedicated connection for blocking reads (XREADGROUP BLOCK, BLMPOP).
+ * - timeouts are capped at MAX_BLOCK_MS and re-armed until the caller's deadline;
+ * - a watchdog reconnects a block that outlives its timeout;
+ * - when the connection drops (Redis restarted), the block is re-armed once it is back;
+ * - an AbortSignal ends the block with CLIENT UNBLOCK sent on another
+ *   connection: Redis returns at once, and entries it had already handed to
+ *   the block still reach the caller (nothing is reserved and then dropped).
+ */
+export class BlockingConnection {
+  private conn: Redis | undefined;
+  private clientId: number | undefined;
+
+  constructor(
+    private readonly url: string,
+    private readonly displayUrl: string,
+    private readonly name: string,
+    private readonly log: Logger,
+    private readonly unblocker: () => Redis,
+  ) {}
+
+  private async connection(): Promise<Redis> {
+    if (this.conn === undefined) {
+      const conn = createConnection(this.url, 'blocking', this.name, this.log);
+      conn.on('ready', () => {
+        this.clientId = undefined;
+        conn.client('ID').then(
+          (id) => (this.clientId = Number(id)),
+          (err: unknown) => this.log.debug({ err: messageOf(err) }, 'could not read the blocking connection id'),
+        );
+      });
+      this.conn = conn;
+    }
+    await open(this.conn, this.displayUrl);
+    return this.conn;
+  }
+
+  /** Runs `call` until it replies, `timeoutMs` passes (null) or `signal` aborts (null, or what Redis had already sent). */
+  async block<T>(call: BlockingCall<T>, timeoutMs: number, signal?: AbortSignal): Promise<T | null> {
+    const deadline = Date.now() + timeoutMs;
+    const conn = await this.connection();
+    for (;;) {
+      const remaining = deadline - Date.now();
+      if (signal?.aborted || remaining <= 0) return null;
+      if (conn.status !== 'ready') {
+        await this.untilReady(conn, remaining, signal);
+        continue;
+      }
+      const outcome = await this.once(conn, call, Math.max(1, Math.min(remaining, MAX_BLOCK_MS)), signal);
+      if (outcome.kind === 'reply') return outcome.value;
+      if (outcome.kind === 'error') throw outcome.err;
+      // lost: the loop re-arms the block once the connection is back
+    }
+  }
+
+  private async untilReady(conn: Redis, ms: number, signal?: AbortSignal): Promise<void> {
+    await Promise.race([
+      waitReady(conn, ms).catch(() => undefined),
+      new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true })),
+    ]);
+  }
+
+  private once<T>(conn: Redis, call: BlockingCall<T>, blockMs: number, signal?: AbortSignal): Promise<Outcome<T>> {
+    return new Promise((resolve) => {
+      let settled = false;
+      const finish = (o: Outcome<T>): void => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(watchdog);
+        conn.off('close', onClose);
+        signal?.removeEventListener('abort', onAbort);
+        resolve(o);
+      };
+      const onClose = (): void => finish({ kind: 'lost' });
+      const watchdog = setTimeout(() => {
+        this.log.warn({ blockMs, connection: this.name }, 'a blocking read outlived its timeout; reconnecting');
+        finish({ kind: 'lost' });
+        conn.disconnect(true);
+      }, blockMs + WATCHDOG_GRACE_MS);
+      const onAbort = (): void => {
+        const unblock = (): void => {
+          if (settled) return;
+          const id = this.clientId;
+          const sent = id === undefined ? Promise.resolve(0) : this.unblocker().client('UNBLOCK', id);
+          sent.then(
+            (n) => {
+              // 0: the block has not reached Redis yet (or just ended): try again until it ends.
+              if (Number(n) === 0 && !settled) setTimeout(unblock, UNBLOCK_RETRY_MS);
+            },
+            () => finish({ kind: 'reply', value: null }),
+          );
+        };
+        unblock();
+      };
+      conn.once('close', onClose);
+      signal?.addEventListener('abort', onAbort, { once: true });
+      call(conn, blockMs).then(
+        (value) => finish({ kind: 'reply', value }),
+        (err: unknown) => finish(conn.status === 'ready' ? { kind: 'error', err } : { kind: 'lost' }),
+      );
+    });
+  }
+
+  async close(): Promise<void> {
+    const conn = this.conn;
+    this.conn = undefined;
+    if (conn === undefined) return;
+    // QUIT would wait behind a block in progress: end the socket.
+    conn.disconnect();
+  }
+}

@@ -1,0 +1,104 @@
+import { Redis, type RedisOptions } from 'ioredis';
+import type { Logger } from 'pino';
+import { BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
+
+/** A blocking read never asks Redis for longer than this; a lost wake-up costs at most this long. */
+export const MAX_BLOCK_MS = 10_000;
+const CONNECT_TIMEOUT_MS = 5_000;
+
+/** The URL with any password masked: `redis://user:***@host:port/db`. */
+export function maskUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password !== '') u.password = '***';
+    return u.toString().replace(/\/$/, '');
+  } catch {
+    return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
+  }
+}
+
+const EXPECTED_URL = 'redis://[user:password@]host:port[/db] or rediss://...';
+
+export function checkUrl(url: string): void {
+  let protocol: string;
+  try {
+    protocol = new URL(url).protocol;
+  } catch {
+    throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
+  }
+  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
+}
+
+/** Reconnect with backoff while Redis is away: 100 ms, 200 ms ... up to 2 s, for ever. */
+function retryStrategy(times: number): number {
+  return Math.min(times * 100, 2_000);
+}
+
+const lastError = new WeakMap<Redis, string>();
+
+export type ConnectionRole = 'command' | 'blocking';
+
+/**
+ * A connection for one role. Command connections fail a command after two
+ * reconnect attempts (callers retry with their own backoff). Blocking
+ * connections never queue offline and never re-send a block after a
+ * reconnect: the caller re-arms it, so no stale block reserves jobs that no
+ * one reads.
+ */
+export function createConnection(url: string, role: ConnectionRole, name: string, log: Logger): Redis {
+  const options: RedisOptions = {
+    lazyConnect: true,
+    enableAutoPipelining: false,
+    connectTimeout: CONNECT_TIMEOUT_MS,
+    retryStrategy,
+    connectionName: name,
+    ...(role === 'command'
+      ? { maxRetriesPerRequest: 2 }
+      : { maxRetriesPerRequest: null, enableOfflineQueue: false, autoResendUnfulfilledCommands: false }),
+  };
+  const redis = new Redis(url, options);
+  let down = false;
+  redis.on('error', (err: Error) => {
+    lastError.set(redis, err.message);
+    // One line per outage, not one per reconnect attempt.
+    if (!down) log.warn({ err: messageOf(err), connection: name }, 'redis connection lost; reconnecting');
+    down = true;
+  });
+  redis.on('ready', () => {
+    if (down) log.info({ connection: name }, 'redis connection back');
+    down = false;
+  });
+  return redis;
+}
+
+/** Connects or rejects with BrokerUnavailableError (and stops the reconnect loop), never hangs. */
+export async function open(redis: Redis, displayUrl: string): Promise<void> {
+  if (redis.status === 'ready') return;
+  try {
+    if (redis.status === 'wait' || redis.status === 'end') await redis.connect();
+    else await waitReady(redis, CONNECT_TIMEOUT_MS * 2);
+  } catch (err) {
+    redis.disconnect();
+    throw new BrokerUnavailableError(displayUrl, describeError(err, redis), { cause: err });
+  }
+}
+
+function describeError(err: unknown, redis: Redis): string {
+  return lastError.get(redis) ?? messageOf(err);
+}
+
+/** Resolves when the connection is ready, rejects after `ms`. */
+export function waitReady(redis: Redis, ms: number): Promise<void> {
+  if (redis.status === 'ready') return Promise.resolve();
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => {
+      redis.off('ready', onReady);
+      reject(new Error(`not ready within ${ms} ms (status ${redis.status})`));
+    }, ms);
+    const onReady = (): void => {
+      clearTimeout(timer);
+      resolve();
+    };
+    redis.once('ready', onReady);
+  });
+}

@@ -1,0 +1,125 @@
+import { Packr } from 'msgpackr';
+import type { Delivery, JobOptions, JobRecord, NewJob, ResultRecord } from '../types.js';
+
+/**
+ * How a job lives in a stream entry: the fixed field set id, task, payload,
+ * attempt, redeliveries, meta (compact listpacks; the Lua scripts edit
+ * attempt and redeliveries in place). `meta` is JSON of the rarely read
+ * parts. A timer marker has the same fields with id and task empty and its
+ * due time (ms) as meta.
+ */
+export type EntryFields = (string | Buffer)[];
+
+interface Meta {
+  o?: JobOptions;
+  e?: number;
+  r?: string;
+}
+
+export function encodeJob(job: JobRecord | NewJob): EntryFields {
+  const meta: Meta = { o: job.options, e: job.enqueuedAt };
+  if (job.replyTo !== undefined) meta.r = job.replyTo;
+  return [
+    'id', job.id,
+    'task', job.task,
+    'payload', Buffer.from(job.payload.buffer, job.payload.byteOffset, job.payload.byteLength),
+    'attempt', String(job.attempt),
+    'redeliveries', String(job.redeliveries),
+    'meta', JSON.stringify(meta),
+  ];
+}
+
+/** Field name → value (the last one wins, as the Lua helpers read it). */
+function fieldMap(fields: readonly (string | Buffer)[]): Map<string, Buffer> {
+  const map = new Map<string, Buffer>();
+  for (let i = 0; i + 1 < fields.length; i += 2) {
+    const value = fields[i + 1]!;
+    map.set(fields[i]!.toString(), Buffer.isBuffer(value) ? value : Buffer.from(value));
+  }
+  return map;
+}
+
+/** The ms timestamp part of a stream entry id. */
+export function entryTime(entryId: string): number {
+  return Number(entryId.split('-')[0]);
+}
+
+/** The due time carried by a timer marker, or undefined for a job entry. */
+export function markerDue(fields: readonly (string | Buffer)[]): number | undefined {
+  const map = fieldMap(fields);
+  if (map.get('id')?.length !== 0 || map.get('task')?.length !== 0) return undefined;
+  const due = Number(map.get('meta')?.toString());
+  return Number.isFinite(due) ? due : 0;
+}
+
+function count(map: Map<string, Buffer>, name: string, problems: string[]): number {
+  const raw = map.get(name);
+  if (raw === undefined) return 0;
+  const n = Number(raw.toString());
+  if (Number.isInteger(n) && n >= 0) return n;
+  problems.push(`field ${name} is not a count: ${JSON.stringify(raw.toString().slice(0, 40))}`);
+  return 0;
+}
+
+/**
+ * Decodes an entry into a job record. Never throws: what cannot be read is
+ * named in `malformed` and the record is filled as well as possible (the
+ * entry id stands in for a missing job id), so the entry can be dead-lettered.
+ */
+export function decodeJob(entryId: string, queue: string, fields: readonly (string | Buffer)[]): { job: JobRecord; malformed?: string } {
+  const map = fieldMap(fields);
+  const problems: string[] = [];
+  const id = map.get('id')?.toString() || entryId;
+  const task = map.get('task')?.toString() ?? '';
+  if (task === '') problems.push('no task name');
+  const payload = map.get('payload');
+  if (payload === undefined) problems.push('no payload');
+  let meta: Meta = {};
+  const rawMeta = map.get('meta');
+  if (rawMeta === undefined) {
+    problems.push('no meta field');
+  } else {
+    try {
+      const parsed: unknown = JSON.parse(rawMeta.toString());
+      if (parsed === null || typeof parsed !== 'object') throw new TypeError('not an object');
+      meta = parsed as Meta;
+    } catch (err) {
+      problems.push(`meta is not JSON: ${(err as Error).message}`);
+    }
+  }
+  const job: JobRecord = {
+    id,
+    task,
+    queue,
+    payload: payload === undefined ? new Uint8Array(0) : new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength),
+    attempt: count(map, 'attempt', problems),
+    redeliveries: count(map, 'redeliveries', problems),
+    options: meta.o !== null && typeof meta.o === 'object' ? meta.o : {},
+    enqueuedAt: typeof meta.e === 'number' ? meta.e : entryTime(entryId),
+  };
+  if (typeof meta.r === 'string') job.replyTo = meta.r;
+  return problems.length > 0 ? { job, malformed: `unreadable entry ${entryId}: ${problems.join('; ')}` } : { job };
+}
+
+export type StreamKind = 'q' | 'r';
+
+/** The receipt is the stream kind and the entry id: all a settlement needs (the queue is on the delivery). */
+export function makeDelivery(queue: string, kind: StreamKind, entryId: string, fields: readonly (string | Buffer)[]): Delivery {
+  const { job, malformed } = decodeJob(entryId, queue, fields);
+  return malformed === undefined ? { receipt: `${kind}:${entryId}`, queue, job } : { receipt: `${kind}:${entryId}`, queue, job, malformed };
+}
+
+export function parseReceipt(receipt: string): { kind: StreamKind; entryId: string } {
+  const kind = receipt.startsWith('r:') ? 'r' : 'q';
+  return { kind, entryId: receipt.slice(2) };
+}
+
+const resultPackr = new Packr({ useRecords: false, moreTypes: true, mapsAsObjects: true } as ConstructorParameters<typeof Packr>[0]);
+
+export function encodeResult(record: ResultRecord): Buffer {
+  return resultPackr.pack(record);
+}
+
+export function decodeResult(bytes: Buffer): ResultRecord {
+  return resultPackr.unpack(bytes) as ResultRecord;
+}

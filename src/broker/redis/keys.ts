@@ -1,0 +1,55 @@
+import { OptionError } from '../../errors.js';
+
+/** Consumer group every node reads through (one group: a job goes to one node). */
+export const GROUP = 'w';
+
+/**
+ * Every key the broker uses. Queue, node and membership keys share the hash
+ * tag `{<namespace>}` so one script can touch them all on a Redis Cluster;
+ * results and reply lists are outside it (namespaced, but spread over slots).
+ */
+export class Keys {
+  readonly tag: string;
+
+  constructor(readonly namespace: string) {
+    if (namespace === '' || /[{}\s]/.test(namespace)) throw new OptionError('namespace', namespace, 'a non-empty name without braces or spaces');
+    this.tag = `{${namespace}}`;
+  }
+
+  stream(queue: string): string {
+    return `${this.tag}:q:${queue}`;
+  }
+  rd(queue: string): string {
+    return `${this.tag}:q:${queue}:rd`;
+  }
+  delayed(queue: string): string {
+    return `${this.tag}:q:${queue}:delayed`;
+  }
+  dead(queue: string): string {
+    return `${this.tag}:q:${queue}:dead`;
+  }
+  /** The four keys of a queue, in the order the fetch script expects. */
+  queueKeys(queue: string): [string, string, string, string] {
+    return [this.stream(queue), this.rd(queue), this.delayed(queue), this.dead(queue)];
+  }
+
+  get nodes(): string {
+    return `${this.tag}:nodes`;
+  }
+  node(id: string): string {
+    return `${this.tag}:node:${id}`;
+  }
+  get recovering(): string {
+    return `${this.tag}:recovering`;
+  }
+  get queues(): string {
+    return `${this.tag}:queues`;
+  }
+
+  result(jobId: string): string {
+    return `${this.namespace}:res:${jobId}`;
+  }
+  reply(clientId: string): string {
+    return `${this.namespace}:reply:${clientId}`;
+  }
+}

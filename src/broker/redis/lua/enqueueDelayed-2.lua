@@ -1,0 +1,26 @@
+--[[
+  Adds one job to run later: at ARGV[2] ms from now on the server's clock
+  (mode "delay") or at the epoch ms ARGV[2] (mode "eta"). A job already due
+  goes straight to the stream.
+
+  KEYS[1] {ns}:q:<queue>:delayed   ZSET of delayed jobs
+  KEYS[2] {ns}:q:<queue>           the queue's stream (for a due job or a timer marker)
+
+  ARGV[1] "delay" | "eta"
+  ARGV[2] the delay (ms) or the due time (epoch ms)
+  ARGV[3..] the entry's field/value pairs
+
+  Returns the due time (ms); 0 when the job went straight to the stream.
+]]
+local delayed, stream = KEYS[1], KEYS[2]
+local now = nowMs()
+local due = tonumber(ARGV[2])
+if ARGV[1] == 'delay' then due = now + due end
+local fields = {}
+for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
+if due <= now then
+  redis.call('XADD', stream, '*', unpack(fields))
+  return 0
+end
+schedule(delayed, stream, fields, due)
+return due

@@ -1,0 +1,127 @@
+--[[
+  One fetch cycle of a node, atomically: settle finished deliveries, check
+  the node's lease, promote due delayed jobs, reserve up to `count` jobs.
+  The number of keys varies: 1 + 4 per queue.
+
+  KEYS[1]          {ns}:nodes                 ZSET node -> lease deadline
+  KEYS[4(i-1)+2]   {ns}:q:<queue i>           stream (group "w")
+  KEYS[4(i-1)+3]   {ns}:q:<queue i>:rd        redelivered jobs, served first
+  KEYS[4(i-1)+4]   {ns}:q:<queue i>:delayed   ZSET
+  KEYS[4(i-1)+5]   {ns}:q:<queue i>:dead      dead letters
+  The first P queues are the plan, in plan order; settlements may name more.
+
+  ARGV[1] node id ('' = settle only: no lease check, no promotion, no read)
+  ARGV[2] count: most jobs to reserve
+  ARGV[3] Q, number of queues in KEYS
+  ARGV[4] P, number of plan queues
+  ARGV[5] deadMax (MAXLEN of dead streams)
+  ARGV[6] most delayed jobs promoted per queue per call
+  ARGV[7] S, number of settlements
+  ARGV[8 .. 8+P-1] quota of each plan queue
+  then S groups of 5: op, queue index, stream kind, entry id, arg
+    op  a = ack | r = retry (arg: delay ms) | d = dead (arg: reason)
+        g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
+    stream kind  q = main stream | r = :rd
+
+  Returns { fenced (0|1), nextDueAt (-1 = none), { delivery, ... } } where a
+  delivery is { queue index, stream kind, entry id, { field, value, ... } }.
+  Settlements of entries this group no longer holds (a fenced node's late
+  acks: the recovered copies have new ids) change nothing.
+]]
+local nodes = KEYS[1]
+local nodeId = ARGV[1]
+local count = tonumber(ARGV[2])
+local np = tonumber(ARGV[4])
+local deadMax = ARGV[5]
+local promoteMax = tonumber(ARGV[6])
+local ns = tonumber(ARGV[7])
+local now = nowMs()
+
+-- k: 1 stream, 2 rd, 3 delayed, 4 dead
+local function key(q, k) return KEYS[1 + (q - 1) * 4 + k] end
+local function streamOf(q, kind)
+  if kind == 'r' then return key(q, 2) end
+  return key(q, 1)
+end
+
+-- 1. settlements
+local a = 8 + np
+for _ = 1, ns do
+  local op, q, kind, id, arg = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
+  a = a + 5
+  local stream = streamOf(q, kind)
+  local fields = nil
+  if op ~= 'a' then fields = readEntry(stream, id) end
+  -- Only an entry still pending in the group moves: XACK says so.
+  if ackDel(stream, id) == 1 and fields then
+    if op == 'r' then
+      bumpField(fields, 'attempt')
+      schedule(key(q, 3), key(q, 1), fields, now + tonumber(arg))
+    elseif op == 'd' then
+      deadLetter(key(q, 4), deadMax, fields, arg, now)
+    elseif op == 'g' then
+      if arg == '1' then bumpField(fields, 'redeliveries') end
+      redis.call('XADD', key(q, 2), '*', unpack(fields))
+    end
+  end
+end
+
+if nodeId == '' then return { 0, -1, {} } end
+
+-- 2. the lease: absent or expired means another node owns our jobs now
+local lease = redis.call('ZSCORE', nodes, nodeId)
+if not lease or tonumber(lease) < now then return { 1, -1, {} } end
+
+-- 3. promote due delayed jobs of the plan's queues, and learn the next due time
+local nextDue = -1
+for p = 1, np do
+  local due = redis.call('ZRANGE', key(p, 3), '-inf', now, 'BYSCORE', 'LIMIT', 0, promoteMax)
+  for _, member in ipairs(due) do
+    redis.call('XADD', key(p, 1), '*', unpack(cmsgpack.unpack(member)))
+  end
+  if #due > 0 then redis.call('ZREM', key(p, 3), unpack(due)) end
+  local first = firstDue(key(p, 3))
+  if first and (nextDue == -1 or first < nextDue) then nextDue = first end
+end
+
+-- 4. reserve: :rd before the stream of each queue; markers are consumed here
+local out = {}
+local function take(p, kind, want)
+  local stream = streamOf(p, kind)
+  local taken = 0
+  while taken < want do
+    local asked = want - taken
+    local r = redis.pcall('XREADGROUP', 'GROUP', 'w', nodeId, 'COUNT', asked, 'STREAMS', stream, '>')
+    if type(r) == 'table' and r.err then
+      if not string.find(r.err, 'NOGROUP', 1, true) then error(r.err) end
+      redis.call('XGROUP', 'CREATE', stream, 'w', '0', 'MKSTREAM')
+      r = redis.call('XREADGROUP', 'GROUP', 'w', nodeId, 'COUNT', asked, 'STREAMS', stream, '>')
+    end
+    if not r then break end
+    local entries = r[1][2]
+    for _, e in ipairs(entries) do
+      if isMarker(e[2]) then
+        ackDel(stream, e[1])
+      else
+        out[#out + 1] = { p, kind, e[1], e[2] }
+        taken = taken + 1
+      end
+    end
+    if #entries < asked then break end
+  end
+  return taken
+end
+
+local got = 0
+local function fill(p, want)
+  if want <= 0 then return end
+  local n = take(p, 'r', want)
+  got = got + n
+  if want > n then got = got + take(p, 'q', want - n) end
+end
+if count > 0 then
+  -- first pass: each queue's quota; second pass: leftovers in plan order
+  for p = 1, np do fill(p, math.min(tonumber(ARGV[7 + p]), count - got)) end
+  for p = 1, np do fill(p, count - got) end
+end
+return { 0, nextDue, out }

@@ -1,0 +1,79 @@
+-- Shared helpers, prepended to every script by scripts.ts (Lua scripts cannot
+-- include each other). A job entry has the fixed field set
+-- id, task, payload, attempt, redeliveries, meta; a timer marker is an entry
+-- with id == '' and task == '' whose meta is the due time (ms).
+
+local function nowMs()
+  local t = redis.call('TIME')
+  return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+end
+
+local function getField(fields, name)
+  local found = nil
+  for i = 1, #fields, 2 do
+    if fields[i] == name then found = fields[i + 1] end
+  end
+  return found
+end
+
+local function setField(fields, name, value)
+  for i = 1, #fields, 2 do
+    if fields[i] == name then
+      fields[i + 1] = value
+      return
+    end
+  end
+  fields[#fields + 1] = name
+  fields[#fields + 1] = value
+end
+
+local function bumpField(fields, name)
+  local n = (tonumber(getField(fields, name)) or 0) + 1
+  setField(fields, name, string.format('%d', n))
+  return n
+end
+
+local function isMarker(fields)
+  return getField(fields, 'id') == '' and getField(fields, 'task') == ''
+end
+
+-- The body of one entry, or nil when it was deleted.
+local function readEntry(stream, id)
+  local r = redis.call('XRANGE', stream, id, id)
+  if #r == 0 then return nil end
+  return r[1][2]
+end
+
+-- Adds a job to a delayed set. When it becomes the earliest, a timer marker is
+-- added to the queue's stream so a node blocked on that stream wakes and
+-- learns the new due time (no fixed-interval poll anywhere).
+local function schedule(delayed, stream, fields, due)
+  local member = cmsgpack.pack(fields)
+  redis.call('ZADD', delayed, due, member)
+  local first = redis.call('ZRANGE', delayed, 0, 0)
+  if first[1] == member then
+    redis.call('XADD', stream, '*', 'id', '', 'task', '', 'payload', '', 'attempt', '0', 'redeliveries', '0', 'meta', string.format('%d', due))
+  end
+end
+
+local function deadLetter(dead, deadMax, fields, reason, now)
+  setField(fields, 'reason', reason)
+  setField(fields, 'diedAt', string.format('%d', now))
+  redis.call('XADD', dead, 'MAXLEN', deadMax, '*', unpack(fields))
+end
+
+-- Earliest score of a delayed set, or nil.
+local function firstDue(delayed)
+  local r = redis.call('ZRANGE', delayed, 0, 0, 'WITHSCORES')
+  if #r == 0 then return nil end
+  return tonumber(r[2])
+end
+
+-- XACK then XDEL (an acked entry left in a stream stays in memory); returns XACK's count.
+local function ackDel(stream, id)
+  local n = redis.call('XACK', stream, 'w', id)
+  redis.call('XDEL', stream, id)
+  return n
+end
+
+-- End of prelude.

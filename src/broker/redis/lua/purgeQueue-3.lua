@@ -1,0 +1,42 @@
+--[[
+  Drops every waiting job of a queue: entries of its streams not yet
+  delivered to the group (reserved ones stay with their nodes) and every
+  delayed job.
+
+  KEYS[1] {ns}:q:<q>
+  KEYS[2] {ns}:q:<q>:rd
+  KEYS[3] {ns}:q:<q>:delayed
+
+  Returns how many jobs were dropped (timer markers not counted).
+]]
+local dropped = 0
+local function purgeStream(stream)
+  local groups = redis.pcall('XINFO', 'GROUPS', stream)
+  local after = '-'
+  if type(groups) == 'table' and not groups.err then
+    for _, g in ipairs(groups) do
+      local name, last = nil, nil
+      for i = 1, #g, 2 do
+        if g[i] == 'name' then name = g[i + 1] end
+        if g[i] == 'last-delivered-id' then last = g[i + 1] end
+      end
+      if name == 'w' then after = '(' .. last end
+    end
+  end
+  while true do
+    local entries = redis.call('XRANGE', stream, after, '+', 'COUNT', 500)
+    if #entries == 0 then break end
+    local ids = {}
+    for _, e in ipairs(entries) do
+      ids[#ids + 1] = e[1]
+      if not isMarker(e[2]) then dropped = dropped + 1 end
+    end
+    redis.call('XDEL', stream, unpack(ids))
+    after = '(' .. entries[#entries][1]
+  end
+end
+purgeStream(KEYS[1])
+purgeStream(KEYS[2])
+dropped = dropped + redis.call('ZCARD', KEYS[3])
+redis.call('DEL', KEYS[3])
+return dropped

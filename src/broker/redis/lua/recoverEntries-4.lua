@@ -1,0 +1,40 @@
+--[[
+  Moves one batch of a dead node's reserved entries of one stream back to
+  the queue: re-added to :rd with redeliveries + 1 (new ids, so the dead
+  node's late acks match nothing), or to the dead stream past
+  maxRedeliveries (a poison job that keeps killing nodes). Idempotent.
+
+  KEYS[1] {ns}:recovering   ZSET (the claim must still exist)
+  KEYS[2] the stream to scan: {ns}:q:<q> or {ns}:q:<q>:rd
+  KEYS[3] {ns}:q:<q>:rd
+  KEYS[4] {ns}:q:<q>:dead
+
+  ARGV[1] the dead node's id (its consumer name)
+  ARGV[2] batch size
+  ARGV[3] maxRedeliveries
+  ARGV[4] deadMax
+
+  Returns { entries looked at (-1 = no claim), jobs moved }.
+]]
+local recovering, stream, rd, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
+local node, batch, maxRedeliveries, deadMax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+if not redis.call('ZSCORE', recovering, node) then return { -1, 0 } end
+local pending = redis.pcall('XPENDING', stream, 'w', '-', '+', batch, node)
+if type(pending) ~= 'table' or pending.err then return { 0, 0 } end
+local now = nowMs()
+local moved = 0
+for _, p in ipairs(pending) do
+  local id = p[1]
+  local fields = readEntry(stream, id)
+  if fields and not isMarker(fields) then
+    local n = bumpField(fields, 'redeliveries')
+    if n > maxRedeliveries then
+      deadLetter(dead, deadMax, fields, 'delivered ' .. n .. ' times without an outcome (its node died each time)', now)
+    else
+      redis.call('XADD', rd, '*', unpack(fields))
+    end
+    moved = moved + 1
+  end
+  ackDel(stream, id)
+end
+return { #pending, moved }

@@ -1,0 +1,40 @@
+--[[
+  Moves dead jobs back to their queue with attempt and redeliveries reset.
+
+  KEYS[1] {ns}:q:<q>:dead
+  KEYS[2] {ns}:q:<q>
+
+  ARGV[1] '1' = every dead job, '0' = only the jobs listed next
+  ARGV[2..] job ids (the entry id stands in for a job with no id field)
+
+  Returns how many jobs were moved.
+]]
+local dead, stream = KEYS[1], KEYS[2]
+local all = ARGV[1] == '1'
+local wanted = {}
+for i = 2, #ARGV do wanted[ARGV[i]] = true end
+local moved = 0
+local after = '-'
+while true do
+  local entries = redis.call('XRANGE', dead, after, '+', 'COUNT', 500)
+  if #entries == 0 then break end
+  for _, e in ipairs(entries) do
+    local id, fields = e[1], e[2]
+    local jobId = getField(fields, 'id')
+    if all or wanted[id] or (jobId and wanted[jobId]) then
+      local job = {}
+      for i = 1, #fields, 2 do
+        local f = fields[i]
+        if f ~= 'reason' and f ~= 'diedAt' then
+          job[#job + 1] = f
+          if f == 'attempt' or f == 'redeliveries' then job[#job + 1] = '0' else job[#job + 1] = fields[i + 1] end
+        end
+      end
+      redis.call('XADD', stream, '*', unpack(job))
+      redis.call('XDEL', dead, id)
+      moved = moved + 1
+    end
+  end
+  after = '(' .. entries[#entries][1]
+end
+return moved

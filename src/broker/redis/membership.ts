@@ -1,0 +1,97 @@
+import type { Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { HeartbeatReply, NodeInfo } from '../types.js';
+import type { Keys } from './keys.js';
+import { callScript } from './scripts.js';
+
+/** Pending entries moved per recovery script call (keeps each script short). */
+const RECOVER_BATCH = 200;
+/** Expired nodes reported per heartbeat. */
+const EXPIRED_REPORT = 5;
+/** Rounds of recover-then-finish before giving up (a zombie still reading under the dead id). */
+const FINISH_ROUNDS = 5;
+
+/**
+ * Cluster membership as leases: a node's deadline in `{ns}:nodes`, renewed by
+ * heartbeats; a node whose lease expired has its reserved entries moved back
+ * to its queues by whoever is told of it, guarded by `{ns}:recovering` so a
+ * recoverer that dies is retried by another.
+ */
+export class Membership {
+  constructor(
+    private readonly keys: Keys,
+    private readonly leaseMs: number,
+    private readonly deadMax: number,
+    private readonly log: Logger,
+  ) {}
+
+  async register(redis: Redis, node: NodeInfo): Promise<void> {
+    const info: Record<string, string> = {
+      name: node.name,
+      host: node.host,
+      pid: String(node.pid),
+      queues: JSON.stringify(node.queues),
+      concurrency: node.concurrency,
+      startedAt: String(node.startedAt),
+    };
+    const pairs = Object.entries(info).flat();
+    await callScript(redis, 'registerNode', [this.keys.nodes, this.keys.node(node.id), this.keys.queues], [node.id, this.leaseMs, pairs.length / 2, ...pairs, ...node.queues]);
+  }
+
+  async heartbeat(redis: Redis, nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
+    const keys = [this.keys.nodes, this.keys.recovering, this.keys.node(nodeId), ...queues.map((q) => this.keys.delayed(q))];
+    const [fenced, expired, nextDue] = (await callScript(redis, 'heartbeat', keys, [nodeId, this.leaseMs, EXPIRED_REPORT])) as [number, Buffer[], number];
+    return { fenced: fenced === 1, expired: expired.map((b) => b.toString()), nextDueAt: nextDue < 0 ? undefined : nextDue };
+  }
+
+  /** Idempotent: claim, move every reserved entry in batches, then drop the consumer. Returns jobs moved. */
+  async recover(redis: Redis, deadNodeId: string, byNodeId: string, maxRedeliveries: number, force = false): Promise<number> {
+    const claimed = Number(await callScript(redis, 'claimRecovery', [this.keys.nodes, this.keys.recovering], [deadNodeId, this.leaseMs, force ? '1' : '0']));
+    if (claimed !== 1) return 0;
+    const queues = (await redis.smembers(this.keys.queues)).sort();
+    const streams = queues.flatMap((q) => [this.keys.stream(q), this.keys.rd(q)]);
+    let moved = 0;
+    for (let round = 0; round < FINISH_ROUNDS; round++) {
+      for (const queue of queues) {
+        for (const stream of [this.keys.stream(queue), this.keys.rd(queue)]) {
+          for (;;) {
+            const [looked, n] = (await callScript(redis, 'recoverEntries', [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue)], [deadNodeId, RECOVER_BATCH, maxRedeliveries, this.deadMax])) as [number, number];
+            moved += n;
+            if (looked < 0) return moved; // another recoverer finished it
+            if (looked < RECOVER_BATCH) break;
+          }
+        }
+      }
+      const done = Number(await callScript(redis, 'finishRecovery', [this.keys.nodes, this.keys.recovering, this.keys.node(deadNodeId), ...streams], [deadNodeId]));
+      if (done !== 0) return moved;
+    }
+    this.log.warn({ deadNode: deadNodeId, by: byNodeId }, 'node still reserves jobs after recovery (is it alive?); will retry when its claim expires');
+    return moved;
+  }
+
+  /** Leaves the cluster; anything still reserved goes back to the queues first. */
+  async unregister(redis: Redis, nodeId: string): Promise<void> {
+    await this.recover(redis, nodeId, nodeId, Number.MAX_SAFE_INTEGER, true);
+  }
+
+  async listNodes(redis: Redis): Promise<NodeInfo[]> {
+    const ids = await redis.zrange(this.keys.nodes, 0, -1);
+    if (ids.length === 0) return [];
+    const pipe = redis.pipeline();
+    for (const id of ids) pipe.hgetall(this.keys.node(id));
+    const replies = (await pipe.exec()) ?? [];
+    const nodes: NodeInfo[] = [];
+    replies.forEach(([err, raw], i) => {
+      const h = raw as Record<string, string> | null;
+      if (err || h === null || h.name === undefined) return; // info expired: the node is being presumed dead
+      let queues: string[] = [];
+      try {
+        queues = JSON.parse(h.queues ?? '[]') as string[];
+      } catch {
+        queues = [];
+      }
+      nodes.push({ id: ids[i]!, name: h.name, host: h.host ?? '', pid: Number(h.pid), queues, concurrency: h.concurrency ?? '', startedAt: Number(h.startedAt) });
+    });
+    return nodes;
+  }
+}

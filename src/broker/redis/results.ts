@@ -1,0 +1,54 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { ResultRecord, Settlement } from '../types.js';
+import type { BlockingConnection } from './blocking.js';
+import { decodeResult, encodeResult } from './entry-codec.js';
+import type { Keys } from './keys.js';
+
+/** Most ids taken from a reply list per wake-up. */
+const REPLY_BATCH = 1000;
+
+/**
+ * Results: `SET <ns>:res:<id>` (msgpack, with the result TTL) written in the
+ * same round trip as the settlement script, and for a final state the job id
+ * pushed to the waiting client's reply list. A client blocks on its own list
+ * (BLMPOP) and MGETs what arrived: no subscription per job, nothing polled.
+ */
+export class Results {
+  constructor(
+    private readonly keys: Keys,
+    private readonly ttlMs: number,
+  ) {}
+
+  /** Adds the result writes of `s` to a pipeline; returns how many commands it added. */
+  addWrites(pipe: ChainableCommander, s: Settlement): number {
+    if (s.kind === 'giveBack' || s.result === undefined) return 0;
+    const { job } = s.delivery;
+    if (job.options.ignoreResult === true) return 0;
+    pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', this.ttlMs);
+    if (job.replyTo === undefined || (s.result.state !== 'SUCCESS' && s.result.state !== 'FAILURE')) return 1;
+    const reply = this.keys.reply(job.replyTo);
+    pipe.lpush(reply, s.result.id);
+    pipe.pexpire(reply, this.ttlMs);
+    return 3;
+  }
+
+  async get(redis: Redis, id: string): Promise<ResultRecord | undefined> {
+    const raw = await redis.getBuffer(this.keys.result(id));
+    return raw === null ? undefined : decodeResult(raw);
+  }
+
+  async waitFor(redis: Redis, blocking: BlockingConnection, clientId: string, timeoutMs: number): Promise<ResultRecord[]> {
+    const key = this.keys.reply(clientId);
+    const popped = await blocking.block(
+      (conn, ms) => conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'RIGHT', 'COUNT', REPLY_BATCH) as Promise<[string, string[]] | null>,
+      timeoutMs,
+    );
+    if (popped === null) return [];
+    const ids = popped[1];
+    if (ids.length === 0) return [];
+    const raws = await redis.mgetBuffer(...ids.map((id) => this.keys.result(id)));
+    const out: ResultRecord[] = [];
+    for (const raw of raws) if (raw !== null) out.push(decodeResult(raw));
+    return out;
+  }
+}

@@ -1,0 +1,60 @@
+import { readFileSync } from 'node:fs';
+import type { Redis, ChainableCommander } from 'ioredis';
+
+/**
+ * The Lua scripts, one atomic operation per file (`lua/<verbNoun>-<keys>.lua`,
+ * `n` = a variable number of keys), each with the shared prelude prepended,
+ * registered on a connection with ioredis `defineCommand` (EVALSHA, falling
+ * back to EVAL when Redis lost its script cache, e.g. after a restart).
+ */
+const SCRIPTS = {
+  enqueueDelayed: 'enqueueDelayed-2.lua',
+  fetchJobs: 'fetchJobs-n.lua',
+  registerNode: 'registerNode-3.lua',
+  heartbeat: 'heartbeat-n.lua',
+  claimRecovery: 'claimRecovery-2.lua',
+  recoverEntries: 'recoverEntries-4.lua',
+  finishRecovery: 'finishRecovery-n.lua',
+  purgeQueue: 'purgeQueue-3.lua',
+  retryDead: 'retryDead-2.lua',
+} as const;
+
+export type ScriptName = keyof typeof SCRIPTS;
+type Arg = string | number | Buffer;
+
+let sources: Map<ScriptName, { lua: string; numberOfKeys: number | undefined }> | undefined;
+
+function load(): Map<ScriptName, { lua: string; numberOfKeys: number | undefined }> {
+  if (sources) return sources;
+  const dir = new URL('./lua/', import.meta.url);
+  const prelude = readFileSync(new URL('lib/prelude.lua', dir), 'utf8');
+  sources = new Map();
+  for (const [name, file] of Object.entries(SCRIPTS) as [ScriptName, string][]) {
+    const keys = /-(\d+|n)\.lua$/.exec(file)?.[1];
+    const numberOfKeys = keys === undefined || keys === 'n' ? undefined : Number(keys);
+    sources.set(name, { lua: `${prelude}\n${readFileSync(new URL(file, dir), 'utf8')}`, numberOfKeys });
+  }
+  return sources;
+}
+
+export function defineScripts(redis: Redis): void {
+  for (const [name, { lua, numberOfKeys }] of load()) {
+    if (numberOfKeys === undefined) redis.defineCommand(name, { lua });
+    else redis.defineCommand(name, { lua, numberOfKeys });
+  }
+}
+
+/**
+ * Calls a script on a connection or a pipeline. Replies come back as
+ * Buffers (payloads are binary); numbers stay numbers. Scripts with a
+ * variable key count get the count first.
+ */
+export function callScript(target: Redis, name: ScriptName, keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
+export function callScript(target: ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly Arg[]): ChainableCommander;
+export function callScript(target: Redis | ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly Arg[]): unknown {
+  const fixed = load().get(name)!.numberOfKeys;
+  const method = (target as unknown as Record<string, (...a: Arg[]) => unknown>)[`${name}Buffer`];
+  if (method === undefined) throw new Error(`script ${name} is not defined on this connection`);
+  const head: Arg[] = fixed === undefined ? [keys.length] : [];
+  return method.call(target, ...head, ...keys, ...args);
+}

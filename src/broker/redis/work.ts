@@ -1,0 +1,164 @@
+import type { Redis } from 'ioredis';
+import type { Delivery, FetchReply, FetchRequest, Settlement, WaitReply } from '../types.js';
+import type { BlockingConnection } from './blocking.js';
+import { makeDelivery, markerDue, parseReceipt, type StreamKind } from './entry-codec.js';
+import { GROUP, type Keys } from './keys.js';
+import type { Results } from './results.js';
+import { callScript } from './scripts.js';
+
+/** Most delayed jobs one fetch promotes per queue (the rest on the next fetch). */
+const PROMOTE_MAX = 1000;
+
+type Fields = Buffer[];
+type RawDelivery = [number, Buffer, Buffer, Fields];
+type FetchScriptReply = [number, number, RawDelivery[]];
+/** XREADGROUP's reply: per stream, its key and its entries. */
+type StreamsReply = [Buffer, [Buffer, Fields | null][]][] | null;
+
+/** An internal settlement: an entry handed back untouched (a block returned more than asked). */
+interface Release {
+  kind: 'release';
+  delivery: Delivery;
+}
+type AnySettlement = Settlement | Release;
+
+/**
+ * The hot path: fetch (settle + lease + promote + reserve in one script,
+ * results pipelined in the same round trip), settle alone, and the blocking
+ * wait for work.
+ */
+export class Work {
+  /** Streams whose consumer group exists (created at 0 with MKSTREAM); cleared on NOGROUP. */
+  private readonly grouped = new Set<string>();
+
+  constructor(
+    private readonly keys: Keys,
+    private readonly results: Results,
+    private readonly deadMax: number,
+  ) {}
+
+  async fetch(redis: Redis, request: FetchRequest): Promise<FetchReply> {
+    const reply = await this.run(redis, request.nodeId, request.plan, request.count, request.settle);
+    return { deliveries: reply.deliveries, nextDueAt: reply.nextDueAt, fenced: reply.fenced };
+  }
+
+  async settle(redis: Redis, settlements: readonly AnySettlement[]): Promise<void> {
+    if (settlements.length > 0) await this.run(redis, '', [], 0, settlements);
+  }
+
+  /**
+   * One round trip: the fetch script, then the result writes in the same
+   * pipeline (so a client woken by its reply list finds the result set).
+   */
+  private async run(redis: Redis, nodeId: string, plan: FetchRequest['plan'], count: number, settle: readonly AnySettlement[]): Promise<FetchReply> {
+    const queues: string[] = [];
+    const index = new Map<string, number>();
+    const quotas: number[] = [];
+    const indexOf = (queue: string): number => {
+      let i = index.get(queue);
+      if (i === undefined) {
+        queues.push(queue);
+        i = queues.length;
+        index.set(queue, i);
+      }
+      return i;
+    };
+    for (const { queue, quota } of plan) {
+      const known = index.get(queue);
+      if (known !== undefined) quotas[known - 1]! += Math.max(0, quota);
+      else quotas[indexOf(queue) - 1] = Math.max(0, quota);
+    }
+    const planned = queues.length;
+    const ops: (string | number)[] = [];
+    for (const s of settle) {
+      if (s.kind === 'progress') continue;
+      const { kind, entryId } = parseReceipt(s.delivery.receipt);
+      const q = indexOf(s.delivery.queue);
+      if (s.kind === 'ack') ops.push('a', q, kind, entryId, '');
+      else if (s.kind === 'retry') ops.push('r', q, kind, entryId, Math.max(0, Math.round(s.delay)));
+      else if (s.kind === 'dead') ops.push('d', q, kind, entryId, s.reason);
+      else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, '1');
+      else ops.push('g', q, kind, entryId, '0');
+    }
+    const keys = [this.keys.nodes, ...queues.flatMap((q) => this.keys.queueKeys(q))];
+    const args = [nodeId, Math.max(0, count), queues.length, planned, this.deadMax, PROMOTE_MAX, ops.length / 5, ...quotas.slice(0, planned), ...ops];
+
+    const pipe = redis.pipeline();
+    callScript(pipe, 'fetchJobs', keys, args);
+    for (const s of settle) if (s.kind !== 'release') this.results.addWrites(pipe, s);
+    const replies = (await pipe.exec()) ?? [];
+    for (const [err] of replies) if (err) throw err;
+    const [fenced, nextDue, raw] = replies[0]![1] as FetchScriptReply;
+    const deliveries = raw.map(([q, kind, id, fields]) => makeDelivery(queues[q - 1]!, kind.toString() as StreamKind, id.toString(), fields));
+    return { deliveries, nextDueAt: nextDue < 0 ? undefined : nextDue, fenced: fenced === 1 };
+  }
+
+  /**
+   * XREADGROUP BLOCK over every stream of the node's queues (:rd first) on
+   * the blocking connection. Entries come back already reserved by the node.
+   * Timer markers are acked and turned into `nextDueAt`; entries beyond
+   * `count` (Redis applies COUNT per stream) are handed back untouched.
+   */
+  async waitForWork(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count: number): Promise<WaitReply> {
+    const streams: { key: string; queue: string; kind: StreamKind }[] = [];
+    for (const queue of queues) {
+      streams.push({ key: this.keys.rd(queue), queue, kind: 'r' }, { key: this.keys.stream(queue), queue, kind: 'q' });
+    }
+    const byKey = new Map(streams.map((s) => [s.key, s]));
+    const want = Math.max(1, count);
+    const deadline = Date.now() + timeoutMs;
+    let reply: StreamsReply = null;
+    for (let attempt = 0; ; attempt++) {
+      await this.ensureGroups(redis, streams.map((s) => s.key));
+      try {
+        reply = await blocking.block(
+          (conn, ms) => conn.callBuffer('XREADGROUP', 'GROUP', GROUP, nodeId, 'COUNT', want, 'BLOCK', ms, 'STREAMS', ...streams.map((s) => s.key), ...streams.map(() => '>')) as Promise<StreamsReply>,
+          Math.max(0, deadline - Date.now()),
+          signal,
+        );
+        break;
+      } catch (err) {
+        // The groups vanished (Redis restarted empty, or a key was deleted): create them and block again.
+        if (attempt < 3 && /NOGROUP/.test(String((err as Error).message))) {
+          this.grouped.clear();
+          continue;
+        }
+        throw err;
+      }
+    }
+    const deliveries: Delivery[] = [];
+    const internal: AnySettlement[] = [];
+    let nextDueAt: number | undefined;
+    for (const [key, entries] of reply ?? []) {
+      const stream = byKey.get(key.toString());
+      if (stream === undefined) continue;
+      for (const [rawId, fields] of entries) {
+        if (fields === null) continue;
+        const delivery = makeDelivery(stream.queue, stream.kind, rawId.toString(), fields);
+        const due = markerDue(fields);
+        if (due !== undefined) {
+          nextDueAt = nextDueAt === undefined ? due : Math.min(nextDueAt, due);
+          internal.push({ kind: 'ack', delivery });
+        } else if (deliveries.length < want) {
+          deliveries.push(delivery);
+        } else {
+          internal.push({ kind: 'release', delivery });
+        }
+      }
+    }
+    await this.settle(redis, internal);
+    return { deliveries, nextDueAt };
+  }
+
+  private async ensureGroups(redis: Redis, streams: readonly string[]): Promise<void> {
+    const missing = streams.filter((s) => !this.grouped.has(s));
+    if (missing.length === 0) return;
+    const pipe = redis.pipeline();
+    for (const key of missing) pipe.xgroup('CREATE', key, GROUP, '0', 'MKSTREAM');
+    const replies = (await pipe.exec()) ?? [];
+    replies.forEach(([err], i) => {
+      if (err && !/BUSYGROUP/.test(err.message)) throw err;
+      this.grouped.add(missing[i]!);
+    });
+  }
+}
