@@ -63,4 +63,33 @@ describe('Autoscaler', () => {
     expect(events.at(-1)).toMatchObject({ direction: 'down', to: 0, reserved: 0 });
     expect(pool.stats().totals).toMatchObject({ done: 1, lost: 0, failed: 0 });
   });
+
+  it('setAutoscale() moves the pool into new bounds at once', async () => {
+    const pool = await startPool({ autoscale: '2,1', keepalive: 60_000, autoscaleInterval: 50 });
+    const events: ScaleEvent[] = recordEvents(pool, 'autoscale');
+    pool.setAutoscale(4, 3);
+    expect(pool.stats().autoscale).toEqual({ max: 4, min: 3 });
+    expect(events[0]).toMatchObject({ direction: 'up', from: 1, to: 3 });
+    await waitUntil(() => pool.stats().processes.filter((p) => p.state === 'idle').length === 3, 'three idle children');
+  });
+
+  it('setAutoscale() on a pool without autoscale throws', async () => {
+    const pool = await startPool({ processes: 1 });
+    expect(() => pool.setAutoscale(2, 1)).toThrow(/autoscale/);
+  });
+
+  it.each([
+    [1, 3],
+    [0, 0],
+    [2.5, 1],
+    [4, -1],
+  ])('setAutoscale(%d, %d) is rejected like the option, and the bounds and size stay as they were', async (max, min) => {
+    const pool = await startPool({ autoscale: '2,1', keepalive: 60_000, autoscaleInterval: 50 });
+    const events: ScaleEvent[] = recordEvents(pool, 'autoscale');
+    expect(() => pool.setAutoscale(max, min)).toThrow(/autoscale/);
+    expect(pool.stats().autoscale).toEqual({ max: 2, min: 1 });
+    expect(events).toEqual([]);
+    expect(pool.size).toBe(1);
+  });
 });
+
