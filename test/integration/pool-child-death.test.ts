@@ -138,3 +138,18 @@ describe('time limits', () => {
   });
 });
 
+describe('a child that dies while idle', () => {
+  it('is replaced, and the pool keeps its size and serves jobs', async () => {
+    const pool = await startPool({ processes: 2 });
+    const [victim, other] = pids(pool);
+    const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
+    const up = nextEvent(pool, 'process-up');
+    process.kill(victim!, 'SIGKILL');
+    expect((await down)[0]).toEqual({ pid: victim, exitCode: null, signal: 'SIGKILL', expected: false });
+    const [{ pid: replacement }] = await up;
+    expect(pids(pool).sort()).toEqual([other!, replacement].sort());
+    expect(pool.stats().totals).toMatchObject({ restarts: 1, lost: 0, failed: 0 });
+    await expect(Promise.all([pool.apply('add', [1, 2]), pool.apply('add', [3, 4])])).resolves.toEqual([3, 7]);
+  });
+});
+

@@ -49,6 +49,16 @@ describe('close()', () => {
     expect(downs.every((d) => d.exitCode === 0 && d.signal === null && d.expected)).toBe(true);
   });
 
+  it('can be called twice at once and again afterwards', async () => {
+    const pool = await startPool({ processes: 2 });
+    const children = pids(pool);
+    const job = pool.apply('sleep', [50]);
+    await Promise.all([pool.close(), pool.close()]);
+    await expect(job).resolves.toBe(50);
+    await pool.close();
+    for (const pid of children) expectReaped(pid);
+  });
+
   it('rejects apply() after close() with PoolClosedError', async () => {
     const pool = await startPool({ processes: 1 });
     await pool.close();

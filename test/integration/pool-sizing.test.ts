@@ -1,7 +1,18 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyAndAwaitStart, nextEvent, pids, release, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+import { applyAndAwaitStart, makePool, nextEvent, pids, release, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
 
 afterEach(terminatePools);
+
+describe('start()', () => {
+  it('resolves once `processes` children are up, each announced by process-up', async () => {
+    const pool = makePool({ processes: 3 });
+    const ups: number[] = [];
+    pool.on('process-up', ({ pid }) => ups.push(pid));
+    await pool.start();
+    expect(ups.sort()).toEqual(pids(pool).sort());
+    expect(pool.stats().processes.map((p) => p.state)).toEqual(['idle', 'idle', 'idle']);
+  });
+});
 
 describe('grow and shrink', () => {
   it('grow(n) adds n children that become ready', async () => {
