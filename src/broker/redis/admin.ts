@@ -1,13 +1,17 @@
 import type { Redis } from 'ioredis';
 import type { DeadJob, QueueCounts } from '../types.js';
 import { decodeJob, entryTime } from './entry-codec.js';
-import { GROUP, type Keys } from './keys.js';
+import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
+
+/** Undelivered entries scanned for timer markers when counting (see countJobs-4.lua). */
+const MARKER_SCAN = 1000;
 
 /**
  * Inspection and maintenance of queues. Counts: acked entries are deleted,
  * so a stream holds exactly the reserved entries (the group's pending list)
- * and the waiting ones: waiting = XLEN − pending over the stream and its :rd.
+ * and the waiting ones: waiting = XLEN − pending − timer markers, over the
+ * stream and its :rd.
  */
 export class Admin {
   constructor(private readonly keys: Keys) {}
@@ -18,22 +22,13 @@ export class Admin {
 
   async counts(redis: Redis, queues: readonly string[]): Promise<QueueCounts[]> {
     const pipe = redis.pipeline();
-    for (const q of queues) {
-      pipe.xlen(this.keys.stream(q)).xlen(this.keys.rd(q));
-      pipe.xpending(this.keys.stream(q), GROUP).xpending(this.keys.rd(q), GROUP);
-      pipe.zcard(this.keys.delayed(q)).xlen(this.keys.dead(q));
-    }
+    for (const q of queues) callScript(pipe, 'countJobs', this.keys.queueKeys(q), [MARKER_SCAN]);
     const replies = (await pipe.exec()) ?? [];
-    const num = (i: number): number => {
-      const [err, value] = replies[i] ?? [null, 0];
-      if (err) return 0; // NOGROUP: no node read the queue yet
-      if (Array.isArray(value)) return Number(value[0] ?? 0);
-      return Number(value ?? 0);
-    };
-    return queues.map((queue, qi) => {
-      const b = qi * 6;
-      const reserved = num(b + 2) + num(b + 3);
-      return { queue, waiting: Math.max(0, num(b) + num(b + 1) - reserved), reserved, delayed: num(b + 4), dead: num(b + 5) };
+    return queues.map((queue, i) => {
+      const [err, value] = replies[i] ?? [null, null];
+      if (err) throw err;
+      const [waiting, reserved, delayed, dead] = value as [number, number, number, number];
+      return { queue, waiting, reserved, delayed, dead };
     });
   }
 

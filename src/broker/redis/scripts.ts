@@ -17,6 +17,7 @@ const SCRIPTS = {
   finishRecovery: 'finishRecovery-n.lua',
   purgeQueue: 'purgeQueue-3.lua',
   retryDead: 'retryDead-2.lua',
+  countJobs: 'countJobs-4.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

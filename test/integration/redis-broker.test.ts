@@ -1,0 +1,285 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { unpack } from 'msgpackr';
+import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { fetchFrom, ids, job, registerNode, result, Scope, sleep } from './redis-helpers.js';
+
+let scope: Scope;
+let broker: RedisBroker;
+const NODE = 'node-a';
+
+beforeEach(async () => {
+  scope = new Scope();
+  broker = await scope.broker();
+  await registerNode(broker, NODE, ['default', 'high', 'low']);
+});
+afterEach(async () => {
+  await scope.cleanup();
+});
+
+describe('RedisBroker: enqueue, fetch, ack', () => {
+  it('removes an acked entry from the stream and the pending list', async () => {
+    const j = job('default', { payload: new Uint8Array([0xff, 0x00, 0x80, 0x7f]) });
+    await broker.enqueue([j]);
+    const reply = await fetchFrom(broker, NODE, ['default'], 10);
+    expect(reply.fenced).toBe(false);
+    expect(ids(reply.deliveries)).toEqual([j.id]);
+    const d = reply.deliveries[0]!;
+    expect(d.malformed).toBeUndefined();
+    expect(d.queue).toBe('default');
+    expect(Array.from(d.job.payload)).toEqual([0xff, 0x00, 0x80, 0x7f]);
+    expect(d.job).toMatchObject({ task: 'add', attempt: 0, redeliveries: 0, enqueuedAt: j.enqueuedAt });
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
+
+    await broker.settle([{ kind: 'ack', delivery: d }]);
+    expect(await scope.raw.xlen(scope.key('q:default'))).toBe(0);
+    const pending = (await scope.raw.xpending(scope.key('q:default'), 'w')) as [number];
+    expect(pending[0]).toBe(0);
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 0, dead: 0 });
+  });
+
+  it('enqueues in bulk and fetches jobs enqueued before any consumer existed, in order', async () => {
+    const jobs = Array.from({ length: 50 }, (_, i) => job('default', { payload: new Uint8Array([i]) }));
+    await broker.enqueue(jobs);
+    expect((await broker.counts(['default']))[0]!.waiting).toBe(50);
+    expect(await broker.knownQueues()).toEqual(['default', 'high', 'low']);
+    const first = await fetchFrom(broker, NODE, ['default'], 30);
+    const second = await fetchFrom(broker, NODE, ['default'], 30);
+    expect([...ids(first.deliveries), ...ids(second.deliveries)]).toEqual(jobs.map((j) => j.id));
+  });
+
+  it('settles and fetches in one call', async () => {
+    await broker.enqueue([job('default'), job('default')]);
+    const one = await fetchFrom(broker, NODE, ['default'], 1);
+    const two = await broker.fetch({ nodeId: NODE, plan: [{ queue: 'default', quota: 1 }], count: 1, settle: [{ kind: 'ack', delivery: one.deliveries[0]! }] });
+    expect(two.deliveries).toHaveLength(1);
+    expect(await scope.raw.xlen(scope.key('q:default'))).toBe(1);
+  });
+
+  it('follows the plan strictly: the first queue fills the batch before the next is touched', async () => {
+    const high = [job('high'), job('high')];
+    const low = [job('low'), job('low')];
+    await broker.enqueue([...low, ...high]);
+    const reply = await fetchFrom(broker, NODE, [{ queue: 'high', quota: 3 }, { queue: 'low', quota: 0 }], 3);
+    expect(ids(reply.deliveries)).toEqual([high[0]!.id, high[1]!.id, low[0]!.id]);
+  });
+
+  it('takes each quota first, then leftovers in plan order', async () => {
+    const a = Array.from({ length: 5 }, () => job('high'));
+    const b = Array.from({ length: 5 }, () => job('low'));
+    await broker.enqueue([...a, ...b]);
+    const reply = await fetchFrom(broker, NODE, [{ queue: 'high', quota: 1 }, { queue: 'low', quota: 2 }], 5);
+    expect(ids(reply.deliveries)).toEqual([a[0]!.id, b[0]!.id, b[1]!.id, a[1]!.id, a[2]!.id]);
+  });
+
+  it('serves given-back jobs first, with redeliveries + 1', async () => {
+    const [x, y] = [job('default'), job('default')];
+    await broker.enqueue([x, y]);
+    const first = await fetchFrom(broker, NODE, ['default'], 1);
+    expect(ids(first.deliveries)).toEqual([x.id]);
+    await broker.settle([{ kind: 'giveBack', delivery: first.deliveries[0]! }]);
+    const again = await fetchFrom(broker, NODE, ['default'], 2);
+    expect(ids(again.deliveries)).toEqual([x.id, y.id]);
+    expect(again.deliveries[0]!.job.redeliveries).toBe(1);
+    expect(again.deliveries[0]!.receipt).not.toBe(first.deliveries[0]!.receipt);
+  });
+
+  it('blocks in waitForWork until a job arrives, and returns it reserved', async () => {
+    const waiting = broker.waitForWork(NODE, ['default'], 5_000, new AbortController().signal, 5);
+    await sleep(100);
+    const other = await scope.broker();
+    const j = job('default');
+    await other.enqueue([j]);
+    const reply = await waiting;
+    expect(ids(reply.deliveries)).toEqual([j.id]);
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
+  });
+
+  it('ends waitForWork on abort without losing what was already reserved', async () => {
+    const controller = new AbortController();
+    const waiting = broker.waitForWork(NODE, ['default'], 8_000, controller.signal, 1);
+    await sleep(100);
+    controller.abort();
+    const reply = await waiting;
+    expect(reply.deliveries).toEqual([]);
+    // The connection is still usable and nothing was reserved behind our back.
+    const j = job('default');
+    await broker.enqueue([j]);
+    expect(ids((await fetchFrom(broker, NODE, ['default'], 5)).deliveries)).toEqual([j.id]);
+  });
+
+  it('caps waitForWork at count and leaves the rest available', async () => {
+    const jobs = [job('high'), job('low'), job('low')];
+    await broker.enqueue(jobs);
+    const reply = await broker.waitForWork(NODE, ['high', 'low'], 1_000, new AbortController().signal, 1);
+    expect(reply.deliveries).toHaveLength(1);
+    const rest = await fetchFrom(broker, NODE, ['high', 'low'], 10);
+    expect(new Set([...ids(reply.deliveries), ...ids(rest.deliveries)])).toEqual(new Set(jobs.map((j) => j.id)));
+    expect(rest.deliveries.every((d) => d.job.redeliveries === 0)).toBe(true);
+  });
+});
+
+describe('RedisBroker: delayed jobs', () => {
+  it('does not deliver a delayed job early, and delivers delayed jobs in due order', async () => {
+    const late = job('default', { delay: 600 });
+    const early = job('default', { delay: 300 });
+    await broker.enqueue([late, early]);
+    const now = await fetchFrom(broker, NODE, ['default'], 10);
+    expect(now.deliveries).toEqual([]);
+    expect(now.nextDueAt).toBeDefined();
+    expect((await broker.counts(['default']))[0]!.delayed).toBe(2);
+    const got: string[] = [];
+    while (got.length < 2) {
+      const reply = await fetchFrom(broker, NODE, ['default'], 10);
+      got.push(...ids(reply.deliveries));
+      if (reply.deliveries.length === 0) await sleep(Math.max(5, (reply.nextDueAt ?? Date.now()) - Date.now()));
+    }
+    expect(got).toEqual([early.id, late.id]);
+  });
+
+  it('honours eta (epoch ms) and runs a job already due at once', async () => {
+    const past = job('default', { eta: Date.now() - 1_000 });
+    const future = job('default', { eta: Date.now() + 60_000 });
+    await broker.enqueue([past, future]);
+    const reply = await fetchFrom(broker, NODE, ['default'], 10);
+    expect(ids(reply.deliveries)).toEqual([past.id]);
+    expect(reply.nextDueAt).toBe(future.eta);
+  });
+
+  it('wakes a node blocked in waitForWork when a delayed job becomes the earliest', async () => {
+    const waiting = broker.waitForWork(NODE, ['default'], 8_000, new AbortController().signal, 1);
+    await sleep(100);
+    const producer = await scope.broker();
+    const j = job('default', { delay: 200 });
+    await producer.enqueue([j]);
+    const woke = await waiting;
+    expect(woke.deliveries).toEqual([]);
+    expect(woke.nextDueAt).toBeDefined();
+    // The marker is consumed, never handed out as a job.
+    expect(await scope.raw.xlen(scope.key('q:default'))).toBe(0);
+    await sleep(Math.max(0, woke.nextDueAt! - Date.now()) + 5);
+    const reply = await fetchFrom(broker, NODE, ['default'], 1);
+    expect(ids(reply.deliveries)).toEqual([j.id]);
+  });
+
+  it('a retry settlement puts the job back delayed with attempt + 1', async () => {
+    const j = job('default', { options: { retries: 3 } });
+    await broker.enqueue([j]);
+    const d = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries[0]!;
+    await broker.settle([{ kind: 'retry', delivery: d, delay: 150, result: result(d, 'RETRY') }]);
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 1 });
+    let again;
+    for (;;) {
+      const reply = await fetchFrom(broker, NODE, ['default'], 1);
+      if (reply.deliveries.length > 0) {
+        again = reply.deliveries[0]!;
+        break;
+      }
+      await sleep(Math.max(5, (reply.nextDueAt ?? Date.now()) - Date.now()));
+    }
+    expect(again.job).toMatchObject({ id: j.id, attempt: 1, redeliveries: 0, options: { retries: 3 } });
+    expect((await broker.getResult(j.id))?.state).toBe('RETRY');
+  });
+});
+
+describe('RedisBroker: dead letters and malformed entries', () => {
+  it('dead settlement → listDead, retryDead, purgeDead', async () => {
+    const [x, y] = [job('default'), job('default')];
+    await broker.enqueue([x, y]);
+    const ds = (await fetchFrom(broker, NODE, ['default'], 2)).deliveries;
+    await broker.settle(ds.map((d) => ({ kind: 'dead' as const, delivery: d, reason: `no luck ${d.job.id}` })));
+    const dead = await broker.listDead('default', 10);
+    expect(dead.map((d) => d.job.id).sort()).toEqual([x.id, y.id].sort());
+    expect(dead.find((d) => d.job.id === x.id)!.reason).toBe(`no luck ${x.id}`);
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0, dead: 2 });
+
+    expect(await broker.retryDead('default', [x.id])).toBe(1);
+    const back = await fetchFrom(broker, NODE, ['default'], 5);
+    expect(ids(back.deliveries)).toEqual([x.id]);
+    expect(back.deliveries[0]!.job).toMatchObject({ attempt: 0, redeliveries: 0 });
+    expect(await broker.purgeDead('default')).toBe(1);
+    expect(await broker.listDead('default', 10)).toEqual([]);
+  });
+
+  it('trims the dead stream to deadMax', async () => {
+    const small = await scope.broker({ deadMax: 2 });
+    await small.enqueue([job('default'), job('default'), job('default')]);
+    const ds = (await fetchFrom(small, NODE, ['default'], 3)).deliveries;
+    await small.settle(ds.map((d) => ({ kind: 'dead' as const, delivery: d, reason: 'x' })));
+    expect(await scope.raw.xlen(scope.key('q:default:dead'))).toBe(2);
+  });
+
+  it('turns a garbage entry into a malformed delivery, which then goes dead', async () => {
+    await scope.raw.xadd(scope.key('q:default'), '*', 'hello', 'world');
+    await scope.raw.xadd(scope.key('q:default'), '*', 'task', 'add', 'meta', '{not json');
+    const reply = await fetchFrom(broker, NODE, ['default'], 10);
+    expect(reply.deliveries).toHaveLength(2);
+    const [a, b] = reply.deliveries as [typeof reply.deliveries[0] & object, typeof reply.deliveries[0] & object];
+    expect(a.malformed).toMatch(/no task name/);
+    expect(a.job.id).toBe(a.receipt.slice(2));
+    expect(b.malformed).toMatch(/no payload/);
+    expect(b.job.task).toBe('add');
+    await broker.settle([a, b].map((d) => ({ kind: 'dead' as const, delivery: d, reason: d.malformed! })));
+    const dead = await broker.listDead('default', 10);
+    expect(dead).toHaveLength(2);
+    expect(await scope.raw.xlen(scope.key('q:default'))).toBe(0);
+    expect((await fetchFrom(broker, NODE, ['default'], 10)).deliveries).toEqual([]);
+  });
+});
+
+describe('RedisBroker: results', () => {
+  it('stores a result with a TTL and wakes the client waiting for it', async () => {
+    const j = job('default', { replyTo: 'client-1' });
+    await broker.enqueue([j]);
+    const d = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries[0]!;
+    const client = await scope.broker({ resultTtl: 60_000 });
+    const waiting = client.waitForResults('client-1', 5_000);
+    await sleep(100);
+    await broker.settle([{ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', { sum: 3 }) }]);
+    const got = await waiting;
+    expect(got).toHaveLength(1);
+    expect(got[0]).toMatchObject({ id: j.id, state: 'SUCCESS', value: { sum: 3 } });
+    expect(await broker.getResult(j.id)).toMatchObject({ id: j.id, state: 'SUCCESS' });
+    const ttl = await scope.raw.pttl(`${scope.ns}:res:${j.id}`);
+    expect(ttl).toBeGreaterThan(0);
+    expect(unpack(await scope.raw.getBuffer(`${scope.ns}:res:${j.id}`) as Buffer)).toMatchObject({ state: 'SUCCESS' });
+  });
+
+  it('announces only final states; progress writes only the result', async () => {
+    const j = job('default', { replyTo: 'client-2' });
+    await broker.enqueue([j]);
+    const d = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries[0]!;
+    await broker.settle([{ kind: 'progress', delivery: d, result: result(d, 'STARTED') }]);
+    expect((await broker.getResult(j.id))?.state).toBe('STARTED');
+    expect(await broker.waitForResults('client-2', 50)).toEqual([]);
+    expect((await broker.counts(['default']))[0]!.reserved).toBe(1);
+  });
+
+  it('writes no key for an ignoreResult job', async () => {
+    const j = job('default', { options: { ignoreResult: true } });
+    await broker.enqueue([j]);
+    const d = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries[0]!;
+    await broker.settle([{ kind: 'ack', delivery: d }]);
+    expect(await broker.getResult(j.id)).toBeUndefined();
+    expect(await scope.raw.exists(`${scope.ns}:res:${j.id}`)).toBe(0);
+  });
+
+  it('waitForResults returns nothing when nothing arrives', async () => {
+    expect(await broker.waitForResults('nobody', 100)).toEqual([]);
+  });
+});
+
+describe('RedisBroker: admin', () => {
+  it('purge drops waiting and delayed jobs but leaves reserved ones', async () => {
+    await broker.enqueue([job('default'), job('default'), job('default'), job('default', { delay: 60_000 })]);
+    const d = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries[0]!;
+    expect(await broker.purge('default')).toBe(3);
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 1, delayed: 0 });
+    await broker.settle([{ kind: 'ack', delivery: d }]);
+    expect(await scope.raw.xlen(scope.key('q:default'))).toBe(0);
+  });
+
+  it('masks the password in displayUrl', async () => {
+    const { RedisBroker } = await import('../../dist/broker/redis/redis-broker.js');
+    expect(new RedisBroker('redis://user:s3cret@localhost:6379/2').displayUrl).toBe('redis://user:***@localhost:6379/2');
+  });
+});

@@ -1,0 +1,86 @@
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pack } from 'msgpackr';
+import { pino } from 'pino';
+import { inject } from 'vitest';
+import '../setup/provided.js';
+import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import type { BrokerOptions, Delivery, FetchReply, NewJob, ResultRecord } from '../../dist/broker/types.js';
+
+/** Quiet logs in tests (raise with PREFORK_TEST_LOG=debug). */
+export const log = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
+
+export function redisUrl(): string {
+  return inject('redisUrl');
+}
+
+/** A random namespace per test, a raw client to look at keys, and cleanup of both. */
+export class Scope {
+  readonly ns = `t${randomUUID().slice(0, 8)}`;
+  readonly tag = `{${this.ns}}`;
+  readonly raw: Redis;
+  private readonly brokers: RedisBroker[] = [];
+
+  constructor(readonly url = redisUrl()) {
+    this.raw = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
+  }
+
+  async broker(options: BrokerOptions = {}): Promise<RedisBroker> {
+    const b = new RedisBroker(this.url, { namespace: this.ns, logger: log, ...options });
+    this.brokers.push(b);
+    await b.connect();
+    return b;
+  }
+
+  key(suffix: string): string {
+    return `${this.tag}:${suffix}`;
+  }
+
+  async cleanup(): Promise<void> {
+    await Promise.all(this.brokers.map((b) => b.close().catch(() => undefined)));
+    for (const pattern of [`${this.tag}:*`, `${this.ns}:*`]) {
+      let cursor = '0';
+      do {
+        const [next, keys] = await this.raw.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+        if (keys.length > 0) await this.raw.del(...keys);
+        cursor = next;
+      } while (cursor !== '0');
+    }
+    this.raw.disconnect();
+  }
+}
+
+export function job(queue: string, overrides: Partial<NewJob> = {}): NewJob {
+  return {
+    id: randomUUID(),
+    task: 'add',
+    queue,
+    payload: pack([1, 2]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: Date.now(),
+    ...overrides,
+  };
+}
+
+export function ids(deliveries: readonly Delivery[]): string[] {
+  return deliveries.map((d) => d.job.id);
+}
+
+export function fetchFrom(broker: RedisBroker, nodeId: string, queues: string[] | { queue: string; quota: number }[], count: number): Promise<FetchReply> {
+  const plan = queues.map((q) => (typeof q === 'string' ? { queue: q, quota: count } : q));
+  return broker.fetch({ nodeId, plan, count, settle: [] });
+}
+
+export function result(d: Delivery, state: ResultRecord['state'], value?: unknown): ResultRecord {
+  return { id: d.job.id, task: d.job.task, queue: d.queue, state, value, retries: d.job.attempt, finishedAt: Date.now() };
+}
+
+export async function registerNode(broker: RedisBroker, id: string, queues: string[]): Promise<void> {
+  await broker.register({ id, name: `${id}@test`, host: 'test', pid: process.pid, queues, concurrency: '1', startedAt: Date.now() });
+}
+
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
