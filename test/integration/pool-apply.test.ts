@@ -1,6 +1,6 @@
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { StrategyName } from 'prefork';
+import { JobWithdrawnError, TimeLimitExceeded, type StrategyName } from 'prefork';
 import { applyAndAwaitStart, fixture, makePool, pids, release, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -116,6 +116,53 @@ describe('Pool.apply', () => {
     expect(short.every((pid) => pid === free)).toBe(true);
     release(busy);
     await expect(long.result).resolves.toBe(busy);
+  });
+
+  it('knows the task names the app registers once a child is up', async () => {
+    const pool = await startPool({ app: fixture('tasks-with-options.mjs'), processes: 1 });
+    expect([...pool.taskNames].sort()).toEqual(['echo', 'slowWithLimit']);
+  });
+});
+
+describe('per-task options declared with defineTasks', () => {
+  it('are reported by taskOptions()', async () => {
+    const pool = await startPool({ app: fixture('tasks-with-options.mjs'), processes: 1 });
+    expect(pool.taskOptions('slowWithLimit')).toEqual({ timeLimit: 250, retries: 2 });
+    expect(pool.taskOptions('echo')).toBeUndefined();
+  });
+
+  it('a task\'s own timeLimit ends its jobs with TimeLimitExceeded, and the child is replaced', async () => {
+    const pool = await startPool({ app: fixture('tasks-with-options.mjs'), processes: 1 });
+    const [victim] = pids(pool);
+    const err = await pool.apply('slowWithLimit').catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(TimeLimitExceeded);
+    expect(err).toMatchObject({ limitMs: 250 });
+    await expect(pool.apply('echo', [1])).resolves.toBe(1);
+    expect(pids(pool)).not.toContain(victim);
+  });
+
+  it('a job\'s own timeLimit wins over the task\'s', async () => {
+    const pool = await startPool({ app: fixture('tasks-with-options.mjs'), processes: 1 });
+    const err = await pool.apply('slowWithLimit', [], { timeLimit: 100 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ limitMs: 100 });
+  });
+});
+
+describe('withdraw()', () => {
+  it('takes back the jobs not yet written to a child, rejecting them with JobWithdrawnError, without counting failures', async () => {
+    const pool = await startPool({ processes: 1 });
+    const running = applyAndAwaitStart(pool, 'block');
+    const busy = await running.started;
+    const waiting = [pool.apply('echo', [1]), pool.apply('echo', [2]), pool.apply('echo', [3])];
+    waiting.forEach((p) => p.catch(() => undefined));
+    await Promise.resolve();
+    expect(pool.withdraw()).toBe(3);
+    for (const job of waiting) await expect(job).rejects.toBeInstanceOf(JobWithdrawnError);
+    expect(pool.stats()).toMatchObject({ outbound: 0, pending: 1 });
+    expect(pool.stats().totals.failed).toBe(0);
+    release(busy);
+    await expect(running.result).resolves.toBe(busy);
+    expect(pool.withdraw()).toBe(0);
   });
 });
 
