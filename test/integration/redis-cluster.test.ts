@@ -1,0 +1,158 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { fetchFrom, ids, job, registerNode, Scope, sleep } from './redis-helpers.js';
+
+const LEASE = 300;
+let scope: Scope;
+let a: RedisBroker;
+let b: RedisBroker;
+
+beforeEach(async () => {
+  scope = new Scope();
+  a = await scope.broker({ leaseMs: LEASE });
+  b = await scope.broker({ leaseMs: LEASE });
+});
+afterEach(async () => {
+  await scope.cleanup();
+});
+
+/** Lets A's lease run out while B keeps beating; returns what B's heartbeat reported. */
+async function expireA(): Promise<string[]> {
+  for (;;) {
+    await sleep(LEASE / 3);
+    const beat = await b.heartbeat('B', ['default']);
+    expect(beat.fenced).toBe(false);
+    if (beat.expired.length > 0) return beat.expired;
+  }
+}
+
+describe('RedisBroker: membership', () => {
+  it('registers, lists, renews and unregisters nodes', async () => {
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default', 'other']);
+    const nodes = await a.listNodes();
+    expect(nodes.map((n) => n.id).sort()).toEqual(['A', 'B']);
+    expect(nodes.find((n) => n.id === 'B')).toMatchObject({ name: 'B@test', queues: ['default', 'other'], pid: process.pid });
+    expect(await a.knownQueues()).toEqual(['default', 'other']);
+    for (let i = 0; i < 4; i++) {
+      await sleep(LEASE / 3);
+      expect(await a.heartbeat('A', ['default'])).toMatchObject({ fenced: false, expired: [] });
+      await b.heartbeat('B', ['default']);
+    }
+    await a.unregister('A');
+    expect((await b.listNodes()).map((n) => n.id)).toEqual(['B']);
+    expect((await a.heartbeat('A', ['default'])).fenced).toBe(true);
+  });
+
+  it('heartbeat reports the next due time of the node\'s delayed jobs', async () => {
+    await registerNode(a, 'A', ['default']);
+    const j = job('default', { eta: Date.now() + 60_000 });
+    await a.enqueue([j]);
+    expect((await a.heartbeat('A', ['default'])).nextDueAt).toBe(j.eta);
+  });
+
+  it('unregister gives back what the node still reserved', async () => {
+    await registerNode(a, 'A', ['default']);
+    const j = job('default');
+    await a.enqueue([j]);
+    expect(ids((await fetchFrom(a, 'A', ['default'], 5)).deliveries)).toEqual([j.id]);
+    await a.unregister('A');
+    await registerNode(b, 'B', ['default']);
+    const again = await fetchFrom(b, 'B', ['default'], 5);
+    expect(ids(again.deliveries)).toEqual([j.id]);
+  });
+});
+
+describe('RedisBroker: recovery of a dead node', () => {
+  it('moves every job a dead node reserved back to the queue, served first, none lost', async () => {
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default']);
+    const jobs = Array.from({ length: 450 }, () => job('default'));
+    await a.enqueue(jobs);
+    // A reserves most of them, some through :rd, then goes silent.
+    const reserved = (await fetchFrom(a, 'A', ['default'], 400)).deliveries;
+    expect(reserved).toHaveLength(400);
+    await a.settle([{ kind: 'giveBack', delivery: reserved[0]! }]);
+    const viaRd = (await fetchFrom(a, 'A', ['default'], 1)).deliveries;
+    expect(viaRd[0]!.receipt.startsWith('r:')).toBe(true);
+
+    expect(await expireA()).toEqual(['A']);
+    const moved = await b.recover('A', 'B', 5);
+    expect(moved).toBe(400);
+    expect(await b.recover('A', 'B', 5)).toBe(0); // idempotent
+    expect((await b.heartbeat('B', ['default'])).expired).toEqual([]);
+
+    const got = (await fetchFrom(b, 'B', ['default'], 1000)).deliveries;
+    expect(new Set(ids(got))).toEqual(new Set(jobs.map((j) => j.id)));
+    expect(got).toHaveLength(450);
+    // Recovered jobs come first (from :rd) with redeliveries + 1.
+    expect(got.slice(0, 400).every((d) => d.receipt.startsWith('r:') && d.job.redeliveries >= 1)).toBe(true);
+    expect(got.find((d) => d.job.id === reserved[0]!.job.id)!.job.redeliveries).toBe(2);
+    // A's consumer is gone from the group.
+    const consumers = (await scope.raw.xinfo('CONSUMERS', scope.key('q:default'), 'w')) as unknown[][];
+    expect(consumers.map((c) => c[1])).toEqual(['B']);
+  });
+
+  it('sends a job past maxRedeliveries to the dead set', async () => {
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default']);
+    const j = job('default', { redeliveries: 2 });
+    await a.enqueue([j]);
+    await fetchFrom(a, 'A', ['default'], 1);
+    await expireA();
+    expect(await b.recover('A', 'B', 2)).toBe(1);
+    expect((await fetchFrom(b, 'B', ['default'], 5)).deliveries).toEqual([]);
+    const dead = await b.listDead('default', 10);
+    expect(dead.map((d) => d.job.id)).toEqual([j.id]);
+    expect(dead[0]!.job.redeliveries).toBe(3);
+    expect(dead[0]!.reason).toMatch(/delivered 3 times/);
+  });
+
+  it('fences the dead node: its fetch and heartbeat say so, and its late settlements change nothing', async () => {
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default']);
+    const [x, y, z] = [job('default'), job('default'), job('default')];
+    await a.enqueue([x, y, z]);
+    const held = (await fetchFrom(a, 'A', ['default'], 3)).deliveries;
+    await expireA();
+    expect(await b.recover('A', 'B', 5)).toBe(3);
+
+    // B takes two of the recovered copies; one stays waiting.
+    const bGot = (await fetchFrom(b, 'B', ['default'], 2)).deliveries;
+    expect(bGot).toHaveLength(2);
+
+    const late = await a.fetch({
+      nodeId: 'A',
+      plan: [{ queue: 'default', quota: 5 }],
+      count: 5,
+      settle: [
+        { kind: 'ack', delivery: held[0]! },
+        { kind: 'dead', delivery: held[1]!, reason: 'late' },
+        { kind: 'retry', delivery: held[2]!, delay: 0 },
+      ],
+    });
+    expect(late).toMatchObject({ fenced: true, deliveries: [] });
+    expect((await a.heartbeat('A', ['default'])).fenced).toBe(true);
+    expect(await b.listDead('default', 10)).toEqual([]);
+    expect((await b.counts(['default']))[0]).toMatchObject({ waiting: 1, reserved: 2, delayed: 0, dead: 0 });
+    const rest = (await fetchFrom(b, 'B', ['default'], 5)).deliveries;
+    expect(new Set([...ids(bGot), ...ids(rest)])).toEqual(new Set([x.id, y.id, z.id]));
+  });
+
+  it('retries a recovery whose recoverer died', async () => {
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default']);
+    const j = job('default');
+    await a.enqueue([j]);
+    await fetchFrom(a, 'A', ['default'], 1);
+    await expireA();
+    // A recoverer claims A and dies before moving anything.
+    await scope.raw.zrem(scope.key('nodes'), 'A');
+    await scope.raw.zadd(scope.key('recovering'), Date.now() + LEASE, 'A');
+    expect(await b.recover('A', 'B', 5)).toBe(0); // claimed by someone alive
+    const expired = await expireA();
+    expect(expired).toEqual(['A']);
+    expect(await b.recover('A', 'B', 5)).toBe(1);
+    expect(ids((await fetchFrom(b, 'B', ['default'], 5)).deliveries)).toEqual([j.id]);
+  });
+});

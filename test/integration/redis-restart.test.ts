@@ -1,0 +1,83 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { BrokerUnavailableError } from '../../dist/errors.js';
+import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { freePort, startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
+import { fetchFrom, ids, job, log, registerNode, sleep } from './redis-helpers.js';
+
+/** Retries an operation while Redis is coming back (the broker's own callers retry the same way). */
+async function eventually<T>(op: () => Promise<T>, ms = 10_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    try {
+      return await op();
+    } catch (err) {
+      if (Date.now() > deadline) throw err;
+      await sleep(100);
+    }
+  }
+}
+
+describe('RedisBroker: Redis unreachable at connect', () => {
+  it('rejects with BrokerUnavailableError, and connects once Redis is there', async () => {
+    const port = await freePort();
+    const broker = new RedisBroker(`redis://127.0.0.1:${port}`, { logger: log });
+    const err = await broker.connect().then(() => undefined, (e: unknown) => e);
+    expect(err).toBeInstanceOf(BrokerUnavailableError);
+    expect(err).toMatchObject({ code: 'PREFORK_BROKER_UNAVAILABLE' });
+    expect((err as Error).message).toContain(`127.0.0.1:${port}`);
+    const server = await startRedisServer({ port });
+    try {
+      await broker.connect();
+      expect(await broker.knownQueues()).toEqual([]);
+    } finally {
+      await broker.close();
+      await server.stop();
+    }
+  });
+});
+
+describe('RedisBroker: Redis restarted mid-run', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('reconnects, re-arms a blocked waitForWork, and enqueue/fetch work after the restart', async () => {
+    const worker = new RedisBroker(server.url, { logger: log, namespace: 'restart' });
+    const producer = new RedisBroker(server.url, { logger: log, namespace: 'restart' });
+    try {
+      await worker.connect();
+      await producer.connect();
+      await registerNode(worker, 'W', ['default']);
+      const before = job('default');
+      await producer.enqueue([before]);
+      expect(ids((await fetchFrom(worker, 'W', ['default'], 5)).deliveries)).toEqual([before.id]);
+
+      const waiting = worker.waitForWork('W', ['default'], 9_000, new AbortController().signal, 1);
+      await sleep(200);
+      await server.restart();
+
+      const after = job('default');
+      await eventually(() => producer.enqueue([after]));
+      const woke = await waiting;
+      expect(ids(woke.deliveries)).toEqual([after.id]);
+
+      // Everything was lost with the restart (no persistence): the node registers again and carries on.
+      await eventually(() => registerNode(worker, 'W', ['default']));
+      const delayed = job('default', { delay: 50 });
+      const now = job('default');
+      await producer.enqueue([delayed, now]);
+      expect(ids((await fetchFrom(worker, 'W', ['default'], 5)).deliveries)).toEqual([now.id]);
+      await sleep(80);
+      const reply = await fetchFrom(worker, 'W', ['default'], 5);
+      expect(ids(reply.deliveries)).toEqual([delayed.id]);
+      await worker.settle(reply.deliveries.map((d) => ({ kind: 'ack' as const, delivery: d })));
+    } finally {
+      await worker.close();
+      await producer.close();
+    }
+  });
+});
