@@ -94,19 +94,35 @@ export class Work {
   }
 
   /**
-   * XREADGROUP BLOCK over every stream of the node's queues (:rd first) on
-   * the blocking connection. Entries come back already reserved by the node.
-   * Timer markers are acked and turned into `nextDueAt`; entries beyond
-   * `count` (Redis applies COUNT per stream) are handed back untouched.
+   * Blocks until work arrives, `timeoutMs` passes or `signal` aborts. When a
+   * timer marker wakes the block (a delayed job became the earliest of a
+   * queue) and it is due before the timeout, waits for it here and fetches
+   * it, so the job is delivered by this very call.
    */
   async waitForWork(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count: number): Promise<WaitReply> {
+    const want = Math.max(1, count);
+    const deadline = Date.now() + timeoutMs;
+    for (;;) {
+      const got = await this.blockOnce(redis, blocking, nodeId, queues, deadline, signal, want);
+      if (got.deliveries.length > 0 || got.nextDueAt === undefined || got.nextDueAt > deadline) return got;
+      if (!(await pause(got.nextDueAt - Date.now(), signal))) return got;
+      const reply = await this.run(redis, nodeId, queues.map((queue) => ({ queue, quota: want })), want, []);
+      if (reply.fenced || reply.deliveries.length > 0 || Date.now() >= deadline) return { deliveries: reply.deliveries, nextDueAt: reply.nextDueAt };
+    }
+  }
+
+  /**
+   * One XREADGROUP BLOCK over every stream of the node's queues (:rd first)
+   * on the blocking connection. Entries come back already reserved by the
+   * node. Timer markers are acked and turned into `nextDueAt`; entries beyond
+   * `want` (Redis applies COUNT per stream) are handed back untouched.
+   */
+  private async blockOnce(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], deadline: number, signal: AbortSignal, want: number): Promise<WaitReply> {
     const streams: { key: string; queue: string; kind: StreamKind }[] = [];
     for (const queue of queues) {
       streams.push({ key: this.keys.rd(queue), queue, kind: 'r' }, { key: this.keys.stream(queue), queue, kind: 'q' });
     }
     const byKey = new Map(streams.map((s) => [s.key, s]));
-    const want = Math.max(1, count);
-    const deadline = Date.now() + timeoutMs;
     let reply: StreamsReply = null;
     for (let attempt = 0; ; attempt++) {
       await this.ensureGroups(redis, streams.map((s) => s.key));
@@ -161,4 +177,21 @@ export class Work {
       this.grouped.add(missing[i]!);
     });
   }
+}
+
+/** Waits `ms` unless `signal` aborts first; resolves false when aborted. */
+function pause(ms: number, signal: AbortSignal): Promise<boolean> {
+  if (signal.aborted) return Promise.resolve(false);
+  if (ms <= 0) return Promise.resolve(true);
+  return new Promise((resolve) => {
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      resolve(false);
+    };
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve(true);
+    }, ms);
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
 }
