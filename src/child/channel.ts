@@ -12,10 +12,11 @@ import type { ChildMessage, ParentMessage } from '../protocol/messages.js';
 export class ParentChannel {
   private readonly input: Socket;
   private readonly output: Socket;
-  private readonly batch = new FrameBatch();
+  private readonly batch: FrameBatch;
   private readonly decoder: FrameDecoder;
 
   constructor(maxFrameSize: number, onMessage: (msg: ParentMessage) => void, onParentGone: () => void) {
+    this.batch = new FrameBatch(maxFrameSize);
     this.output = new Socket({ fd: 1, readable: false, writable: true });
     Object.defineProperty(process, 'stdout', { configurable: true, enumerable: true, get: () => process.stderr });
     this.output.on('error', onParentGone);

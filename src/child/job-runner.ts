@@ -1,7 +1,7 @@
 import { PayloadDecodeError, ResultSerializationError, SoftTimeLimitExceeded, UnknownTaskError, messageOf } from '../errors.js';
 import { decodeBody } from '../protocol/codec.js';
 import { serializeError } from '../protocol/error-codec.js';
-import { MessageType, type JobFrame } from '../protocol/messages.js';
+import { MessageType, type JobFrame, type SerializedError } from '../protocol/messages.js';
 import { taskContextStore, type TaskFunction } from '../tasks.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
@@ -108,9 +108,19 @@ export class JobRunner {
     if (ctx.softTimedOut && !(err instanceof SoftTimeLimitExceeded)) {
       err = new SoftTimeLimitExceeded(`task ${ctx.name} exceeded its soft time limit and then threw: ${messageOf(thrown)}`);
     }
-    const wire = serializeError(err);
-    if (this.reportMemory) this.channel.send([MessageType.RESULT_ERROR, ctx.seq, wire, process.memoryUsage.rss()]);
-    else this.channel.send([MessageType.RESULT_ERROR, ctx.seq, wire]);
+    const rss = this.reportMemory ? process.memoryUsage.rss() : undefined;
+    try {
+      this.sendError(ctx.seq, serializeError(err), rss);
+    } catch (encodeErr) {
+      // The error itself is too big for a frame (huge props or stack): send what surely fits.
+      const name = err instanceof Error ? err.name : 'Error';
+      this.sendError(ctx.seq, { name, message: `${messageOf(err).slice(0, 2000)} (error details dropped: ${messageOf(encodeErr)})` }, rss);
+    }
+  }
+
+  private sendError(seq: number, wire: SerializedError, rss: number | undefined): void {
+    if (rss !== undefined) this.channel.send([MessageType.RESULT_ERROR, seq, wire, rss]);
+    else this.channel.send([MessageType.RESULT_ERROR, seq, wire]);
   }
 }
 

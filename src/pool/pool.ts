@@ -1,7 +1,8 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { AppLoadError, JobWithdrawnError, PoolClosedError, PoolFailedError, TimeLimitExceeded, type WorkerLostError } from '../errors.js';
+import { AppLoadError, JobWithdrawnError, OptionError, PoolClosedError, PoolFailedError, TimeLimitExceeded, type WorkerLostError } from '../errors.js';
 import { defaultLogger } from '../logger.js';
+import { parseAutoscale } from '../units.js';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { MessageType, type ChildMessage, type SerializedError } from '../protocol/messages.js';
 import { createStrategy } from '../scheduling/index.js';
@@ -91,7 +92,7 @@ export class Pool extends EventEmitter<PoolEvents> {
       },
       this.log,
     );
-    this.tasks = new TaskHandler(createStrategy(o.strategy), o.maxTasksPerChild, {
+    this.tasks = new TaskHandler(createStrategy(o.strategy), o.maxTasksPerChild, o.maxFrameSize, {
       children: () => this.supervisor.procs,
       onQuota: (proc) => this.supervisor.retire(proc),
       onUnsendable: (job, err) => this.settle(job, false, err),
@@ -202,6 +203,9 @@ export class Pool extends EventEmitter<PoolEvents> {
   /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */
   setAutoscale(max: number, min: number): void {
     if (this.autoscaler === undefined) throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
+    if (parseAutoscale([max, min]) === undefined) {
+      throw new OptionError('autoscale', [max, min], '[max, min]: integers with max >= 1 and 0 <= min <= max');
+    }
     this.autoscaler.setBounds(max, min);
   }
 

@@ -29,6 +29,7 @@ export class TaskHandler {
   constructor(
     private readonly strategy: SchedulingStrategy,
     private readonly maxTasksPerChild: number | undefined,
+    private readonly maxFrameSize: number,
     private readonly hooks: TaskHandlerHooks,
   ) {}
 
@@ -77,7 +78,7 @@ export class TaskHandler {
   }
 
   private writeBatch(proc: WorkerProcess, cap: number): boolean {
-    const batch = new FrameBatch();
+    const batch = new FrameBatch(this.maxFrameSize);
     const taken: PoolJob[] = [];
     while (taken.length < cap) {
       const job = this.outbound.shift();

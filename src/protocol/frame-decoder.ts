@@ -2,7 +2,7 @@ import { HEADER_SIZE } from './codec.js';
 
 export class FrameTooLargeError extends Error {
   constructor(readonly size: number, readonly max: number) {
-    super(`frame of ${size} bytes exceeds the maximum of ${max} bytes`);
+    super(`frame of ${size} bytes exceeds the maximum of ${max} bytes (maxFrameSize)`);
     this.name = 'FrameTooLargeError';
   }
 }

@@ -1,4 +1,5 @@
 import { encodeBody, HEADER_SIZE } from './codec.js';
+import { FrameTooLargeError } from './frame-decoder.js';
 
 /**
  * Collects frames (4-byte big-endian length + msgpack body) into one buffer so
@@ -8,6 +9,9 @@ import { encodeBody, HEADER_SIZE } from './codec.js';
 export class FrameBatch {
   private parts: Buffer[] = [];
   private bytes = 0;
+
+  /** `maxFrameSize`: a body larger than this is refused at push, before it can reach the pipe. */
+  constructor(private readonly maxFrameSize = Infinity) {}
 
   get length(): number {
     return this.parts.length >> 1;
@@ -19,6 +23,7 @@ export class FrameBatch {
 
   push(message: unknown): void {
     const body = encodeBody(message);
+    if (body.length > this.maxFrameSize) throw new FrameTooLargeError(body.length, this.maxFrameSize);
     const header = Buffer.allocUnsafe(HEADER_SIZE);
     header.writeUInt32BE(body.length, 0);
     this.parts.push(header, body);
