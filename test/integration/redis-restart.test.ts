@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerUnavailableError } from '../../dist/errors.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { freePort, startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
+import { Redis } from 'ioredis';
 import { fetchFrom, ids, job, log, registerNode, sleep } from './redis-helpers.js';
 
 /** Retries an operation while Redis is coming back (the broker's own callers retry the same way). */
@@ -78,6 +79,31 @@ describe('RedisBroker: Redis restarted mid-run', () => {
     } finally {
       await worker.close();
       await producer.close();
+    }
+  });
+
+  it('takes back entries reserved by a reply lost with the connection', async () => {
+    const broker = new RedisBroker(server.url, { logger: log, namespace: 'orphans' });
+    const raw = new Redis(server.url);
+    try {
+      await broker.connect();
+      await registerNode(broker, 'N', ['default']);
+      const [seen, lost] = [job('default'), job('default')];
+      await broker.enqueue([seen, lost]);
+      const first = await fetchFrom(broker, 'N', ['default'], 1);
+      expect(ids(first.deliveries)).toEqual([seen.id]);
+      // As if a fetch ran on Redis and its reply died with the connection: reserved for N, never seen by N.
+      await raw.xreadgroup('GROUP', 'w', 'N', 'COUNT', 1, 'STREAMS', '{orphans}:q:default', '>');
+      await raw.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      // Any round trip after the kill goes over a new connection; the one after it looks for orphans.
+      await eventually(() => fetchFrom(broker, 'N', ['default'], 0));
+      const next = await fetchFrom(broker, 'N', ['default'], 5);
+      expect(ids(next.deliveries)).toEqual([lost.id]);
+      await broker.settle([...first.deliveries, ...next.deliveries].map((d) => ({ kind: 'ack' as const, delivery: d })));
+      expect(await raw.xlen('{orphans}:q:default')).toBe(0);
+    } finally {
+      await broker.close();
+      raw.disconnect();
     }
   });
 });

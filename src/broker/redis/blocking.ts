@@ -24,6 +24,8 @@ type Outcome<T> = { kind: 'reply'; value: T | null } | { kind: 'lost' } | { kind
 export class BlockingConnection {
   private conn: Redis | undefined;
   private clientId: number | undefined;
+  /** Aborted by close(): a block in progress ends (null) instead of waiting for a reconnect. */
+  private readonly closing = new AbortController();
 
   constructor(
     private readonly url: string,
@@ -31,9 +33,12 @@ export class BlockingConnection {
     private readonly name: string,
     private readonly log: Logger,
     private readonly unblocker: () => Redis,
+    /** Told when a block was cut by a lost connection: Redis may have reserved entries whose reply never came. */
+    private readonly onLost: () => void = () => undefined,
   ) {}
 
   private async connection(): Promise<Redis> {
+    if (this.closing.signal.aborted) throw new Error('the broker is closed');
     if (this.conn === undefined) {
       const conn = createConnection(this.url, 'blocking', this.name, this.log);
       conn.on('ready', () => {
@@ -55,7 +60,7 @@ export class BlockingConnection {
     const conn = await this.connection();
     for (;;) {
       const remaining = deadline - Date.now();
-      if (signal?.aborted || remaining <= 0) return null;
+      if (signal?.aborted || this.closing.signal.aborted || remaining <= 0) return null;
       if (conn.status !== 'ready') {
         await this.untilReady(conn, remaining, signal);
         continue;
@@ -64,14 +69,21 @@ export class BlockingConnection {
       if (outcome.kind === 'reply') return outcome.value;
       if (outcome.kind === 'error') throw outcome.err;
       // lost: the loop re-arms the block once the connection is back
+      this.onLost();
     }
   }
 
   private async untilReady(conn: Redis, ms: number, signal?: AbortSignal): Promise<void> {
-    await Promise.race([
-      waitReady(conn, ms).catch(() => undefined),
-      new Promise<void>((resolve) => signal?.addEventListener('abort', () => resolve(), { once: true })),
-    ]);
+    let wake = (): void => undefined;
+    const stopped = new Promise<void>((resolve) => (wake = resolve));
+    signal?.addEventListener('abort', wake, { once: true });
+    this.closing.signal.addEventListener('abort', wake, { once: true });
+    try {
+      await Promise.race([waitReady(conn, ms).catch(() => undefined), stopped]);
+    } finally {
+      signal?.removeEventListener('abort', wake);
+      this.closing.signal.removeEventListener('abort', wake);
+    }
   }
 
   private once<T>(conn: Redis, call: BlockingCall<T>, blockMs: number, signal?: AbortSignal): Promise<Outcome<T>> {
@@ -116,6 +128,7 @@ export class BlockingConnection {
   }
 
   async close(): Promise<void> {
+    this.closing.abort();
     const conn = this.conn;
     this.conn = undefined;
     if (conn === undefined) return;

@@ -95,6 +95,7 @@ export function waitReady(redis: Redis, ms: number): Promise<void> {
       redis.off('ready', onReady);
       reject(new Error(`not ready within ${ms} ms (status ${redis.status})`));
     }, ms);
+    timer.unref();
     const onReady = (): void => {
       clearTimeout(timer);
       resolve();

@@ -62,7 +62,7 @@ export class RedisBroker implements Broker {
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new Admin(this.keys);
     const unblocker = (): Redis => this.commands ?? (() => { throw new Error('the broker is closed'); })();
-    this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker);
+    this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker, () => this.work.markSuspect());
     this.resultWaits = new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker);
   }
 
@@ -77,6 +77,8 @@ export class RedisBroker implements Broker {
     this.connecting ??= (async () => {
       const conn = createConnection(this.url, 'command', 'prefork:commands', this.log);
       defineScripts(conn);
+      // A reply lost with the connection may have reserved entries: look for them on the next fetch.
+      conn.on('close', () => this.work.markSuspect());
       try {
         await open(conn, this.displayUrl);
       } catch (err) {

@@ -8,6 +8,8 @@ import { callScript } from './scripts.js';
 
 /** Most delayed jobs one fetch promotes per queue (the rest on the next fetch). */
 const PROMOTE_MAX = 1000;
+/** Most orphaned reservations taken back per stream in one fetch. */
+const RECLAIM_MAX = 1000;
 
 type Fields = Buffer[];
 type RawDelivery = [number, Buffer, Buffer, Fields];
@@ -30,6 +32,10 @@ type AnySettlement = Settlement | Release;
 export class Work {
   /** Streams whose consumer group exists (created at 0 with MKSTREAM); cleared on NOGROUP. */
   private readonly grouped = new Set<string>();
+  /** Deliveries handed out and not yet settled (queue + receipt). */
+  private readonly outstanding = new Set<string>();
+  /** A reply may have been lost with a connection: entries may sit in this node's pending list unseen. */
+  private suspect = false;
 
   constructor(
     private readonly keys: Keys,
@@ -37,9 +43,63 @@ export class Work {
     private readonly deadMax: number,
   ) {}
 
+  /** Called when a connection dropped: the next fetch first looks for orphaned reservations. */
+  markSuspect(): void {
+    this.suspect = true;
+  }
+
   async fetch(redis: Redis, request: FetchRequest): Promise<FetchReply> {
-    const reply = await this.run(redis, request.nodeId, request.plan, request.count, request.settle);
-    return { deliveries: reply.deliveries, nextDueAt: reply.nextDueAt, fenced: reply.fenced };
+    let reclaimed: Delivery[] = [];
+    if (this.suspect && request.count > 0) {
+      this.suspect = false;
+      reclaimed = await this.reclaim(redis, request.nodeId, request.plan.map((p) => p.queue)).catch((err: unknown) => {
+        this.suspect = true;
+        throw err;
+      });
+    }
+    const reply = await this.run(redis, request.nodeId, request.plan, Math.max(0, request.count - reclaimed.length), request.settle);
+    if (reply.fenced) {
+      for (const d of reclaimed) this.outstanding.delete(receiptKey(d));
+      return reply;
+    }
+    return { deliveries: [...reclaimed, ...reply.deliveries], nextDueAt: reply.nextDueAt, fenced: false };
+  }
+
+  /**
+   * Entries in this node's pending list that it never handed out: a fetch or
+   * block whose reply was lost with the connection. Without this they would
+   * stay reserved until the node dies. Reads the group's history for this
+   * consumer (XREADGROUP ... 0), which reserves nothing new.
+   */
+  private async reclaim(redis: Redis, nodeId: string, queues: readonly string[]): Promise<Delivery[]> {
+    const streams = queues.flatMap((queue) => [
+      { key: this.keys.rd(queue), queue, kind: 'r' as const },
+      { key: this.keys.stream(queue), queue, kind: 'q' as const },
+    ]);
+    const byKey = new Map(streams.map((s) => [s.key, s]));
+    let reply: StreamsReply;
+    try {
+      reply = (await redis.callBuffer('XREADGROUP', 'GROUP', GROUP, nodeId, 'COUNT', RECLAIM_MAX, 'STREAMS', ...streams.map((s) => s.key), ...streams.map(() => '0'))) as StreamsReply;
+    } catch (err) {
+      if (/NOGROUP/.test(String((err as Error).message))) return [];
+      throw err;
+    }
+    const found: Delivery[] = [];
+    const drop: AnySettlement[] = [];
+    for (const [key, entries] of reply ?? []) {
+      const stream = byKey.get(key.toString());
+      if (stream === undefined) continue;
+      for (const [rawId, fields] of entries) {
+        const delivery = makeDelivery(stream.queue, stream.kind, rawId.toString(), fields ?? []);
+        if (this.outstanding.has(receiptKey(delivery))) continue;
+        // A deleted entry or a marker left pending: just ack it.
+        if (fields === null || markerDue(fields) !== undefined) drop.push({ kind: 'ack', delivery });
+        else found.push(delivery);
+      }
+    }
+    await this.settle(redis, drop);
+    for (const d of found) this.outstanding.add(receiptKey(d));
+    return found;
   }
 
   async settle(redis: Redis, settlements: readonly AnySettlement[]): Promise<void> {
@@ -86,10 +146,19 @@ export class Work {
     const pipe = redis.pipeline();
     callScript(pipe, 'fetchJobs', keys, args);
     for (const s of settle) if (s.kind !== 'release') this.results.addWrites(pipe, s);
-    const replies = (await pipe.exec()) ?? [];
+    let replies: [Error | null, unknown][];
+    try {
+      replies = (await pipe.exec()) ?? [];
+    } catch (err) {
+      // The script may have run and its reply been lost.
+      if (count > 0) this.suspect = true;
+      throw err;
+    }
     for (const [err] of replies) if (err) throw err;
+    for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(receiptKey(s.delivery));
     const [fenced, nextDue, raw] = replies[0]![1] as FetchScriptReply;
     const deliveries = raw.map(([q, kind, id, fields]) => makeDelivery(queues[q - 1]!, kind.toString() as StreamKind, id.toString(), fields));
+    for (const d of deliveries) this.outstanding.add(receiptKey(d));
     return { deliveries, nextDueAt: nextDue < 0 ? undefined : nextDue, fenced: fenced === 1 };
   }
 
@@ -157,6 +226,7 @@ export class Work {
           internal.push({ kind: 'ack', delivery });
         } else if (deliveries.length < want) {
           deliveries.push(delivery);
+          this.outstanding.add(receiptKey(delivery));
         } else {
           internal.push({ kind: 'release', delivery });
         }
@@ -194,4 +264,8 @@ function pause(ms: number, signal: AbortSignal): Promise<boolean> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+function receiptKey(d: Delivery): string {
+  return `${d.queue}\n${d.receipt}`;
 }
