@@ -1,0 +1,15 @@
+import { OptionError } from '../errors.js';
+import { MemoryBroker } from './memory/memory-broker.js';
+import { RedisBroker } from './redis/redis-broker.js';
+import type { Broker, BrokerOptions } from './types.js';
+
+export type * from './types.js';
+
+/** A broker for a URL: `redis://` / `rediss://` (distributed) or `memory://[name]` (embedded, one process). */
+export function createBroker(url: string, options: BrokerOptions = {}): Broker {
+  if (typeof url === 'string') {
+    if (url.startsWith('memory://')) return MemoryBroker.open(url, options);
+    if (url.startsWith('redis://') || url.startsWith('rediss://')) return new RedisBroker(url, options);
+  }
+  throw new OptionError('broker', url, 'a redis://, rediss:// or memory:// URL');
+}
