@@ -56,6 +56,16 @@ describe('a child that dies under a job', () => {
     expect(next).not.toBe(victim);
   });
 
+  it('a child already told to retire (maxTasksPerChild) that crashes on its last job is reported as an unexpected death', async () => {
+    const pool = await startPool({ app: fixture('crash-on-run.mjs'), processes: 1, maxTasksPerChild: 1 });
+    const [victim] = pids(pool);
+    const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
+    const err = await rejectionOf(pool.apply('exit', [7]));
+    expect(err).toBeInstanceOf(WorkerLostError);
+    expect(err).toMatchObject({ exitCode: 7 });
+    expect((await down)[0]).toEqual({ pid: victim, exitCode: 7, signal: null, expected: false });
+  });
+
   it('killing itself mid-job (SIGKILL from inside): WorkerLostError with the signal', async () => {
     const pool = await startPool({ app: fixture('crash-on-run.mjs'), processes: 1 });
     const err = await rejectionOf(pool.apply('killSelf'));
