@@ -103,6 +103,28 @@ describe('terminate()', () => {
   });
 });
 
+describe('terminate() on children that ignore SIGTERM', () => {
+  it('escalates to SIGKILL after killTimeout; the running job is rejected with PoolClosedError and no child is left', async () => {
+    const pool = await startPool({ app: fixture('ignores-sigterm.mjs'), processes: 2, killTimeout: 300 });
+    const children = pids(pool);
+    const downs: { signal: string | null }[] = [];
+    pool.on('process-down', (e) => downs.push(e));
+    const job = applyAndAwaitStart(pool, 'hang');
+    await job.started;
+    await pool.terminate();
+    await expect(job.result).rejects.toBeInstanceOf(PoolClosedError);
+    for (const pid of children) expectReaped(pid);
+    expect(downs.map((d) => d.signal)).toEqual(['SIGKILL', 'SIGKILL']);
+  });
+
+  it('close() still lets them exit by themselves', async () => {
+    const pool = await startPool({ app: fixture('ignores-sigterm.mjs'), processes: 2, killTimeout: 60_000 });
+    const children = pids(pool);
+    await pool.close();
+    for (const pid of children) expectReaped(pid);
+  });
+});
+
 describe('terminate() before start() has finished', () => {
   it('makes start() reject with PoolClosedError and leaves no child', async () => {
     const pool = makePool({ processes: 2 });

@@ -101,5 +101,15 @@ describe('frames over maxFrameSize', () => {
     await expect(pool.apply('pid')).resolves.toBe(pid);
     expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
   });
+
+  it('an error too large for a frame still fails its job with the error\'s name and message; the child lives on', async () => {
+    const pool = await startPool({ processes: 1, maxFrameSize: '1MB' });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('failHuge', [2_000_000]));
+    expect(err.name).toBe('Error');
+    expect(err.message).toContain('huge error');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
+  });
 });
 
