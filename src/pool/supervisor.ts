@@ -119,7 +119,8 @@ export class Supervisor {
     const held = proc.inFlight.drain();
     const started = held[0] !== undefined && held[0].startedAt > 0 ? held[0] : undefined;
     const unstarted = started ? held.slice(1) : held;
-    const expected = proc.retiring && !(proc.killReason instanceof ProtocolError);
+    // Expected: we killed it, or we asked it to go and it left cleanly. A retiring child that crashes is a death like any other.
+    const expected = proc.retiring && !(proc.killReason instanceof ProtocolError) && (proc.killed || (exitCode === 0 && signal === null));
     if (held.length > 0) {
       const reason = proc.killReason instanceof ProtocolError ? `protocol error: ${proc.killReason.message}` : undefined;
       const error = proc.killReason !== undefined && !(proc.killReason instanceof ProtocolError)

@@ -52,6 +52,8 @@ export class WorkerProcess {
   killReason: Error | undefined;
   /** Set when the parent asked it to go (SHUTDOWN or kill): its exit is expected. */
   retiring = false;
+  /** The parent signalled it (kill), as opposed to asking it to exit (SHUTDOWN). */
+  killed = false;
   readonly spawnedAt = Date.now();
   private readonly decoder: FrameDecoder;
 
@@ -103,6 +105,7 @@ export class WorkerProcess {
     if (this.state === 'exited') return;
     if (reason !== undefined && this.killReason === undefined) this.killReason = reason;
     this.retiring = true;
+    this.killed = true;
     if (this.state !== 'stopping') this.state = 'stopping';
     this.child.kill(signal);
   }
