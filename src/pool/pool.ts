@@ -263,10 +263,7 @@ export class Pool extends EventEmitter<PoolEvents> {
   private async stopChildren(kill: boolean): Promise<void> {
     this.supervisor.stop();
     const procs = [...this.supervisor.procs];
-    const exits = procs.map((proc) => new Promise<void>((resolve) => {
-      if (proc.state === 'exited') return resolve();
-      proc.child.once('exit', () => resolve());
-    }));
+    const exits = procs.map((proc) => proc.exited);
     for (const proc of procs) {
       if (kill || proc.state === 'starting') proc.kill('SIGTERM');
       else proc.shutdown();

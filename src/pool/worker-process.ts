@@ -7,6 +7,8 @@ import { FrameDecoder } from '../protocol/frame-decoder.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ChildMessage } from '../protocol/messages.js';
 import { Fifo, type PoolJob } from './job.js';
 
+/** After a child exits, how long to keep reading frames still in its outq. */
+const OUTQ_DRAIN_MS = 1_000;
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
 /**
@@ -72,15 +74,32 @@ export class WorkerProcess {
       this.blocked = false;
       this.owner.onDrain(this);
     });
-    // EPIPE when the child dies with bytes queued: its 'exit' settles everything.
+    // EPIPE when the child dies with bytes queued: its exit settles everything.
     stdin.on('error', () => undefined);
     stdout.on('error', () => undefined);
     this.child.on('error', (err) => this.owner.onProtocolError(this, err));
-    this.child.on('exit', (code, signal) => {
-      this.state = 'exited';
-      this.owner.onExit(this, code, signal);
+    this.exited = new Promise((resolve) => {
+      this.child.once('exit', (code, signal) => {
+        // The last frames (a RESULT sent just before exiting) may still be in the pipe when 'exit' fires:
+        // read them before settling. A grandchild holding outq open must not stall us, hence the cap.
+        let done = false;
+        const finish = (): void => {
+          if (done) return;
+          done = true;
+          clearTimeout(cap);
+          this.state = 'exited';
+          this.owner.onExit(this, code, signal);
+          resolve();
+        };
+        const cap = setTimeout(finish, OUTQ_DRAIN_MS);
+        if (stdout.readableEnded || stdout.destroyed) finish();
+        else stdout.once('close', finish);
+      });
     });
   }
+
+  /** Resolves once the child has exited and the parent has settled what it held. */
+  readonly exited: Promise<void>;
 
   get ready(): boolean {
     return this.state === 'idle' || this.state === 'busy';
