@@ -152,6 +152,8 @@ export class Consumer {
    */
   dropBuffered(): number {
     this.epoch++;
+    // A wait under the old id would take jobs for a node that no longer exists.
+    this.waitController?.abort();
     return this.s.pool.withdraw();
   }
 

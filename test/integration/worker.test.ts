@@ -221,4 +221,26 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       await b.close();
     }
   });
+
+  it('a fenced node (its jobs recovered by another) re-registers under a new id and carries on', async () => {
+    const { broker, namespace, client } = setup();
+    const worker = makeWorker({ broker, namespace, leaseMs: 1_000 });
+    await worker.start();
+    const before = worker.nodeId;
+    const other = createBroker(broker, { namespace, logger: silent });
+    await other.connect();
+    try {
+      // A stall longer than the lease (a long GC pause, an overloaded host): no heartbeat gets out.
+      const end = Date.now() + 1_500;
+      while (Date.now() < end);
+      // What another node does when this one's lease has expired.
+      expect(await other.recover(before, 'other-node', 5)).toBe(0);
+      await waitUntil(() => worker.nodeId !== before, 'the worker noticed it was fenced');
+      await waitUntil(async () => (await other.listNodes()).some((n) => n.id === worker.nodeId), 'the worker re-registered');
+      expect((await other.listNodes()).map((n) => n.id)).not.toContain(before);
+    } finally {
+      await other.close();
+    }
+    expect(await (await client.enqueue('add', [4, 5])).result()).toBe(9);
+  });
 });

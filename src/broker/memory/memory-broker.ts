@@ -144,7 +144,8 @@ export class MemoryBroker implements Broker {
 
   async recover(deadNodeId: string, _byNodeId: string, maxRedeliveries: number): Promise<number> {
     const node = this.state.nodes.get(deadNodeId);
-    if (node === undefined) return 0;
+    // Only an expired lease is recovered: a live node keeps its jobs.
+    if (node === undefined || node.leaseUntil > Date.now()) return 0;
     const moved = this.release(node.reserved, maxRedeliveries);
     this.state.nodes.delete(deadNodeId);
     this.state.changed();
