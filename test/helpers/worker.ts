@@ -5,7 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -30,7 +30,9 @@ export function brokerFor(kind: 'memory' | 'redis', redisUrl: string): string {
 
 /** A ledger file; tasks append to it through $PREFORK_TEST_LEDGER (set on the children via pool.env). */
 export function newLedger(): string {
-  return join(mkdtempSync(join(tmpdir(), 'prefork-test-')), 'ledger');
+  const dir = mkdtempSync(join(tmpdir(), 'prefork-test-'));
+  stoppers.push(async () => rmSync(dir, { recursive: true, force: true }));
+  return join(dir, 'ledger');
 }
 
 /** Lines of the ledger: [jobId, queue, epochMs]. */
