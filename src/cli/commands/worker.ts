@@ -8,6 +8,9 @@ import * as parse from '../parsers.js';
 import { onStopSignals } from '../signals.js';
 import { UsageError } from '../usage-error.js';
 
+/** How long a cold shutdown may take before the process exits regardless. */
+const COLD_EXIT_MS = 10_000;
+
 interface WorkerFlags {
   app: string;
   broker?: string;
@@ -84,6 +87,14 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   const queues = worker.options.queues.map((q) => (q.weight === 1 ? q.name : `${q.name}:${q.weight}`)).join(',');
   process.stdout.write(`prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`);
   onStopSignals(log, (mode) => {
+    if (mode === 'cold') {
+      // A cold stop must end even if the broker is unreachable: what is unsettled stays reserved
+      // in the broker and comes back when this node's lease expires (at least once).
+      setTimeout(() => {
+        log.error({ unacked: worker.stats().unacked }, `cold shutdown did not finish within ${COLD_EXIT_MS} ms; exiting`);
+        process.exit(1);
+      }, COLD_EXIT_MS).unref();
+    }
     worker.stop({ cold: mode === 'cold' }).then(() => process.exit(0), (err: unknown) => {
       log.fatal({ err }, 'shutdown failed');
       process.exit(1);
