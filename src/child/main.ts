@@ -21,6 +21,11 @@ if (config === null) {
   process.exit(EXIT_INIT_FAILED);
 }
 
+// Ctrl-C in a terminal signals the whole process group: the parent decides
+// (warm or cold shutdown), so a child must not die of it mid-job.
+process.on('SIGINT', () => undefined);
+process.on('SIGQUIT', () => undefined);
+
 let runner: JobRunner | undefined;
 const early: ParentMessage[] = [];
 

@@ -4,9 +4,10 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { fixture, waitUntil } from '../helpers/worker.js';
+import { createBroker } from 'prefork';
+import { cleanup, fixture, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 7;
@@ -137,5 +138,37 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     expect(r.code).toBe(1);
     expect(r.stderr.trim().split('\n')).toHaveLength(1);
     expect(r.stderr).toMatch(/127\.0\.0\.1:1/);
+  });
+
+  afterEach(cleanup);
+
+  it.each([
+    ['SIGQUIT', ['SIGQUIT']],
+    ['a second SIGINT', ['SIGINT', 'SIGINT']],
+  ] as const)('%s is a cold shutdown: the running job is killed and goes back to its queue, exit 0', async (_, signals) => {
+    const ledger = newLedger();
+    const queue = `cold${signals.length}`;
+    const proc = spawn(process.execPath, [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
+    });
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+    run(['enqueue', 'record', '60000', '--queue', queue, '--broker', url]);
+    await waitUntil(() => readLedger(ledger).length === 1, 'the long job started');
+    for (const signal of signals) {
+      proc.kill(signal);
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    expect(await exited).toEqual({ code: 0, signal: null });
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    try {
+      expect(await broker.counts([queue])).toEqual([{ queue, waiting: 1, reserved: 0, delayed: 0, dead: 0 }]);
+    } finally {
+      await broker.close();
+    }
   });
 });
