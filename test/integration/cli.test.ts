@@ -171,4 +171,24 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
       await broker.close();
     }
   });
+
+  it("Ctrl-C in a terminal (SIGINT to the whole process group) is a warm shutdown: the running job finishes", async () => {
+    const ledger = newLedger();
+    const queue = 'ctrlc';
+    // detached: the worker leads its own process group, as a shell's foreground job does.
+    const proc = spawn(process.execPath, [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
+    });
+    let out = '';
+    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+    const id = run(['enqueue', 'record', '500', '--queue', queue, '--broker', url]).stdout.trim();
+    await waitUntil(() => readLedger(ledger).length === 1, 'the job started');
+    process.kill(-proc.pid!, 'SIGINT');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(JSON.parse(run(['result', id, '--json', '--broker', url]).stdout)).toMatchObject({ id, state: 'SUCCESS' });
+  });
 });
