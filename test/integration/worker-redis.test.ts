@@ -6,6 +6,7 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 // @ts-expect-error plain ESM helper shared with the benchmarks
 import { freePort, startRedisServer } from '../../scripts/redis.mjs';
+import { Redis } from 'ioredis';
 import { cleanup, makeClient, makeWorker, newLedger, readLedger, startNode, uniqueName, waitUntil } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -89,5 +90,35 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
       await cleanup();
       await server.stop();
     }
+  });
+
+  it('an ACL user with a password and a db number in the URL; the password is masked everywhere it is shown', async () => {
+    const base = new URL(inject('redisUrl'));
+    const admin = new Redis(inject('redisUrl'));
+    const user = uniqueName('u');
+    await admin.call('ACL', 'SETUSER', user, 'on', '>s3cret-pw', '~*', '&*', '+@all');
+    try {
+      const url = `redis://${user}:s3cret-pw@${base.host}/5`;
+      const namespace = uniqueName('ns');
+      const worker = makeWorker({ broker: url, namespace });
+      expect(worker.broker.displayUrl).toBe(`redis://${user}:***@${base.host}/5`);
+      await worker.start();
+      const client = makeClient(url, namespace);
+      expect(await (await client.enqueue('add', [20, 22])).result({ timeout: 20_000 })).toBe(42);
+      await admin.select(5);
+      expect((await admin.keys(`*${namespace}*`)).length).toBeGreaterThan(0);
+    } finally {
+      await cleanup();
+      await admin.call('ACL', 'DELUSER', user);
+      admin.disconnect();
+    }
+  });
+
+  it('a wrong password is a clear error naming the broker, with the password masked', async () => {
+    const base = new URL(inject('redisUrl'));
+    const client = makeClient(`redis://nobody:wrong-pw@${base.host}`, uniqueName('ns'));
+    const err = await client.enqueue('add', [1, 1]).then(() => undefined, (e: unknown) => e as Error);
+    expect(err?.message).toMatch(/nobody:\*\*\*@/);
+    expect(err?.message).not.toContain('wrong-pw');
   });
 });
