@@ -1,0 +1,20 @@
+// A3 — CPU-bound jobs through a pool.
+// Measures: wall time of `jobs` busy-loop jobs (the calibrated ~2 ms loop,
+// `iterations` passed in by run.js, the same count for every peer), all
+// submitted at once; efficiency = ideal / wall, ideal = jobs × msPerJob / processes.
+// Knobs ($BENCH_PARAMS): impl, strategy, processes, jobs (4,000), iterations,
+// warmup (2,000 no-op jobs, then 2 × processes busy-loop jobs).
+// Clock: from just before the first submit to the last settled promise.
+// Check: every job returned spin(iterations) (the checksum sum).
+import { params, report } from './lib/child.mjs';
+import { burst, openPool } from './lib/pools.mjs';
+import { spin } from './lib/spin.mjs';
+
+const { impl, strategy, processes, jobs, iterations, warmup } = params();
+const pool = await openPool(impl, { processes, strategy });
+await burst(pool, 'noop', warmup);
+await burst(pool, 'spin', 2 * processes, () => iterations);
+const { ms, count, sum } = await burst(pool, 'spin', jobs, () => iterations);
+await pool.close();
+const expected = jobs * spin(iterations);
+report({ wallMs: ms, count, ok: count === jobs && sum === expected, check: `count ${count}/${jobs}, checksum ${sum === expected ? 'right' : 'WRONG'}` });

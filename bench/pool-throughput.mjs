@@ -1,0 +1,18 @@
+// A1 — pool no-op throughput.
+// Measures: jobs/s of a pool running a no-op that returns its small integer
+// argument, all `jobs` submitted at once (one apply/run/exec call each).
+// Knobs ($BENCH_PARAMS): impl (prefork | piscina | workerpool), strategy
+// (fair | fcfs, prefork only), processes, jobs (200,000), warmup (2,000).
+// Clock: starts just before the first submit (children already up and warm:
+// `warmup` jobs went through the same pool first), stops when the last
+// promise settles. Check: the results must add up to 0 + 1 + … + (jobs - 1).
+import { params, report } from './lib/child.mjs';
+import { burst, openPool } from './lib/pools.mjs';
+
+const { impl, strategy, processes, jobs, warmup } = params();
+const pool = await openPool(impl, { processes, strategy });
+await burst(pool, 'noop', warmup);
+const { ms, count, sum } = await burst(pool, 'noop', jobs);
+await pool.close();
+const expected = (jobs * (jobs - 1)) / 2;
+report({ jobsPerSec: (count / ms) * 1000, ms, count, ok: count === jobs && sum === expected, check: `count ${count}/${jobs}, sum ${sum === expected ? 'right' : `${sum} != ${expected}`}` });

@@ -1,0 +1,95 @@
+// B1 (drain) and B2 (CPU-bound) through Redis — prefork's Worker.
+// Measures: jobs/s draining `jobs` jobs that were all enqueued before the
+// worker started (task noop: B1; task spin with `iterations`: B2, reported as
+// wall time for the efficiency column); the bulk enqueue rate of those jobs
+// (enqueueMany, batches of `batch`); Redis commands per job, for the worker
+// alone and for the producer (enqueue) alone.
+// Knobs ($BENCH_PARAMS): url, task (noop | spin), iterations, jobs (50,000
+// no-op / 2,000 spin), strategy, processes (2), ignoreResult, prefetchMultiplier,
+// batch (1,000), warmup (2,000).
+// Warm-up: a first Worker (same options, same process) drains `warmup` no-op
+// jobs and stops, so the parent's code is JIT-warm; then the jobs are
+// enqueued; then a fresh Worker starts (its children are spawned by start()).
+// Clock: starts at the Worker's 'ready' event, emitted right after the
+// consumer issued its first fetch (the pool's children are already up);
+// stops at the first 10 ms poll of worker.stats().consumer.succeeded that
+// reaches `jobs` (no work added per job). Commands: INFO commandstats deltas
+// from before start() to when every settlement is confirmed by Redis
+// (unacked 0), INFO calls excluded. Check: the children's own tallies (count
+// and sum of arguments, written when they exit) and an empty queue after (broker counts: waiting, reserved, dead all 0).
+import { fileURLToPath } from 'node:url';
+import { Client, Worker } from 'prefork';
+import { params, report } from './lib/child.mjs';
+import { commandCounts, commandDelta, connect, pollUntil, quietLogger } from './lib/redis.mjs';
+import { readTally, tallyDir } from './lib/tally.mjs';
+
+const p = params();
+const { url, task = 'noop', jobs, strategy = 'fair', processes = 2, ignoreResult = true, prefetchMultiplier = 4, batch = 1000, warmup = 2000, iterations = 0 } = p;
+const app = fileURLToPath(new URL('./fixtures/prefork-tasks.mjs', import.meta.url));
+const logger = quietLogger();
+const namespace = 'bench';
+const redis = connect(url);
+const client = new Client({ broker: url, namespace, logger });
+
+function newWorker(dir) {
+  return new Worker({ app, broker: url, namespace, concurrency: processes, strategy, prefetchMultiplier, logger, pool: { env: { BENCH_TALLY_DIR: dir } } });
+}
+
+async function enqueueAll(n, name, argOf) {
+  const t = performance.now();
+  for (let i = 0; i < n; i += batch) {
+    const items = [];
+    for (let j = i; j < Math.min(n, i + batch); j++) items.push({ name, args: [argOf(j)], options: { ignoreResult } });
+    await client.enqueueMany(items);
+  }
+  return performance.now() - t;
+}
+
+// Warm-up worker.
+const warmDir = tallyDir();
+await enqueueAll(warmup, 'noop', (i) => i);
+const warm = newWorker(warmDir);
+await warm.start();
+await pollUntil(() => warm.stats().consumer.succeeded >= warmup);
+await warm.stop();
+readTally(warmDir);
+
+// Enqueue (producer commands counted alone).
+const c0 = await commandCounts(redis);
+const argOf = task === 'noop' ? (i) => i : () => iterations;
+const enqueueMs = await enqueueAll(jobs, task, argOf);
+const c1 = await commandCounts(redis);
+
+// Drain.
+const dir = tallyDir();
+const worker = newWorker(dir);
+let t0 = 0;
+worker.once('ready', () => (t0 = performance.now()));
+const c2 = await commandCounts(redis);
+await worker.start();
+const t1 = await pollUntil(() => worker.stats().consumer.succeeded >= jobs, 10);
+await pollUntil(() => worker.stats().unacked === 0, 5);
+const c3 = await commandCounts(redis);
+const succeeded = worker.stats().consumer.succeeded;
+await worker.stop();
+const [left] = await client.broker.counts(['default']);
+const t = readTally(dir);
+await client.close();
+redis.disconnect();
+
+const workerCmds = commandDelta(c2, c3);
+const producerCmds = commandDelta(c0, c1);
+const expectedSum = task === 'noop' ? (jobs * (jobs - 1)) / 2 : jobs;
+const ok = t.count === jobs && t.sum === expectedSum && succeeded === jobs && left.waiting === 0 && left.reserved === 0 && left.dead === 0;
+report({
+  jobsPerSec: (jobs / (t1 - t0)) * 1000,
+  wallMs: t1 - t0,
+  enqueuePerSec: (jobs / enqueueMs) * 1000,
+  workerCmdsPerJob: workerCmds.total / jobs,
+  producerCmdsPerJob: producerCmds.total / jobs,
+  workerCommands: workerCmds.byCommand,
+  producerCommands: producerCmds.byCommand,
+  count: t.count,
+  ok,
+  check: `children ran ${t.count}/${jobs} (sum ${t.sum === expectedSum ? 'right' : 'WRONG'}), worker counted ${succeeded}, queue after: waiting ${left.waiting}, reserved ${left.reserved}, dead ${left.dead}`,
+});
