@@ -5,6 +5,8 @@
 // Knobs ($BENCH_PARAMS): impl, strategy, processes, jobs (4,000), iterations,
 // warmup (2,000 no-op jobs, then 2 × processes busy-loop jobs).
 // Clock: from just before the first submit to the last settled promise.
+// Also reported: the parent's CPU time over that window (on 2 cores the
+// parent competes with the children for CPU).
 // Check: every job returned spin(iterations) (the checksum sum).
 import { params, report } from './lib/child.mjs';
 import { burst, openPool } from './lib/pools.mjs';
@@ -14,7 +16,9 @@ const { impl, strategy, processes, jobs, iterations, warmup } = params();
 const pool = await openPool(impl, { processes, strategy });
 await burst(pool, 'noop', warmup);
 await burst(pool, 'spin', 2 * processes, () => iterations);
+const cpu0 = process.cpuUsage();
 const { ms, count, sum } = await burst(pool, 'spin', jobs, () => iterations);
+const cpu = process.cpuUsage(cpu0);
 await pool.close();
 const expected = jobs * spin(iterations);
-report({ wallMs: ms, count, ok: count === jobs && sum === expected, check: `count ${count}/${jobs}, checksum ${sum === expected ? 'right' : 'WRONG'}` });
+report({ wallMs: ms, parentCpuMs: (cpu.user + cpu.system) / 1000, count, ok: count === jobs && sum === expected, check: `count ${count}/${jobs}, checksum ${sum === expected ? 'right' : 'WRONG'}` });

@@ -5,14 +5,17 @@
 // (fair | fcfs, prefork only), processes, jobs (200,000), warmup (2,000).
 // Clock: starts just before the first submit (children already up and warm:
 // `warmup` jobs went through the same pool first), stops when the last
-// promise settles. Check: the results must add up to 0 + 1 + … + (jobs - 1).
+// promise settles. Also reported: the parent's CPU time (user + system,
+// process.cpuUsage) per job over the same window. Check: the results must add up to 0 + 1 + … + (jobs - 1).
 import { params, report } from './lib/child.mjs';
 import { burst, openPool } from './lib/pools.mjs';
 
 const { impl, strategy, processes, jobs, warmup } = params();
 const pool = await openPool(impl, { processes, strategy });
 await burst(pool, 'noop', warmup);
+const cpu0 = process.cpuUsage();
 const { ms, count, sum } = await burst(pool, 'noop', jobs);
+const cpu = process.cpuUsage(cpu0);
 await pool.close();
 const expected = (jobs * (jobs - 1)) / 2;
-report({ jobsPerSec: (count / ms) * 1000, ms, count, ok: count === jobs && sum === expected, check: `count ${count}/${jobs}, sum ${sum === expected ? 'right' : `${sum} != ${expected}`}` });
+report({ jobsPerSec: (count / ms) * 1000, ms, parentCpuUsPerJob: (cpu.user + cpu.system) / jobs, count, ok: count === jobs && sum === expected, check: `count ${count}/${jobs}, sum ${sum === expected ? 'right' : `${sum} != ${expected}`}` });

@@ -55,8 +55,8 @@ function table(group, plan, spin) {
     case 'A1': {
       const pisc = c('piscina--2');
       return {
-        header: ['pool', 'processes', 'jobs/s median (min–max)', 'vs piscina, same round', 'runs'],
-        rows: group.cases.map((x) => [x.label, x.processes, cell(stat(x, 'jobsPerSec')), x.id === pisc.id ? '1×' : cell(ratio(x, pisc, 'jobsPerSec'), times), runsCell(x)]),
+        header: ['pool', 'processes', 'jobs/s median (min–max)', 'vs piscina, same round', 'parent CPU µs/job', 'runs'],
+        rows: group.cases.map((x) => [x.label, x.processes, cell(stat(x, 'jobsPerSec')), x.id === pisc.id ? '1×' : cell(ratio(x, pisc, 'jobsPerSec'), times), cell(stat(x, 'parentCpuUsPerJob'), dec(1)), runsCell(x)]),
         notes: [`${group.jobs.toLocaleString('en-US')} jobs submitted at once, after ${c('piscina--2').params.warmup.toLocaleString('en-US')} warm-up jobs; each run checks count and sum of results.`],
       };
     }
@@ -70,8 +70,8 @@ function table(group, plan, spin) {
       const bare = c('bare');
       const idealMs = (group.jobs * spin.msPerJob) / 2;
       return {
-        header: ['pool', 'wall s', '% of ideal', '% of bare reference, same round', 'runs'],
-        rows: group.cases.map((x) => [x.label, cell(stat(x, (r) => r.wallMs / 1000), dec(3)), cell(stat(x, (r) => idealMs / r.wallMs), pct), x.id === 'bare' ? '100%' : cell(ratio(bare, x, 'wallMs'), pct), runsCell(x)]),
+        header: ['pool', 'wall s', '% of ideal', '% of bare reference, same round', 'parent CPU s in the window', 'runs'],
+        rows: group.cases.map((x) => [x.label, cell(stat(x, (r) => r.wallMs / 1000), dec(3)), cell(stat(x, (r) => idealMs / r.wallMs), pct), x.id === 'bare' ? '100%' : cell(ratio(bare, x, 'wallMs'), pct), x.id === 'bare' ? 'idle' : cell(stat(x, (r) => r.parentCpuMs / 1000), dec(3)), runsCell(x)]),
         notes: [`${group.jobs.toLocaleString('en-US')} jobs × ${spin.iterations.toLocaleString('en-US')} iterations (${spin.msPerJob.toFixed(3)} ms each, calibrated once in this run); ideal = jobs × ms per job / 2 = ${(idealMs / 1000).toFixed(3)} s. % of bare = bare wall / pool wall in the same round.`],
       };
     }
@@ -91,13 +91,14 @@ function table(group, plan, spin) {
           x.peer ? '' : vs('bullmq-sandboxed-c2-%'),
           cell(stat(x, 'workerCmdsPerJob'), dec(2)),
           cell(stat(x, (r) => r.workerCmdsPerJob + r.producerCmdsPerJob), dec(2)),
+          x.peer ? '' : cell(stat(x, 'parentCpuUsPerJob'), dec(1)),
           runsCell(x),
         ];
       });
       const ex = good(c('prefork-fcfs-ign-pm64'))[0];
       const exBull = good(c('bullmq-inline-c2-ign'))[0];
       return {
-        header: ['worker', 'results', 'jobs/s', '× BullMQ inline c2', '× BullMQ inline c100', '× BullMQ sandboxed', 'Redis cmds/job, worker', 'cmds/job, producer + worker', 'runs'],
+        header: ['worker', 'results', 'jobs/s', '× BullMQ inline c2', '× BullMQ inline c100', '× BullMQ sandboxed', 'Redis cmds/job, worker', 'cmds/job, producer + worker', 'worker parent CPU µs/job', 'runs'],
         rows,
         notes: [
           `${group.jobs.toLocaleString('en-US')} no-op jobs enqueued in bulk before the worker starts; a warm-up worker drained ${group.cases[0].params.warmup.toLocaleString('en-US')} jobs first (same process). Ratios: ours / BullMQ's in the same round, same results setting.`,
