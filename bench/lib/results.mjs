@@ -57,7 +57,7 @@ function table(group, plan, spin) {
       return {
         header: ['pool', 'processes', 'jobs/s median (min–max)', 'vs piscina, same round', 'parent CPU µs/job', 'runs'],
         rows: group.cases.map((x) => [x.label, x.processes, cell(stat(x, 'jobsPerSec')), x.id === pisc.id ? '1×' : cell(ratio(x, pisc, 'jobsPerSec'), times), cell(stat(x, 'parentCpuUsPerJob'), dec(1)), runsCell(x)]),
-        notes: [`${group.jobs.toLocaleString('en-US')} jobs submitted at once, after ${c('piscina--2').params.warmup.toLocaleString('en-US')} warm-up jobs; each run checks count and sum of results.`],
+        notes: [`${group.jobs.toLocaleString('en-US')} jobs submitted at once, after ${c('piscina--2').params.warmup.toLocaleString('en-US')} warm-up jobs; each run checks count and sum of results. Parent CPU: process.cpuUsage of the submitting process over the clock window — for piscina it includes its worker threads (they live in that process).`],
       };
     }
     case 'A2':
@@ -72,7 +72,7 @@ function table(group, plan, spin) {
       return {
         header: ['pool', 'wall s', '% of ideal', '% of bare reference, same round', 'parent CPU s in the window', 'runs'],
         rows: group.cases.map((x) => [x.label, cell(stat(x, (r) => r.wallMs / 1000), dec(3)), cell(stat(x, (r) => idealMs / r.wallMs), pct), x.id === 'bare' ? '100%' : cell(ratio(bare, x, 'wallMs'), pct), x.id === 'bare' ? 'idle' : cell(stat(x, (r) => r.parentCpuMs / 1000), dec(3)), runsCell(x)]),
-        notes: [`${group.jobs.toLocaleString('en-US')} jobs × ${spin.iterations.toLocaleString('en-US')} iterations (${spin.msPerJob.toFixed(3)} ms each, calibrated once in this run); ideal = jobs × ms per job / 2 = ${(idealMs / 1000).toFixed(3)} s. % of bare = bare wall / pool wall in the same round.`],
+        notes: [`${group.jobs.toLocaleString('en-US')} jobs × ${spin.iterations.toLocaleString('en-US')} iterations (${spin.msPerJob.toFixed(3)} ms each, calibrated once in this run); ideal = jobs × ms per job / 2 = ${(idealMs / 1000).toFixed(3)} s. % of bare = bare wall / pool wall in the same round. Parent CPU: the pool process's CPU time over the window (piscina's includes its worker threads, so it is the jobs' CPU too); on 2 cores a busy parent takes CPU from the children.`],
       };
     }
     case 'B1': {
