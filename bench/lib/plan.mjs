@@ -17,6 +17,7 @@ export function groups({ quick, iterations, url }) {
     file: 'pool-throughput.mjs',
     params: { impl: c.impl, strategy: c.strategy, processes: c.processes, jobs: n.a1, warmup: n.warm },
   }));
+  a1.splice(4, 0, { id: 'pipe-echo', impl: 'pipe-echo', processes: 2, peer: true, label: 'bare framed-pipe echo, no pool (transport reference), 2p', file: 'pipe-echo.mjs', params: { processes: 2, jobs: n.a1, batch: 256, warmup: n.warm } });
 
   const a2 = [pool('prefork', 'fair', 2), pool('piscina', undefined, 2), pool('prefork', 'fcfs', 2), pool('workerpool', undefined, 2)].map((c) => ({
     ...c,

@@ -56,8 +56,11 @@ function table(group, plan, spin) {
       const pisc = c('piscina--2');
       return {
         header: ['pool', 'processes', 'jobs/s median (min–max)', 'vs piscina, same round', 'parent CPU µs/job', 'runs'],
-        rows: group.cases.map((x) => [x.label, x.processes, cell(stat(x, 'jobsPerSec')), x.id === pisc.id ? '1×' : cell(ratio(x, pisc, 'jobsPerSec'), times), cell(stat(x, 'parentCpuUsPerJob'), dec(1)), runsCell(x)]),
-        notes: [`${group.jobs.toLocaleString('en-US')} jobs submitted at once, after ${c('piscina--2').params.warmup.toLocaleString('en-US')} warm-up jobs; each run checks count and sum of results. Parent CPU: process.cpuUsage of the submitting process over the clock window — for piscina it includes its worker threads (they live in that process).`],
+        rows: group.cases.map((x) => [x.label, x.processes, cell(stat(x, 'jobsPerSec')), x.id === pisc.id ? '1×' : cell(ratio(x, pisc, 'jobsPerSec'), times), x.id === 'pipe-echo' ? 'n/a' : cell(stat(x, 'parentCpuUsPerJob'), dec(1)), runsCell(x)]),
+        notes: [
+          `${group.jobs.toLocaleString('en-US')} jobs submitted at once, after ${c('piscina--2').params.warmup.toLocaleString('en-US')} warm-up jobs; each run checks count and sum of results. Parent CPU: process.cpuUsage of the submitting process over the clock window — for piscina it includes its worker threads (they live in that process).`,
+          c('pipe-echo') ? `Transport reference: bench/pipe-echo.mjs writes [seq, x] msgpack frames (4-byte length) to 2 plain Node children, 256 frames per write, round-robin; each child answers every chunk it reads in one write. prefork fcfs, 2p / echo, same round: ${cell(ratio(c('prefork-fcfs-2'), c('pipe-echo'), 'jobsPerSec'), pct)}.` : '',
+        ].filter(Boolean),
       };
     }
     case 'A2':
