@@ -100,6 +100,7 @@ function table(group, plan, spin) {
       });
       const ex = good(c('prefork-fcfs-ign-pm64'))[0];
       const exBull = good(c('bullmq-inline-c2-ign'))[0];
+      const exRes = good(c('prefork-fcfs-res-pm64'))[0];
       return {
         header: ['worker', 'results', 'jobs/s', '× BullMQ inline c2', '× BullMQ inline c100', '× BullMQ sandboxed', 'Redis cmds/job, worker', 'cmds/job, producer + worker', 'worker parent CPU µs/job', 'runs'],
         rows,
@@ -107,6 +108,7 @@ function table(group, plan, spin) {
           `${group.jobs.toLocaleString('en-US')} no-op jobs enqueued in bulk before the worker starts; a warm-up worker drained ${group.cases[0].params.warmup.toLocaleString('en-US')} jobs first (same process). Ratios: ours / BullMQ's in the same round, same results setting.`,
           'Commands: INFO commandstats deltas (calls inside Lua scripts included, EVALSHA itself counted too; the measurement\'s INFO calls excluded). "worker" = from just before the worker starts to the last settlement confirmed by Redis, so the producer\'s XADD is NOT in it; "producer + worker" adds the enqueue phase (prefork: one XADD per job).',
           ex ? `One prefork fcfs run, results ignored, worker commands: ${JSON.stringify(ex.workerCommands)}; producer: ${JSON.stringify(ex.producerCommands)}.` : '',
+          exRes ? `One prefork fcfs run, results stored, worker commands: ${JSON.stringify(exRes.workerCommands)} (SET + PEXPIRE: the result; LPUSH: its announcement on the enqueuing client's reply list).` : '',
           exBull ? `One BullMQ inline run, removeOnComplete, worker commands: ${JSON.stringify(exBull.workerCommands)}; producer: ${JSON.stringify(exBull.producerCommands)}.` : '',
         ].filter(Boolean),
       };
