@@ -28,7 +28,10 @@ if (impl === 'worker') {
   const { openPool } = await import('./lib/pools.mjs');
   const pool = await openPool(impl === 'pool' ? 'prefork' : impl, { processes });
   await Promise.all(Array.from({ length: 50 }, (_, i) => pool.call('noop', i)));
-  close = () => pool.close();
+  close = async () => {
+    await pool.close();
+    pool.tally();
+  };
 }
 await new Promise((r) => setTimeout(r, settleMs));
 const m = treeMemory();

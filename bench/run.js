@@ -1,77 +1,118 @@
-// `npm run bench`: every workload of ../shared/BENCH.md (A1–A3 pool, B1–B4
-// Redis), prefork and its peers alternating in the same sitting, each measured
-// workload in a fresh child process (bench/<scenario>.mjs), 3 runs each,
-// median with min and max. Prints a table per group and writes bench/RESULTS.md.
+// `npm run bench`: every workload of ../shared/BENCH.md (A1–A3 on the Pool,
+// B1–B4 through Redis), prefork and its peers alternating in the same sitting,
+// each measured case in a fresh child process (a bench/<scenario>.mjs file),
+// 3 runs each, median with min and max. Prints a table per workload and writes
+// bench/RESULTS.md.
+//
+// The workloads are a list of modules (bench/workloads/index.mjs); each gives
+// its cases, turns their runs into named tables, and states its targets.
+// This file only runs them: to add a workload, add a module to that list.
 //
 // Knobs (environment):
-//   BENCH_QUICK=1        few jobs, 1 run: a smoke run for development (its RESULTS.md says so)
-//   BENCH_ONLY=pool|redis  only the A (pool) or the B (Redis) workloads
-//   BENCH_CPU_PROF=<dir> run every scenario under `node --cpu-prof` into <dir> (bench/lib/profile-top.mjs reads them)
-//   BENCH_OUT=<file>     where to write the results (default bench/RESULTS.md)
-import { writeFileSync } from 'node:fs';
+//   BENCH_QUICK=1          few jobs, 1 run: a smoke run for development (its RESULTS.md says so)
+//   BENCH_ONLY=pool|redis  only the A (pool) or the B (Redis) workloads; or a
+//                          comma-separated list of workload ids (e.g. A1,A3)
+//   BENCH_CPU_PROF=<dir>   run every case under `node --cpu-prof` into <dir>
+//                          (bench/lib/profile-top.mjs reads them)
+//   BENCH_PROFILE=0|1      0: never take the closing profile; 1: take it even
+//                          when no target was missed (default: only on a miss)
+//   BENCH_OUT=<file>       where to write the results (default bench/RESULTS.md)
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { readdirSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runScenario } from './lib/child.mjs';
 import { loadAverage, machineInfo } from './lib/machine.mjs';
+import { topSelf } from './lib/profile.mjs';
+import { printWorkload, renderResults } from './lib/results.mjs';
 import { calibrate } from './lib/spin.mjs';
-import { connect } from './lib/redis.mjs';
-import { renderResults, printGroup } from './lib/results.mjs';
-import { groups } from './lib/plan.mjs';
-import { startRedisServer } from '../scripts/redis.mjs';
+import { workloads as all } from './workloads/index.mjs';
 
 const quick = process.env.BENCH_QUICK === '1';
 const only = process.env.BENCH_ONLY;
-if (only !== undefined && only !== 'pool' && only !== 'redis') throw new Error(`BENCH_ONLY must be pool or redis, not ${JSON.stringify(only)}`);
+const selected = all.filter((w) => !only || w.kind === only || only.split(',').includes(w.id));
+if (selected.length === 0) throw new Error(`BENCH_ONLY=${only} selects nothing: use pool, redis, or workload ids among ${all.map((w) => w.id).join(', ')}`);
 const runs = quick ? 1 : 3;
 const out = process.env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
 
 const startedAt = new Date();
-const loadBefore = loadAverage();
+const loads = [{ at: 'start', load: loadAverage() }];
 const machine = machineInfo();
 const spin = calibrate(2);
-console.log(`prefork bench — ${startedAt.toISOString()} — ${machine.nproc} CPUs (${machine.cpu}), Node ${machine.node}, load ${loadBefore}`);
+console.log(`prefork bench — ${startedAt.toISOString()} — ${machine.nproc} CPUs (${machine.cpu}), Node ${machine.node}, load ${loads[0].load}`);
 console.log(`busy loop: ${spin.iterations} iterations ≈ ${spin.msPerJob.toFixed(3)} ms (calibrated once, passed to every pool, peer and the bare reference)`);
 console.log(`${quick ? 'BENCH_QUICK: smoke run, few jobs, 1 run' : `${runs} runs per case`}${only ? `, only ${only}` : ''}\n`);
 
+// Redis only when a selected workload needs it (imported lazily, so the pool
+// workloads run without ioredis or redis-server).
 let redis;
 let flusher;
-if (only !== 'pool') {
+if (selected.some((w) => w.kind === 'redis')) {
+  const { startRedisServer } = await import('../scripts/redis.mjs');
+  const { connect } = await import('./lib/redis.mjs');
   redis = await startRedisServer();
   flusher = connect(redis.url);
-  const info = await flusher.info('server');
-  machine.redisServer = /redis_version:(\S+)/.exec(info)?.[1];
+  machine.redisServer = /redis_version:(\S+)/.exec(await flusher.info('server'))?.[1];
   console.log(`redis-server ${machine.redisServer} on ${redis.url} (--save '' --appendonly no), FLUSHALL before every run\n`);
 }
 
-const plan = groups({ quick, iterations: spin.iterations, url: redis?.url }).filter((g) => !only || g.kind === only);
+const base = { quick, warmup: quick ? 500 : 2_000, spin, nproc: machine.nproc, url: redis?.url };
+const casesOf = new Map(selected.map((w) => [w.id, w.cases(base)]));
+const ctxOf = (w) => ({ ...base, cases: casesOf.get(w.id), group: (id) => casesOf.get(id) });
+
 const problems = [];
 const timings = {};
 try {
-  for (const group of plan) {
+  for (const w of selected) {
     const t = performance.now();
     for (let run = 1; run <= runs; run++) {
-      for (const c of group.cases) {
-        if (c.runs !== undefined && run > c.runs) continue;
+      for (const c of casesOf.get(w.id)) {
         if (c.redis) await flusher.flushall();
         const r = await runScenario(c.file, c.params, { nodeArgs, timeoutMs: c.timeoutMs ?? 300_000 });
         r.run = run;
         (c.results ??= []).push(r);
         if (r.error || !r.ok) {
-          problems.push({ group: group.id, label: c.label, run, why: r.error ?? r.check });
-          console.log(`  ! ${group.id} ${c.label} run ${run}: ${r.error ?? `check failed: ${r.check}`}`);
+          problems.push({ group: w.id, label: c.label, run, why: r.error ?? r.check });
+          console.log(`  ! ${w.id} ${c.label} run ${run}: ${r.error ?? `check failed: ${r.check}`}`);
         }
       }
     }
-    timings[group.id] = (performance.now() - t) / 1000;
-    printGroup(group, { spin, plan });
+    timings[w.id] = (performance.now() - t) / 1000;
+    loads.push({ at: `after ${w.id}`, load: loadAverage() });
+    printWorkload(w, ctxOf(w));
   }
 } finally {
   await flusher?.quit();
   await redis?.stop();
 }
 
+// A missed target gets a profile: one more run of the workload's profile
+// cases under --cpu-prof (parent only), outside the measured runs.
+const profiles = [];
+const want = process.env.BENCH_PROFILE;
+for (const w of selected) {
+  if (!w.profileCases || want === '0') continue;
+  if (want !== '1' && !w.targets(ctxOf(w)).some((t) => t.missed)) continue;
+  for (const id of w.profileCases) {
+    const c = casesOf.get(w.id).find((x) => x.id === id);
+    const dir = fileURLToPath(new URL(`../.tmp/bench-profiles/${startedAt.toISOString().replace(/[:.]/g, '-')}-${w.id}-${id}`, import.meta.url));
+    mkdirSync(dir, { recursive: true });
+    const r = await runScenario(c.file, c.params, { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] });
+    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
+    if (r.error || !file) {
+      profiles.push({ label: `${w.id} ${c.label}`, error: r.error ?? 'no .cpuprofile written' });
+      continue;
+    }
+    const { totalMs, top } = topSelf(`${dir}/${file}`, 15);
+    const rate = r.jobsPerSec ? `${Math.round(r.jobsPerSec).toLocaleString('en-US')} jobs/s under the profiler` : '';
+    profiles.push({ label: `${w.id} ${c.label}`, result: rate, totalMs, top, file: `${dir}/${file}`.replace(fileURLToPath(new URL('..', import.meta.url)), '') });
+    console.log(`\nprofile of ${w.id} ${c.label} (${rate}), top self time:`);
+    for (const t of top.slice(0, 10)) console.log(`${(t.share * 100).toFixed(1).padStart(5)}%  ${t.ms.toFixed(0).padStart(6)} ms  ${t.name} ${t.where}`);
+  }
+}
+
 const finishedAt = new Date();
-const loadAfter = loadAverage();
+loads.push({ at: 'end', load: loadAverage() });
 const command = `${quick ? 'BENCH_QUICK=1 ' : ''}${only ? `BENCH_ONLY=${only} ` : ''}npm run bench`;
-writeFileSync(out, renderResults({ plan, machine, spin, quick, runs, only, command, startedAt, finishedAt, loadBefore, loadAfter, problems, timings }));
-console.log(`\nload average before ${loadBefore}, after ${loadAfter}; ${((finishedAt - startedAt) / 1000).toFixed(0)} s; wrote ${out}`);
+writeFileSync(out, renderResults({ workloads: selected, ctxOf, machine, spin, quick, runs, command, startedAt, finishedAt, loads, problems, timings, profiles }));
+console.log(`\nload average: ${loads.map((l) => `${l.at} ${l.load}`).join('; ')}; ${((finishedAt - startedAt) / 1000).toFixed(0)} s; wrote ${out}`);

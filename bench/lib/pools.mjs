@@ -1,40 +1,32 @@
-// One small adapter per pool, so the pool scenarios run the same loop over
-// prefork, piscina (worker threads) and workerpool (child processes):
-// openPool(impl, { processes, strategy }) → { call(name, x) → Promise, close(), pids() }.
+// One adapter per pool, so a pool scenario runs the same loop and the same
+// clock over prefork, piscina (bench/peers/piscina.mjs) and workerpool
+// (bench/peers/workerpool.mjs):
+// openPool(impl, { processes, strategy }) → { call(name, x) → Promise, close(), tally() }.
+// tally() (prefork only, after close()) sums what each child counted itself:
+// { count, sum, children } — a job run twice shows up there even when its
+// promise settled once.
 import { fileURLToPath } from 'node:url';
+import { readTally, tallyDir } from './tally.mjs';
 
-const fixture = (f) => fileURLToPath(new URL(`../fixtures/${f}`, import.meta.url));
+const preforkTasks = fileURLToPath(new URL('../fixtures/prefork-tasks.mjs', import.meta.url));
 
-export async function openPool(impl, { processes = 2, strategy = 'fair', env = {} } = {}) {
-  if (impl === 'prefork') {
-    const { Pool } = await import('prefork');
-    const { pino } = await import('pino');
-    const pool = new Pool({ app: fixture('prefork-tasks.mjs'), processes, strategy, env, logger: pino({ level: 'warn' }) });
-    await pool.start();
-    return {
-      call: (name, x) => pool.apply(name, [x]),
-      close: () => pool.close(),
-      pids: () => pool.stats().processes.map((p) => p.pid),
-    };
-  }
-  if (impl === 'piscina') {
-    const { Piscina } = await import('piscina');
-    const pool = new Piscina({ filename: fixture('piscina-worker.mjs'), minThreads: processes, maxThreads: processes });
-    return {
-      call: (name, x) => pool.run(x, { name }),
-      close: () => pool.destroy(),
-      pids: () => [],
-    };
-  }
-  if (impl === 'workerpool') {
-    const workerpool = (await import('workerpool')).default;
-    const pool = workerpool.pool(fixture('workerpool-worker.mjs'), { workerType: 'process', minWorkers: processes, maxWorkers: processes });
-    return {
-      call: (name, x) => pool.exec(name, [x]),
-      close: () => pool.terminate(),
-      pids: () => [],
-    };
-  }
+async function openPrefork({ processes, strategy }) {
+  const { Pool } = await import('prefork');
+  const { pino } = await import('pino');
+  const dir = tallyDir();
+  const pool = new Pool({ app: preforkTasks, processes, strategy, env: { BENCH_TALLY_DIR: dir }, logger: pino({ level: 'warn' }) });
+  await pool.start();
+  return {
+    call: (name, x) => pool.apply(name, [x]),
+    close: () => pool.close(),
+    tally: () => readTally(dir),
+  };
+}
+
+export async function openPool(impl, { processes = 2, strategy = 'fair' } = {}) {
+  if (impl === 'prefork') return openPrefork({ processes, strategy });
+  if (impl === 'piscina') return (await import('../peers/piscina.mjs')).open({ processes });
+  if (impl === 'workerpool') return (await import('../peers/workerpool.mjs')).open({ processes });
   throw new Error(`unknown pool implementation: ${impl}`);
 }
 

@@ -35,3 +35,10 @@ export function readTally(dir) {
   rmSync(dir, { recursive: true, force: true });
   return total;
 }
+
+/** Compares a pool's tally() with what should have run; undefined when it has no tally (peers). */
+export function tallyCheck(t, count, sum) {
+  if (t === undefined) return { ok: true, text: '' };
+  const ok = t.count === count && t.sum === sum;
+  return { ok, text: `; children ran ${t.count}/${count} jobs${t.sum === sum ? '' : `, sum ${t.sum} != ${sum}`}` };
+}

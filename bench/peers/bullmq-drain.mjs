@@ -18,15 +18,15 @@
 // jobs, the results add up, and the queue has nothing waiting, active or failed.
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
-import { params, report } from './lib/child.mjs';
-import { commandCounts, commandDelta, connect, pollUntil } from './lib/redis.mjs';
-import { spin } from './lib/spin.mjs';
+import { params, report } from '../lib/child.mjs';
+import { commandCounts, commandDelta, connect, pollUntil } from '../lib/redis.mjs';
+import { spin } from '../lib/spin.mjs';
 
 const p = params();
 const { url, mode = 'inline', concurrency = 2, task = 'noop', jobs, ignoreResult = true, batch = 1000, warmup = 2000, iterations = 0 } = p;
 const { hostname, port } = new URL(url);
 const connection = { host: hostname, port: Number(port), maxRetriesPerRequest: null };
-const processorFile = fileURLToPath(new URL('./fixtures/bullmq-processor.mjs', import.meta.url));
+const processorFile = fileURLToPath(new URL('./bullmq-processor.mjs', import.meta.url));
 const inline = async (job) => (job.data.n === undefined ? job.data.x : spin(job.data.n));
 const redis = connect(url);
 const queue = new Queue('bench', { connection });

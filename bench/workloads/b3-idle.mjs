@@ -1,0 +1,28 @@
+// B3 — idle node: Redis commands per second (scenario: redis-idle.mjs).
+import { cell, dec, good, runsCell, stat, target } from '../lib/report.mjs';
+
+const seconds = 10;
+
+export default {
+  id: 'B3',
+  kind: 'redis',
+  title: 'B3 — idle node: Redis commands per second',
+
+  cases({ url }) {
+    return [{ id: 'prefork', impl: 'prefork', redis: true, label: 'prefork Worker, 2p, empty queue', file: 'redis-idle.mjs', params: { url, seconds }, timeoutMs: 60_000 }];
+  },
+
+  tables({ cases }) {
+    const x = cases[0];
+    const ex = good(x).map((r) => r.check);
+    return [{
+      header: ['node', 'window', 'commands/s', 'runs'],
+      rows: [[x.label, `${seconds} s`, cell(stat(x, 'perSec'), dec(2)), runsCell(x)]],
+      notes: ['Clock: the wall time between two INFO commandstats snapshots, the node idle in between.', ...(ex.length ? [`Per run: ${ex.join(' / ')}`] : [])],
+    }];
+  },
+
+  targets({ cases }) {
+    return [target(3, '< 1 Redis command/s from an idle node', stat(cases[0], 'perSec'), dec(2), 1, 'below', ' /s')];
+  },
+};
