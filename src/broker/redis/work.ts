@@ -130,18 +130,32 @@ export class Work {
     }
     const planned = queues.length;
     const ops: (string | number)[] = [];
+    // Plain acks grouped per stream ("<queue index>:<kind>" -> entry ids): the script acks each group in bulk.
+    const acks = new Map<string, string[]>();
     for (const s of settle) {
       if (s.kind === 'progress') continue;
       const { kind, entryId } = parseReceipt(s.delivery.receipt);
       const q = indexOf(s.delivery.queue);
-      if (s.kind === 'ack') ops.push('a', q, kind, entryId, '');
-      else if (s.kind === 'retry') ops.push('r', q, kind, entryId, Math.max(0, Math.round(s.delay)));
+      if (s.kind === 'ack') {
+        const group = `${q}:${kind}`;
+        const ids = acks.get(group);
+        if (ids === undefined) acks.set(group, [entryId]);
+        else ids.push(entryId);
+      } else if (s.kind === 'retry') ops.push('r', q, kind, entryId, Math.max(0, Math.round(s.delay)));
       else if (s.kind === 'dead') ops.push('d', q, kind, entryId, s.reason);
       else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, '1');
       else ops.push('g', q, kind, entryId, '0');
     }
-    const keys = [this.keys.nodes, ...queues.flatMap((q) => this.keys.queueKeys(q))];
-    const args = [nodeId, Math.max(0, count), queues.length, planned, this.deadMax, PROMOTE_MAX, ops.length / 5, ...quotas.slice(0, planned), ...ops];
+    const keys = [this.keys.nodes];
+    for (const q of queues) keys.push(...this.keys.queueKeys(q));
+    const args: (string | number)[] = [nodeId, Math.max(0, count), queues.length, planned, this.deadMax, PROMOTE_MAX, ops.length / 5, acks.size];
+    for (let i = 0; i < planned; i++) args.push(quotas[i]!);
+    for (const op of ops) args.push(op);
+    for (const [group, ids] of acks) {
+      const colon = group.indexOf(':');
+      args.push(Number(group.slice(0, colon)), group.slice(colon + 1), ids.length);
+      for (const id of ids) args.push(id);
+    }
 
     const pipe = redis.pipeline();
     callScript(pipe, 'fetchJobs', keys, args);

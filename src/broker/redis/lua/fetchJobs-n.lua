@@ -16,12 +16,15 @@
   ARGV[4] P, number of plan queues
   ARGV[5] deadMax (MAXLEN of dead streams)
   ARGV[6] most delayed jobs promoted per queue per call
-  ARGV[7] S, number of settlements
-  ARGV[8 .. 8+P-1] quota of each plan queue
+  ARGV[7] S, number of settlements other than plain acks
+  ARGV[8] A, number of ack groups
+  ARGV[9 .. 9+P-1] quota of each plan queue
   then S groups of 5: op, queue index, stream kind, entry id, arg
-    op  a = ack | r = retry (arg: delay ms) | d = dead (arg: reason)
+    op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
-    stream kind  q = main stream | r = :rd
+  then A ack groups, one per stream: queue index, stream kind, n, entry id × n
+    (plain acks: one XACK and one XDEL per stream, not per entry)
+  stream kind  q = main stream | r = :rd
 
   Returns { fenced (0|1), nextDueAt (-1 = none), { delivery, ... } } where a
   delivery is { queue index, stream kind, entry id, { field, value, ... } }.
@@ -35,7 +38,13 @@ local np = tonumber(ARGV[4])
 local deadMax = ARGV[5]
 local promoteMax = tonumber(ARGV[6])
 local ns = tonumber(ARGV[7])
-local now = nowMs()
+local na = tonumber(ARGV[8])
+-- TIME only when needed (a settle-only call of plain acks never reads the clock).
+local now = nil
+local function clock()
+  if not now then now = nowMs() end
+  return now
+end
 
 -- k: 1 stream, 2 rd, 3 delayed, 4 dead
 local function key(q, k) return KEYS[1 + (q - 1) * 4 + k] end
@@ -44,43 +53,53 @@ local function streamOf(q, kind)
   return key(q, 1)
 end
 
--- 1. settlements
-local a = 8 + np
+-- 1. settlements: retries, dead letters and give-backs one by one (each needs
+-- XACK's answer: only an entry still pending in the group moves) ...
+local a = 9 + np
 for _ = 1, ns do
   local op, q, kind, id, arg = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   a = a + 5
   local stream = streamOf(q, kind)
-  local fields = nil
-  if op ~= 'a' then fields = readEntry(stream, id) end
-  -- Only an entry still pending in the group moves: XACK says so.
+  local fields = readEntry(stream, id)
   if ackDel(stream, id) == 1 and fields then
     if op == 'r' then
       bumpField(fields, 'attempt')
-      schedule(key(q, 3), key(q, 1), fields, now + tonumber(arg))
+      schedule(key(q, 3), key(q, 1), fields, clock() + tonumber(arg))
     elseif op == 'd' then
-      deadLetter(key(q, 4), deadMax, fields, arg, now)
+      deadLetter(key(q, 4), deadMax, fields, arg, clock())
     elseif op == 'g' then
       if arg == '1' then bumpField(fields, 'redeliveries') end
       redis.call('XADD', key(q, 2), '*', unpack(fields))
     end
   end
 end
+-- ... then plain acks in bulk, per stream
+for _ = 1, na do
+  local q, kind, n = tonumber(ARGV[a]), ARGV[a + 1], tonumber(ARGV[a + 2])
+  ackDelMany(streamOf(q, kind), a + 3, n)
+  a = a + 3 + n
+end
 
 if nodeId == '' then return { 0, -1, {} } end
+clock() -- the lease check and promotion below read `now`
 
 -- 2. the lease: absent or expired means another node owns our jobs now
 local lease = redis.call('ZSCORE', nodes, nodeId)
 if not lease or tonumber(lease) < now then return { 1, -1, {} } end
 
 -- 3. promote due delayed jobs of the plan's queues, and learn the next due time
+-- (one ZRANGE per queue when nothing is due: the earliest score decides)
 local nextDue = -1
 for p = 1, np do
-  local due = redis.call('ZRANGE', key(p, 3), '-inf', now, 'BYSCORE', 'LIMIT', 0, promoteMax)
-  for _, member in ipairs(due) do
-    redis.call('XADD', key(p, 1), '*', unpack(cmsgpack.unpack(member)))
-  end
-  if #due > 0 then redis.call('ZREM', key(p, 3), unpack(due)) end
   local first = firstDue(key(p, 3))
+  if first and first <= now then
+    local due = redis.call('ZRANGE', key(p, 3), '-inf', now, 'BYSCORE', 'LIMIT', 0, promoteMax)
+    for _, member in ipairs(due) do
+      redis.call('XADD', key(p, 1), '*', unpack(cmsgpack.unpack(member)))
+    end
+    if #due > 0 then redis.call('ZREM', key(p, 3), unpack(due)) end
+    first = firstDue(key(p, 3))
+  end
   if first and (nextDue == -1 or first < nextDue) then nextDue = first end
 end
 
@@ -121,7 +140,7 @@ local function fill(p, want)
 end
 if count > 0 then
   -- first pass: each queue's quota; second pass: leftovers in plan order
-  for p = 1, np do fill(p, math.min(tonumber(ARGV[7 + p]), count - got)) end
+  for p = 1, np do fill(p, math.min(tonumber(ARGV[8 + p]), count - got)) end
   for p = 1, np do fill(p, count - got) end
 end
 return { 0, nextDue, out }
