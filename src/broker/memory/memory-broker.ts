@@ -1,338 +1,276 @@
+import type { Logger } from 'pino';
+import { OptionError } from '../../errors.js';
+import { defaultLogger } from '../../logger.js';
 import type {
-  Broker,
-  BrokerOptions,
-  DeadJob,
-  Delivery,
-  FetchReply,
-  FetchRequest,
-  HeartbeatReply,
-  JobRecord,
-  NewJob,
-  NodeInfo,
-  QueueCounts,
-  ResultRecord,
-  Settlement,
-  WaitReply,
+  Broker, BrokerOptions, DeadJob, Delivery, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
+  QueueCounts, ResultRecord, Settlement, WaitReply,
 } from '../types.js';
-import { MemoryState, type MemoryQueue } from './memory-state.js';
+import { blockUntil } from './block.js';
+import { copyJob } from './job-copy.js';
+import { acquireState, releaseState, type MemoryState } from './memory-state.js';
+import { applySettlements } from './settle.js';
 
-const DEFAULTS = { resultTtl: 86_400_000, leaseMs: 20_000, deadMax: 10_000 };
-const registry = new Map<string, MemoryState>();
+const DEFAULTS = { namespace: 'prefork', resultTtl: 86_400_000, leaseMs: 20_000, deadMax: 10_000 };
+
+function positive(name: string, value: number | undefined, fallback: number): number {
+  if (value === undefined) return fallback;
+  if (!Number.isFinite(value) || value <= 0) throw new OptionError(name, value, 'a positive number');
+  return Math.round(value);
+}
 
 /**
- * The embedded broker (`memory://[name]`): one process, the same semantics as
- * the Redis one — reserved deliveries until settled, given-back jobs first,
- * delayed jobs promoted when due, a dead set, results with a TTL, leases and
- * recovery — so the demo and tests behave as production does. Blocked waits
- * sleep until a change or the next due time; nothing polls.
+ * The embedded broker (`memory://[name]`): one process, the semantics of the
+ * Redis one (BROKER.md) — a delivery stays reserved by its node until
+ * settled, given-back and recovered jobs are served first, delayed jobs are
+ * promoted when due, dead letters, results with a TTL, leases and recovery
+ * with fencing — so the demo and tests on memory:// behave as production
+ * does. Every handle opened on the same name (and namespace) in this process
+ * shares one state. Blocked waits sleep until a change or the next due time.
  */
 export class MemoryBroker implements Broker {
   readonly displayUrl: string;
   readonly leaseMs: number;
   private readonly resultTtl: number;
   private readonly deadMax: number;
+  private readonly log: Logger;
   private closed = false;
+  /** Ends this handle's blocked waits (on close). */
+  private readonly cancels = new Set<() => void>();
 
   private constructor(
-    private readonly name: string,
+    private readonly key: string,
     private readonly state: MemoryState,
+    url: string,
     options: BrokerOptions,
   ) {
-    this.displayUrl = `memory://${name}`;
-    this.leaseMs = options.leaseMs ?? DEFAULTS.leaseMs;
-    this.resultTtl = options.resultTtl ?? DEFAULTS.resultTtl;
-    this.deadMax = options.deadMax ?? DEFAULTS.deadMax;
+    this.displayUrl = url;
+    this.leaseMs = positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
+    this.resultTtl = positive('resultTtl', options.resultTtl, DEFAULTS.resultTtl);
+    this.deadMax = options.deadMax === undefined ? DEFAULTS.deadMax : Math.max(0, Math.round(options.deadMax));
+    this.log = (options.logger ?? defaultLogger()).child({ component: 'memory-broker', broker: url });
   }
 
-  /** Every handle opened on the same URL (and namespace) in this process shares one state. */
+  /** A handle on the broker named by `url` (`memory://` alone is `memory://default`). */
   static open(url: string, options: BrokerOptions = {}): MemoryBroker {
+    if (typeof url !== 'string' || !url.startsWith('memory://')) throw new OptionError('broker', url, 'a memory://[name] URL');
     const name = url.slice('memory://'.length) || 'default';
-    const key = `${options.namespace ?? 'prefork'}/${name}`;
-    let state = registry.get(key);
-    if (state === undefined) {
-      state = new MemoryState();
-      registry.set(key, state);
+    const key = `${options.namespace ?? DEFAULTS.namespace}/${name}`;
+    const state = acquireState(key);
+    try {
+      return new MemoryBroker(key, state, `memory://${name}`, options);
+    } catch (err) {
+      releaseState(key, state);
+      throw err;
     }
-    state.handles++;
-    return new MemoryBroker(key, state, options);
   }
 
   async connect(): Promise<void> {}
 
+  /** Ends this handle's blocked waits; the last handle on a name drops its state. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
-    this.state.changed();
-    if (--this.state.handles === 0) registry.delete(this.name);
+    for (const cancel of [...this.cancels]) cancel();
+    releaseState(this.key, this.state);
   }
+
+  // producer
 
   async enqueue(jobs: readonly NewJob[]): Promise<void> {
+    for (const job of jobs) if (job.queue === '') throw new OptionError('queue', job.queue, 'a non-empty queue name');
     const now = Date.now();
+    const touched = new Set<string>();
     for (const input of jobs) {
-      const { delay, eta, ...rest } = input;
-      const job = structuredClone(rest) as JobRecord;
+      const job = copyJob(input);
       const q = this.state.queue(job.queue);
-      const dueAt = eta ?? (delay !== undefined && delay > 0 ? now + delay : undefined);
+      this.state.known.add(job.queue);
+      const dueAt = input.eta ?? (input.delay !== undefined && input.delay > 0 ? now + input.delay : undefined);
       if (dueAt !== undefined && dueAt > now) q.addDelayed({ dueAt, job });
       else q.main.push(job);
+      touched.add(job.queue);
     }
-    this.state.changed();
+    this.state.waiters.changed(touched);
   }
 
+  // results
+
   async getResult(id: string): Promise<ResultRecord | undefined> {
-    return this.state.getResult(id, Date.now());
+    return this.state.results.get(id, Date.now());
   }
 
   async waitForResults(clientId: string, timeoutMs: number): Promise<ResultRecord[]> {
-    const take = (): ResultRecord[] | undefined => {
-      const ids = this.state.replies.get(clientId);
-      if (ids === undefined || ids.length === 0) return undefined;
-      this.state.replies.delete(clientId);
-      const now = Date.now();
-      return ids.map((id) => this.state.getResult(id, now)).filter((r): r is ResultRecord => r !== undefined);
-    };
-    return (await this.blockUntil(take, timeoutMs, undefined)) ?? [];
+    const results = this.state.results;
+    const got = await blockUntil(
+      () => results.takeReplies(clientId, Date.now()),
+      (retry) => results.onAnnounce(clientId, retry),
+      this.closed ? 0 : timeoutMs,
+      undefined,
+      this.cancels,
+    );
+    return got ?? [];
   }
 
+  // consumer
+
   async fetch(request: FetchRequest): Promise<FetchReply> {
-    this.apply(request.settle);
     const now = Date.now();
+    const touched = new Set<string>();
+    applySettlements({ state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now, touched }, request.settle);
     const queues = request.plan.map((p) => p.queue);
-    if (!this.holdsLease(request.nodeId, now)) return { deliveries: [], nextDueAt: this.nextDueAt(queues), fenced: true };
-    for (const name of queues) this.state.queue(name).promote(now);
+    if (!this.state.reservations.holdsLease(request.nodeId, now)) {
+      this.state.waiters.changed(touched);
+      return { deliveries: [], nextDueAt: undefined, fenced: true };
+    }
+    for (const queue of queues) this.promote(queue, now, touched);
     const deliveries: Delivery[] = [];
-    let left = request.count;
-    // First pass: each queue's quota; second pass: leftovers in plan order.
-    for (const { queue, quota } of request.plan) left -= this.reserve(request.nodeId, queue, Math.min(quota, left), deliveries);
+    let left = Math.max(0, request.count);
+    // First pass: each queue's quota (rd before main); second pass: leftovers in plan order.
+    for (const { queue, quota } of request.plan) left -= this.reserve(request.nodeId, queue, Math.min(Math.max(0, quota), left), deliveries);
     for (const { queue } of request.plan) left -= this.reserve(request.nodeId, queue, left, deliveries);
-    return { deliveries, nextDueAt: this.nextDueAt(queues), fenced: false };
+    this.state.waiters.changed(touched);
+    return { deliveries, nextDueAt: this.state.nextDueAt(queues), fenced: false };
   }
 
   async waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count = 1): Promise<WaitReply> {
-    const take = (): Delivery[] | undefined => {
-      if (!this.holdsLease(nodeId, Date.now())) return undefined;
+    const want = Math.max(1, count);
+    const touched = new Set<string>();
+    const attempt = (): Delivery[] | undefined => {
       const now = Date.now();
+      if (!this.state.reservations.holdsLease(nodeId, now)) return undefined;
       const deliveries: Delivery[] = [];
-      let left = count;
+      let left = want;
       for (const queue of queues) {
-        this.state.queue(queue).promote(now);
+        this.promote(queue, now, touched);
         left -= this.reserve(nodeId, queue, left, deliveries);
       }
       return deliveries.length > 0 ? deliveries : undefined;
     };
-    const deliveries = (await this.blockUntil(take, timeoutMs, signal, queues)) ?? [];
-    return { deliveries, nextDueAt: this.nextDueAt(queues) };
+    const waiters = this.state.waiters;
+    const got = await blockUntil(
+      attempt,
+      (retry) => {
+        const waiter = { queues, attempt: retry };
+        waiters.add(waiter);
+        return () => waiters.remove(waiter);
+      },
+      this.closed || queues.length === 0 ? 0 : timeoutMs,
+      signal,
+      this.cancels,
+    );
+    // Jobs promoted beyond what this call took are for the other waiters.
+    waiters.changed(touched);
+    return { deliveries: got ?? [], nextDueAt: this.state.nextDueAt(queues) };
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
-    this.apply(settlements);
+    const touched = new Set<string>();
+    applySettlements({ state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now: Date.now(), touched }, settlements);
+    this.state.waiters.changed(touched);
   }
 
+  // membership
+
   async register(node: NodeInfo): Promise<void> {
-    this.state.nodes.set(node.id, { info: structuredClone(node), leaseUntil: Date.now() + this.leaseMs, reserved: new Set() });
-    for (const queue of node.queues) this.state.queue(queue);
+    this.state.reservations.register(node, this.leaseMs, Date.now());
+    for (const queue of node.queues) this.state.known.add(queue);
   }
 
   async heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
     const now = Date.now();
-    const node = this.state.nodes.get(nodeId);
-    const fenced = node === undefined || node.leaseUntil <= now;
-    if (!fenced) node.leaseUntil = now + this.leaseMs;
-    const expired = [...this.state.nodes].filter(([id, n]) => id !== nodeId && n.leaseUntil <= now).map(([id]) => id);
-    return { fenced, expired: fenced ? [] : expired, nextDueAt: this.nextDueAt(queues) };
+    const reservations = this.state.reservations;
+    if (!reservations.renew(nodeId, this.leaseMs, now)) return { fenced: true, expired: [], nextDueAt: undefined };
+    return { fenced: false, expired: reservations.expired(nodeId, now), nextDueAt: this.state.nextDueAt(queues) };
   }
 
-  async recover(deadNodeId: string, _byNodeId: string, maxRedeliveries: number): Promise<number> {
-    const node = this.state.nodes.get(deadNodeId);
+  async recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number> {
     // Only an expired lease is recovered: a live node keeps its jobs.
+    const node = this.state.reservations.nodes.get(deadNodeId);
     if (node === undefined || node.leaseUntil > Date.now()) return 0;
-    const moved = this.release(node.reserved, maxRedeliveries);
-    this.state.nodes.delete(deadNodeId);
-    this.state.changed();
+    const moved = this.requeueAll(deadNodeId, maxRedeliveries);
+    if (moved > 0) this.log.info({ deadNode: deadNodeId, by: byNodeId, jobs: moved }, 'recovered the jobs of a node whose lease expired');
     return moved;
   }
 
+  /** Leaves the cluster; anything still reserved goes back to its queue first (redeliveries + 1). */
   async unregister(nodeId: string): Promise<void> {
-    const node = this.state.nodes.get(nodeId);
-    if (node === undefined) return;
-    // Anything still held goes back (a clean stop has settled everything already).
-    this.release(node.reserved, Infinity);
-    this.state.nodes.delete(nodeId);
-    this.state.changed();
+    this.requeueAll(nodeId, Infinity);
   }
 
   async listNodes(): Promise<NodeInfo[]> {
     const now = Date.now();
-    return [...this.state.nodes.values()].filter((n) => n.leaseUntil > now).map((n) => structuredClone(n.info));
+    return [...this.state.reservations.nodes.values()].filter((n) => n.leaseUntil > now).map((n) => structuredClone(n.info));
   }
 
+  // admin
+
   async knownQueues(): Promise<string[]> {
-    return [...this.state.queues.keys()].sort();
+    return [...this.state.known].sort();
   }
 
   async counts(queues: readonly string[]): Promise<QueueCounts[]> {
     return queues.map((queue) => {
-      const q = this.state.queue(queue);
-      return { queue, waiting: q.waiting, reserved: q.reserved, delayed: q.delayed.length, dead: q.dead.length };
+      const q = this.state.peek(queue);
+      if (q === undefined) return { queue, waiting: 0, reserved: 0, delayed: 0, dead: 0 };
+      return { queue, waiting: q.waiting, reserved: q.reserved, delayed: q.delayedCount, dead: q.deadCount };
     });
   }
 
   async purge(queue: string): Promise<number> {
-    const q = this.state.queue(queue);
-    const n = q.waiting + q.delayed.length;
-    q.main.drain();
-    q.rd.drain();
-    q.delayed.length = 0;
+    const n = this.state.peek(queue)?.purge() ?? 0;
+    this.state.waiters.changed([queue]);
     return n;
   }
 
   async listDead(queue: string, limit: number): Promise<DeadJob[]> {
-    return this.state.queue(queue).dead.slice(-limit).reverse().map((d) => structuredClone(d));
+    return (this.state.peek(queue)?.listDead(limit) ?? []).map((d) => ({ job: copyJob(d.job), reason: d.reason, diedAt: d.diedAt }));
   }
 
   async retryDead(queue: string, ids: readonly string[] | undefined): Promise<number> {
-    const q = this.state.queue(queue);
-    const wanted = ids === undefined ? undefined : new Set(ids);
-    const keep: DeadJob[] = [];
-    let n = 0;
-    for (const d of q.dead) {
-      if (wanted !== undefined && !wanted.has(d.job.id)) {
-        keep.push(d);
-        continue;
-      }
-      q.main.push({ ...d.job, attempt: 0, redeliveries: 0 });
-      n++;
-    }
-    q.dead.splice(0, q.dead.length, ...keep);
-    this.state.changed();
-    return n;
+    const q = this.state.peek(queue);
+    if (q === undefined) return 0;
+    const back = q.unbury(ids);
+    for (const { job } of back) q.main.push({ ...job, attempt: 0, redeliveries: 0 });
+    this.state.waiters.changed([queue]);
+    return back.length;
   }
 
   async purgeDead(queue: string): Promise<number> {
-    const q = this.state.queue(queue);
-    return q.dead.splice(0).length;
+    return this.state.peek(queue)?.unbury(undefined).length ?? 0;
   }
 
-  private holdsLease(nodeId: string, now: number): boolean {
-    const node = this.state.nodes.get(nodeId);
-    return node !== undefined && node.leaseUntil > now;
+  /** Moves due delayed jobs of `queue` to its main list. */
+  private promote(queue: string, now: number, touched: Set<string>): void {
+    if ((this.state.peek(queue)?.promote(now) ?? 0) > 0) touched.add(queue);
   }
 
+  /** Reserves up to `max` jobs of `queue` for `nodeId` (rd first); returns how many. */
   private reserve(nodeId: string, queue: string, max: number, out: Delivery[]): number {
-    if (max <= 0) return 0;
-    const q = this.state.queue(queue);
-    const node = this.state.nodes.get(nodeId) as { reserved: Set<string> };
+    const q = this.state.peek(queue);
+    if (q === undefined || max <= 0) return 0;
     let n = 0;
-    for (let job = n < max ? q.take() : undefined; job !== undefined; job = n < max ? q.take() : undefined) {
-      const delivery: Delivery = { receipt: this.state.nextReceipt(), queue, job: structuredClone(job) };
-      this.state.reservations.set(delivery.receipt, { nodeId, delivery });
-      node.reserved.add(delivery.receipt);
-      q.reserved++;
-      out.push(delivery);
+    for (let job = q.take(); job !== undefined; job = n < max ? q.take() : undefined) {
+      out.push(this.state.reservations.reserve(nodeId, queue, job));
       n++;
     }
     return n;
-  }
-
-  /** Ends a reservation; false when it is no longer held (recovered elsewhere): a fenced node's late settle then changes nothing. */
-  private unreserve(receipt: string): JobRecord | undefined {
-    const r = this.state.reservations.get(receipt);
-    if (r === undefined) return undefined;
-    this.state.reservations.delete(receipt);
-    this.state.nodes.get(r.nodeId)?.reserved.delete(receipt);
-    this.state.queue(r.delivery.queue).reserved--;
-    return r.delivery.job;
-  }
-
-  private apply(settlements: readonly Settlement[]): void {
-    if (settlements.length === 0) return;
-    const now = Date.now();
-    for (const s of settlements) {
-      const job = s.kind === 'progress' ? undefined : this.unreserve(s.delivery.receipt);
-      const q = this.state.queue(s.delivery.queue);
-      if (job !== undefined) {
-        if (s.kind === 'retry') q.addDelayed({ dueAt: now + s.delay, job: { ...job, attempt: job.attempt + 1 } });
-        else if (s.kind === 'dead') this.bury(q, job, s.reason, now);
-        else if (s.kind === 'giveBack') q.rd.push({ ...job, redeliveries: job.redeliveries + 1 });
-      }
-      // The result is written even for a late settle: the job did run.
-      if (s.kind !== 'giveBack' && s.result !== undefined) {
-        this.state.setResult(s.result, this.resultTtl, now);
-        const { replyTo } = s.delivery.job;
-        if (replyTo !== undefined && (s.result.state === 'SUCCESS' || s.result.state === 'FAILURE')) {
-          const list = this.state.replies.get(replyTo);
-          if (list) list.push(s.result.id);
-          else this.state.replies.set(replyTo, [s.result.id]);
-        }
-      }
-    }
-    this.state.changed();
-  }
-
-  private bury(q: MemoryQueue, job: JobRecord, reason: string, now: number): void {
-    q.dead.push({ job, reason, diedAt: now });
-    if (q.dead.length > this.deadMax) q.dead.splice(0, q.dead.length - this.deadMax);
   }
 
   /** A node's reservations go back to their queues (served first), or to the dead set past `maxRedeliveries`. */
-  private release(receipts: Set<string>, maxRedeliveries: number): number {
+  private requeueAll(nodeId: string, maxRedeliveries: number): number {
     const now = Date.now();
-    let n = 0;
-    for (const receipt of [...receipts]) {
-      const r = this.state.reservations.get(receipt);
-      const job = this.unreserve(receipt);
-      if (job === undefined || r === undefined) continue;
-      const q = this.state.queue(r.delivery.queue);
-      const again = { ...job, redeliveries: job.redeliveries + 1 };
-      if (again.redeliveries > maxRedeliveries) this.bury(q, again, `poison job: delivered ${again.redeliveries} times without an outcome`, now);
-      else q.rd.push(again);
-      n++;
+    const touched = new Set<string>();
+    const held = this.state.reservations.removeNode(nodeId);
+    for (const { delivery } of held) {
+      const q = this.state.queue(delivery.queue);
+      const job = { ...delivery.job, redeliveries: delivery.job.redeliveries + 1 };
+      if (job.redeliveries > maxRedeliveries) {
+        q.bury({ job, reason: `delivered ${job.redeliveries} times without an outcome (its node died each time)`, diedAt: now }, this.deadMax);
+      } else {
+        q.rd.push(job);
+        touched.add(delivery.queue);
+      }
     }
-    return n;
-  }
-
-  private nextDueAt(queues: readonly string[]): number | undefined {
-    let next: number | undefined;
-    for (const name of queues) {
-      const due = this.state.queues.get(name)?.nextDueAt;
-      if (due !== undefined && (next === undefined || due < next)) next = due;
-    }
-    return next;
-  }
-
-  /**
-   * Resolves with `take()`'s first defined answer, re-trying it only on a
-   * change to the state or when the next delayed job of `queues` falls due;
-   * undefined on timeout, abort or close.
-   */
-  private blockUntil<T>(take: () => T | undefined, timeoutMs: number, signal: AbortSignal | undefined, queues?: readonly string[]): Promise<T | undefined> {
-    const first = take();
-    if (first !== undefined || this.closed || signal?.aborted) return Promise.resolve(first);
-    return new Promise((resolve) => {
-      let dueTimer: NodeJS.Timeout | undefined;
-      const finish = (value: T | undefined): void => {
-        clearTimeout(deadline);
-        clearTimeout(dueTimer);
-        unsubscribe();
-        signal?.removeEventListener('abort', onAbort);
-        resolve(value);
-      };
-      const armDue = (): void => {
-        clearTimeout(dueTimer);
-        const due = queues === undefined ? undefined : this.nextDueAt(queues);
-        if (due !== undefined) dueTimer = setTimeout(retry, Math.max(0, due - Date.now()));
-      };
-      const retry = (): void => {
-        if (this.closed) return finish(undefined);
-        const value = take();
-        if (value !== undefined) return finish(value);
-        armDue();
-      };
-      const onAbort = (): void => finish(undefined);
-      const deadline = setTimeout(() => finish(undefined), timeoutMs);
-      const unsubscribe = this.state.onChange(retry);
-      signal?.addEventListener('abort', onAbort, { once: true });
-      armDue();
-    });
+    this.state.waiters.changed(touched);
+    return held.length;
   }
 }

@@ -1,91 +1,30 @@
-import { Fifo } from '../../pool/job.js';
-import type { DeadJob, Delivery, JobRecord, NodeInfo, ResultRecord } from '../types.js';
-
-/** A delayed job: due at `dueAt` (epoch ms). */
-export interface DelayedJob {
-  dueAt: number;
-  job: JobRecord;
-}
-
-/** One queue: waiting jobs (given-back ones served first), delayed jobs in due order, dead letters. */
-export class MemoryQueue {
-  readonly main = new Fifo<JobRecord>();
-  /** Given back or recovered: served before `main`. */
-  readonly rd = new Fifo<JobRecord>();
-  /** Sorted by dueAt, then by insertion. */
-  readonly delayed: DelayedJob[] = [];
-  /** Oldest first. */
-  readonly dead: DeadJob[] = [];
-  reserved = 0;
-
-  get waiting(): number {
-    return this.main.length + this.rd.length;
-  }
-
-  take(): JobRecord | undefined {
-    return this.rd.shift() ?? this.main.shift();
-  }
-
-  addDelayed(entry: DelayedJob): void {
-    // Binary search for the first entry due later: equal due times keep their order.
-    let lo = 0;
-    let hi = this.delayed.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >> 1;
-      if ((this.delayed[mid] as DelayedJob).dueAt <= entry.dueAt) lo = mid + 1;
-      else hi = mid;
-    }
-    this.delayed.splice(lo, 0, entry);
-  }
-
-  /** Moves delayed jobs due by `now` to the waiting list; returns how many. */
-  promote(now: number): number {
-    let n = 0;
-    while (this.delayed.length > 0 && (this.delayed[0] as DelayedJob).dueAt <= now) {
-      this.main.push((this.delayed.shift() as DelayedJob).job);
-      n++;
-    }
-    return n;
-  }
-
-  get nextDueAt(): number | undefined {
-    return this.delayed[0]?.dueAt;
-  }
-}
-
-export interface MemoryNode {
-  info: NodeInfo;
-  leaseUntil: number;
-  /** Receipts this node holds. */
-  reserved: Set<string>;
-}
-
-export interface Reservation {
-  nodeId: string;
-  delivery: Delivery;
-}
-
-interface StoredResult {
-  record: ResultRecord;
-  expiresAt: number;
-}
+import { MemoryQueue } from './memory-queue.js';
+import { Reservations } from './reservations.js';
+import { ResultStore } from './result-store.js';
+import { WorkWaiters } from './work-waiters.js';
 
 /**
- * Everything one `memory://name` broker holds, shared by every handle opened
- * on that name in this process (a Client and a Worker talk through it).
+ * Everything one `memory://name` broker holds (the memory twin of one Redis
+ * namespace), shared by every handle opened on that name in this process: a
+ * Client and a Worker in one process talk through it.
  */
 export class MemoryState {
-  readonly queues = new Map<string, MemoryQueue>();
-  readonly nodes = new Map<string, MemoryNode>();
-  readonly reservations = new Map<string, Reservation>();
-  readonly replies = new Map<string, string[]>();
-  private readonly results = new Map<string, StoredResult>();
-  private receiptSeq = 0;
-  private writesSinceSweep = 0;
-  /** Callbacks of blocked waits, called on any change that could end them. */
-  private readonly wakers = new Set<() => void>();
+  private readonly queues = new Map<string, MemoryQueue>();
+  /** Queues a job was enqueued to or a node registered for (`knownQueues`). */
+  readonly known = new Set<string>();
+  readonly reservations = new Reservations((name) => this.queue(name));
+  readonly results = new ResultStore();
+  readonly waiters = new WorkWaiters({
+    ready: (name, now) => {
+      const q = this.queues.get(name);
+      return q !== undefined && (q.waiting > 0 || (q.nextDueAt ?? Infinity) <= now);
+    },
+    nextDueAt: (name) => this.queues.get(name)?.nextDueAt,
+  });
+  /** Open handles; the state is dropped when the last one closes. */
   handles = 0;
 
+  /** The queue named `name`, created empty on first use. */
   queue(name: string): MemoryQueue {
     let q = this.queues.get(name);
     if (q === undefined) {
@@ -95,35 +34,43 @@ export class MemoryState {
     return q;
   }
 
-  nextReceipt(): string {
-    return String(++this.receiptSeq);
+  /** The queue named `name` if anything ever touched it (read-only paths use this, so they create nothing). */
+  peek(name: string): MemoryQueue | undefined {
+    return this.queues.get(name);
   }
 
-  setResult(record: ResultRecord, ttl: number, now: number): void {
-    this.results.set(record.id, { record: structuredClone(record), expiresAt: now + ttl });
-    // Expired results go lazily on read, and in a sweep every so many writes, so the map stays bounded without a timer.
-    if (++this.writesSinceSweep >= 1_000) {
-      this.writesSinceSweep = 0;
-      for (const [id, r] of this.results) if (r.expiresAt <= now) this.results.delete(id);
+  /** The earliest due time of the delayed jobs of `queues`. */
+  nextDueAt(queues: readonly string[]): number | undefined {
+    let next: number | undefined;
+    for (const name of queues) {
+      const due = this.queues.get(name)?.nextDueAt;
+      if (due !== undefined && (next === undefined || due < next)) next = due;
     }
+    return next;
   }
 
-  getResult(id: string, now: number): ResultRecord | undefined {
-    const r = this.results.get(id);
-    if (r === undefined) return undefined;
-    if (r.expiresAt <= now) {
-      this.results.delete(id);
-      return undefined;
-    }
-    return structuredClone(r.record);
+  dispose(): void {
+    this.results.dispose();
+    this.waiters.dispose();
   }
+}
 
-  onChange(waker: () => void): () => void {
-    this.wakers.add(waker);
-    return () => this.wakers.delete(waker);
-  }
+const registry = new Map<string, MemoryState>();
 
-  changed(): void {
-    for (const wake of [...this.wakers]) wake();
+/** The state for `key`, created on first use; each call is a handle to release. */
+export function acquireState(key: string): MemoryState {
+  let state = registry.get(key);
+  if (state === undefined) {
+    state = new MemoryState();
+    registry.set(key, state);
   }
+  state.handles++;
+  return state;
+}
+
+/** Releases one handle; the last one drops the state (its jobs, results and timers). */
+export function releaseState(key: string, state: MemoryState): void {
+  if (--state.handles > 0 || registry.get(key) !== state) return;
+  registry.delete(key);
+  state.dispose();
 }

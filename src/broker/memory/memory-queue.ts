@@ -1,0 +1,101 @@
+import { Fifo } from '../../pool/job.js';
+import type { DeadJob, JobRecord } from '../types.js';
+
+/** A delayed job: due at `dueAt` (epoch ms). */
+export interface DelayedJob {
+  dueAt: number;
+  job: JobRecord;
+}
+
+/**
+ * One queue of the memory broker, as Redis keeps it: the main list, the
+ * redelivered list (`rd`: given back or recovered, served first), delayed
+ * jobs in due order, and dead letters. Reserved jobs are not here: they live
+ * in the reservations ledger until settled; `reserved` only counts them.
+ */
+export class MemoryQueue {
+  readonly main = new Fifo<JobRecord>();
+  readonly rd = new Fifo<JobRecord>();
+  /** Sorted by dueAt; equal due times keep their insertion order. */
+  private readonly delayed: DelayedJob[] = [];
+  /** Oldest first, at most `deadMax`. */
+  private readonly dead: DeadJob[] = [];
+  reserved = 0;
+
+  get waiting(): number {
+    return this.main.length + this.rd.length;
+  }
+
+  get delayedCount(): number {
+    return this.delayed.length;
+  }
+
+  get deadCount(): number {
+    return this.dead.length;
+  }
+
+  /** The due time of the earliest delayed job, if any. */
+  get nextDueAt(): number | undefined {
+    return this.delayed[0]?.dueAt;
+  }
+
+  /** The next job to deliver: redelivered ones first. */
+  take(): JobRecord | undefined {
+    return this.rd.shift() ?? this.main.shift();
+  }
+
+  /** Adds a delayed job; returns true when it became the earliest (blocked waiters must re-arm). */
+  addDelayed(entry: DelayedJob): boolean {
+    let lo = 0;
+    let hi = this.delayed.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if ((this.delayed[mid] as DelayedJob).dueAt <= entry.dueAt) lo = mid + 1;
+      else hi = mid;
+    }
+    this.delayed.splice(lo, 0, entry);
+    return lo === 0;
+  }
+
+  /** Moves delayed jobs due by `now` to the end of the main list, in due order; returns how many. */
+  promote(now: number): number {
+    let n = 0;
+    while (n < this.delayed.length && (this.delayed[n] as DelayedJob).dueAt <= now) {
+      this.main.push((this.delayed[n] as DelayedJob).job);
+      n++;
+    }
+    if (n > 0) this.delayed.splice(0, n);
+    return n;
+  }
+
+  /** Drops every waiting and delayed job (reserved ones stay with their nodes); returns how many. */
+  purge(): number {
+    const n = this.waiting + this.delayed.length;
+    this.main.drain();
+    this.rd.drain();
+    this.delayed.length = 0;
+    return n;
+  }
+
+  bury(entry: DeadJob, deadMax: number): void {
+    this.dead.push(entry);
+    if (this.dead.length > deadMax) this.dead.splice(0, this.dead.length - deadMax);
+  }
+
+  /** The newest `limit` dead jobs, newest first. */
+  listDead(limit: number): DeadJob[] {
+    if (limit <= 0) return [];
+    return this.dead.slice(-limit).reverse();
+  }
+
+  /** Takes dead jobs out (`ids` undefined = all), oldest first. */
+  unbury(ids: readonly string[] | undefined): DeadJob[] {
+    if (ids === undefined) return this.dead.splice(0);
+    const wanted = new Set(ids);
+    const out: DeadJob[] = [];
+    const keep: DeadJob[] = [];
+    for (const d of this.dead) (wanted.has(d.job.id) ? out : keep).push(d);
+    this.dead.splice(0, this.dead.length, ...keep);
+    return out;
+  }
+}

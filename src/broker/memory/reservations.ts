@@ -1,0 +1,94 @@
+import type { Delivery, JobRecord, NodeInfo } from '../types.js';
+import type { MemoryQueue } from './memory-queue.js';
+
+/** A member of the cluster: its lease and the receipts it holds. */
+export interface MemoryNode {
+  info: NodeInfo;
+  leaseUntil: number;
+  readonly reserved: Set<string>;
+}
+
+/** A delivery held by a node until it is settled. */
+export interface Reservation {
+  readonly nodeId: string;
+  readonly delivery: Delivery;
+}
+
+/**
+ * Receipts are unique in the process (not only per broker name): a delivery
+ * recovered and delivered again gets a new receipt, so a fenced node's late
+ * settle of the old one matches nothing, whatever broker it goes to.
+ */
+let receiptSeq = 0;
+
+/**
+ * Nodes, their leases, and the deliveries each one holds (the memory twin of
+ * the consumer group's pending lists): a job reserved by a node is in exactly
+ * one place, here, until it is settled or its node is recovered.
+ */
+export class Reservations {
+  readonly nodes = new Map<string, MemoryNode>();
+  private readonly held = new Map<string, Reservation>();
+
+  constructor(private readonly queueOf: (name: string) => MemoryQueue) {}
+
+  register(info: NodeInfo, leaseMs: number, now: number): void {
+    const previous = this.nodes.get(info.id);
+    this.nodes.set(info.id, { info: structuredClone(info), leaseUntil: now + leaseMs, reserved: previous?.reserved ?? new Set() });
+  }
+
+  /** A lease is held until its deadline (exclusive). */
+  holdsLease(nodeId: string, now: number): boolean {
+    const node = this.nodes.get(nodeId);
+    return node !== undefined && node.leaseUntil > now;
+  }
+
+  /** Renews a live lease; false when it is gone (an expired lease is never renewed: it may be recovered already). */
+  renew(nodeId: string, leaseMs: number, now: number): boolean {
+    const node = this.nodes.get(nodeId);
+    if (node === undefined || node.leaseUntil <= now) return false;
+    node.leaseUntil = now + leaseMs;
+    return true;
+  }
+
+  /** Nodes other than `except` whose lease has expired. */
+  expired(except: string, now: number): string[] {
+    const out: string[] = [];
+    for (const [id, node] of this.nodes) if (id !== except && node.leaseUntil <= now) out.push(id);
+    return out;
+  }
+
+  /** Reserves `job` (already taken from its queue) for `nodeId`; the delivery carries a copy. */
+  reserve(nodeId: string, queue: string, job: JobRecord): Delivery {
+    const node = this.nodes.get(nodeId);
+    if (node === undefined) throw new Error(`memory broker: node ${nodeId} is not registered`);
+    const delivery: Delivery = { receipt: `m${++receiptSeq}`, queue, job: structuredClone(job) };
+    this.held.set(delivery.receipt, { nodeId, delivery: { receipt: delivery.receipt, queue, job } });
+    node.reserved.add(delivery.receipt);
+    this.queueOf(queue).reserved++;
+    return delivery;
+  }
+
+  /** Ends a reservation and returns it; undefined when it is no longer held (settled already, or recovered). */
+  release(receipt: string): Reservation | undefined {
+    const r = this.held.get(receipt);
+    if (r === undefined) return undefined;
+    this.held.delete(receipt);
+    this.nodes.get(r.nodeId)?.reserved.delete(receipt);
+    this.queueOf(r.delivery.queue).reserved--;
+    return r;
+  }
+
+  /** Removes a node and ends all its reservations, returning them in the order they were made. */
+  removeNode(nodeId: string): Reservation[] {
+    const node = this.nodes.get(nodeId);
+    if (node === undefined) return [];
+    this.nodes.delete(nodeId);
+    const out: Reservation[] = [];
+    for (const receipt of [...node.reserved]) {
+      const r = this.release(receipt);
+      if (r !== undefined) out.push(r);
+    }
+    return out;
+  }
+}

@@ -1,0 +1,103 @@
+import type { ResultRecord } from '../types.js';
+
+interface StoredResult {
+  record: ResultRecord;
+  expiresAt: number;
+}
+
+/** Shortest gap between two sweeps of expired results (ms): sweeps batch up under load. */
+const SWEEP_GRANULARITY = 1_000;
+
+/**
+ * Results with a TTL, and the reply lists of waiting clients (the memory
+ * twin of `res:<id>` + `reply:<clientId>`). Records are stored and returned
+ * as copies. An expired result is gone on read; a timer set to the oldest
+ * expiry sweeps the rest, so the map stays bounded. A client waiting for its
+ * results is woken when one is announced to it: nothing polls.
+ */
+export class ResultStore {
+  /** Insertion order is (about) expiry order: a rewrite moves the entry to the end. */
+  private readonly results = new Map<string, StoredResult>();
+  private readonly replies = new Map<string, string[]>();
+  private readonly waiters = new Map<string, Set<() => void>>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+
+  set(record: ResultRecord, ttlMs: number, now: number): void {
+    const expiresAt = now + ttlMs;
+    this.results.delete(record.id);
+    this.results.set(record.id, { record: structuredClone(record), expiresAt });
+    if (this.sweepTimer === undefined) this.armSweep(expiresAt, now);
+  }
+
+  get(id: string, now: number): ResultRecord | undefined {
+    const stored = this.results.get(id);
+    if (stored === undefined) return undefined;
+    if (stored.expiresAt <= now) {
+      this.results.delete(id);
+      return undefined;
+    }
+    return structuredClone(stored.record);
+  }
+
+  /** Tells `clientId` that the result of job `id` is ready (a final state). */
+  announce(clientId: string, id: string): void {
+    const list = this.replies.get(clientId);
+    if (list === undefined) this.replies.set(clientId, [id]);
+    else list.push(id);
+    const waiting = this.waiters.get(clientId);
+    if (waiting !== undefined) for (const wake of [...waiting]) wake();
+  }
+
+  /** The results announced to `clientId` since its last take (those not expired); undefined when none was. */
+  takeReplies(clientId: string, now: number): ResultRecord[] | undefined {
+    const ids = this.replies.get(clientId);
+    if (ids === undefined) return undefined;
+    this.replies.delete(clientId);
+    const out: ResultRecord[] = [];
+    for (const id of ids) {
+      const record = this.get(id, now);
+      if (record !== undefined) out.push(record);
+    }
+    return out;
+  }
+
+  /** Calls `wake` whenever a result is announced to `clientId`; returns the unsubscribe function. */
+  onAnnounce(clientId: string, wake: () => void): () => void {
+    let set = this.waiters.get(clientId);
+    if (set === undefined) {
+      set = new Set();
+      this.waiters.set(clientId, set);
+    }
+    set.add(wake);
+    return () => {
+      const current = this.waiters.get(clientId);
+      current?.delete(wake);
+      if (current?.size === 0) this.waiters.delete(clientId);
+    };
+  }
+
+  dispose(): void {
+    clearTimeout(this.sweepTimer);
+    this.sweepTimer = undefined;
+  }
+
+  private armSweep(at: number, now: number): void {
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(at - now, SWEEP_GRANULARITY));
+    this.sweepTimer.unref();
+  }
+
+  /** Drops expired results from the front of the map, and replies nobody can collect any more. */
+  private sweep(): void {
+    this.sweepTimer = undefined;
+    const now = Date.now();
+    for (const [id, stored] of this.results) {
+      if (stored.expiresAt > now) break;
+      this.results.delete(id);
+    }
+    for (const [clientId, ids] of this.replies) {
+      if (!this.waiters.has(clientId) && ids.every((id) => !this.results.has(id))) this.replies.delete(clientId);
+    }
+    const first = this.results.values().next();
+    if (!first.done) this.armSweep(first.value.expiresAt, now);
+  }
+}

@@ -1,0 +1,49 @@
+import type { JobState, Settlement } from '../types.js';
+import type { MemoryState } from './memory-state.js';
+
+const FINAL: ReadonlySet<JobState> = new Set(['SUCCESS', 'FAILURE']);
+
+export interface SettleContext {
+  readonly state: MemoryState;
+  readonly resultTtl: number;
+  readonly deadMax: number;
+  readonly now: number;
+  /** Queues whose waiting or delayed jobs changed (their waiters are told afterwards). */
+  readonly touched: Set<string>;
+}
+
+/**
+ * Applies settlements, as the Redis fetch script does: each one ends its
+ * reservation and moves the job on (ack: gone; retry: delayed, attempt + 1;
+ * dead: dead set; giveBack: front of its queue, redeliveries + 1). A receipt
+ * no longer held (a fenced node's late settle: the job was recovered and
+ * delivered again under a new receipt) moves nothing. The result is written
+ * either way, unless the job asked for none, and a final state is announced
+ * to the client waiting for it.
+ */
+export function applySettlements(ctx: SettleContext, settlements: readonly Settlement[]): void {
+  const { state, now } = ctx;
+  for (const s of settlements) {
+    if (s.kind !== 'progress') {
+      const held = state.reservations.release(s.delivery.receipt);
+      if (held !== undefined) {
+        const { queue, job } = held.delivery;
+        const q = state.queue(queue);
+        if (s.kind === 'retry') {
+          q.addDelayed({ dueAt: now + Math.max(0, s.delay), job: { ...job, attempt: job.attempt + 1 } });
+          ctx.touched.add(queue);
+        } else if (s.kind === 'dead') {
+          q.bury({ job, reason: s.reason, diedAt: now }, ctx.deadMax);
+        } else if (s.kind === 'giveBack') {
+          q.rd.push({ ...job, redeliveries: job.redeliveries + 1 });
+          ctx.touched.add(queue);
+        }
+      }
+    }
+    if (s.kind === 'giveBack' || s.result === undefined) continue;
+    const { job } = s.delivery;
+    if (job.options.ignoreResult === true) continue;
+    state.results.set(s.result, ctx.resultTtl, now);
+    if (job.replyTo !== undefined && FINAL.has(s.result.state)) state.results.announce(job.replyTo, s.result.id);
+  }
+}
