@@ -17,8 +17,7 @@
 //   BENCH_PROFILE=0|1      0: never take the closing profile; 1: take it even
 //                          when no target was missed (default: only on a miss)
 //   BENCH_OUT=<file>       where to write the results (default bench/RESULTS.md)
-import { mkdirSync, writeFileSync } from 'node:fs';
-import { readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { runScenario } from './lib/child.mjs';
 import { loadAverage, machineInfo } from './lib/machine.mjs';
@@ -87,26 +86,27 @@ try {
 }
 
 // A missed target gets a profile: one more run of the workload's profile
-// cases under --cpu-prof (parent only), outside the measured runs.
+// cases, outside the measured runs, with the scenario profiling its own clock
+// window (node:inspector; `cpuProfile` param).
 const profiles = [];
 const want = process.env.BENCH_PROFILE;
 for (const w of selected) {
   if (!w.profileCases || want === '0') continue;
   if (want !== '1' && !w.targets(ctxOf(w)).some((t) => t.missed)) continue;
+  const dir = fileURLToPath(new URL('../.tmp/bench-profiles/', import.meta.url));
+  mkdirSync(dir, { recursive: true });
   for (const id of w.profileCases) {
     const c = casesOf.get(w.id).find((x) => x.id === id);
-    const dir = fileURLToPath(new URL(`../.tmp/bench-profiles/${startedAt.toISOString().replace(/[:.]/g, '-')}-${w.id}-${id}`, import.meta.url));
-    mkdirSync(dir, { recursive: true });
-    const r = await runScenario(c.file, c.params, { nodeArgs: ['--cpu-prof', '--cpu-prof-dir', dir] });
-    const file = readdirSync(dir).find((f) => f.endsWith('.cpuprofile'));
-    if (r.error || !file) {
+    const file = `${dir}${startedAt.toISOString().replace(/[:.]/g, '-')}-${w.id}-${id}.cpuprofile`;
+    const r = await runScenario(c.file, { ...c.params, cpuProfile: file });
+    if (r.error || !existsSync(file)) {
       profiles.push({ label: `${w.id} ${c.label}`, error: r.error ?? 'no .cpuprofile written' });
       continue;
     }
-    const { totalMs, top } = topSelf(`${dir}/${file}`, 15);
+    const { totalMs, top } = topSelf(file, 15);
     const rate = r.jobsPerSec ? `${Math.round(r.jobsPerSec).toLocaleString('en-US')} jobs/s under the profiler` : '';
-    profiles.push({ label: `${w.id} ${c.label}`, result: rate, totalMs, top, file: `${dir}/${file}`.replace(fileURLToPath(new URL('..', import.meta.url)), '') });
-    console.log(`\nprofile of ${w.id} ${c.label} (${rate}), top self time:`);
+    profiles.push({ label: `${w.id} ${c.label}`, result: rate, totalMs, top, file: file.replace(fileURLToPath(new URL('..', import.meta.url)), '') });
+    console.log(`\nprofile of ${w.id} ${c.label} (${rate}), top self time in the clock window:`);
     for (const t of top.slice(0, 10)) console.log(`${(t.share * 100).toFixed(1).padStart(5)}%  ${t.ms.toFixed(0).padStart(6)} ms  ${t.name} ${t.where}`);
   }
 }

@@ -1,7 +1,8 @@
 // One adapter per pool, so a pool scenario runs the same loop and the same
 // clock over prefork, piscina (bench/peers/piscina.mjs) and workerpool
 // (bench/peers/workerpool.mjs):
-// openPool(impl, { processes, strategy }) → { call(name, x) → Promise, close(), tally() }.
+// openPool(impl, { processes, strategy }) → { call(name, x) → Promise, close(), tally(), pids() }.
+// pids() (the children, for their CPU time) is empty for the peers.
 // tally() (prefork only, after close()) sums what each child counted itself:
 // { count, sum, children } — a job run twice shows up there even when its
 // promise settled once.
@@ -20,6 +21,7 @@ async function openPrefork({ processes, strategy }) {
     call: (name, x) => pool.apply(name, [x]),
     close: () => pool.close(),
     tally: () => readTally(dir),
+    pids: () => pool.stats().processes.map((x) => x.pid),
   };
 }
 

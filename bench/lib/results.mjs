@@ -27,7 +27,7 @@ export function renderResults({ workloads, ctxOf, machine, spin, quick, runs, co
   p('## Method');
   p();
   p(`- Each measured workload runs in a fresh \`node\` child process (a bench/<scenario>.mjs file, whose header says what it measures, its knobs and its clock). ${runs} run${runs > 1 ? 's' : ''} per case; a round runs every case of a workload once, ours and the peers alternating, then the next round. Tables give the median (min–max) over the runs that passed their check; ratios are computed per round (ours / peer measured back to back), then summarized the same way.`);
-  p('- Warm-up before every clock: 2,000 jobs through the same pool/worker (pool scenarios: the same pool object; drains: a first Worker in the same process drains 2,000 jobs and stops, then the jobs are enqueued, then a fresh Worker starts).');
+  p(`- Warm-up before every clock: ${ctxOf(workloads[0]).warmup.toLocaleString('en-US')} jobs through the same pool/worker (pool scenarios: the same pool object; drains: a first Worker in the same process drains as many and stops, then the jobs are enqueued, then a fresh Worker starts).`);
   p('- Checks: every run counts what was processed (each workload\'s notes say how). A run that lost or duplicated work is listed under "Runs that failed a check" and left out of the medians.');
   p('- Clocks: pool throughput and CPU — first submit to last settled promise; round trip — per call; the Redis clocks are in their sections.');
   p();
@@ -56,7 +56,7 @@ export function renderResults({ workloads, ctxOf, machine, spin, quick, runs, co
   if (profiles.length) {
     p('## Profiles (parent process, taken because a target was missed)');
     p();
-    p('One extra run of the case under `node --cpu-prof`, after the measured runs (its numbers are not in the tables: the profiler slows it down). Top self-time functions of the parent (the process that submits the jobs and runs the pool):');
+    p('One extra run of the case after the measured runs, the scenario profiling its own clock window (node:inspector, 100 µs sampling; its numbers are not in the tables: the profiler slows it down). Top self-time functions of the parent (the process that submits the jobs and runs the pool); `(idle)` is time the parent waited for the children, `(garbage collector)` its GC:');
     p();
     for (const pr of profiles) {
       p(`### ${pr.label}${pr.result ? ` — ${pr.result}` : ''}`);
@@ -66,7 +66,7 @@ export function renderResults({ workloads, ctxOf, machine, spin, quick, runs, co
       } else {
         p(markdown({ header: ['self %', 'self ms', 'function', 'where'], rows: pr.top.map((t) => [`${(t.share * 100).toFixed(1)}%`, t.ms.toFixed(0), `\`${t.name}\``, t.where ? `\`${t.where}\`` : '']) }));
         p();
-        p(`${pr.totalMs.toFixed(0)} ms sampled in total (warm-up and pool start included); file: \`${pr.file}\`.`);
+        p(`${pr.totalMs.toFixed(0)} ms sampled (the clock window); file: \`${pr.file}\`.`);
       }
       p();
     }
