@@ -1,0 +1,509 @@
+/**
+ * The Broker contract (src/broker/types.ts), one behaviour suite run over
+ * both implementations: the embedded memory:// broker and the real Redis one.
+ * It is the arbiter between them: a case that passes on one and fails on the
+ * other is a bug in the one that fails. Behaviour only, never speed: waits
+ * are bounded by generous timeouts, and a wait that runs out fails by what it
+ * returned, not by how long it took.
+ */
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import '../setup/provided.js';
+import { createBroker } from '../../dist/broker/index.js';
+import type { Broker, BrokerOptions, Delivery, NewJob, ResultRecord, Settlement } from '../../dist/broker/types.js';
+
+const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
+/** Long enough that a wait only ends this way when the broker failed to wake it. */
+const LONG = 15_000;
+
+const open: Broker[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((b) => b.close()));
+});
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const never = (): AbortSignal => new AbortController().signal;
+const ids = (items: readonly { job: { id: string } }[]): string[] => items.map((d) => d.job.id);
+
+function job(id: string, queue = 'q', extra: Partial<NewJob> = {}): NewJob {
+  return { id, task: 'work', queue, payload: new Uint8Array([0x91, 0x01]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: Date.now(), ...extra };
+}
+
+function result(d: Delivery, state: ResultRecord['state'], extra: Partial<ResultRecord> = {}): ResultRecord {
+  return { id: d.job.id, task: d.job.task, queue: d.queue, state, retries: d.job.attempt, ...extra };
+}
+
+const ack = (delivery: Delivery, res?: ResultRecord): Settlement => (res === undefined ? { kind: 'ack', delivery } : { kind: 'ack', delivery, result: res });
+
+describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) => {
+  /** One namespace (and, for memory, one broker name) per test; every handle of the test shares it. */
+  let scope: { url: string; namespace: string } | undefined;
+  afterEach(() => {
+    scope = undefined;
+  });
+
+  async function broker(options: BrokerOptions = {}): Promise<Broker> {
+    scope ??= { url: kind === 'memory' ? `memory://contract-${randomUUID()}` : inject('redisUrl'), namespace: `c${randomUUID().slice(0, 8)}` };
+    const b = createBroker(scope.url, { namespace: scope.namespace, logger: silent, ...options });
+    open.push(b);
+    await b.connect();
+    return b;
+  }
+
+  async function node(b: Broker, id: string, queues: string[] = ['q']): Promise<string> {
+    await b.register({ id, name: `${id}@test`, host: 'test', pid: process.pid, queues, concurrency: '1', startedAt: Date.now() });
+    return id;
+  }
+
+  async function fetchAll(b: Broker, nodeId: string, queues: string[], count: number, settle: Settlement[] = []): Promise<Delivery[]> {
+    return (await b.fetch({ nodeId, plan: queues.map((queue) => ({ queue, quota: count })), count, settle })).deliveries;
+  }
+
+  /**
+   * Takes `n` jobs as the Consumer does: fetch; when short, wait for work no
+   * longer than the next due time the broker reported (a wait needs to wake
+   * by itself only for work that arrives while it blocks), then fetch again.
+   * Returns the jobs in delivery order, with when each arrived.
+   */
+  async function collect(b: Broker, nodeId: string, queues: string[], n: number): Promise<{ d: Delivery; at: number }[]> {
+    const got: { d: Delivery; at: number }[] = [];
+    const add = (ds: readonly Delivery[]): void => {
+      const at = Date.now();
+      for (const d of ds) got.push({ d, at });
+    };
+    for (let round = 0; round < 2 * n + 4 && got.length < n; round++) {
+      const r = await b.fetch({ nodeId, plan: queues.map((queue) => ({ queue, quota: n - got.length })), count: n - got.length, settle: [] });
+      add(r.deliveries);
+      if (got.length >= n) break;
+      const timeout = r.nextDueAt === undefined ? LONG : Math.min(LONG, Math.max(1, r.nextDueAt - Date.now()));
+      add((await b.waitForWork(nodeId, queues, timeout, never(), n - got.length)).deliveries);
+    }
+    return got;
+  }
+
+  describe('enqueue, fetch, ack', () => {
+    it('an acked job leaves nothing waiting or reserved', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a')]);
+      expect(await b.counts(['q'])).toEqual([{ queue: 'q', waiting: 1, reserved: 0, delayed: 0, dead: 0 }]);
+      const got = await fetchAll(b, me, ['q'], 10);
+      expect(ids(got)).toEqual(['a']);
+      expect(await b.counts(['q'])).toEqual([{ queue: 'q', waiting: 0, reserved: 1, delayed: 0, dead: 0 }]);
+      await b.settle(got.map((d) => ack(d)));
+      expect(await b.counts(['q'])).toEqual([{ queue: 'q', waiting: 0, reserved: 0, delayed: 0, dead: 0 }]);
+    });
+
+    it('a fetch settles its settlements first, in the same call', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a'), job('b')]);
+      const first = await fetchAll(b, me, ['q'], 1);
+      const second = await fetchAll(b, me, ['q'], 1, first.map((d) => ack(d)));
+      expect([ids(first), ids(second)]).toEqual([['a'], ['b']]);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
+    });
+
+    it('fetch reserves at most count, FIFO; count 0 reserves nothing', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue(['a', 'b', 'c', 'd', 'e'].map((id) => job(id)));
+      expect(await fetchAll(b, me, ['q'], 0)).toEqual([]);
+      expect(ids(await fetchAll(b, me, ['q'], 3))).toEqual(['a', 'b', 'c']);
+      expect(ids(await fetchAll(b, me, ['q'], 3))).toEqual(['d', 'e']);
+      expect(await fetchAll(b, me, ['q'], 3)).toEqual([]);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 5 });
+    });
+
+    it('the job comes back as it was enqueued, payload bytes untouched; a producer mutating its object later changes nothing', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      const payload = new Uint8Array([0x92, 0xa1, 0x78, 0xcc, 0xff]);
+      const input = job('a', 'q', { payload, options: { retries: 3, backoff: { type: 'fixed', delay: 10 }, timeLimit: 500 }, replyTo: 'client-x', enqueuedAt: 1_700_000_000_000 });
+      await b.enqueue([input]);
+      payload[0] = 0;
+      input.options.retries = 99;
+      input.task = 'changed';
+      const [d] = await fetchAll(b, me, ['q'], 1);
+      expect(d?.queue).toBe('q');
+      expect(d?.malformed).toBeUndefined();
+      expect(Array.from(d!.job.payload)).toEqual([0x92, 0xa1, 0x78, 0xcc, 0xff]);
+      expect(d!.job).toMatchObject({ id: 'a', task: 'work', queue: 'q', attempt: 0, redeliveries: 0, replyTo: 'client-x', enqueuedAt: 1_700_000_000_000 });
+      expect(d!.job.options).toMatchObject({ retries: 3, backoff: { type: 'fixed', delay: 10 }, timeLimit: 500 });
+    });
+
+    it('every delivery has its own receipt', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1', ['x', 'y']);
+      await b.enqueue([job('a', 'x'), job('b', 'x'), job('c', 'y')]);
+      const got = await fetchAll(b, me, ['x', 'y'], 3);
+      expect(new Set(got.map((d) => `${d.queue}/${d.receipt}`)).size).toBe(3);
+    });
+
+    it('two handles on the same URL and namespace share one broker', async () => {
+      const producer = await broker();
+      const consumer = await broker();
+      const me = await node(consumer, 'n1');
+      await producer.enqueue([job('a')]);
+      expect(ids(await fetchAll(consumer, me, ['q'], 1))).toEqual(['a']);
+    });
+  });
+
+  describe('plans', () => {
+    it('strict: the first queue’s quota is the whole batch; other queues only get what it leaves', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1', ['hi', 'lo']);
+      await b.enqueue([job('h1', 'hi'), job('h2', 'hi'), job('h3', 'hi'), job('h4', 'hi'), job('l1', 'lo'), job('l2', 'lo')]);
+      const strict = (count: number) => b.fetch({ nodeId: me, plan: [{ queue: 'hi', quota: count }, { queue: 'lo', quota: 0 }], count, settle: [] });
+      expect(ids((await strict(3)).deliveries)).toEqual(['h1', 'h2', 'h3']);
+      expect(ids((await strict(3)).deliveries)).toEqual(['h4', 'l1', 'l2']);
+    });
+
+    it('quotas first, then leftovers in plan order', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1', ['x', 'y', 'z']);
+      await b.enqueue([job('x1', 'x'), job('x2', 'x'), job('x3', 'x'), job('x4', 'x'), job('y1', 'y'), job('y2', 'y'), job('y3', 'y'), job('z1', 'z')]);
+      const r = await b.fetch({ nodeId: me, plan: [{ queue: 'y', quota: 1 }, { queue: 'x', quota: 2 }, { queue: 'z', quota: 1 }], count: 6, settle: [] });
+      // pass 1: y1 | x1 x2 | z1; pass 2 (2 left): y2 y3
+      expect(ids(r.deliveries)).toEqual(['y1', 'x1', 'x2', 'z1', 'y2', 'y3']);
+      expect(r.fenced).toBe(false);
+    });
+
+    it('redelivered jobs are served before the main list, and count against the quota', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1', ['x', 'y']);
+      await b.enqueue([job('x1', 'x'), job('x2', 'x'), job('x3', 'x'), job('y1', 'y')]);
+      const taken = await fetchAll(b, me, ['x'], 2);
+      await b.settle([{ kind: 'giveBack', delivery: taken[1]! }, { kind: 'giveBack', delivery: taken[0]! }]);
+      const r = await b.fetch({ nodeId: me, plan: [{ queue: 'x', quota: 2 }, { queue: 'y', quota: 1 }], count: 4, settle: [] });
+      expect(r.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([['x2', 1], ['x1', 1], ['y1', 0], ['x3', 0]]);
+    });
+  });
+
+  describe('delayed jobs', () => {
+    it('are not delivered before they are due, and the fetch tells when the next one is', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      const before = Date.now();
+      await b.enqueue([job('later', 'q', { delay: 60_000 }), job('eta', 'q', { eta: Date.now() + 120_000 })]);
+      const r = await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 5 }], count: 5, settle: [] });
+      expect(r.deliveries).toEqual([]);
+      expect(r.nextDueAt).toBeGreaterThan(before);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, delayed: 2 });
+      const hb = await b.heartbeat(me, ['q']);
+      expect(hb.nextDueAt).toBe(r.nextDueAt);
+    });
+
+    it('an eta in the past or a zero delay runs now', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('past', 'q', { eta: Date.now() - 1_000 }), job('zero', 'q', { delay: 0 })]);
+      expect(ids(await fetchAll(b, me, ['q'], 5))).toEqual(['past', 'zero']);
+    });
+
+    it('are delivered in due order, each once due', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      const t0 = Date.now();
+      await b.enqueue([job('d3', 'q', { delay: 450 }), job('d1', 'q', { delay: 150 }), job('d2', 'q', { delay: 300 })]);
+      const got = await collect(b, me, ['q'], 3);
+      expect(got.map((g) => g.d.job.id)).toEqual(['d1', 'd2', 'd3']);
+      // Not early (a few ms of slack for clock granularity).
+      const delay: Record<string, number> = { d1: 150, d2: 300, d3: 450 };
+      for (const g of got) expect(g.at - t0).toBeGreaterThanOrEqual(delay[g.d.job.id]! - 5);
+    });
+
+    it('a delayed job enqueued while a node is blocked in waitForWork wakes it when due', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('far', 'q', { delay: 600_000 })]);
+      expect(await fetchAll(b, me, ['q'], 1)).toEqual([]);
+      const waiting = b.waitForWork(me, ['q'], LONG, never(), 5);
+      await sleep(50); // let the wait block first
+      const producer = await broker();
+      const soonDue = Date.now() + 200;
+      await producer.enqueue([job('soon', 'q', { delay: 200 })]);
+      const reply = await waiting;
+      // Woken for it: either with the job itself, or (WaitReply) with the earlier due time to fetch at.
+      let got = reply.deliveries;
+      if (got.length === 0) {
+        expect(reply.nextDueAt).toBeLessThanOrEqual(soonDue + 50);
+        await sleep(Math.max(0, reply.nextDueAt! - Date.now()));
+        got = await fetchAll(b, me, ['q'], 5);
+      }
+      expect(ids(got)).toEqual(['soon']);
+      expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 1, delayed: 1 });
+    });
+
+    it('a job enqueued or given back while a node is blocked wakes it', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1', ['x', 'y']);
+      const other = await node(b, 'n2', ['y']);
+      const first = b.waitForWork(me, ['x', 'y'], LONG, never(), 1);
+      await sleep(50);
+      await b.enqueue([job('y1', 'y')]);
+      expect(ids((await first).deliveries)).toEqual(['y1']);
+      await b.enqueue([job('y2', 'y')]);
+      const held = await fetchAll(b, other, ['y'], 1);
+      const second = b.waitForWork(me, ['x', 'y'], LONG, never(), 1);
+      await sleep(50);
+      await b.settle([{ kind: 'giveBack', delivery: held[0]! }]);
+      expect((await second).deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([['y2', 1]]);
+    });
+  });
+
+  describe('waitForWork', () => {
+    it('returns nothing when aborted (before or during the wait) or when its timeout passes', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      const pre = new AbortController();
+      pre.abort();
+      expect((await b.waitForWork(me, ['q'], LONG, pre.signal, 1)).deliveries).toEqual([]);
+      const during = new AbortController();
+      const waiting = b.waitForWork(me, ['q'], LONG, during.signal, 1);
+      setTimeout(() => during.abort(), 50);
+      expect((await waiting).deliveries).toEqual([]);
+      expect((await b.waitForWork(me, ['q'], 100, never(), 1)).deliveries).toEqual([]);
+      // Nothing was reserved by the ended waits: a later job is still there for a fetch.
+      await b.enqueue([job('a')]);
+      expect(ids(await fetchAll(b, me, ['q'], 1))).toEqual(['a']);
+    });
+
+    it('takes waiting jobs at once, reserving at most count', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue(['a', 'b', 'c'].map((id) => job(id)));
+      const reply = await b.waitForWork(me, ['q'], LONG, never(), 2);
+      expect(ids(reply.deliveries)).toEqual(['a', 'b']);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 2 });
+    });
+  });
+
+  describe('retries and dead letters', () => {
+    it('retry puts the job in the delayed set with attempt + 1; it comes back when due', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a')]);
+      const [d] = await fetchAll(b, me, ['q'], 1);
+      await b.settle([{ kind: 'retry', delivery: d!, delay: 200, result: result(d!, 'RETRY') }]);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 1 });
+      expect((await b.getResult('a'))?.state).toBe('RETRY');
+      const got = await collect(b, me, ['q'], 1);
+      expect(got.map((g) => [g.d.job.id, g.d.job.attempt, g.d.job.redeliveries])).toEqual([['a', 1, 0]]);
+    });
+
+    it('dead: listed newest first with the reason, retried by id or all (attempt and redeliveries reset), purged', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a'), job('b'), job('c', 'q', { attempt: 2 }), job('d')]);
+      const got = await fetchAll(b, me, ['q'], 4);
+      await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: `bad ${delivery.job.id}` })));
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 0, dead: 4 });
+      const dead = await b.listDead('q', 10);
+      expect(dead.map((x) => [x.job.id, x.reason])).toEqual([['d', 'bad d'], ['c', 'bad c'], ['b', 'bad b'], ['a', 'bad a']]);
+      expect(dead.every((x) => typeof x.diedAt === 'number' && x.diedAt > 0)).toBe(true);
+      expect(ids(await b.listDead('q', 2))).toEqual(['d', 'c']);
+      expect(await b.retryDead('q', ['c'])).toBe(1);
+      expect((await fetchAll(b, me, ['q'], 5)).map((x) => [x.job.id, x.job.attempt, x.job.redeliveries])).toEqual([['c', 0, 0]]);
+      expect(await b.retryDead('q', [])).toBe(0);
+      expect(await b.retryDead('q', ['nope'])).toBe(0);
+      expect(await b.retryDead('q', ['a'])).toBe(1);
+      expect(await b.purgeDead('q')).toBe(2);
+      expect((await b.counts(['q']))[0]).toMatchObject({ dead: 0, waiting: 1 });
+      expect(await b.listDead('q', 10)).toEqual([]);
+    });
+
+    it('retryDead with no ids takes every dead job back', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a'), job('b')]);
+      const got = await fetchAll(b, me, ['q'], 2);
+      await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: 'x' })));
+      expect(await b.retryDead('q', undefined)).toBe(2);
+      expect(ids(await fetchAll(b, me, ['q'], 5)).sort()).toEqual(['a', 'b']);
+    });
+
+    it('the dead set keeps at most deadMax jobs, dropping the oldest', async () => {
+      const b = await broker({ deadMax: 2 });
+      const me = await node(b, 'n1');
+      await b.enqueue(['a', 'b', 'c'].map((id) => job(id)));
+      const got = await fetchAll(b, me, ['q'], 3);
+      for (const delivery of got) await b.settle([{ kind: 'dead', delivery, reason: 'x' }]);
+      expect(ids(await b.listDead('q', 10))).toEqual(['c', 'b']);
+    });
+  });
+
+  describe('results', () => {
+    it('are stored with their state and value, and progress overwrites nothing final', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('r1')]);
+      const [d] = await fetchAll(b, me, ['q'], 1);
+      await b.settle([{ kind: 'progress', delivery: d!, result: result(d!, 'STARTED', { node: me, pid: 42, startedAt: 1 }) }]);
+      expect(await b.getResult('r1')).toMatchObject({ id: 'r1', state: 'STARTED', node: me, pid: 42 });
+      expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 1 }); // progress settles nothing
+      await b.settle([ack(d!, result(d!, 'SUCCESS', { value: { n: [1, 'two', null] }, runtime: 7 }))]);
+      expect(await b.getResult('r1')).toMatchObject({ id: 'r1', task: 'work', queue: 'q', state: 'SUCCESS', value: { n: [1, 'two', null] }, runtime: 7, retries: 0 });
+      expect(await b.getResult('unknown')).toBeUndefined();
+    });
+
+    it('waitForResults wakes for final states only (SUCCESS, FAILURE) of jobs that name the client', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('ok', 'q', { replyTo: 'client-1' }), job('bad', 'q', { replyTo: 'client-1' }), job('other', 'q', { replyTo: 'client-2' })]);
+      const [ok, bad, other] = await fetchAll(b, me, ['q'], 3);
+      const client = await broker();
+      const waiting = client.waitForResults('client-1', LONG);
+      await sleep(50);
+      await b.settle([{ kind: 'progress', delivery: ok!, result: result(ok!, 'STARTED') }, ack(other!, result(other!, 'SUCCESS', { value: 'not yours' }))]);
+      await b.settle([ack(ok!, result(ok!, 'SUCCESS', { value: 42 }))]);
+      const first = await waiting;
+      expect(first.map((r) => [r.id, r.state, r.value])).toEqual([['ok', 'SUCCESS', 42]]);
+      await b.settle([{ kind: 'dead', delivery: bad!, reason: 'boom', result: result(bad!, 'FAILURE', { error: { name: 'Error', message: 'boom' } }) }]);
+      const second = await client.waitForResults('client-1', LONG);
+      expect(second.map((r) => [r.id, r.state, r.error?.message])).toEqual([['bad', 'FAILURE', 'boom']]);
+      expect((await client.waitForResults('client-2', LONG)).map((r) => r.id)).toEqual(['other']);
+      expect(await client.waitForResults('client-1', 100)).toEqual([]);
+    });
+
+    it('no result passed, or a job with ignoreResult: getResult stays undefined', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('plain'), job('ignored', 'q', { options: { ignoreResult: true } })]);
+      const [plain, ignored] = await fetchAll(b, me, ['q'], 2);
+      await b.settle([ack(plain!), ack(ignored!, result(ignored!, 'SUCCESS', { value: 1 }))]);
+      expect(await b.getResult('plain')).toBeUndefined();
+      expect(await b.getResult('ignored')).toBeUndefined();
+    });
+  });
+
+  describe('membership, recovery and fencing', () => {
+    it('registered nodes are listed and renew their lease; an unregistered one is not', async () => {
+      const b = await broker();
+      await node(b, 'n1', ['x']);
+      await node(b, 'n2', ['y', 'z']);
+      const listed = await b.listNodes();
+      expect(listed.map((n) => n.id).sort()).toEqual(['n1', 'n2']);
+      expect(listed.find((n) => n.id === 'n2')).toMatchObject({ name: 'n2@test', host: 'test', pid: process.pid, queues: ['y', 'z'], concurrency: '1' });
+      expect(await b.heartbeat('n1', ['x'])).toMatchObject({ fenced: false, expired: [] });
+      await b.unregister('n2');
+      expect((await b.listNodes()).map((n) => n.id)).toEqual(['n1']);
+      expect((await b.heartbeat('n2', ['y'])).fenced).toBe(true);
+    });
+
+    it('a live node keeps its jobs; once its lease expires another node recovers them all, redeliveries + 1, with new receipts', async () => {
+      const short = await broker({ leaseMs: 300 });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const bNode = await node(long, 'node-b');
+      await long.enqueue(['j1', 'j2', 'j3', 'j4'].map((id) => job(id)));
+      const heldByA = await fetchAll(short, a, ['q'], 3);
+      expect(ids(heldByA)).toEqual(['j1', 'j2', 'j3']);
+      expect(await long.recover(a, bNode, 5)).toBe(0); // alive
+      expect((await long.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 3 });
+      await sleep(450);
+      expect((await long.heartbeat(bNode, ['q'])).expired).toContain(a);
+      expect(await long.recover(a, bNode, 5)).toBe(3);
+      expect(await long.recover(a, bNode, 5)).toBe(0); // done once
+      expect((await long.counts(['q']))[0]).toMatchObject({ waiting: 4, reserved: 0 });
+      const got = await fetchAll(long, bNode, ['q'], 10);
+      expect(ids(got).sort()).toEqual(['j1', 'j2', 'j3', 'j4']);
+      for (const d of got) expect(d.job.redeliveries).toBe(d.job.id === 'j4' ? 0 : 1);
+      expect(ids(got).slice(0, 3).sort()).toEqual(['j1', 'j2', 'j3']); // redelivered first
+      const oldReceipts = new Set(heldByA.map((d) => d.receipt));
+      for (const d of got) expect(oldReceipts.has(d.receipt)).toBe(false);
+      expect((await short.heartbeat(a, ['q'])).fenced).toBe(true);
+    });
+
+    it('past maxRedeliveries a recovered job goes to the dead set (poison job)', async () => {
+      const short = await broker({ leaseMs: 200 });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const bNode = await node(long, 'node-b');
+      await long.enqueue([job('poison', 'q', { redeliveries: 2 }), job('fine', 'q', { redeliveries: 1 })]);
+      await fetchAll(short, a, ['q'], 2);
+      await sleep(350);
+      expect(await long.recover(a, bNode, 2)).toBe(2);
+      const dead = await long.listDead('q', 10);
+      expect(dead.map((x) => [x.job.id, x.job.redeliveries])).toEqual([['poison', 3]]);
+      expect(dead[0]?.reason).toMatch(/deliver/i);
+      expect((await fetchAll(long, bNode, ['q'], 5)).map((d) => [d.job.id, d.job.redeliveries])).toEqual([['fine', 2]]);
+    });
+
+    it('a fenced node (lease expired, then recovered) fetches nothing, and its late settlements change nothing', async () => {
+      const short = await broker({ leaseMs: 200 });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const bNode = await node(long, 'node-b');
+      await long.enqueue(['j1', 'j2', 'j3', 'j4'].map((id) => job(id)));
+      const held = await fetchAll(short, a, ['q'], 4);
+      await sleep(350);
+      expect(await long.recover(a, bNode, 5)).toBe(4);
+      const mine = await fetchAll(long, bNode, ['q'], 10);
+      expect(ids(mine).sort()).toEqual(['j1', 'j2', 'j3', 'j4']);
+      const [h1, h2, h3, h4] = held;
+      const late = await short.fetch({
+        nodeId: a,
+        plan: [{ queue: 'q', quota: 4 }],
+        count: 4,
+        settle: [ack(h1!), { kind: 'retry', delivery: h2!, delay: 0 }, { kind: 'dead', delivery: h3!, reason: 'late' }, { kind: 'giveBack', delivery: h4! }],
+      });
+      expect(late).toMatchObject({ fenced: true, deliveries: [] });
+      expect((await long.counts(['q']))[0]).toEqual({ queue: 'q', waiting: 0, reserved: 4, delayed: 0, dead: 0 });
+      // The live copies still settle normally.
+      await long.settle(mine.map((d) => ack(d)));
+      expect((await long.counts(['q']))[0]).toEqual({ queue: 'q', waiting: 0, reserved: 0, delayed: 0, dead: 0 });
+    });
+
+    it('a fenced node (unregistered) fetches nothing and its late acks leave the jobs for others', async () => {
+      const b = await broker();
+      const a = await node(b, 'node-a');
+      const bNode = await node(b, 'node-b');
+      await b.enqueue([job('j1'), job('j2')]);
+      const held = await fetchAll(b, a, ['q'], 2);
+      await b.unregister(a);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 2, reserved: 0 });
+      expect(await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 2 }], count: 2, settle: held.map((d) => ack(d)) })).toMatchObject({ fenced: true, deliveries: [] });
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 2, reserved: 0 });
+      expect((await fetchAll(b, bNode, ['q'], 5)).map((d) => [d.job.id, d.job.redeliveries])).toEqual([['j1', 1], ['j2', 1]]);
+    });
+
+    it('a node whose lease expired but was not recovered yet: its settlements still apply, then it is told it is fenced', async () => {
+      const b = await broker({ leaseMs: 200 });
+      const a = await node(b, 'node-a');
+      await b.enqueue([job('j1'), job('j2')]);
+      const held = await fetchAll(b, a, ['q'], 1);
+      await sleep(350);
+      const reply = await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: held.map((d) => ack(d)) });
+      expect(reply).toMatchObject({ fenced: true, deliveries: [] });
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 0 });
+    });
+  });
+
+  describe('admin', () => {
+    it('purge drops waiting (given-back included) and delayed jobs, not reserved ones, and says how many', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1', ['p', 'other']);
+      await b.enqueue([job('a', 'p'), job('b', 'p'), job('c', 'p'), job('d', 'p', { delay: 60_000 }), job('o', 'other')]);
+      const [first, second] = await fetchAll(b, me, ['p'], 2);
+      await b.settle([{ kind: 'giveBack', delivery: first! }]);
+      expect(await b.purge('p')).toBe(3); // a (given back), c, d
+      expect((await b.counts(['p', 'other']))).toEqual([
+        { queue: 'p', waiting: 0, reserved: 1, delayed: 0, dead: 0 },
+        { queue: 'other', waiting: 1, reserved: 0, delayed: 0, dead: 0 },
+      ]);
+      await b.settle([ack(second!)]);
+      expect(await b.purge('p')).toBe(0);
+    });
+
+    it('knownQueues lists every queue a job was enqueued to or a node registered for, and nothing merely counted', async () => {
+      const b = await broker();
+      await b.enqueue([job('a', 'q1'), job('b', 'q2', { delay: 60_000 })]);
+      await node(b, 'n1', ['q3']);
+      expect(await b.counts(['never-used'])).toEqual([{ queue: 'never-used', waiting: 0, reserved: 0, delayed: 0, dead: 0 }]);
+      expect(await b.listDead('never-used', 5)).toEqual([]);
+      expect(await b.knownQueues()).toEqual(['q1', 'q2', 'q3']);
+    });
+  });
+});
