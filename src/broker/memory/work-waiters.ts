@@ -77,11 +77,17 @@ export class WorkWaiters {
     this.dueAt = undefined;
   }
 
+  /**
+   * Only future due times need the timer: a due job is taken by the waiter
+   * that `changed()` or `fire()` wakes. One that no waiter could take (its
+   * node is fenced) waits for the next change instead of spinning the timer.
+   */
   private rearm(): void {
+    const now = Date.now();
     let next: number | undefined;
     for (const queue of this.byQueue.keys()) {
       const due = this.view.nextDueAt(queue);
-      if (due !== undefined && (next === undefined || due < next)) next = due;
+      if (due !== undefined && due > now && (next === undefined || due < next)) next = due;
     }
     if (next === this.dueAt) return;
     clearTimeout(this.dueTimer);

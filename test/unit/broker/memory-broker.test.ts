@@ -1,0 +1,106 @@
+import { randomUUID } from 'node:crypto';
+import { pack } from 'msgpackr';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBroker } from '../../../dist/broker/index.js';
+import { MemoryBroker } from '../../../dist/broker/memory/memory-broker.js';
+import type { NewJob } from '../../../dist/broker/types.js';
+import { OptionError } from '../../../dist/errors.js';
+
+const silent = pino({ level: 'silent' });
+const open: MemoryBroker[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((b) => b.close()));
+});
+
+function broker(url: string, namespace?: string): MemoryBroker {
+  const b = MemoryBroker.open(url, { logger: silent, ...(namespace === undefined ? {} : { namespace }) });
+  open.push(b);
+  return b;
+}
+
+function job(id: string, extra: Partial<NewJob> = {}): NewJob {
+  return { id, task: 't', queue: 'q', payload: new Uint8Array([0x90]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: 0, ...extra };
+}
+
+async function node(b: MemoryBroker, id = 'n1'): Promise<string> {
+  await b.register({ id, name: id, host: 'h', pid: 1, queues: ['q'], concurrency: '1', startedAt: 0 });
+  return id;
+}
+
+describe('MemoryBroker handles', () => {
+  it('handles on one name and namespace share a state; another name or namespace is another broker', async () => {
+    const name = `memory://u-${randomUUID()}`;
+    const a = broker(name);
+    await a.enqueue([job('x')]);
+    expect((await broker(name).counts(['q']))[0]!.waiting).toBe(1);
+    expect((await broker(`${name}-other`).counts(['q']))[0]!.waiting).toBe(0);
+    expect((await broker(name, 'elsewhere').counts(['q']))[0]!.waiting).toBe(0);
+  });
+
+  it('memory:// alone names the default broker', () => {
+    expect(broker('memory://').displayUrl).toBe('memory://default');
+  });
+
+  it('the last handle to close drops the state', async () => {
+    const name = `memory://u-${randomUUID()}`;
+    const a = MemoryBroker.open(name, { logger: silent });
+    await a.enqueue([job('x')]);
+    await a.close();
+    expect((await broker(name).counts(['q']))[0]!.waiting).toBe(0);
+  });
+
+  it('closing a handle ends its blocked waits with nothing', async () => {
+    const b = MemoryBroker.open(`memory://u-${randomUUID()}`, { logger: silent });
+    const me = await node(b);
+    const work = b.waitForWork(me, ['q'], 60_000, new AbortController().signal, 1);
+    const results = b.waitForResults('c', 60_000);
+    await b.close();
+    expect((await work).deliveries).toEqual([]);
+    expect(await results).toEqual([]);
+  });
+
+  it('rejects bad options and URLs with OptionError', () => {
+    expect(() => MemoryBroker.open('memory://x', { leaseMs: 0 })).toThrow(OptionError);
+    expect(() => MemoryBroker.open('redis://x')).toThrow(OptionError);
+    expect(() => createBroker('http://localhost')).toThrow(OptionError);
+    expect(() => createBroker('http://localhost')).toThrow(/redis:\/\/, rediss:\/\/ or memory:\/\//);
+    expect(createBroker(`memory://u-${randomUUID()}`, { logger: silent })).toBeInstanceOf(MemoryBroker);
+  });
+});
+
+describe('MemoryBroker copies', () => {
+  it('keeps payload bytes in their own exact-size buffer (not the slab a msgpackr output lives in)', async () => {
+    const b = broker(`memory://u-${randomUUID()}`);
+    const me = await node(b);
+    const payload = pack(['arg', 1]);
+    await b.enqueue([job('x', { payload })]);
+    const [d] = (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
+    expect(Array.from(d!.job.payload)).toEqual(Array.from(payload));
+    expect(d!.job.payload.buffer.byteLength).toBe(payload.length);
+  });
+
+  it('a consumer mutating its delivery changes nothing stored', async () => {
+    const b = broker(`memory://u-${randomUUID()}`);
+    const me = await node(b);
+    await b.enqueue([job('x', { options: { retries: 1 } })]);
+    const [d] = (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
+    d!.job.options.retries = 50;
+    d!.job.payload[0] = 0xff;
+    await b.settle([{ kind: 'giveBack', delivery: d! }]);
+    const [again] = (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
+    expect(again!.job.options.retries).toBe(1);
+    expect(Array.from(again!.job.payload)).toEqual([0x90]);
+  });
+});
+
+describe('MemoryBroker fencing', () => {
+  it('a fenced node blocked in waitForWork reserves nothing, even once a delayed job falls due', async () => {
+    const b = broker(`memory://u-${randomUUID()}`);
+    await b.enqueue([job('later', { delay: 30 })]);
+    // Never registered: fenced.
+    const reply = await b.waitForWork('ghost', ['q'], 200, new AbortController().signal, 1);
+    expect(reply.deliveries).toEqual([]);
+    expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 0 });
+  });
+});

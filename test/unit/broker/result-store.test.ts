@@ -1,0 +1,68 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { ResultStore } from '../../../dist/broker/memory/result-store.js';
+import type { ResultRecord } from '../../../dist/broker/types.js';
+
+function rec(id: string, value: unknown = 1): ResultRecord {
+  return { id, task: 't', queue: 'q', state: 'SUCCESS', value, retries: 0 };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('ResultStore', () => {
+  it('stores and returns copies', () => {
+    const store = new ResultStore();
+    const r = rec('a', { list: [1] });
+    store.set(r, 1_000, 0);
+    (r.value as { list: number[] }).list.push(2);
+    const got = store.get('a', 10)!;
+    expect(got.value).toEqual({ list: [1] });
+    (got.value as { list: number[] }).list.push(3);
+    expect(store.get('a', 10)!.value).toEqual({ list: [1] });
+    store.dispose();
+  });
+
+  it('a result is gone once its TTL passed', () => {
+    const store = new ResultStore();
+    store.set(rec('a'), 1_000, 0);
+    expect(store.get('a', 999)).toBeDefined();
+    expect(store.get('a', 1_000)).toBeUndefined();
+    store.dispose();
+  });
+
+  it('replies go to the client named, once, without expired results; announcing wakes its waiters only', () => {
+    const store = new ResultStore();
+    const woken: string[] = [];
+    const stop1 = store.onAnnounce('c1', () => woken.push('c1'));
+    store.onAnnounce('c2', () => woken.push('c2'));
+    store.set(rec('a'), 100, 0);
+    store.set(rec('b'), 10_000, 0);
+    store.announce('c1', 'a');
+    store.announce('c1', 'b');
+    expect(woken).toEqual(['c1', 'c1']);
+    expect(store.takeReplies('c1', 500)?.map((r) => r.id)).toEqual(['b']);
+    expect(store.takeReplies('c1', 500)).toBeUndefined();
+    stop1();
+    store.announce('c1', 'b');
+    expect(woken).toEqual(['c1', 'c1']);
+    store.dispose();
+  });
+
+  it('a timer set to the oldest expiry sweeps expired results', () => {
+    vi.useFakeTimers({ now: 0 });
+    const store = new ResultStore();
+    store.set(rec('a'), 2_000, Date.now());
+    store.set(rec('b'), 5_000, Date.now());
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(2_000);
+    // Swept: even a read "in the past" no longer finds it.
+    expect(store.get('a', 0)).toBeUndefined();
+    expect(store.get('b', 0)).toBeDefined();
+    expect(vi.getTimerCount()).toBe(1);
+    vi.advanceTimersByTime(3_000);
+    expect(store.get('b', 0)).toBeUndefined();
+    expect(vi.getTimerCount()).toBe(0);
+    store.dispose();
+  });
+});
