@@ -19,17 +19,31 @@ export class Results {
     private readonly ttlMs: number,
   ) {}
 
-  /** Adds the result writes of `s` to a pipeline; returns how many commands it added. */
-  addWrites(pipe: ChainableCommander, s: Settlement): number {
-    if (s.kind === 'giveBack' || s.result === undefined) return 0;
-    const { job } = s.delivery;
-    if (job.options.ignoreResult === true) return 0;
-    pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', this.ttlMs);
-    if (job.replyTo === undefined || (s.result.state !== 'SUCCESS' && s.result.state !== 'FAILURE')) return 1;
-    const reply = this.keys.reply(job.replyTo);
-    pipe.lpush(reply, s.result.id);
-    pipe.pexpire(reply, this.ttlMs);
-    return 3;
+  /**
+   * Adds the result writes of a batch to a pipeline, in settlement order (a
+   * STARTED record before the same job's final one). Ids announced to a
+   * waiting client go in one LPUSH + PEXPIRE per reply list, after the SETs
+   * (a woken client MGETs them), instead of two commands per job.
+   */
+  addWrites(pipe: ChainableCommander, settlements: readonly { kind: string; delivery: Settlement['delivery']; result?: ResultRecord | undefined }[]): void {
+    let replies: Map<string, string[]> | undefined;
+    for (const s of settlements) {
+      if (s.kind === 'giveBack' || s.kind === 'release' || s.result === undefined) continue;
+      const { job } = s.delivery;
+      if (job.options.ignoreResult === true) continue;
+      pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', this.ttlMs);
+      if (job.replyTo === undefined || (s.result.state !== 'SUCCESS' && s.result.state !== 'FAILURE')) continue;
+      replies ??= new Map();
+      const ids = replies.get(job.replyTo);
+      if (ids === undefined) replies.set(job.replyTo, [s.result.id]);
+      else ids.push(s.result.id);
+    }
+    if (replies === undefined) return;
+    for (const [clientId, ids] of replies) {
+      const reply = this.keys.reply(clientId);
+      pipe.lpush(reply, ...ids);
+      pipe.pexpire(reply, this.ttlMs);
+    }
   }
 
   async get(redis: Redis, id: string): Promise<ResultRecord | undefined> {

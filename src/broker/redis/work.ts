@@ -159,7 +159,7 @@ export class Work {
 
     const pipe = redis.pipeline();
     callScript(pipe, 'fetchJobs', keys, args);
-    for (const s of settle) if (s.kind !== 'release') this.results.addWrites(pipe, s);
+    this.results.addWrites(pipe, settle);
     let replies: [Error | null, unknown][];
     try {
       replies = (await pipe.exec()) ?? [];
@@ -188,9 +188,16 @@ export class Work {
     for (;;) {
       const got = await this.blockOnce(redis, blocking, nodeId, queues, deadline, signal, want);
       if (got.deliveries.length > 0 || got.nextDueAt === undefined || got.nextDueAt > deadline) return got;
-      if (!(await pause(got.nextDueAt - Date.now(), signal))) return got;
-      const reply = await this.run(redis, nodeId, queues.map((queue) => ({ queue, quota: want })), want, []);
-      if (reply.fenced || reply.deliveries.length > 0 || Date.now() >= deadline) return { deliveries: reply.deliveries, nextDueAt: reply.nextDueAt };
+      let due = got.nextDueAt;
+      for (;;) {
+        if (!(await pause(due - Date.now(), signal))) return got;
+        const reply = await this.run(redis, nodeId, queues.map((queue) => ({ queue, quota: want })), want, []);
+        if (reply.fenced || reply.deliveries.length > 0 || Date.now() >= deadline) return { deliveries: reply.deliveries, nextDueAt: reply.nextDueAt };
+        // The server's clock decides: woken a hair before it reached `due`, the job is still
+        // delayed and no new marker will come for it, so pause again rather than block past it.
+        if (reply.nextDueAt === undefined || reply.nextDueAt > due) break;
+        due = Math.max(reply.nextDueAt, Date.now() + 1);
+      }
     }
   }
 
