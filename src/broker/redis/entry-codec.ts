@@ -46,6 +46,8 @@ export function entryTime(entryId: string): number {
 
 /** The due time carried by a timer marker, or undefined for a job entry. */
 export function markerDue(fields: readonly (string | Buffer)[]): number | undefined {
+  // A canonical job entry (the common case) has a non-empty task in fourth place: no Map needed.
+  if (isCanonical(fields) && fields[3]!.length > 0) return undefined;
   const map = fieldMap(fields);
   if (map.get('id')?.length !== 0 || map.get('task')?.length !== 0) return undefined;
   const due = Number(map.get('meta')?.toString());
@@ -67,6 +69,8 @@ function count(map: Map<string, Buffer>, name: string, problems: string[]): numb
  * entry id stands in for a missing job id), so the entry can be dead-lettered.
  */
 export function decodeJob(entryId: string, queue: string, fields: readonly (string | Buffer)[]): { job: JobRecord; malformed?: string } {
+  const fast = decodeCanonical(entryId, queue, fields);
+  if (fast !== undefined) return { job: fast };
   const map = fieldMap(fields);
   const problems: string[] = [];
   const id = map.get('id')?.toString() || entryId;
@@ -99,6 +103,66 @@ export function decodeJob(entryId: string, queue: string, fields: readonly (stri
   };
   if (typeof meta.r === 'string') job.replyTo = meta.r;
   return problems.length > 0 ? { job, malformed: `unreadable entry ${entryId}: ${problems.join('; ')}` } : { job };
+}
+
+const NAMES = ['id', 'task', 'payload', 'attempt', 'redeliveries', 'meta'].map((n) => Buffer.from(n));
+
+/** A small decimal count written by us or the Lua scripts, or -1 when the bytes are anything else. */
+function smallCount(b: Buffer): number {
+  if (b.length === 0 || b.length > 9) return -1;
+  let n = 0;
+  for (let i = 0; i < b.length; i++) {
+    const d = b[i]! - 48;
+    if (d < 0 || d > 9) return -1;
+    n = n * 10 + d;
+  }
+  return n;
+}
+
+/** Exactly the six field names of encodeJob, in order, as Buffers (names distinct: each value is the one a lookup would find). */
+function isCanonical(fields: readonly (string | Buffer)[]): boolean {
+  if (fields.length !== 12) return false;
+  for (let i = 0; i < 6; i++) {
+    const name = fields[2 * i]!;
+    if (!Buffer.isBuffer(name) || !name.equals(NAMES[i]!)) return false;
+  }
+  return true;
+}
+
+/**
+ * The hot path: an entry with exactly the canonical field set in order (what
+ * encodeJob and the scripts write) is read by position, the payload kept as
+ * the Buffer the reply came in (no copy, no Map). Anything unusual returns
+ * undefined and takes the general path, which names what is wrong.
+ */
+function decodeCanonical(entryId: string, queue: string, fields: readonly (string | Buffer)[]): JobRecord | undefined {
+  if (!isCanonical(fields)) return undefined;
+  const [, id, , task, , payload, , attempt, , redeliveries, , rawMeta] = fields as Buffer[];
+  if (!Buffer.isBuffer(id) || !Buffer.isBuffer(task) || !Buffer.isBuffer(payload) || !Buffer.isBuffer(attempt) || !Buffer.isBuffer(redeliveries) || !Buffer.isBuffer(rawMeta)) return undefined;
+  if (task.length === 0) return undefined;
+  const att = smallCount(attempt);
+  const red = smallCount(redeliveries);
+  if (att < 0 || red < 0) return undefined;
+  let meta: Meta;
+  try {
+    const parsed: unknown = JSON.parse(rawMeta.toString());
+    if (parsed === null || typeof parsed !== 'object') return undefined;
+    meta = parsed as Meta;
+  } catch {
+    return undefined;
+  }
+  const job: JobRecord = {
+    id: id.length > 0 ? id.toString() : entryId,
+    task: task.toString(),
+    queue,
+    payload: new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength),
+    attempt: att,
+    redeliveries: red,
+    options: meta.o !== null && typeof meta.o === 'object' ? meta.o : {},
+    enqueuedAt: typeof meta.e === 'number' ? meta.e : entryTime(entryId),
+  };
+  if (typeof meta.r === 'string') job.replyTo = meta.r;
+  return job;
 }
 
 export type StreamKind = 'q' | 'r';
