@@ -9,6 +9,7 @@ import type { Redis, ChainableCommander } from 'ioredis';
  */
 const SCRIPTS = {
   enqueueDelayed: 'enqueueDelayed-2.lua',
+  enqueueJobs: 'enqueueJobs-1.lua',
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
   heartbeat: 'heartbeat-n.lua',
