@@ -367,6 +367,17 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await client.waitForResults('client-1', 100)).toEqual([]);
     });
 
+    it('expire after the result TTL', async () => {
+      const b = await broker({ resultTtl: 150 });
+      const me = await node(b, 'n1');
+      await b.enqueue([job('short')]);
+      const [d] = await fetchAll(b, me, ['q'], 1);
+      await b.settle([ack(d!, result(d!, 'SUCCESS', { value: 1 }))]);
+      expect((await b.getResult('short'))?.state).toBe('SUCCESS');
+      await sleep(400);
+      expect(await b.getResult('short')).toBeUndefined();
+    });
+
     it('no result passed, or a job with ignoreResult: getResult stays undefined', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

@@ -1,3 +1,5 @@
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** How a blocked call learns that it may be able to finish now. */
 export type Subscribe = (retry: () => void) => () => void;
 
@@ -33,7 +35,8 @@ export function blockUntil<T>(
       const value = attempt();
       if (value !== undefined) finish(value);
     };
-    const deadline = setTimeout(cancel, timeoutMs);
+    // setTimeout fires at once for more than 2^31-1 ms: clamp (about 24 days) rather than spin.
+    const deadline = setTimeout(cancel, Math.min(timeoutMs, MAX_TIMER_MS));
     const unsubscribe = subscribe(retry);
     signal?.addEventListener('abort', cancel, { once: true });
     cancels.add(cancel);
