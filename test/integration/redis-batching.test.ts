@@ -1,0 +1,172 @@
+/**
+ * The Redis broker's batched hot paths: bulk enqueue through the script,
+ * plain acks acked and deleted per stream in bulk (several streams, more ids
+ * than one XACK chunk), a fenced node's batched late acks, result
+ * announcements grouped per reply list, and positional entry decoding.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import type { Delivery, Settlement } from '../../dist/broker/types.js';
+import { fetchFrom, ids, job, registerNode, result, Scope, sleep } from './redis-helpers.js';
+
+let scope: Scope;
+let broker: RedisBroker;
+const NODE = 'node-a';
+
+beforeEach(async () => {
+  scope = new Scope();
+  broker = await scope.broker();
+  await registerNode(broker, NODE, ['x', 'y', 'z']);
+});
+afterEach(async () => {
+  await scope.cleanup();
+});
+
+async function pending(stream: string): Promise<number> {
+  return ((await scope.raw.xpending(scope.key(stream), 'w')) as [number])[0];
+}
+
+describe('RedisBroker: bulk enqueue', () => {
+  it('adds the same entries as one XADD per job, in order, across chunks, queues and delayed jobs in between', async () => {
+    const single = job('x', { payload: new Uint8Array([7, 0, 255]) });
+    await broker.enqueue([single]);
+    const bulk = Array.from({ length: 2_500 }, (_, i) => job('x', { payload: new Uint8Array([i & 0xff, i >> 8]) }));
+    const other = Array.from({ length: 20 }, () => job('y'));
+    const later = job('x', { delay: 60_000 });
+    // A run for x, a run for y, a delayed job, then the rest of x.
+    await broker.enqueue([...bulk.slice(0, 1_200), ...other, later, ...bulk.slice(1_200)]);
+
+    const entries = await scope.raw.xrangeBuffer(scope.key('q:x'), '-', '+');
+    // 2,501 jobs and the delayed job's timer marker.
+    expect(entries).toHaveLength(2_502);
+    // The fields of a bulk entry are laid out exactly as a single XADD's.
+    const names = (fields: Buffer[]): string[] => fields.filter((_, i) => i % 2 === 0).map(String);
+    expect(names(entries[1]![1])).toEqual(names(entries[0]![1]));
+    expect(await scope.raw.xlen(scope.key('q:y'))).toBe(20);
+    expect((await broker.counts(['x']))[0]).toMatchObject({ delayed: 1 });
+
+    const got = await fetchFrom(broker, NODE, ['x'], 3_000);
+    expect(ids(got.deliveries)).toEqual([single.id, ...bulk.map((j) => j.id)]);
+    expect(got.deliveries.every((d) => d.malformed === undefined)).toBe(true);
+    expect(Array.from(got.deliveries[1_500]!.job.payload)).toEqual([1_499 & 0xff, 1_499 >> 8]);
+    expect(Array.from(got.deliveries[0]!.job.payload)).toEqual([7, 0, 255]);
+  });
+});
+
+describe('RedisBroker: batched settlements', () => {
+  it('acks and deletes many entries across several streams (main and :rd) in one call, retries and dead letters alongside', async () => {
+    const jobs = [...Array.from({ length: 30 }, () => job('x')), ...Array.from({ length: 30 }, () => job('y')), ...Array.from({ length: 5 }, () => job('z'))];
+    await broker.enqueue(jobs);
+    const first = await fetchFrom(broker, NODE, ['x', 'y', 'z'], 100);
+    expect(first.deliveries).toHaveLength(65);
+    // Give back a few of x so they come again from x's :rd stream.
+    const back = first.deliveries.filter((d) => d.queue === 'x').slice(0, 4);
+    await broker.settle(back.map((delivery) => ({ kind: 'giveBack' as const, delivery })));
+    const again = await fetchFrom(broker, NODE, ['x'], 10);
+    expect(ids(again.deliveries)).toEqual(ids(back));
+    expect(again.deliveries.every((d) => d.receipt.startsWith('r:'))).toBe(true);
+
+    const held: Delivery[] = [...first.deliveries.filter((d) => !back.includes(d)), ...again.deliveries];
+    const retried = held.find((d) => d.queue === 'y')!;
+    const dead = held.find((d) => d.queue === 'z')!;
+    const batch: Settlement[] = held.map((delivery) => {
+      if (delivery === retried) return { kind: 'retry', delivery, delay: 60_000, result: result(delivery, 'RETRY') };
+      if (delivery === dead) return { kind: 'dead', delivery, reason: 'boom', result: result(delivery, 'FAILURE') };
+      return { kind: 'ack', delivery };
+    });
+    await broker.settle(batch);
+
+    for (const q of ['x', 'x:rd', 'y', 'z']) expect(await pending(`q:${q}`)).toBe(0);
+    expect(await scope.raw.xlen(scope.key('q:x'))).toBe(0);
+    expect(await scope.raw.xlen(scope.key('q:x:rd'))).toBe(0);
+    expect(await scope.raw.xlen(scope.key('q:z'))).toBe(0);
+    // y keeps only the retry's timer marker (the retried job became the earliest delayed one).
+    expect(await scope.raw.xlen(scope.key('q:y'))).toBeLessThanOrEqual(1);
+    expect(await broker.counts(['x', 'y', 'z'])).toEqual([
+      { queue: 'x', waiting: 0, reserved: 0, delayed: 0, dead: 0 },
+      { queue: 'y', waiting: 0, reserved: 0, delayed: 1, dead: 0 },
+      { queue: 'z', waiting: 0, reserved: 0, delayed: 0, dead: 1 },
+    ]);
+  });
+
+  it('acks more entries of one stream than fit in one XACK chunk', async () => {
+    const jobs = Array.from({ length: 9_001 }, () => job('x'));
+    await broker.enqueue(jobs);
+    const got = await fetchFrom(broker, NODE, ['x'], 9_001);
+    expect(got.deliveries).toHaveLength(9_001);
+    await broker.settle(got.deliveries.map((delivery) => ({ kind: 'ack' as const, delivery })));
+    expect(await pending('q:x')).toBe(0);
+    expect(await scope.raw.xlen(scope.key('q:x'))).toBe(0);
+  });
+
+  it('settles a batch carried by a fetch and reserves the next jobs in the same call', async () => {
+    await broker.enqueue(Array.from({ length: 6 }, () => job('x')));
+    const one = await fetchFrom(broker, NODE, ['x'], 3);
+    const two = await broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 3 }], count: 3, settle: one.deliveries.map((delivery) => ({ kind: 'ack' as const, delivery })) });
+    expect(two.deliveries).toHaveLength(3);
+    expect(await pending('q:x')).toBe(3);
+    expect(await scope.raw.xlen(scope.key('q:x'))).toBe(3);
+  });
+
+  it("a fenced node's batched late acks across several streams change nothing", async () => {
+    const b = await scope.broker({ leaseMs: 300 });
+    await registerNode(b, 'old', ['x', 'y']);
+    await b.enqueue([...Array.from({ length: 10 }, () => job('x')), ...Array.from({ length: 10 }, () => job('y'))]);
+    const held = await fetchFrom(b, 'old', ['x', 'y'], 20);
+    expect(held.deliveries).toHaveLength(20);
+    await sleep(400);
+    await registerNode(b, 'new', ['x', 'y']);
+    expect(await b.recover('old', 'new', 5)).toBe(20);
+    const taken = await fetchFrom(b, 'new', ['x', 'y'], 20);
+    expect(taken.deliveries).toHaveLength(20);
+    const before = await b.counts(['x', 'y']);
+
+    await b.settle(held.deliveries.map((delivery) => ({ kind: 'ack' as const, delivery })));
+    expect(await b.counts(['x', 'y'])).toEqual(before);
+    expect(await pending('q:x:rd')).toBe(10);
+    expect(await pending('q:y:rd')).toBe(10);
+    expect(await scope.raw.xlen(scope.key('q:x:rd'))).toBe(10);
+    expect(await scope.raw.xlen(scope.key('q:y:rd'))).toBe(10);
+  });
+});
+
+describe('RedisBroker: results of a batch', () => {
+  it('announces every final result to its own client, grouped per reply list, and stores progress records too', async () => {
+    const mine = Array.from({ length: 5 }, () => job('x', { replyTo: 'client-1' }));
+    const theirs = Array.from({ length: 3 }, () => job('x', { replyTo: 'client-2' }));
+    const silent = job('x', { options: { ignoreResult: true }, replyTo: 'client-1' });
+    await broker.enqueue([...mine, ...theirs, silent]);
+    const got = await fetchFrom(broker, NODE, ['x'], 20);
+    const batch: Settlement[] = [];
+    for (const d of got.deliveries) {
+      batch.push({ kind: 'progress', delivery: d, result: result(d, 'STARTED') });
+      batch.push({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', d.job.id) });
+    }
+    await broker.settle(batch);
+    expect(await scope.raw.llen(`${scope.ns}:reply:client-1`)).toBe(5);
+    expect(await scope.raw.pttl(`${scope.ns}:reply:client-1`)).toBeGreaterThan(0);
+
+    const one = await broker.waitForResults('client-1', 2_000);
+    expect(one.map((r) => r.id)).toEqual(mine.map((j) => j.id));
+    expect(one.every((r) => r.state === 'SUCCESS')).toBe(true);
+    const two = await broker.waitForResults('client-2', 2_000);
+    expect(two.map((r) => r.id)).toEqual(theirs.map((j) => j.id));
+    expect(await broker.getResult(silent.id)).toBeUndefined();
+  });
+});
+
+describe('RedisBroker: entry decoding', () => {
+  it('reads an entry whose fields are in another order, or repeated, as the general rule says (the last one wins)', async () => {
+    const stream = scope.key('q:x');
+    await scope.raw.xgroup('CREATE', stream, 'w', '0', 'MKSTREAM');
+    await scope.raw.xadd(stream, '*', 'task', 'add', 'id', 'j1', 'attempt', '2', 'redeliveries', '1', 'payload', 'p', 'meta', '{"o":{},"e":5}');
+    await scope.raw.xadd(stream, '*', 'id', 'j2', 'task', 'add', 'payload', 'p', 'attempt', '0', 'redeliveries', '0', 'meta', '{"o":{},"e":5}', 'attempt', '3');
+    await scope.raw.xadd(stream, '*', 'id', 'j3', 'task', 'add', 'payload', 'p', 'attempt', 'x', 'redeliveries', '0', 'meta', '{"o":{},"e":5}');
+    const got = await fetchFrom(broker, NODE, ['x'], 10);
+    expect(got.deliveries.map((d) => [d.job.id, d.job.attempt, d.job.redeliveries, d.job.enqueuedAt, d.malformed === undefined])).toEqual([
+      ['j1', 2, 1, 5, true],
+      ['j2', 3, 0, 5, true],
+      ['j3', 0, 0, 5, false],
+    ]);
+  });
+});
