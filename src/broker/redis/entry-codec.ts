@@ -137,7 +137,17 @@ function isCanonical(fields: readonly (string | Buffer)[]): boolean {
  */
 function decodeCanonical(entryId: string, queue: string, fields: readonly (string | Buffer)[]): JobRecord | undefined {
   if (!isCanonical(fields)) return undefined;
-  const [, id, , task, , payload, , attempt, , redeliveries, , rawMeta] = fields as Buffer[];
+  return decodeValues(entryId, queue, fields, 1, 2);
+}
+
+/**
+ * A job from the six canonical values found at `values[at]`, `values[at + step]`, …
+ * (step 2: a field/value list; step 1: the fetch script's bare values), or
+ * undefined when any of them is unusual (the general path then names it).
+ */
+function decodeValues(entryId: string, queue: string, values: readonly (string | Buffer)[], at: number, step: number): JobRecord | undefined {
+  const id = values[at], task = values[at + step], payload = values[at + 2 * step];
+  const attempt = values[at + 3 * step], redeliveries = values[at + 4 * step], rawMeta = values[at + 5 * step];
   if (!Buffer.isBuffer(id) || !Buffer.isBuffer(task) || !Buffer.isBuffer(payload) || !Buffer.isBuffer(attempt) || !Buffer.isBuffer(redeliveries) || !Buffer.isBuffer(rawMeta)) return undefined;
   if (task.length === 0) return undefined;
   const att = smallCount(attempt);
@@ -166,6 +176,19 @@ function decodeCanonical(entryId: string, queue: string, fields: readonly (strin
 }
 
 export type StreamKind = 'q' | 'r';
+
+/**
+ * A delivery from the fetch script's bare values of a canonical entry (id,
+ * task, payload, attempt, redeliveries, meta from `values[at]` on). Values
+ * the fast path cannot read go through the general decoder, rebuilt as fields.
+ */
+export function makeCanonicalDelivery(queue: string, kind: StreamKind, entryId: string, values: readonly Buffer[], at: number): Delivery {
+  const job = decodeValues(entryId, queue, values, at, 1);
+  if (job !== undefined) return { receipt: `${kind}:${entryId}`, queue, job };
+  const fields: (string | Buffer)[] = [];
+  for (let i = 0; i < 6; i++) fields.push(NAMES[i]!, values[at + i]!);
+  return makeDelivery(queue, kind, entryId, fields);
+}
 
 /** The receipt is the stream kind and the entry id: all a settlement needs (the queue is on the delivery). */
 export function makeDelivery(queue: string, kind: StreamKind, entryId: string, fields: readonly (string | Buffer)[]): Delivery {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Delivery, FetchReply, FetchRequest, Settlement, WaitReply } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
-import { makeDelivery, markerDue, parseReceipt, type StreamKind } from './entry-codec.js';
+import { makeCanonicalDelivery, makeDelivery, markerDue, parseReceipt, type StreamKind } from './entry-codec.js';
 import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
 import { callScript } from './scripts.js';
@@ -12,8 +12,8 @@ const PROMOTE_MAX = 1000;
 const RECLAIM_MAX = 1000;
 
 type Fields = Buffer[];
-type RawDelivery = [number, Buffer, Buffer, Fields];
-type FetchScriptReply = [number, number, RawDelivery[]];
+/** The fetch script's flat deliveries: code, entry id, then six values (code > 0) or the stored fields (code < 0). */
+type FetchScriptReply = [number, number, (number | Buffer | Fields)[]];
 /** XREADGROUP's reply: per stream, its key and its entries. */
 type StreamsReply = [Buffer, [Buffer, Fields | null][]][] | null;
 
@@ -171,8 +171,24 @@ export class Work {
     for (const [err] of replies) if (err) throw err;
     for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(receiptKey(s.delivery));
     const [fenced, nextDue, raw] = replies[0]![1] as FetchScriptReply;
-    const deliveries = raw.map(([q, kind, id, fields]) => makeDelivery(queues[q - 1]!, kind.toString() as StreamKind, id.toString(), fields));
-    for (const d of deliveries) this.outstanding.add(receiptKey(d));
+    const deliveries: Delivery[] = [];
+    for (let i = 0; i < raw.length; ) {
+      const code = raw[i] as number;
+      const abs = Math.abs(code);
+      const queue = queues[(abs >> 1) - 1]!;
+      const kind: StreamKind = (abs & 1) === 1 ? 'r' : 'q';
+      const entryId = (raw[i + 1] as Buffer).toString();
+      let d: Delivery;
+      if (code > 0) {
+        d = makeCanonicalDelivery(queue, kind, entryId, raw as Buffer[], i + 2);
+        i += 8;
+      } else {
+        d = makeDelivery(queue, kind, entryId, raw[i + 2] as Fields);
+        i += 3;
+      }
+      deliveries.push(d);
+      this.outstanding.add(receiptKey(d));
+    }
     return { deliveries, nextDueAt: nextDue < 0 ? undefined : nextDue, fenced: fenced === 1 };
   }
 
