@@ -51,6 +51,24 @@ describe('RedisBroker: bulk enqueue', () => {
     expect(Array.from(got.deliveries[1_500]!.job.payload)).toEqual([1_499 & 0xff, 1_499 >> 8]);
     expect(Array.from(got.deliveries[0]!.job.payload)).toEqual([7, 0, 255]);
   });
+
+  it('carries any bytes and sizes through the packed bulk argument (non-ASCII text, empty, 300 B and 70 kB payloads)', async () => {
+    const big = new Uint8Array(70_000).map((_, i) => (i * 7) & 0xff);
+    const mid = new Uint8Array(300).fill(0xc4);
+    const jobs = [
+      job('x', { id: 'jöb-☃-1', task: 'tâche', payload: new Uint8Array(0) }),
+      job('x', { payload: mid, options: { retries: 2, timeLimit: 5_000 } }),
+      job('x', { payload: big, replyTo: 'client-ü' }),
+      ...Array.from({ length: 20 }, () => job('x')),
+    ];
+    await broker.enqueue(jobs);
+    const got = await fetchFrom(broker, NODE, ['x'], 50);
+    expect(got.deliveries.map((d) => d.job)).toEqual(jobs.map((j) => expect.objectContaining({ id: j.id, task: j.task, options: j.options, attempt: 0, redeliveries: 0, enqueuedAt: j.enqueuedAt })));
+    expect(got.deliveries[0]!.job.payload).toHaveLength(0);
+    expect(Buffer.from(got.deliveries[1]!.job.payload).equals(Buffer.from(mid))).toBe(true);
+    expect(Buffer.from(got.deliveries[2]!.job.payload).equals(Buffer.from(big))).toBe(true);
+    expect(got.deliveries[2]!.job.replyTo).toBe('client-ü');
+  });
 });
 
 describe('RedisBroker: batched settlements', () => {
