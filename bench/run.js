@@ -15,7 +15,7 @@
 //   BENCH_CPU_PROF=<dir>   run every case under `node --cpu-prof` into <dir>
 //                          (bench/lib/profile-top.mjs reads them)
 //   BENCH_PROFILE=0|1      0: never take the closing profile; 1: take it even
-//                          when no target was missed (default: only on a miss)
+//                          when no target was missed (default: when any is)
 //   BENCH_OUT=<file>       where to write the results (default bench/RESULTS.md)
 import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
@@ -85,14 +85,15 @@ try {
   await redis?.stop();
 }
 
-// A missed target gets a profile: one more run of the workload's profile
-// cases, outside the measured runs, with the scenario profiling its own clock
-// window (node:inspector; `cpuProfile` param).
+// A missed target (of any workload) gets a profile: one more run of the
+// profile cases (A1 prefork fcfs and fair), outside the measured runs, with
+// the scenario profiling its own clock window (node:inspector; `cpuProfile`).
 const profiles = [];
 const want = process.env.BENCH_PROFILE;
+const missed = selected.some((w) => w.targets(ctxOf(w)).some((t) => t.missed));
 for (const w of selected) {
   if (!w.profileCases || want === '0') continue;
-  if (want !== '1' && !w.targets(ctxOf(w)).some((t) => t.missed)) continue;
+  if (want !== '1' && !missed) continue;
   const dir = fileURLToPath(new URL('../.tmp/bench-profiles/', import.meta.url));
   mkdirSync(dir, { recursive: true });
   for (const id of w.profileCases) {

@@ -6,7 +6,7 @@ export default {
   id: 'A1',
   kind: 'pool',
   title: 'A1 — pool no-op throughput',
-  // When a target of this workload is missed, run.js profiles these cases once more (parent, --cpu-prof).
+  // When any target of the run is missed, run.js profiles these cases once more (the parent, over the clock window).
   profileCases: ['prefork-fcfs-2', 'prefork-fair-2'],
 
   cases({ quick, warmup }) {
