@@ -3,7 +3,7 @@
  * prefork pool is for, including the kinds that go wrong.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { currentTask, defineTasks } from '../index.js';
+import { currentTask, defineTasks } from '../task.js';
 
 /** Burns `ms` of CPU: the work that would starve an in-process queue's event loop. */
 function cpu(ms: number): number {

@@ -1,0 +1,9 @@
+/**
+ * The light entry for task modules: `import { defineTasks } from 'prefork/task'`.
+ * A task module is loaded in every child; importing the whole package there
+ * would also load the pool, the worker, the client, the brokers, ioredis and
+ * pino into each child for nothing. This entry reaches only tasks.ts (and
+ * units.ts) and errors.ts, which import no package.
+ */
+export { defineTasks, currentTask, type TaskContext, type TaskFunction, type TaskRegistry, type TaskDefinition, type TaskOptions } from './tasks.js';
+export * from './errors.js';
