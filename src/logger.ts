@@ -11,6 +11,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 }
 
 /**
+ * A logger for the CLI's one-shot commands (enqueue, result, inspect, ...):
+ * warnings only, and on stderr, so their stdout stays parseable (`--json`).
+ */
+export function createStderrLogger(level: string): Logger {
+  return pino({ level, base: { pid: process.pid } }, pino.destination(2));
+}
+
+/**
  * The CLI's logger: JSON lines for machines, pino-pretty when a person is
  * watching a terminal.
  */

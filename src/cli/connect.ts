@@ -1,12 +1,17 @@
+import type { Logger } from 'pino';
 import { createBroker } from '../broker/index.js';
 import type { Broker } from '../broker/types.js';
 import { Client } from '../client.js';
-import { createLogger } from '../logger.js';
+import { createStderrLogger } from '../logger.js';
 import { defaultBrokerUrl } from '../worker-options.js';
 
-/** Commands log only warnings (to stderr) so their stdout stays parseable. */
-function quietLogger() {
-  return createLogger({ level: process.env.PREFORK_LOG_LEVEL ?? 'warn' });
+/**
+ * One-shot commands log only errors (a failure is reported by the command's
+ * own one-line message), and to stderr, so their stdout stays parseable.
+ * $PREFORK_LOG_LEVEL shows more.
+ */
+export function quietLogger(): Logger {
+  return createStderrLogger(process.env.PREFORK_LOG_LEVEL ?? 'error');
 }
 
 export async function withBroker<T>(url: string | undefined, fn: (broker: Broker) => Promise<T>): Promise<T> {

@@ -133,6 +133,15 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     expect(run(['result', 'no-such-id', '--broker', url]).stdout).toMatch(/PENDING/);
   });
 
+  it("one-shot commands log to stderr: stdout stays parseable even with logging turned up", () => {
+    // An unreachable broker makes the Redis connection log a warning; it must not reach stdout.
+    const r = run(['result', 'some-id', '--json', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'warn' });
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr).toMatch(/"msg":"redis connection lost; reconnecting"/);
+    expect(r.stderr).toMatch(/^error: .*127\.0\.0\.1:1/m);
+  });
+
   it('an unreachable broker is a clear one-line error, not a stack trace', () => {
     const r = run(['enqueue', 'add', '1', '--broker', 'redis://127.0.0.1:1']);
     expect(r.code).toBe(1);
