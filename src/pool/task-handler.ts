@@ -58,23 +58,36 @@ export class TaskHandler {
     });
   }
 
-  /** One pass: keep handing batches to children round-robin until nobody takes more. */
+  /**
+   * One pass. Idle children first, lowest index first: with one job in flight
+   * it keeps landing on the same warm child (its pages and the scheduler's
+   * placement stay hot), while a burst still reaches every idle child. Then
+   * round-robin over everyone the strategy lets take more, until nobody does.
+   */
   flush(): void {
     if (this.paused) return;
     const children = this.hooks.children();
     const n = children.length;
+    for (let i = 0; i < n && this.outbound.length > 0; i++) {
+      const proc = children[i] as WorkerProcess;
+      if (proc.inFlight.length === 0) this.offer(proc);
+    }
     let progressed = true;
     while (this.outbound.length > 0 && progressed && n > 0) {
       progressed = false;
       for (let i = 0; i < n && this.outbound.length > 0; i++) {
-        const proc = children[(this.cursor + i) % n] as WorkerProcess;
-        let cap = this.strategy.capacity(proc);
-        if (cap === 0) continue;
-        if (this.maxTasksPerChild !== undefined) cap = Math.min(cap, this.maxTasksPerChild - proc.assigned);
-        if (cap > 0 && this.writeBatch(proc, cap)) progressed = true;
+        if (this.offer(children[(this.cursor + i) % n] as WorkerProcess)) progressed = true;
       }
       this.cursor = (this.cursor + 1) % n;
     }
+  }
+
+  /** Hands `proc` as many jobs as the strategy and maxTasksPerChild allow; true if it took any. */
+  private offer(proc: WorkerProcess): boolean {
+    let cap = this.strategy.capacity(proc);
+    if (cap === 0) return false;
+    if (this.maxTasksPerChild !== undefined) cap = Math.min(cap, this.maxTasksPerChild - proc.assigned);
+    return cap > 0 && this.writeBatch(proc, cap);
   }
 
   private writeBatch(proc: WorkerProcess, cap: number): boolean {

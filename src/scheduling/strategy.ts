@@ -3,8 +3,8 @@ import type { StrategyName } from '../pool/options.js';
 
 /**
  * Which child gets the next jobs (Celery's -O fair / -O fcfs). The TaskHandler
- * walks the children round-robin and asks the strategy how many jobs each may
- * take right now; 0 skips the child.
+ * offers jobs to idle children first (lowest index first), then round-robin,
+ * and asks the strategy how many jobs each may take right now; 0 skips the child.
  */
 export interface SchedulingStrategy {
   readonly name: StrategyName;

@@ -1,0 +1,31 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { StrategyName } from 'prefork';
+import { applyAndAwaitStart, pids, release, startPool, terminatePools } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+describe('which child gets a job (TaskHandler)', () => {
+  it.each(['fair', 'fcfs'] as StrategyName[])('with %s and one job in flight at a time, keeps using the first idle child', async (strategy) => {
+    const pool = await startPool({ processes: 3, strategy });
+    const [first] = pids(pool);
+    const ran: unknown[] = [];
+    for (let i = 0; i < 12; i++) ran.push(await pool.apply('pid'));
+    expect(ran).toEqual(Array.from({ length: 12 }, () => first));
+  });
+
+  it('with fcfs, a burst still reaches every child', async () => {
+    const pool = await startPool({ processes: 2, strategy: 'fcfs' });
+    const ran = (await Promise.all(Array.from({ length: 600 }, () => pool.apply('pid')))) as number[];
+    expect(new Set(ran)).toEqual(new Set(pids(pool)));
+  });
+
+  it('with fair, two jobs at once start on two children', async () => {
+    const pool = await startPool({ processes: 2, strategy: 'fair' });
+    const a = applyAndAwaitStart(pool, 'block');
+    const b = applyAndAwaitStart(pool, 'block');
+    const started = await Promise.all([a.started, b.started]);
+    expect(new Set(started)).toEqual(new Set(pids(pool)));
+    for (const pid of started) release(pid);
+    await expect(Promise.all([a.result, b.result])).resolves.toEqual(started);
+  });
+});
