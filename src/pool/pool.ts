@@ -116,7 +116,7 @@ export class Pool extends EventEmitter<PoolEvents> {
     if (o.autoscale !== undefined) {
       this.autoscaler = new Autoscaler(o.autoscale.max, o.autoscale.min, o.keepalive, o.autoscaleInterval, {
         reserved: () => this.reserved,
-        current: () => this.supervisor.active.length,
+        current: () => this.supervisor.activeCount,
         grow: (n) => this.supervisor.grow(n),
         shrink: (n) => this.supervisor.shrink(n),
         onScale: (event) => this.emit('autoscale', event),

@@ -49,6 +49,13 @@ export class Supervisor {
     return this.procs.filter((p) => !p.retiring && p.state !== 'exited');
   }
 
+  /** How many are active, without building the list (the autoscaler asks on every apply). */
+  get activeCount(): number {
+    let n = 0;
+    for (const p of this.procs) if (!p.retiring && p.state !== 'exited') n++;
+    return n;
+  }
+
   start(target: number): void {
     this.running = true;
     this.target = target;
