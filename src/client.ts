@@ -1,8 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
-import type { BackoffOptions, Broker, JobOptions, NewJob, ResultRecord } from './broker/types.js';
+import type { Broker, JobOptions, NewJob, ResultRecord } from './broker/types.js';
 import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
+import { checkBackoff, checkDelay, checkEta, checkLimitOrder, checkRetries, checkTimeLimit, MAX_TIMER_MS, type BackoffInput, type Bad } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
@@ -20,17 +21,27 @@ export interface ClientOptions {
 export interface EnqueueOptions {
   /** Queue name (default "default"). */
   queue?: string;
-  /** Run after this long (ms or "30s"); the job waits in the broker, not in a worker. */
+  /**
+   * Run after this long (ms or "30s"); the job waits in the broker, not in a
+   * worker. Counted on the broker's clock (Redis TIME), so a client whose
+   * clock is off does not shift it.
+   */
   delay?: number | string;
-  /** Run at this time. */
+  /**
+   * Run at this time (a Date or epoch ms). Absolute: compared with the
+   * broker's clock (Redis TIME), so it is off by however far this machine's
+   * clock is from the Redis server's. Prefer `delay` for "in N seconds".
+   */
   eta?: Date | number;
   /** Retries after the first attempt (default: the task's own, else 0). */
   retries?: number;
-  backoff?: BackoffOptions;
+  /** How retries wait: `{ type, delay, cap, jitter }`, durations in ms or strings like "30s". */
+  backoff?: BackoffInput;
   /** Your own job id (default: a random UUID). Enqueuing the same id twice runs the job twice. */
   id?: string;
   /** Store no result. */
   ignoreResult?: boolean;
+  /** Per-job hard / soft time limits (ms or "30s", at most 2^31-1 ms: they run as timers). */
   timeLimit?: number | string;
   softTimeLimit?: number | string;
 }
@@ -125,7 +136,7 @@ export class Client {
    */
   async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : parseDuration(timeout);
-    if (timeout !== undefined && ms === undefined) throw new OptionError('timeout', timeout, 'a duration in ms or a string like "30s"');
+    if (timeout !== undefined && (ms === undefined || ms > MAX_TIMER_MS)) throw new OptionError('timeout', timeout, `a duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`);
     await this.connect();
     const early = this.arrived.get(id);
     if (early !== undefined) {
@@ -177,21 +188,23 @@ export class Client {
     for (const key of Object.keys(options)) {
       if (!ENQUEUE_KEYS.has(key)) throw new OptionError(key, (options as Record<string, unknown>)[key], `a known enqueue option (unknown option "${key}")`);
     }
+    const jobOptions: JobOptions = {};
+    if (options.retries !== undefined) jobOptions.retries = checkRetries('retries', options.retries, bad);
+    if (options.backoff !== undefined) jobOptions.backoff = checkBackoff('backoff', options.backoff, bad);
+    if (options.ignoreResult) jobOptions.ignoreResult = true;
+    if (options.timeLimit !== undefined) jobOptions.timeLimit = checkTimeLimit('timeLimit', options.timeLimit, bad);
+    if (options.softTimeLimit !== undefined) jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);
+    checkLimitOrder(jobOptions.timeLimit, jobOptions.softTimeLimit, options.softTimeLimit, 'softTimeLimit', bad);
+    if (options.queue !== undefined && (typeof options.queue !== 'string' || options.queue === '')) bad('queue', options.queue, 'a non-empty queue name');
+    if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) bad('id', options.id, 'a non-empty string');
+    const delay = options.delay === undefined ? undefined : checkDelay('delay', options.delay, bad);
+    const eta = options.eta === undefined ? undefined : checkEta('eta', options.eta, bad);
     let payload: Uint8Array;
     try {
       payload = encodeBody(args);
     } catch (err) {
       throw new ArgumentSerializationError(name, err);
     }
-    const jobOptions: JobOptions = {};
-    if (options.retries !== undefined) {
-      if (!Number.isInteger(options.retries) || options.retries < 0) throw new OptionError('retries', options.retries, 'an integer >= 0');
-      jobOptions.retries = options.retries;
-    }
-    if (options.backoff !== undefined) jobOptions.backoff = options.backoff;
-    if (options.ignoreResult) jobOptions.ignoreResult = true;
-    if (options.timeLimit !== undefined) jobOptions.timeLimit = positiveDuration('timeLimit', options.timeLimit);
-    if (options.softTimeLimit !== undefined) jobOptions.softTimeLimit = positiveDuration('softTimeLimit', options.softTimeLimit);
     const job: NewJob = {
       id: options.id ?? randomUUID(),
       task: name,
@@ -203,16 +216,8 @@ export class Client {
       enqueuedAt: Date.now(),
     };
     if (!jobOptions.ignoreResult) job.replyTo = this.id;
-    if (options.delay !== undefined) {
-      const delay = parseDuration(options.delay);
-      if (delay === undefined) throw new OptionError('delay', options.delay, 'a duration in ms or a string like "30s"');
-      job.delay = delay;
-    }
-    if (options.eta !== undefined) {
-      const eta = options.eta instanceof Date ? options.eta.getTime() : options.eta;
-      if (!Number.isFinite(eta)) throw new OptionError('eta', options.eta, 'a Date or epoch milliseconds');
-      job.eta = eta;
-    }
+    if (delay !== undefined) job.delay = delay;
+    if (eta !== undefined) job.eta = eta;
     return job;
   }
 
@@ -268,8 +273,6 @@ export class Client {
   }
 }
 
-function positiveDuration(name: string, value: number | string): number {
-  const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0) throw new OptionError(name, value, 'a positive duration in ms or a string like "30s"');
-  return ms;
-}
+const bad: Bad = (option, value, expected) => {
+  throw new OptionError(option, value, expected);
+};

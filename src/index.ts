@@ -8,6 +8,7 @@ export type { ScaleEvent } from './pool/autoscaler.js';
 export { Worker, type WorkerStats, type WorkerEvents } from './worker.js';
 export type { WorkerOptions } from './worker-options.js';
 export { Client, JobHandle, type ClientOptions, type EnqueueOptions } from './client.js';
+export type { BackoffInput } from './job-option-checks.js';
 export { createBroker } from './broker/index.js';
 export type {
   Broker,

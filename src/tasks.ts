@@ -1,5 +1,5 @@
-import { parseDuration } from './units.js';
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { checkBackoff, checkLimitOrder, checkRetries, checkTimeLimit, type Backoff, type BackoffInput, type Bad } from './job-option-checks.js';
 
 export type TaskFunction = (...args: any[]) => unknown;
 
@@ -10,8 +10,9 @@ export type TaskFunction = (...args: any[]) => unknown;
 export interface TaskOptions {
   /** Retries after the first attempt (default 0). */
   retries?: number;
-  backoff?: { type?: 'exponential' | 'fixed'; delay?: number; cap?: number; jitter?: boolean };
-  /** Hard / soft time limits, in ms or strings like "30s". */
+  /** Durations in ms. */
+  backoff?: Backoff;
+  /** Hard / soft time limits, in ms. */
   timeLimit?: number;
   softTimeLimit?: number;
   /** Store no result for this task. */
@@ -19,8 +20,11 @@ export interface TaskOptions {
 }
 
 /** A task with options: `defineTasks({ resize: { run: resize, retries: 3, timeLimit: '1m' } })`. */
-export interface TaskDefinition extends Omit<TaskOptions, 'timeLimit' | 'softTimeLimit'> {
+export interface TaskDefinition extends Omit<TaskOptions, 'backoff' | 'timeLimit' | 'softTimeLimit'> {
   run: TaskFunction;
+  /** Durations in ms or strings like "30s". */
+  backoff?: BackoffInput;
+  /** Hard / soft time limits, in ms or strings like "30s" (at most 2^31-1 ms: they run as timers). */
   timeLimit?: number | string;
   softTimeLimit?: number | string;
 }
@@ -59,30 +63,29 @@ export function defineTasks(tasks: Record<string, TaskFunction | TaskDefinition>
 }
 
 function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
-  const bad = (option: string, value: unknown, expected: string): never => {
-    throw new TypeError(`defineTasks(): task ${JSON.stringify(task)} option ${option} is ${JSON.stringify(value) ?? typeof value} (expected ${expected})`);
+  const bad: Bad = (option, value, expected) => {
+    throw new TypeError(`defineTasks(): task ${JSON.stringify(task)} option ${option} is ${describe(value)} (expected ${expected})`);
   };
   const out: TaskOptions = {};
   for (const key of Object.keys(def)) {
     if (!['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult'].includes(key)) bad(key, def[key as keyof TaskDefinition], 'a known task option: retries, backoff, timeLimit, softTimeLimit, ignoreResult');
   }
-  if (def.retries !== undefined) {
-    if (!Number.isInteger(def.retries) || def.retries < 0) bad('retries', def.retries, 'an integer >= 0');
-    out.retries = def.retries;
-  }
-  if (def.backoff !== undefined) {
-    if (typeof def.backoff !== 'object' || def.backoff === null) bad('backoff', def.backoff, '{ type, delay, cap, jitter }');
-    out.backoff = { ...def.backoff };
-  }
-  for (const key of ['timeLimit', 'softTimeLimit'] as const) {
-    const value = def[key];
-    if (value === undefined) continue;
-    const ms = parseDuration(value);
-    if (ms === undefined || ms <= 0) bad(key, value, 'a positive duration in ms or a string like "30s"');
-    out[key] = ms;
-  }
+  if (def.retries !== undefined) out.retries = checkRetries('retries', def.retries, bad);
+  if (def.backoff !== undefined) out.backoff = checkBackoff('backoff', def.backoff, bad);
+  if (def.timeLimit !== undefined) out.timeLimit = checkTimeLimit('timeLimit', def.timeLimit, bad);
+  if (def.softTimeLimit !== undefined) out.softTimeLimit = checkTimeLimit('softTimeLimit', def.softTimeLimit, bad);
+  checkLimitOrder(out.timeLimit, out.softTimeLimit, def.softTimeLimit, 'softTimeLimit', bad);
   if (def.ignoreResult !== undefined) out.ignoreResult = Boolean(def.ignoreResult);
   return out;
+}
+
+function describe(value: unknown): string {
+  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
+  try {
+    return JSON.stringify(value) ?? typeof value;
+  } catch {
+    return typeof value;
+  }
 }
 
 export function isTaskRegistry(value: unknown): value is TaskRegistry {

@@ -293,6 +293,18 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(got.map((g) => [g.d.job.id, g.d.job.attempt, g.d.job.redeliveries])).toEqual([['a', 1, 0]]);
     });
 
+    it('a retry delay a task got wrong loses no job: NaN retries now, Infinity waits in the delayed set', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a'), job('b')]);
+      const [a, bb] = await fetchAll(b, me, ['q'], 2);
+      await b.settle([{ kind: 'retry', delivery: a!, delay: Number.NaN }, { kind: 'retry', delivery: bb!, delay: Number.POSITIVE_INFINITY }]);
+      expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 0, delayed: 2 });
+      const again = await fetchAll(b, me, ['q'], 2);
+      expect(again.map((d) => [d.job.id, d.job.attempt])).toEqual([['a', 1]]);
+      expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 1, delayed: 1 });
+    });
+
     it('dead: listed newest first with the reason, retried by id or all (attempt and redeliveries reset), purged', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

@@ -21,9 +21,23 @@ describe('defineTasks', () => {
     [{ t: { run: () => 1, timeLimit: 'soon' } }, 'timeLimit'],
     [{ t: { run: () => 1, softTimeLimit: 0 } }, 'softTimeLimit'],
     [{ t: { run: () => 1, retires: 3 } }, 'retires'],
+    [{ t: { run: () => 1, retries: '3' } }, 'retries'],
+    [{ t: { run: () => 1, timeLimit: '25d' } }, 'timeLimit is "25d"'],
+    [{ t: { run: () => 1, softTimeLimit: 2 ** 31 } }, `softTimeLimit is ${2 ** 31}`],
+    [{ t: { run: () => 1, timeLimit: '1s', softTimeLimit: '1s' } }, 'softTimeLimit is "1s"'],
+    [{ t: { run: () => 1, backoff: 5 } }, 'backoff is 5'],
+    [{ t: { run: () => 1, backoff: { delay: 'later' } } }, 'backoff.delay is "later"'],
+    [{ t: { run: () => 1, backoff: { cap: -1 } } }, 'backoff.cap is -1'],
+    [{ t: { run: () => 1, backoff: { type: 'linear' } } }, 'backoff.type is "linear"'],
+    [{ t: { run: () => 1, backoff: { base: 10 } } }, 'backoff.base is 10'],
   ])('rejects %j with a TypeError naming %s', (tasks, named) => {
     expect(() => defineTasks(tasks as never)).toThrow(TypeError);
     expect(() => defineTasks(tasks as never)).toThrow(named);
+  });
+
+  it('turns backoff durations given as strings into ms', () => {
+    const registry = defineTasks({ t: { run: () => 1, backoff: { type: 'fixed', delay: '2s', cap: '1m', jitter: false } } });
+    expect(registry.options.t).toEqual({ backoff: { type: 'fixed', delay: 2_000, cap: 60_000, jitter: false } });
   });
 
   it('rejects something that is not an object', () => {

@@ -1,3 +1,4 @@
+import { retryDelayMs } from '../../job-option-checks.js';
 import type { JobState, Settlement } from '../types.js';
 import type { MemoryState } from './memory-state.js';
 
@@ -30,7 +31,7 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
         const { queue, job } = held.delivery;
         const q = state.queue(queue);
         if (s.kind === 'retry') {
-          q.addDelayed({ dueAt: now + Math.max(0, s.delay), job: { ...job, attempt: job.attempt + 1 } });
+          q.addDelayed({ dueAt: now + retryDelayMs(s.delay), job: { ...job, attempt: job.attempt + 1 } });
           ctx.touched.add(queue);
         } else if (s.kind === 'dead') {
           q.bury({ job, reason: s.reason, diedAt: now }, ctx.deadMax);

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { retryDelayMs } from '../../job-option-checks.js';
 import type { Delivery, FetchReply, FetchRequest, Settlement, WaitReply } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import { makeCanonicalDelivery, makeDelivery, markerDue, parseReceipt, type StreamKind } from './entry-codec.js';
@@ -125,8 +126,8 @@ export class Work {
     };
     for (const { queue, quota } of plan) {
       const known = index.get(queue);
-      if (known !== undefined) quotas[known - 1]! += Math.max(0, quota);
-      else quotas[indexOf(queue) - 1] = Math.max(0, quota);
+      if (known !== undefined) quotas[known - 1]! += wholeCount(quota);
+      else quotas[indexOf(queue) - 1] = wholeCount(quota);
     }
     const planned = queues.length;
     const ops: (string | number)[] = [];
@@ -141,14 +142,14 @@ export class Work {
         const ids = acks.get(group);
         if (ids === undefined) acks.set(group, [entryId]);
         else ids.push(entryId);
-      } else if (s.kind === 'retry') ops.push('r', q, kind, entryId, Math.max(0, Math.round(s.delay)));
+      } else if (s.kind === 'retry') ops.push('r', q, kind, entryId, retryDelayMs(s.delay));
       else if (s.kind === 'dead') ops.push('d', q, kind, entryId, s.reason);
       else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, '1');
       else ops.push('g', q, kind, entryId, '0');
     }
     const keys = [this.keys.nodes];
     for (const q of queues) keys.push(...this.keys.queueKeys(q));
-    const args: (string | number)[] = [nodeId, Math.max(0, count), queues.length, planned, this.deadMax, PROMOTE_MAX, ops.length / 5, acks.size];
+    const args: (string | number)[] = [nodeId, wholeCount(count), queues.length, planned, this.deadMax, PROMOTE_MAX, ops.length / 5, acks.size];
     for (let i = 0; i < planned; i++) args.push(quotas[i]!);
     for (const op of ops) args.push(op);
     for (const [group, ids] of acks) {
@@ -301,6 +302,11 @@ function pause(ms: number, signal: AbortSignal): Promise<boolean> {
     }, ms);
     signal.addEventListener('abort', onAbort, { once: true });
   });
+}
+
+/** A count the fetch script accepts: a whole number >= 0 (the script rejects anything else, changing nothing). */
+function wholeCount(n: number): number {
+  return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
 }
 
 function receiptKey(d: Delivery): string {

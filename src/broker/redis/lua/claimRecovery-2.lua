@@ -14,7 +14,8 @@
   -1 nothing to recover (unknown node, or already recovered).
 ]]
 local nodes, recovering = KEYS[1], KEYS[2]
-local dead, hold, force = ARGV[1], tonumber(ARGV[2]), ARGV[3] == '1'
+local dead, hold = ARGV[1], intArg(2, 'claim hold (ms)', 1)
+local force = oneOfArg(3, 'force flag', { '0', '1' }) == '1'
 local now = nowMs()
 local lease = redis.call('ZSCORE', nodes, dead)
 if lease then

@@ -14,7 +14,7 @@
 
   Returns { waiting, reserved, delayed, dead }.
 ]]
-local scan = tonumber(ARGV[1])
+local scan = intArg(1, 'scan limit', 0)
 local waiting, reserved = 0, 0
 local function countStream(stream)
   local len = redis.call('XLEN', stream)

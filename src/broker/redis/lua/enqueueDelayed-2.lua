@@ -13,9 +13,12 @@
   Returns the due time (ms); 0 when the job went straight to the stream.
 ]]
 local delayed, stream = KEYS[1], KEYS[2]
+local mode = oneOfArg(1, 'mode', { 'delay', 'eta' })
+local due
+if mode == 'delay' then due = intArg(2, 'delay (ms)', 0) else due = intArg(2, 'due time (epoch ms)', -MAX_INT) end
+if #ARGV < 4 or #ARGV % 2 ~= 0 then badArg(#ARGV, 'entry fields: expected field/value pairs') end
 local now = nowMs()
-local due = tonumber(ARGV[2])
-if ARGV[1] == 'delay' then due = now + due end
+if mode == 'delay' then due = now + due end
 local fields = {}
 for i = 3, #ARGV do fields[#fields + 1] = ARGV[i] end
 if due <= now then

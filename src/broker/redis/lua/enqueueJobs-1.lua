@@ -12,7 +12,15 @@
   Returns the number of jobs added.
 ]]
 local stream = KEYS[1]
-local jobs = cmsgpack.unpack(ARGV[1])
+local ok, jobs = pcall(cmsgpack.unpack, ARGV[1] or '')
+if not ok or type(jobs) ~= 'table' then badArg(1, 'packed jobs: not a msgpack array') end
+-- All checked before the first XADD: a bad row must not leave half the batch enqueued.
+for i, v in ipairs(jobs) do
+  if type(v) ~= 'table' or #v ~= 6 then badArg(1, 'packed jobs: row ' .. i .. ' is not six values') end
+  for k = 1, 6 do
+    if type(v[k]) ~= 'string' then badArg(1, 'packed jobs: row ' .. i .. ' value ' .. k .. ' is not a string') end
+  end
+end
 for _, v in ipairs(jobs) do
   redis.call('XADD', stream, '*', 'id', v[1], 'task', v[2], 'payload', v[3], 'attempt', v[4], 'redeliveries', v[5], 'meta', v[6])
 end

@@ -35,16 +35,43 @@
   (Flat and without field names: about half the reply, half the
   conversions in Redis and allocations in the client.)
   Settlements of entries this group no longer holds (a fenced node's late
-  acks: the recovered copies have new ids) change nothing.
+  acks: the recovered copies have new ids) change nothing. A malformed
+  argument fails the call before anything is changed.
 ]]
 local nodes = KEYS[1]
 local nodeId = ARGV[1]
-local count = tonumber(ARGV[2])
-local np = tonumber(ARGV[4])
+local count = intArg(2, 'count', 0)
+local nq = intArg(3, 'number of queues', 0)
+if #KEYS ~= 1 + 4 * nq then badArg(3, 'number of queues: expected (#KEYS - 1) / 4 = ' .. ((#KEYS - 1) / 4)) end
+local np = intArg(4, 'number of plan queues', 0, nq)
 local deadMax = ARGV[5]
-local promoteMax = tonumber(ARGV[6])
-local ns = tonumber(ARGV[7])
-local na = tonumber(ARGV[8])
+intArg(5, 'deadMax', 0)
+local promoteMax = intArg(6, 'promoteMax', 1)
+local ns = intArg(7, 'number of settlements', 0)
+local na = intArg(8, 'number of ack groups', 0)
+
+-- 0. every argument checked before the first write (see the prelude)
+for p = 1, np do intArg(8 + p, 'quota', 0) end
+do
+  local a = 9 + np
+  for _ = 1, ns do
+    local op = oneOfArg(a, 'settlement op', { 'r', 'd', 'g' })
+    intArg(a + 1, 'queue index', 1, nq)
+    oneOfArg(a + 2, 'stream kind', { 'q', 'r' })
+    if ARGV[a + 3] == nil or ARGV[a + 3] == '' then badArg(a + 3, 'entry id') end
+    if op == 'r' then intArg(a + 4, 'retry delay (ms)', 0)
+    elseif op == 'g' then oneOfArg(a + 4, 'give-back redelivery flag', { '0', '1' })
+    elseif ARGV[a + 4] == nil then badArg(a + 4, 'dead-letter reason') end
+    a = a + 5
+  end
+  for _ = 1, na do
+    intArg(a, 'queue index', 1, nq)
+    oneOfArg(a + 1, 'stream kind', { 'q', 'r' })
+    local n = intArg(a + 2, 'number of acks', 0, #ARGV - a - 2)
+    a = a + 3 + n
+  end
+  if a ~= #ARGV + 1 then badArg(a, 'unexpected argument: expected ' .. (a - 1) .. ' arguments, got ' .. #ARGV) end
+end
 -- TIME only when needed (a settle-only call of plain acks never reads the clock).
 local now = nil
 local function clock()

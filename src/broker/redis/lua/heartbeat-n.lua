@@ -16,7 +16,7 @@
   A lease that expired is never renewed: the node may already be recovered.
 ]]
 local nodes, recovering, info = KEYS[1], KEYS[2], KEYS[3]
-local id, lease, most = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local id, lease, most = ARGV[1], intArg(2, 'lease (ms)', 1), intArg(3, 'most expired nodes', 0)
 local now = nowMs()
 local score = redis.call('ZSCORE', nodes, id)
 if not score or tonumber(score) < now then return { 1, {}, -1 } end

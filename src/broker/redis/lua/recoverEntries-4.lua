@@ -17,7 +17,8 @@
   Returns { entries looked at (-1 = no claim), jobs moved }.
 ]]
 local recovering, stream, rd, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
-local node, batch, maxRedeliveries, deadMax = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3]), ARGV[4]
+local node, batch, maxRedeliveries, deadMax = ARGV[1], intArg(2, 'batch size', 1), intArg(3, 'maxRedeliveries', 0), ARGV[4]
+intArg(4, 'deadMax', 0)
 if not redis.call('ZSCORE', recovering, node) then return { -1, 0 } end
 local pending = redis.pcall('XPENDING', stream, 'w', '-', '+', batch, node)
 if type(pending) ~= 'table' or pending.err then return { 0, 0 } end

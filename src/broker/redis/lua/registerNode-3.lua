@@ -16,7 +16,7 @@
   Returns the lease deadline (ms).
 ]]
 local nodes, info, queues = KEYS[1], KEYS[2], KEYS[3]
-local id, lease, f = ARGV[1], tonumber(ARGV[2]), tonumber(ARGV[3])
+local id, lease, f = ARGV[1], intArg(2, 'lease (ms)', 1), intArg(3, 'number of info pairs', 0, math.floor((#ARGV - 3) / 2))
 local deadline = nowMs() + lease
 redis.call('ZADD', nodes, deadline, id)
 redis.call('DEL', info)

@@ -10,7 +10,7 @@
   Returns how many jobs were moved.
 ]]
 local dead, stream = KEYS[1], KEYS[2]
-local all = ARGV[1] == '1'
+local all = oneOfArg(1, 'all flag', { '0', '1' }) == '1'
 local wanted = {}
 for i = 2, #ARGV do wanted[ARGV[i]] = true end
 local moved = 0

@@ -3,6 +3,34 @@
 -- id, task, payload, attempt, redeliveries, meta; a timer marker is an entry
 -- with id == '' and task == '' whose meta is the due time (ms).
 
+-- Argument checks. Redis does not roll back a script that fails half-way: a
+-- script checks every argument before its first write, so a bad one fails the
+-- call with nothing changed (never, say, a job acked and then not re-added).
+local MAX_INT = 9007199254740991 -- 2^53 - 1: larger integers are not exact in Lua or JS
+
+local function badArg(i, what)
+  local shown = ARGV[i]
+  if shown == nil then shown = '(missing)' else shown = '"' .. string.sub(shown, 1, 40) .. '"' end
+  error({ err = 'ERR prefork: ARGV[' .. i .. '] (' .. what .. ') is ' .. shown })
+end
+
+-- ARGV[i] as an integer in [min, max] (max defaults to MAX_INT); tonumber alone takes 'nan', 'inf', '0x10'.
+local function intArg(i, what, min, max)
+  local raw = ARGV[i]
+  local n = nil
+  if raw ~= nil and string.find(raw, '^%-?%d+$') then n = tonumber(raw) end
+  if n == nil or n < min or n > (max or MAX_INT) then badArg(i, what .. ': expected an integer >= ' .. min) end
+  return n
+end
+
+-- ARGV[i] as one of the given strings.
+local function oneOfArg(i, what, allowed)
+  for _, a in ipairs(allowed) do
+    if ARGV[i] == a then return a end
+  end
+  badArg(i, what .. ': expected one of ' .. table.concat(allowed, ', '))
+end
+
 local function nowMs()
   local t = redis.call('TIME')
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)

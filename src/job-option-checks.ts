@@ -1,0 +1,98 @@
+import { parseDuration } from './units.js';
+
+/**
+ * Checks of the per-job options shared by `Client.enqueue` and
+ * `defineTasks` (each reports a bad value its own way through `bad`). Kept
+ * free of package imports: task modules load it through 'prefork/task'.
+ */
+
+/** Longest delay a Node timer honours: setTimeout fires at once for more (and warns). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Longest delay of a job or a retry (100 years): a typo guard that keeps due times exact integers everywhere. */
+export const MAX_DELAY_MS = 3_155_760_000_000;
+/** Largest epoch ms a Date can hold. */
+const MAX_EPOCH_MS = 8.64e15;
+
+/** Reports a bad value: throws, naming the option, the value and what was expected. */
+export type Bad = (option: string, value: unknown, expected: string) => never;
+
+/** The backoff of a job or a task as given: durations in ms or strings like "30s". */
+export interface BackoffInput {
+  type?: 'exponential' | 'fixed';
+  delay?: number | string;
+  cap?: number | string;
+  jitter?: boolean;
+}
+
+/** A backoff with its durations in ms (what the broker stores and the Consumer reads). */
+export interface Backoff {
+  type?: 'exponential' | 'fixed';
+  delay?: number;
+  cap?: number;
+  jitter?: boolean;
+}
+
+const BACKOFF_KEYS = new Set(['type', 'delay', 'cap', 'jitter']);
+
+/** A time limit: positive, and short enough for a timer (about 24.8 days). */
+export function checkTimeLimit(option: string, value: unknown, bad: Bad): number {
+  const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms === undefined || ms <= 0 || ms > MAX_TIMER_MS) bad(option, value, `a positive duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`);
+  return ms as number;
+}
+
+/** A delay before a job runs (or reruns): >= 0, up to MAX_DELAY_MS. It waits in the broker, not in a timer. */
+export function checkDelay(option: string, value: unknown, bad: Bad): number {
+  const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms === undefined || ms > MAX_DELAY_MS) bad(option, value, `a duration >= 0 up to 100 years, in ms or a string like "30s"`);
+  return ms as number;
+}
+
+/** An absolute due time: a valid Date or epoch ms. */
+export function checkEta(option: string, value: unknown, bad: Bad): number {
+  const ms = value instanceof Date ? value.getTime() : value;
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS) bad(option, value, 'a valid Date or epoch milliseconds');
+  return Math.round(ms as number);
+}
+
+export function checkRetries(option: string, value: unknown, bad: Bad): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) bad(option, value, 'an integer >= 0');
+  return value as number;
+}
+
+/** `{ type, delay, cap, jitter }`, unknown keys rejected, durations turned into ms. */
+export function checkBackoff(option: string, value: unknown, bad: Bad): Backoff {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad(option, value, "{ type: 'exponential' | 'fixed', delay, cap, jitter }");
+  const input = value as Record<string, unknown>;
+  for (const key of Object.keys(input)) {
+    if (!BACKOFF_KEYS.has(key)) bad(`${option}.${key}`, input[key], 'a known backoff option: type, delay, cap, jitter');
+  }
+  const out: Backoff = {};
+  if (input.type !== undefined) {
+    if (input.type !== 'exponential' && input.type !== 'fixed') bad(`${option}.type`, input.type, "'exponential' or 'fixed'");
+    out.type = input.type as Backoff['type'];
+  }
+  if (input.delay !== undefined) out.delay = checkDelay(`${option}.delay`, input.delay, bad);
+  if (input.cap !== undefined) out.cap = checkDelay(`${option}.cap`, input.cap, bad);
+  if (input.jitter !== undefined) {
+    if (typeof input.jitter !== 'boolean') bad(`${option}.jitter`, input.jitter, 'true or false');
+    out.jitter = input.jitter as boolean;
+  }
+  return out;
+}
+
+/** Both limits given: the soft one must come first, or it never fires. */
+export function checkLimitOrder(timeLimit: number | undefined, softTimeLimit: number | undefined, softInput: unknown, option: string, bad: Bad): void {
+  if (timeLimit !== undefined && softTimeLimit !== undefined && softTimeLimit >= timeLimit) bad(option, softInput, `less than timeLimit (${timeLimit} ms)`);
+}
+
+/**
+ * A retry delay as the brokers store it: whole ms in [0, MAX_DELAY_MS]. The
+ * delay a task asks for (`new Retry({ delay })`) reaches the broker unchecked:
+ * NaN runs the retry now and an overlong one waits MAX_DELAY_MS, rather than
+ * a bad number failing a whole batch of settlements.
+ */
+export function retryDelayMs(ms: number): number {
+  if (Number.isNaN(ms)) return 0;
+  return Math.min(MAX_DELAY_MS, Math.max(0, Math.round(ms)));
+}

@@ -1,0 +1,96 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { callScript, defineScripts } from '../../dist/broker/redis/scripts.js';
+import type { Delivery } from '../../dist/broker/types.js';
+import { fetchFrom, job, registerNode, Scope } from './redis-helpers.js';
+
+/**
+ * Redis does not roll back a script that fails half-way: each script checks
+ * its arguments before its first write, so a bad one changes nothing. These
+ * call the scripts directly with bad arguments, then look at what is left.
+ */
+let scope: Scope;
+let broker: RedisBroker;
+const NODE = 'node-a';
+
+beforeEach(async () => {
+  scope = new Scope();
+  broker = await scope.broker();
+  await registerNode(broker, NODE, ['q']);
+  defineScripts(scope.raw);
+});
+afterEach(async () => {
+  await scope.cleanup();
+});
+
+/** One job, reserved by NODE. */
+async function reserved(): Promise<Delivery> {
+  await broker.enqueue([job('q')]);
+  const [d] = (await fetchFrom(broker, NODE, ['q'], 1)).deliveries;
+  return d!;
+}
+
+/** The fetch script settling one delivery with op/arg, settle-only (node id ''). */
+function settleRaw(d: Delivery, op: string, arg: string, queueIndex: number | string = 1): Promise<unknown> {
+  const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('q:q:rd'), scope.key('q:q:delayed'), scope.key('q:q:dead')];
+  return callScript(scope.raw, 'fetchJobs', keys, ['', 0, 1, 0, 10, 100, 1, 0, op, queueIndex, 'q', d.receipt.slice(2), arg]);
+}
+
+async function stillReserved(d: Delivery): Promise<void> {
+  const entries = await scope.raw.xrange(scope.key('q:q'), d.receipt.slice(2), d.receipt.slice(2));
+  expect(entries).toHaveLength(1);
+  const pending = (await scope.raw.xpending(scope.key('q:q'), 'w')) as [number];
+  expect(pending[0]).toBe(1);
+  expect((await broker.counts(['q']))[0]).toMatchObject({ reserved: 1, delayed: 0, dead: 0 });
+}
+
+describe('fetch script: a bad settlement argument loses no job', () => {
+  it.each([
+    ['a retry delay of nan', 'r', 'nan', 1, /ARGV\[13\] \(retry delay \(ms\)[^)]*\) is "nan"/],
+    ['a retry delay of inf', 'r', 'inf', 1, /retry delay/],
+    ['a fractional retry delay', 'r', '1.5', 1, /retry delay/],
+    ['a negative retry delay', 'r', '-5', 1, /retry delay/],
+    ['an unknown op', 'x', '0', 1, /ARGV\[9\] \(settlement op[^)]*\) is "x"/],
+    ['a queue index out of range', 'r', '10', 2, /queue index/],
+    ['a bad give-back flag', 'g', 'yes', 1, /give-back/],
+  ])('%s fails the call and leaves the job reserved', async (_what, op, arg, queueIndex, message) => {
+    const d = await reserved();
+    await expect(settleRaw(d, op, arg, queueIndex)).rejects.toThrow(message);
+    await stillReserved(d);
+  });
+
+  it('a retry with a good delay still moves the job (the checks pass what is valid)', async () => {
+    const d = await reserved();
+    await settleRaw(d, 'r', '60000');
+    expect((await broker.counts(['q']))[0]).toMatchObject({ reserved: 0, delayed: 1 });
+  });
+
+  it('a miscounted argument list fails before any ack', async () => {
+    const d = await reserved();
+    const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('q:q:rd'), scope.key('q:q:delayed'), scope.key('q:q:dead')];
+    // One ack group claiming two ids, followed by one: the count is wrong.
+    await expect(callScript(scope.raw, 'fetchJobs', keys, ['', 0, 1, 0, 10, 100, 0, 1, 1, 'q', 2, d.receipt.slice(2)])).rejects.toThrow(/number of acks/);
+    await stillReserved(d);
+  });
+});
+
+describe('other scripts check their arguments first', () => {
+  it('claimRecovery with a bad hold leaves the node registered', async () => {
+    await expect(callScript(scope.raw, 'claimRecovery', [scope.key('nodes'), scope.key('recovering')], [NODE, 'soon', '1'])).rejects.toThrow(/claim hold/);
+    expect(await scope.raw.zscore(scope.key('nodes'), NODE)).not.toBeNull();
+  });
+
+  it('enqueueJobs with one bad row adds none of the batch', async () => {
+    const { pack } = await import('msgpackr');
+    const good = ['id1', 'add', 'p', '0', '0', '{}'];
+    await expect(callScript(scope.raw, 'enqueueJobs', [scope.key('q:q')], [pack([good, ['id2', 'add']])])).rejects.toThrow(/row 2/);
+    expect(await scope.raw.xlen(scope.key('q:q'))).toBe(0);
+  });
+
+  it('enqueueDelayed rejects an unknown mode and a non-integer delay', async () => {
+    const keys = [scope.key('q:q:delayed'), scope.key('q:q')];
+    await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['later', 5, 'id', 'x'])).rejects.toThrow(/mode/);
+    await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['delay', 'nan', 'id', 'x'])).rejects.toThrow(/delay \(ms\)/);
+    expect(await scope.raw.exists(scope.key('q:q:delayed'), scope.key('q:q'))).toBe(0);
+  });
+});

@@ -1,0 +1,81 @@
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterEach, describe, expect, it } from 'vitest';
+import { Client, OptionError, type EnqueueOptions } from 'prefork';
+
+const silent = pino({ level: 'silent' });
+const clients: Client[] = [];
+afterEach(async () => {
+  await Promise.all(clients.splice(0).map((c) => c.close()));
+});
+
+function client(): Client {
+  const c = new Client({ broker: `memory://client-options-${randomUUID()}`, logger: silent });
+  clients.push(c);
+  return c;
+}
+
+/** What the broker stored for a job enqueued with `options` (read back through the broker's admin view). */
+async function stored(c: Client, options: EnqueueOptions): Promise<{ options: Record<string, unknown>; delayed: number }> {
+  await c.enqueue('t', [], { ...options, queue: 'q' });
+  const [counts] = await c.broker.counts(['q']);
+  await c.broker.register({ id: 'n', name: 'n', host: 'h', pid: 1, queues: ['q'], concurrency: '1', startedAt: 0 });
+  const reply = await c.broker.fetch({ nodeId: 'n', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+  return { options: (reply.deliveries[0]?.job.options ?? {}) as Record<string, unknown>, delayed: counts!.delayed };
+}
+
+describe('Client.enqueue options', () => {
+  it.each([
+    ['delay', { delay: 'soon' }, '"soon"'],
+    ['delay', { delay: -1 }, '-1'],
+    ['delay', { delay: Number.NaN }, 'NaN'],
+    ['delay', { delay: '200y' }, '"200y"'],
+    ['delay', { delay: 4e12 }, '4000000000000'],
+    ['eta', { eta: new Date('nope') }, ''],
+    ['eta', { eta: Number.POSITIVE_INFINITY }, 'Infinity'],
+    ['eta', { eta: '2030-01-01' }, '"2030-01-01"'],
+    ['retries', { retries: -1 }, '-1'],
+    ['retries', { retries: 1.5 }, '1.5'],
+    ['retries', { retries: '3' }, '"3"'],
+    ['backoff', { backoff: 1000 }, '1000'],
+    ['backoff.delay', { backoff: { delay: 'later' } }, '"later"'],
+    ['backoff.cap', { backoff: { cap: -5 } }, '-5'],
+    ['backoff.type', { backoff: { type: 'linear' } }, '"linear"'],
+    ['backoff.jitter', { backoff: { jitter: 'yes' } }, '"yes"'],
+    ['backoff.dealy', { backoff: { dealy: 10 } }, '10'],
+    ['timeLimit', { timeLimit: 0 }, '0'],
+    ['timeLimit', { timeLimit: '25d' }, '"25d"'],
+    ['timeLimit', { timeLimit: 2 ** 31 }, String(2 ** 31)],
+    ['softTimeLimit', { softTimeLimit: 'x' }, '"x"'],
+    ['softTimeLimit', { timeLimit: '1s', softTimeLimit: '2s' }, '"2s"'],
+    ['queue', { queue: '' }, '""'],
+    ['id', { id: 42 }, '42'],
+  ])('rejects a bad %s (%j) with an OptionError naming it and the value', async (option, options, shown) => {
+    const err = await client().enqueue('t', [], options as EnqueueOptions).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OptionError);
+    expect((err as OptionError).option).toBe(option);
+    expect((err as OptionError).message).toContain(`invalid option ${option}: ${shown}`);
+  });
+
+  it('enqueues nothing when one job of a batch is bad', async () => {
+    const c = client();
+    await expect(c.enqueueMany([{ name: 't', options: { queue: 'q' } }, { name: 't', options: { queue: 'q', timeLimit: -1 } }])).rejects.toThrow(OptionError);
+    expect((await c.broker.counts(['q']))[0]!.waiting).toBe(0);
+  });
+
+  it('stores durations given as strings in ms, backoff included', async () => {
+    const { options } = await stored(client(), { retries: 2, backoff: { type: 'fixed', delay: '1.5s', cap: '1m', jitter: false }, timeLimit: '2m', softTimeLimit: '90s' });
+    expect(options).toEqual({ retries: 2, backoff: { type: 'fixed', delay: 1_500, cap: 60_000, jitter: false }, timeLimit: 120_000, softTimeLimit: 90_000 });
+  });
+
+  it('accepts a delay longer than a timer can run (it waits in the broker)', async () => {
+    const { delayed } = await stored(client(), { delay: '30d' });
+    expect(delayed).toBe(1);
+  });
+
+  it('rejects a result timeout a timer cannot run, naming it', async () => {
+    const c = client();
+    const job = await c.enqueue('t', []);
+    await expect(job.result({ timeout: '30d' })).rejects.toThrow(/invalid option timeout: "30d"/);
+  });
+});
