@@ -1,5 +1,4 @@
 import { Socket } from 'node:net';
-import { decodeBody } from '../protocol/codec.js';
 import { FrameBatch } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
 import type { ChildMessage, ParentMessage } from '../protocol/messages.js';
@@ -23,7 +22,7 @@ export class ParentChannel {
     this.decoder = new FrameDecoder(maxFrameSize);
     this.input = new Socket({ fd: 0, readable: true, writable: false });
     this.input.on('data', (chunk: Buffer) => {
-      this.decoder.push(chunk, (body) => onMessage(decodeBody(body) as ParentMessage));
+      this.decoder.decode(chunk, onMessage as (msg: unknown) => void);
     });
     // EOF on inq means the parent is gone: exit rather than linger as an orphan.
     this.input.on('end', onParentGone);

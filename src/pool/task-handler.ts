@@ -25,13 +25,17 @@ export class TaskHandler {
   private scheduled = false;
   private cursor = 0;
   private paused = false;
+  /** Reused for every write: take() empties it. */
+  private readonly batch: FrameBatch;
 
   constructor(
     private readonly strategy: SchedulingStrategy,
     private readonly maxTasksPerChild: number | undefined,
     private readonly maxFrameSize: number,
     private readonly hooks: TaskHandlerHooks,
-  ) {}
+  ) {
+    this.batch = new FrameBatch(maxFrameSize);
+  }
 
   submit(job: PoolJob): void {
     this.outbound.push(job);
@@ -91,9 +95,9 @@ export class TaskHandler {
   }
 
   private writeBatch(proc: WorkerProcess, cap: number): boolean {
-    const batch = new FrameBatch(this.maxFrameSize);
-    const taken: PoolJob[] = [];
-    while (taken.length < cap) {
+    const batch = this.batch;
+    let taken = 0;
+    while (taken < cap) {
       const job = this.outbound.shift();
       if (job === undefined) break;
       try {
@@ -102,11 +106,11 @@ export class TaskHandler {
         this.hooks.onUnsendable(job, new ArgumentSerializationError(job.name, err));
         continue;
       }
-      taken.push(job);
+      proc.inFlight.push(job);
+      taken++;
     }
-    if (taken.length === 0) return false;
-    for (const job of taken) proc.inFlight.push(job);
-    proc.assigned += taken.length;
+    if (taken === 0) return false;
+    proc.assigned += taken;
     proc.state = 'busy';
     proc.write(batch.take());
     if (this.maxTasksPerChild !== undefined && proc.assigned >= this.maxTasksPerChild) this.hooks.onQuota(proc);

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { decodeBody } from '../protocol/codec.js';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ChildMessage } from '../protocol/messages.js';
@@ -149,8 +148,7 @@ export class WorkerProcess {
     // Once the parent has decided to kill this child, nothing more it says counts.
     if (this.killReason !== undefined) return;
     try {
-      this.decoder.push(chunk, (body) => {
-        const msg = decodeBody(body);
+      this.decoder.decode(chunk, (msg) => {
         if (!Array.isArray(msg) || typeof msg[0] !== 'number') throw new Error(`malformed frame from child: not a message tuple`);
         this.owner.onMessage(this, msg as ChildMessage);
       });

@@ -1,4 +1,4 @@
-import { HEADER_SIZE } from './codec.js';
+import { decodeRange, HEADER_SIZE } from './codec.js';
 
 export class FrameTooLargeError extends Error {
   constructor(readonly size: number, readonly max: number) {
@@ -23,6 +23,15 @@ export class FrameDecoder {
 
   /** Calls `onFrame` for every complete body; throws FrameTooLargeError on an oversized header. */
   push(chunk: Buffer, onFrame: (body: Buffer) => void): void {
+    this.scan(chunk, (buf, start, end) => onFrame(buf.subarray(start, end)));
+  }
+
+  /** Like push, but hands over each body decoded, read in place (no per-frame view). */
+  decode(chunk: Buffer, onMessage: (message: unknown) => void): void {
+    this.scan(chunk, (buf, start, end) => onMessage(decodeRange(buf, start, end)));
+  }
+
+  private scan(chunk: Buffer, onFrame: (buf: Buffer, start: number, end: number) => void): void {
     let buf = chunk;
     if (this.heldBytes > 0) {
       this.held.push(chunk);
@@ -43,7 +52,7 @@ export class FrameDecoder {
         break;
       }
       offset = start + size;
-      onFrame(buf.subarray(start, offset));
+      onFrame(buf, start, offset);
     }
     if (offset < end) {
       if (end - offset < HEADER_SIZE) this.needed = HEADER_SIZE;

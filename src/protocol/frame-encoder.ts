@@ -1,20 +1,21 @@
-import { encodeBody, HEADER_SIZE } from './codec.js';
+import { encodeWithHeaderRoom, HEADER_SIZE } from './codec.js';
 import { FrameTooLargeError } from './frame-decoder.js';
 
 /**
  * Collects frames (4-byte big-endian length + msgpack body) into one buffer so
  * that many frames go out in a single write. Encoding happens on `push`, so a
- * value that cannot be encoded throws there and leaves the batch intact.
+ * value that cannot be encoded throws there and leaves the batch intact. A
+ * batch of one frame is written as encoded, without a copy.
  */
 export class FrameBatch {
-  private parts: Buffer[] = [];
+  private readonly frames: Buffer[] = [];
   private bytes = 0;
 
   /** `maxFrameSize`: a body larger than this is refused at push, before it can reach the pipe. */
   constructor(private readonly maxFrameSize = Infinity) {}
 
   get length(): number {
-    return this.parts.length >> 1;
+    return this.frames.length;
   }
 
   get byteLength(): number {
@@ -22,25 +23,26 @@ export class FrameBatch {
   }
 
   push(message: unknown): void {
-    const body = encodeBody(message);
-    if (body.length > this.maxFrameSize) throw new FrameTooLargeError(body.length, this.maxFrameSize);
-    const header = Buffer.allocUnsafe(HEADER_SIZE);
-    header.writeUInt32BE(body.length, 0);
-    this.parts.push(header, body);
-    this.bytes += HEADER_SIZE + body.length;
+    const frame = encodeFrame(message);
+    const size = frame.length - HEADER_SIZE;
+    if (size > this.maxFrameSize) throw new FrameTooLargeError(size, this.maxFrameSize);
+    this.frames.push(frame);
+    this.bytes += frame.length;
   }
 
   /** Returns the batch as one buffer and empties it. */
   take(): Buffer {
-    const out = Buffer.concat(this.parts, this.bytes);
-    this.parts = [];
+    const { frames } = this;
+    const out = frames.length === 1 ? (frames[0] as Buffer) : Buffer.concat(frames, this.bytes);
+    frames.length = 0;
     this.bytes = 0;
     return out;
   }
 }
 
+/** One frame: the header is written into the room msgpackr left in front of the body. */
 export function encodeFrame(message: unknown): Buffer {
-  const batch = new FrameBatch();
-  batch.push(message);
-  return batch.take();
+  const frame = encodeWithHeaderRoom(message);
+  frame.writeUInt32BE(frame.length - HEADER_SIZE, 0);
+  return frame;
 }

@@ -121,3 +121,40 @@ describe('FrameDecoder', () => {
     expect(seen).toEqual([[11, 1]]);
   });
 });
+
+describe('FrameDecoder.decode (bodies read in place)', () => {
+  const stream = encodeAll(MESSAGES);
+
+  function decodeInPlace(chunks: Buffer[]): unknown[] {
+    const decoder = new FrameDecoder(1024 * 1024);
+    const out: unknown[] = [];
+    for (const chunk of chunks) decoder.decode(chunk, (msg) => out.push(msg));
+    expect(decoder.buffered).toBe(0);
+    return out;
+  }
+
+  it('decodes several frames delivered in one chunk, each to exactly its own message', () => {
+    expect(decodeInPlace([stream])).toEqual(MESSAGES);
+  });
+
+  it('decodes the stream split in two at every possible point', () => {
+    for (let cut = 0; cut <= stream.length; cut++) {
+      expect(decodeInPlace([stream.subarray(0, cut), stream.subarray(cut)])).toEqual(MESSAGES);
+    }
+  });
+
+  it('throws when a body holds more than one value (a frame is exactly one message)', () => {
+    const body = Buffer.concat([Buffer.from([0x01]), Buffer.from([0x02])]);
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(body.length);
+    expect(() => new FrameDecoder(1024).decode(Buffer.concat([head, body]), () => undefined)).toThrow();
+  });
+
+  it('throws on a body cut short by its header, not reading into the next frame', () => {
+    const next = encodeAll([[11, 7]]);
+    const body = Buffer.from([0x92, 0x0b]); // an array of 2 with only one element
+    const head = Buffer.alloc(4);
+    head.writeUInt32BE(body.length);
+    expect(() => new FrameDecoder(1024).decode(Buffer.concat([head, body, next]), () => undefined)).toThrow();
+  });
+});

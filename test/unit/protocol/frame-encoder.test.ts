@@ -51,4 +51,30 @@ describe('FrameBatch', () => {
     expect(batch.length).toBe(1);
     expect(decodeAll(batch.take())).toEqual([[11, 1]]);
   });
+
+  it('hands a batch of one frame over as that frame, header included', () => {
+    const batch = new FrameBatch();
+    batch.push([11, 5]);
+    const bytes = batch.take();
+    expect(bytes.readUInt32BE(0)).toBe(bytes.length - 4);
+    expect(decodeAll(bytes)).toEqual([[11, 5]]);
+  });
+
+  it('refuses a frame above maxFrameSize at push and keeps the rest', () => {
+    const batch = new FrameBatch(16);
+    batch.push([11, 1]);
+    expect(() => batch.push([12, 1, 'x'.repeat(64)])).toThrow(/maxFrameSize/);
+    expect(decodeAll(batch.take())).toEqual([[11, 1]]);
+  });
+});
+
+describe('encodeFrame', () => {
+  it('returns frames that later encodes never write over', () => {
+    const first = encodeFrame([12, 1, 'first']);
+    const copy = Buffer.from(first);
+    // Enough later frames to fill and replace msgpackr's output buffer several times.
+    for (let i = 0; i < 5000; i++) encodeFrame([12, i, 'y'.repeat(i % 50)]);
+    expect(first).toEqual(copy);
+    expect(decodeAll(first)).toEqual([[12, 1, 'first']]);
+  });
 });
