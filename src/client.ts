@@ -48,8 +48,14 @@ export interface EnqueueOptions {
 
 const FINAL = new Set(['SUCCESS', 'FAILURE']);
 const ENQUEUE_KEYS = new Set(['queue', 'delay', 'eta', 'retries', 'backoff', 'id', 'ignoreResult', 'timeLimit', 'softTimeLimit']);
-/** Results announced to this client before anyone asked for them are kept this long (bounded). */
-const ARRIVED_MAX = 10_000;
+/**
+ * Most results kept that were announced to this client before anyone asked
+ * for them (the oldest go first). Only a shortcut: a waiter that misses one
+ * reads the stored result instead.
+ */
+const ARRIVED_MAX = 1_000;
+/** Most ids remembered as already handed to a waiter, so a second announcement of one is dropped. */
+const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
 
 interface Waiter {
@@ -95,6 +101,8 @@ export class Client {
   private connected: Promise<void> | undefined;
   private readonly waiters = new Map<string, Waiter[]>();
   private readonly arrived = new Map<string, ResultRecord>();
+  /** Ids recently handed to a waiter (insertion order = age). */
+  private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
   private closed = false;
 
@@ -117,6 +125,8 @@ export class Client {
     const jobs = items.map((item) => this.build(item.name, item.args ?? [], item.options ?? {}));
     await this.connect();
     await this.broker.enqueue(jobs);
+    // An id enqueued again (your own `id`) will be announced again: that one is no duplicate.
+    for (const job of jobs) this.delivered.delete(job.id);
     return jobs.map((job) => new JobHandle(job.id, this, job.options.ignoreResult === true, true));
   }
 
@@ -141,6 +151,7 @@ export class Client {
     const early = this.arrived.get(id);
     if (early !== undefined) {
       this.arrived.delete(id);
+      this.remember(id);
       return early;
     }
     return new Promise<ResultRecord>((resolve, reject) => {
@@ -241,18 +252,34 @@ export class Client {
     });
   }
 
+  /**
+   * Hands a final record to the job's waiters, or keeps it for a waiter to
+   * come. A record for an id already handed over is a second announcement of
+   * it (a redelivered job that ran twice, or a waiter that found the stored
+   * result before the announcement came): dropped, or it would be kept
+   * until pushed out by newer ones.
+   */
   private deliver(record: ResultRecord): void {
     const list = this.waiters.get(record.id);
     if (list === undefined) {
+      if (this.delivered.has(record.id)) return;
+      this.arrived.delete(record.id);
       if (this.arrived.size >= ARRIVED_MAX) this.arrived.delete(this.arrived.keys().next().value as string);
       this.arrived.set(record.id, record);
       return;
     }
     this.waiters.delete(record.id);
+    this.remember(record.id);
     for (const w of list) {
       clearTimeout(w.timer);
       w.resolve(record);
     }
+  }
+
+  private remember(id: string): void {
+    this.delivered.delete(id);
+    if (this.delivered.size >= DELIVERED_MAX) this.delivered.delete(this.delivered.values().next().value as string);
+    this.delivered.add(id);
   }
 
   /** Ids enqueued elsewhere are never announced here: re-read their state with a growing pause. */

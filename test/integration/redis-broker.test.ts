@@ -271,6 +271,19 @@ describe('RedisBroker: results', () => {
     expect(await scope.raw.exists(`${scope.ns}:res:${j.id}`)).toBe(0);
   });
 
+  it('a reply list keeps the newest 10,000 ids: a client that enqueues and never waits costs a bounded list', async () => {
+    // Settlements of receipts nobody holds move no job but still write and announce their results.
+    const settle = Array.from({ length: 10_050 }, (_, i) => {
+      const d = { receipt: 'q:0-1', queue: 'default', job: job('default', { id: `r${i}`, replyTo: 'quiet-client' }) };
+      return { kind: 'ack' as const, delivery: d, result: result(d, 'SUCCESS', i) };
+    });
+    await broker.settle(settle);
+    const key = `${scope.ns}:reply:quiet-client`;
+    expect(await scope.raw.llen(key)).toBe(10_000);
+    expect(await scope.raw.lindex(key, -1)).toBe('r50');
+    expect(await scope.raw.pttl(key)).toBeGreaterThan(0);
+  });
+
   it('waitForResults returns nothing when nothing arrives', async () => {
     expect(await broker.waitForResults('nobody', 100)).toEqual([]);
   });

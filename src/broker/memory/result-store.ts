@@ -7,13 +7,19 @@ interface StoredResult {
 
 /** Shortest gap between two sweeps of expired results (ms): sweeps batch up under load. */
 const SWEEP_GRANULARITY = 1_000;
+/** setTimeout fires at once for longer (a result TTL may be longer): the sweep re-arms instead. */
+const MAX_TIMER_MS = 2 ** 31 - 1;
+/** Most ids waiting on one client's reply list (the oldest go first), as LTRIM bounds it in Redis. */
+export const REPLY_MAX = 10_000;
 
 /**
  * Results with a TTL, and the reply lists of waiting clients (the memory
  * twin of `res:<id>` + `reply:<clientId>`). Records are stored and returned
  * as copies. An expired result is gone on read; a timer set to the oldest
- * expiry sweeps the rest, so the map stays bounded. A client waiting for its
- * results is woken when one is announced to it: nothing polls.
+ * expiry sweeps the rest, so the map stays bounded. A reply list keeps at
+ * most REPLY_MAX ids, and the sweep drops ids whose result expired: a client
+ * that enqueues and never waits costs a bounded list. A client waiting for
+ * its results is woken when one is announced to it: nothing polls.
  */
 export class ResultStore {
   /** Insertion order is (about) expiry order: a rewrite moves the entry to the end. */
@@ -43,7 +49,10 @@ export class ResultStore {
   announce(clientId: string, id: string): void {
     const list = this.replies.get(clientId);
     if (list === undefined) this.replies.set(clientId, [id]);
-    else list.push(id);
+    else {
+      list.push(id);
+      if (list.length > REPLY_MAX) list.splice(0, list.length - REPLY_MAX);
+    }
     const waiting = this.waiters.get(clientId);
     if (waiting !== undefined) for (const wake of [...waiting]) wake();
   }
@@ -82,11 +91,11 @@ export class ResultStore {
   }
 
   private armSweep(at: number, now: number): void {
-    this.sweepTimer = setTimeout(() => this.sweep(), Math.max(at - now, SWEEP_GRANULARITY));
+    this.sweepTimer = setTimeout(() => this.sweep(), Math.min(MAX_TIMER_MS, Math.max(at - now, SWEEP_GRANULARITY)));
     this.sweepTimer.unref();
   }
 
-  /** Drops expired results from the front of the map, and replies nobody can collect any more. */
+  /** Drops expired results from the front of the map, and reply ids whose result is gone. */
   private sweep(): void {
     this.sweepTimer = undefined;
     const now = Date.now();
@@ -95,7 +104,9 @@ export class ResultStore {
       this.results.delete(id);
     }
     for (const [clientId, ids] of this.replies) {
-      if (!this.waiters.has(clientId) && ids.every((id) => !this.results.has(id))) this.replies.delete(clientId);
+      const live = ids.filter((id) => this.results.has(id));
+      if (live.length === 0) this.replies.delete(clientId);
+      else if (live.length < ids.length) this.replies.set(clientId, live);
     }
     const first = this.results.values().next();
     if (!first.done) this.armSweep(first.value.expiresAt, now);

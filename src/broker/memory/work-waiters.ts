@@ -1,3 +1,5 @@
+const MAX_TIMER_MS = 2 ** 31 - 1;
+
 /** A blocked `waitForWork` call: `attempt()` tries to reserve jobs (and removes the waiter once it got some). */
 export interface WorkWaiter {
   readonly queues: readonly string[];
@@ -95,7 +97,8 @@ export class WorkWaiters {
     this.dueAt = next;
     if (next === undefined) return;
     // Unref'd: the waiters' own deadlines keep the process alive while anybody waits.
-    this.dueTimer = setTimeout(() => this.fire(), Math.max(0, next - Date.now()));
+    // setTimeout fires at once for more than 2^31-1 ms (a delay of weeks): wake then and re-arm, rather than spin.
+    this.dueTimer = setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(0, next - Date.now())));
     this.dueTimer.unref();
   }
 

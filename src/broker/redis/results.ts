@@ -6,6 +6,8 @@ import type { Keys } from './keys.js';
 
 /** Most ids taken from a reply list per wake-up. */
 const REPLY_BATCH = 1000;
+/** Most ids a reply list keeps (the oldest go first): a client that enqueues and never waits costs a bounded list. */
+const REPLY_MAX = 10_000;
 
 /**
  * Results: `SET <ns>:res:<id>` (msgpack, with the result TTL) written in the
@@ -22,8 +24,8 @@ export class Results {
   /**
    * Adds the result writes of a batch to a pipeline, in settlement order (a
    * STARTED record before the same job's final one). Ids announced to a
-   * waiting client go in one LPUSH + PEXPIRE per reply list, after the SETs
-   * (a woken client MGETs them), instead of two commands per job.
+   * waiting client go in one LPUSH + LTRIM + PEXPIRE per reply list, after
+   * the SETs (a woken client MGETs them), instead of commands per job.
    */
   addWrites(pipe: ChainableCommander, settlements: readonly { kind: string; delivery: Settlement['delivery']; result?: ResultRecord | undefined }[]): void {
     let replies: Map<string, string[]> | undefined;
@@ -42,6 +44,7 @@ export class Results {
     for (const [clientId, ids] of replies) {
       const reply = this.keys.reply(clientId);
       pipe.lpush(reply, ...ids);
+      pipe.ltrim(reply, 0, REPLY_MAX - 1);
       pipe.pexpire(reply, this.ttlMs);
     }
   }

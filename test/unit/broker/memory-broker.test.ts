@@ -104,3 +104,24 @@ describe('MemoryBroker fencing', () => {
     expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 0 });
   });
 });
+
+describe('MemoryBroker long delays', () => {
+  it('a node waiting on a queue whose next job is weeks away sleeps, not spins (no timer overflow)', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(w.name);
+    };
+    process.on('warning', onWarning);
+    try {
+      const b = broker(`memory://u-${randomUUID()}`);
+      const me = await node(b);
+      await b.enqueue([job('far', { delay: 30 * 86_400_000 })]);
+      const reply = await b.waitForWork(me, ['q'], 100, new AbortController().signal, 1);
+      expect(reply.deliveries).toEqual([]);
+      expect(reply.nextDueAt).toBeGreaterThan(Date.now() + 29 * 86_400_000);
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+    } finally {
+      process.off('warning', onWarning);
+    }
+  });
+});

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { ResultStore } from '../../../dist/broker/memory/result-store.js';
+import { REPLY_MAX, ResultStore } from '../../../dist/broker/memory/result-store.js';
 import type { ResultRecord } from '../../../dist/broker/types.js';
 
 function rec(id: string, value: unknown = 1): ResultRecord {
@@ -64,5 +64,48 @@ describe('ResultStore', () => {
     expect(store.get('b', 0)).toBeUndefined();
     expect(vi.getTimerCount()).toBe(0);
     store.dispose();
+  });
+
+  it('a reply list keeps the newest REPLY_MAX ids: a client that never takes them costs a bounded list', () => {
+    const store = new ResultStore();
+    for (let i = 0; i < REPLY_MAX + 50; i++) {
+      store.set(rec(`r${i}`), 60_000, 0);
+      store.announce('c', `r${i}`);
+    }
+    const got = store.takeReplies('c', 1)!;
+    expect(got).toHaveLength(REPLY_MAX);
+    expect(got[0]!.id).toBe('r50');
+    store.dispose();
+  });
+
+  it('the sweep drops reply ids whose result expired, even while fresh ones remain', () => {
+    vi.useFakeTimers({ now: 0 });
+    const store = new ResultStore();
+    store.set(rec('old'), 1_000, Date.now());
+    store.announce('c', 'old');
+    vi.advanceTimersByTime(500);
+    store.set(rec('new'), 1_000, Date.now());
+    store.announce('c', 'new');
+    vi.advanceTimersByTime(600);
+    expect((store as unknown as { replies: Map<string, string[]> }).replies.get('c')).toEqual(['new']);
+    store.dispose();
+  });
+
+  it('a result TTL longer than a timer can run does not spin the sweep', async () => {
+    const warnings: string[] = [];
+    const onWarning = (w: Error): void => {
+      warnings.push(w.name);
+    };
+    process.on('warning', onWarning);
+    const store = new ResultStore();
+    try {
+      store.set(rec('a'), 30 * 86_400_000, Date.now());
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(warnings).not.toContain('TimeoutOverflowWarning');
+      expect(store.get('a', Date.now())).toBeDefined();
+    } finally {
+      store.dispose();
+      process.off('warning', onWarning);
+    }
   });
 });
