@@ -1,8 +1,10 @@
 import type { Delivery, ResultRecord, Settlement } from '../broker/types.js';
 import {
   JobWithdrawnError,
+  OptionError,
   PayloadDecodeError,
   PoolClosedError,
+  PoolFailedError,
   ResultSerializationError,
   Retry,
   UnknownTaskError,
@@ -10,7 +12,7 @@ import {
 } from '../errors.js';
 import { serializeError } from '../protocol/error-codec.js';
 import type { TaskOptions } from '../tasks.js';
-import { backoffDelay } from './backoff.js';
+import { backoffDelay, clampDelay } from './backoff.js';
 
 /** Celery's default max_retries: a task that throws Retry with no retries configured still gets this many. */
 export const DEFAULT_RETRY_BUDGET = 3;
@@ -35,22 +37,31 @@ export function storesResult(delivery: Delivery, task: TaskOptions | undefined):
 
 /**
  * The job's fate after the pool settled it (DESIGN.md's failure table):
- * success → ack; withdrawn or pool closed → back to the queue unstarted;
+ * success → ack; withdrawn, pool closed or pool failed → back to the queue
+ * (the job is not at fault: a failed pool kills the children it runs on);
  * Retry or a failure with retries left → delayed retry; else FAILURE and the
- * dead set. Pure, so every row is a table test.
+ * dead set. A retry delay that is not a number (a bad Retry delay or backoff)
+ * cannot be scheduled: FAILURE naming it. Pure, so every row is a table test.
  */
 export function settlementFor(delivery: Delivery, ok: boolean, outcome: unknown, attempt: Attempt, random?: () => number): Settlement {
   const { job } = delivery;
   const keep = storesResult(delivery, attempt.task);
   if (ok) return { kind: 'ack', delivery, result: keep ? record(delivery, attempt, 'SUCCESS', { value: outcome }) : undefined };
-  if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError) return { kind: 'giveBack', delivery };
+  if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError || outcome instanceof PoolFailedError) return { kind: 'giveBack', delivery };
   const failure = keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(outcome) }) : undefined;
   if (isPermanent(outcome)) return { kind: 'dead', delivery, reason: messageOf(outcome), result: failure };
   const retries = job.options.retries ?? attempt.task?.retries ?? (outcome instanceof Retry ? DEFAULT_RETRY_BUDGET : 0);
   if (job.attempt < retries) {
-    const delay = outcome instanceof Retry && outcome.delay !== undefined
-      ? outcome.delay
-      : backoffDelay(job.attempt, job.options.backoff ?? attempt.task?.backoff, random);
+    let delay: number;
+    try {
+      delay = outcome instanceof Retry && outcome.delay !== undefined
+        ? clampDelay(outcome.delay, 'Retry.delay')
+        : backoffDelay(job.attempt, job.options.backoff ?? attempt.task?.backoff, random);
+    } catch (err) {
+      if (!(err instanceof OptionError)) throw err;
+      const reason = `the retry cannot be scheduled: ${err.message}`;
+      return { kind: 'dead', delivery, reason, result: keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(err) }) : undefined };
+    }
     return { kind: 'retry', delivery, delay, result: keep ? record(delivery, attempt, 'RETRY', { error: serializeError(outcome) }) : undefined };
   }
   const reason = retries > 0 ? `retries spent (${retries}): ${messageOf(outcome)}` : messageOf(outcome);

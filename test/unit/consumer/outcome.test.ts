@@ -1,10 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '../../../dist/broker/types.js';
+import { MAX_RETRY_DELAY_MS } from '../../../dist/consumer/backoff.js';
 import { DEFAULT_RETRY_BUDGET, malformedSettlement, settlementFor, type Attempt } from '../../../dist/consumer/outcome.js';
 import {
   JobWithdrawnError,
   PayloadDecodeError,
   PoolClosedError,
+  PoolFailedError,
   ResultSerializationError,
   Retry,
   TimeLimitExceeded,
@@ -37,6 +39,7 @@ describe('settlementFor', () => {
   it.each([
     ['JobWithdrawnError', new JobWithdrawnError()],
     ['PoolClosedError', new PoolClosedError()],
+    ['PoolFailedError (the job is not at fault)', new PoolFailedError('pool failed: children keep dying')],
   ])('%s → given back, unstarted', (_, err) => {
     expect(settlementFor(delivery(), false, err, at).kind).toBe('giveBack');
   });
@@ -80,6 +83,33 @@ describe('settlementFor', () => {
   it('Retry with a delay is honoured; without configured retries it has the default budget', () => {
     expect(settlementFor(delivery(0), false, new Retry({ delay: 1234 }), at)).toMatchObject({ kind: 'retry', delay: 1234 });
     expect(settlementFor(delivery(DEFAULT_RETRY_BUDGET), false, new Retry({ delay: 1 }), at).kind).toBe('dead');
+  });
+
+  it('a Retry delay below 0 waits 0; Infinity or a huge one is clamped to the maximum: the due time stays finite', () => {
+    expect(settlementFor(delivery(0), false, new Retry({ delay: -5 }), at)).toMatchObject({ kind: 'retry', delay: 0 });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: Infinity }), at)).toMatchObject({ kind: 'retry', delay: MAX_RETRY_DELAY_MS });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: 1e300 }), at)).toMatchObject({ kind: 'retry', delay: MAX_RETRY_DELAY_MS });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: 12.6 }), at)).toMatchObject({ kind: 'retry', delay: 13 });
+  });
+
+  it.each([
+    ['NaN', NaN],
+    ['a string', '5s' as unknown as number],
+  ])('a Retry delay that is %s cannot be scheduled: dead, FAILURE naming Retry.delay', (_, delay) => {
+    const s = settlementFor(delivery(0), false, new Retry({ delay }), at);
+    expect(s.kind).toBe('dead');
+    expect(s.kind === 'dead' && s.reason).toMatch(/retry cannot be scheduled: invalid option Retry\.delay/);
+    expect(s.kind === 'dead' && s.result?.error?.name).toBe('OptionError');
+  });
+
+  it.each([
+    ['a NaN delay', { delay: NaN }],
+    ['a negative cap', { cap: -1 }],
+    ['an unknown type', { type: 'linear' }],
+  ])("a job's backoff with %s cannot be scheduled: dead, FAILURE naming the field", (_, backoff) => {
+    const s = settlementFor(delivery(0, { retries: 3, backoff: backoff as never }), false, new Error('boom'), at);
+    expect(s.kind).toBe('dead');
+    expect(s.kind === 'dead' && s.reason).toMatch(/invalid option backoff\.(delay|cap|type)/);
   });
 
   it('a malformed delivery → dead with a FAILURE record saying why', () => {
