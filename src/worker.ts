@@ -7,14 +7,31 @@ import type { Broker, NodeInfo } from './broker/types.js';
 import { Heartbeat } from './cluster/heartbeat.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
-import { PoolClosedError, messageOf } from './errors.js';
+import { abortableSleep } from './consumer/sleep.js';
+import { OptionError, PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
 import { defaultLogger } from './logger.js';
 import { Pool } from './pool/pool.js';
 import type { PoolStats } from './pool/stats.js';
+import { parseDuration } from './units.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
 
 const CONNECT_RETRY_MIN_MS = 500;
 const CONNECT_RETRY_MAX_MS = 10_000;
+/** How long a stop waits for the broker to confirm the last settlements (stop({ deadline })). */
+export const STOP_DEADLINE_MS = 30_000;
+/** Job ids listed in the log line of settlements dropped at the stop deadline. */
+const DROPPED_IDS_LOGGED = 50;
+
+export interface StopOptions {
+  /** Kill the children instead of letting the jobs in flight finish. */
+  cold?: boolean;
+  /**
+   * Once the children are done, how long to wait for the broker to confirm
+   * the outstanding settlements (ms or "30s"; default 30 s). Past it they are
+   * logged and dropped: their jobs come back when the node's lease expires.
+   */
+  deadline?: number | string;
+}
 
 export interface WorkerStats {
   node: string;
@@ -29,6 +46,12 @@ export interface WorkerStats {
 export interface WorkerEvents {
   ready: [{ nodeId: string }];
   stopped: [];
+  /**
+   * The pool failed (children kept dying before they could work): the worker
+   * stopped by itself, gave every job it held back to the broker and left the
+   * cluster. Emitted once that is done ('stopped' comes first).
+   */
+  failed: [PoolFailedError];
 }
 
 /**
@@ -55,6 +78,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private stopping: Promise<void> | undefined;
   private cold = false;
   private fencing: Promise<void> | undefined;
+  private registered = false;
+  private failure: PoolFailedError | undefined;
   private readonly abortConnect = new AbortController();
 
   constructor(options: WorkerOptions) {
@@ -81,13 +106,21 @@ export class Worker extends EventEmitter<WorkerEvents> {
       trackStarted: o.trackStarted,
       log: this.log.child({ component: 'consumer' }),
     });
-    this.consumer.onFenced(() => this.fenced());
+    this.consumer.onFenced((seenAs) => this.fenced(seenAs));
+    // The id the current beat was sent under (beats are sequential), so a fencing it reports names the id it saw.
+    let beatAs = this.nodeIdValue;
     this.heartbeat = new Heartbeat(this.broker, Math.max(250, Math.floor(this.broker.leaseMs / 4)), o.maxRedeliveries, {
-      nodeId: () => this.nodeIdValue,
+      nodeId: () => (beatAs = this.nodeIdValue),
       queues: () => o.queues.map((q) => q.name),
-      onFenced: () => this.fenced(),
+      onFenced: () => this.fenced(beatAs),
       onDue: (at) => this.consumer.noteDue(at),
     }, this.log.child({ component: 'heartbeat' }));
+    this.pool.on('failed', (err) => this.poolFailed(err));
+  }
+
+  /** Set when the pool failed; the worker then stops by itself. */
+  get failed(): PoolFailedError | undefined {
+    return this.failure;
   }
 
   /** The id this node is registered under in the broker (changes if the node is fenced and re-registers). */
@@ -105,7 +138,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await this.connect();
     if (this.state !== 'connecting') return;
     await this.broker.register(this.nodeInfo());
-    await this.pool.start();
+    this.registered = true;
+    try {
+      await this.pool.start();
+    } catch (err) {
+      // E.g. the task module does not load (PoolFailedError): leave the cluster, then report.
+      await this.stop({ cold: true });
+      throw err;
+    }
+    if (this.state !== 'connecting') return;
     this.state = 'running';
     this.heartbeat.start();
     this.consumer.start();
@@ -117,14 +158,19 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * Warm (default): stop fetching, give buffered-but-unstarted jobs back to
    * their queues, finish the jobs in flight, then leave. Cold: kill the
    * children; everything unfinished goes back (at least once). Calling
-   * stop({ cold: true }) during a warm stop escalates it.
+   * stop({ cold: true }) during a warm stop escalates it. Either way, once
+   * the children are done, settlements the broker has not confirmed within
+   * `deadline` (default 30 s; Redis may be away) are logged and dropped: at
+   * least once, their jobs come back when the node's lease expires.
    */
-  stop(options: { cold?: boolean } = {}): Promise<void> {
+  stop(options: StopOptions = {}): Promise<void> {
+    const deadline = options.deadline === undefined ? STOP_DEADLINE_MS : parseDuration(options.deadline);
+    if (deadline === undefined) return Promise.reject(new OptionError('deadline', options.deadline, 'a duration in ms or a string like "30s"'));
     if (options.cold && !this.cold) {
       this.cold = true;
       if (this.stopping !== undefined) void this.pool.terminate();
     }
-    this.stopping ??= this.shutdown();
+    this.stopping ??= this.shutdown(deadline);
     return this.stopping;
   }
 
@@ -139,8 +185,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
   }
 
-  private async shutdown(): Promise<void> {
-    const wasRunning = this.state === 'running';
+  private async shutdown(deadline: number): Promise<void> {
     this.state = 'stopping';
     this.abortConnect.abort();
     this.log.info({ mode: this.cold ? 'cold' : 'warm' }, 'worker stopping');
@@ -151,8 +196,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     else await this.pool.close();
     // Let the pool's settled promises reach the Consumer, then push everything to the broker.
     await new Promise((resolve) => setImmediate(resolve));
-    if (wasRunning) {
-      await this.consumer.acker.flush();
+    if (this.registered) {
+      await this.settleWithin(deadline);
       await this.heartbeat.stop();
       await this.broker.unregister(this.nodeIdValue).catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
     }
@@ -160,6 +205,46 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.state = 'stopped';
     this.log.info({ givenBack: this.consumer.counts.givenBack, withdrawn }, 'worker stopped');
     this.emit('stopped');
+  }
+
+  /** Waits for the broker to confirm what the Consumer settled; past `deadline` ms, logs and drops the rest. */
+  private async settleWithin(deadline: number): Promise<void> {
+    const timeUp = new AbortController();
+    const timer = setTimeout(() => timeUp.abort(), deadline);
+    try {
+      await Promise.race([this.consumer.acker.flush(), abortableSleep(deadline + 1, timeUp.signal)]);
+    } finally {
+      clearTimeout(timer);
+    }
+    if (!timeUp.signal.aborted) return;
+    const dropped = this.consumer.acker.abandon();
+    if (dropped.length === 0) return;
+    this.log.error(
+      { unconfirmed: dropped.length, jobIds: dropped.slice(0, DROPPED_IDS_LOGGED).map((s) => s.delivery.job.id), deadlineMs: deadline },
+      `the broker did not confirm ${dropped.length} settlements within the stop deadline (${deadline} ms); dropping them: their jobs stay reserved by this node and go back to their queues when its lease expires (they may run again)`,
+    );
+  }
+
+  /**
+   * The pool failed: children keep dying before they can work (a task module
+   * that no longer loads, a restart storm). Nothing more can run here, so stop
+   * fetching, give every job held back to the broker (the Consumer maps the
+   * pool's failure to a give-back, for the jobs in flight too), leave the
+   * cluster, and emit 'failed' so the process can exit non-zero.
+   */
+  private poolFailed(err: PoolFailedError): void {
+    if (this.failure !== undefined) return;
+    this.failure = err;
+    this.consumer.poolFailed(err);
+    if (this.state !== 'running') return; // start() reports it
+    this.log.error({ err }, `the pool failed, so this node stops: ${err.message}; its jobs go back to their queues`);
+    void this.stop().then(
+      () => this.emit('failed', err),
+      (stopErr: unknown) => {
+        this.log.error({ err: stopErr }, 'stopping after the pool failed did not finish cleanly');
+        this.emit('failed', err);
+      },
+    );
   }
 
   private async connect(): Promise<void> {
@@ -176,9 +261,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
-  /** Fenced (seen by a fetch or a heartbeat, once either way): drop the buffer, take a fresh id and lease. */
-  private fenced(): Promise<void> {
-    this.fencing ??= (async () => {
+  /**
+   * Fenced (seen by a fetch or a heartbeat under `seenAs`): drop the buffer,
+   * take a fresh id and lease. Once per lost lease: when both saw the same
+   * id fenced, the second one finds the id already replaced and does nothing
+   * (re-fencing would register a second id and drop jobs it just fetched).
+   */
+  private fenced(seenAs: string): Promise<void> {
+    if (this.fencing !== undefined) return this.fencing;
+    if (seenAs !== this.nodeIdValue || this.state !== 'running') return Promise.resolve();
+    this.fencing = (async () => {
       const dropped = this.consumer.dropBuffered();
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);
@@ -209,13 +301,3 @@ function newNodeId(name: string): string {
   return `${name}#${randomBytes(4).toString('hex')}`;
 }
 
-function abortableSleep(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal.aborted) return resolve();
-    const timer = setTimeout(resolve, ms);
-    signal.addEventListener('abort', () => {
-      clearTimeout(timer);
-      resolve();
-    }, { once: true });
-  });
-}

@@ -1,5 +1,8 @@
 import type { Logger } from 'pino';
 import type { Broker, Settlement } from '../broker/types.js';
+import { messageOf } from '../errors.js';
+import { isDeterministic } from './settle-errors.js';
+import { abortableSleep } from './sleep.js';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
@@ -8,8 +11,11 @@ const RETRY_MAX_MS = 5_000;
  * Sends settlements (acks, retries, dead letters, results) to the broker in
  * batches: while one batch is on the wire the next one gathers, so under load
  * a round trip carries many jobs and when idle a result leaves at once.
- * A batch that fails (Redis away) is kept and sent again: an outcome the pool
- * produced is never dropped.
+ * A batch that fails because the broker is away is kept and sent again: an
+ * outcome the pool produced is not dropped (until abandon(), at a stop
+ * deadline). A batch the broker refuses (an error reply that would come back
+ * every time) is split in halves until the settlement at fault is alone;
+ * that one is logged with its job id and dropped, the rest go through.
  */
 export class Acker {
   private queue: Settlement[] = [];
@@ -18,52 +24,80 @@ export class Acker {
   private failures = 0;
   /** A batch is on the wire (sent here or carried by a fetch): the next one waits, so batches reach the broker in order. */
   private inFlight = false;
+  /** The settlements of the batch on the wire (counted in backlog until confirmed). */
+  private onWire: readonly Settlement[] = [];
   /** Settles when the batch a fetch carries has its answer. */
   private carried: Promise<void> | undefined;
+  /** Cuts a retry pause short on abandon(). */
+  private readonly abandonController = new AbortController();
 
   constructor(
     private readonly broker: Broker,
     private readonly log: Logger,
   ) {}
 
-  /** Settlements not yet confirmed by the broker. */
+  /** Settlements not yet confirmed by the broker: waiting, and on the wire. */
   get backlog(): number {
-    return this.queue.length;
+    return this.queue.length + this.onWire.length;
   }
 
   push(settlement: Settlement): void {
+    if (this.abandoned) {
+      this.log.warn({ jobId: settlement.delivery.job.id, kind: settlement.kind }, 'settlement after the stop deadline dropped; the job comes back when the lease expires');
+      return;
+    }
     this.queue.push(settlement);
     if (this.running === undefined) {
       this.running = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.run());
     }
   }
 
-  /** Resolves once everything pushed so far has been confirmed by the broker. */
+  /** Resolves once everything pushed so far has been confirmed by the broker (or abandoned). */
   flush(): Promise<void> {
-    if (this.running === undefined && this.carried === undefined && this.queue.length === 0) return Promise.resolve();
+    if (this.abandoned || (this.running === undefined && this.carried === undefined && this.queue.length === 0)) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
+  }
+
+  /**
+   * Gives up on everything not yet confirmed (a stop deadline passed with the
+   * broker away) and returns it, so the caller can log it. Those jobs stay
+   * reserved in the broker and come back to a queue when this node is
+   * unregistered or its lease expires (at least once). Later pushes are dropped.
+   */
+  abandon(): Settlement[] {
+    const unconfirmed = [...this.onWire, ...this.queue];
+    this.queue = [];
+    this.abandonController.abort();
+    this.wakeIdle();
+    return unconfirmed;
+  }
+
+  private get abandoned(): boolean {
+    return this.abandonController.signal.aborted;
   }
 
   /**
    * Lets a fetch carry the settlements gathered so far in its own round trip
    * (one broker call instead of two under load). Only when no batch is on the
    * wire, so batches stay in order; if the fetch fails they are queued again
-   * in front and sent by the usual retry loop.
+   * in front and sent by the usual loop (which isolates a refused one).
    */
   async carry<T>(fetch: (settle: Settlement[]) => Promise<T>): Promise<T> {
-    if (this.inFlight || this.queue.length === 0) return fetch([]);
+    if (this.inFlight || this.queue.length === 0 || this.abandoned) return fetch([]);
     const batch = this.queue;
     this.queue = [];
     this.inFlight = true;
+    this.onWire = batch;
     let done!: () => void;
     this.carried = new Promise<void>((resolve) => (done = resolve));
     try {
       return await fetch(batch);
     } catch (err) {
-      this.queue = batch.concat(this.queue);
+      if (!this.abandoned) this.queue = batch.concat(this.queue);
       throw err;
     } finally {
       this.inFlight = false;
+      this.onWire = [];
       this.carried = undefined;
       done();
       if (this.running === undefined) {
@@ -79,27 +113,65 @@ export class Acker {
         await this.carried;
         continue;
       }
-      if (this.queue.length === 0) break;
+      if (this.queue.length === 0 || this.abandoned) break;
       const batch = this.queue;
       this.queue = [];
       this.inFlight = true;
+      let failed: { rest: Settlement[]; err: unknown } | undefined;
       try {
-        await this.broker.settle(batch);
-        if (this.failures > 0) this.log.info({ failures: this.failures }, 'settlements are reaching the broker again');
-        this.failures = 0;
-      } catch (err) {
-        this.queue = batch.concat(this.queue);
-        const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
-        this.log.warn({ err, pending: this.queue.length, retryInMs: wait }, 'could not settle jobs with the broker; will retry');
-        // The failed batch is back at the front: a fetch may carry it (and what followed) during the pause.
-        this.inFlight = false;
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        failed = await this.send(batch);
       } finally {
         this.inFlight = false;
+        this.onWire = [];
       }
+      if (failed === undefined) {
+        if (this.failures > 0) this.log.info({ failures: this.failures }, 'settlements are reaching the broker again');
+        this.failures = 0;
+        continue;
+      }
+      if (this.abandoned) break;
+      this.queue = failed.rest.concat(this.queue);
+      const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
+      this.log.warn({ err: failed.err, pending: this.queue.length, retryInMs: wait }, 'could not settle jobs with the broker; will retry');
+      // The failed batch is back at the front: a fetch may carry it (and what followed) during the pause.
+      await abortableSleep(wait, this.abandonController.signal);
     }
     this.running = undefined;
     this.wakeIdle();
+  }
+
+  /**
+   * Sends a batch; a refused part is halved until the settlement at fault is
+   * alone (a few extra round trips, never a loop). Settlements are idempotent
+   * in the broker (only an entry still reserved moves), so re-sending the part
+   * of a refused batch that had gone through changes nothing. Returns what is
+   * still unconfirmed, in order, when a transient error stops it.
+   */
+  private async send(batch: Settlement[]): Promise<{ rest: Settlement[]; err: unknown } | undefined> {
+    const parts = [batch];
+    for (let part = parts.pop(); part !== undefined; part = parts.pop()) {
+      this.onWire = part;
+      try {
+        await this.broker.settle(part);
+      } catch (err) {
+        if (!isDeterministic(err)) return { rest: [part, ...parts.reverse()].flat(), err };
+        if (part.length === 1) {
+          this.refused(part[0] as Settlement, err);
+          continue;
+        }
+        const half = part.length >> 1;
+        parts.push(part.slice(half), part.slice(0, half));
+      }
+    }
+    return undefined;
+  }
+
+  private refused(s: Settlement, err: unknown): void {
+    const { job } = s.delivery;
+    this.log.error(
+      { err, jobId: job.id, task: job.task, queue: s.delivery.queue, kind: s.kind },
+      `the broker refused the ${s.kind} of job ${job.id}: ${messageOf(err)}; dropped (the job stays reserved by this node until it stops, then goes back to its queue)`,
+    );
   }
 
   private wakeIdle(): void {

@@ -1,10 +1,12 @@
 import type { Logger } from 'pino';
 import type { Broker, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
+import { WorkerLostError, type PoolFailedError } from '../errors.js';
 import type { Pool } from '../pool/pool.js';
 import { Acker } from './acker.js';
 import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
+import { abortableSleep } from './sleep.js';
 
 /** A blocking wait never outlives this, so a lost wake-up costs at most this long. */
 const MAX_WAIT_MS = 10_000;
@@ -47,12 +49,16 @@ export class Consumer {
   readonly acker: Acker;
   private loop: Promise<void> | undefined;
   private stopping = false;
+  /** Aborted by stopFetching(): cuts a retry pause short. */
+  private stopController = new AbortController();
+  /** Set when the pool failed: a job whose child it killed goes back to its queue. */
+  private poolFailure: PoolFailedError | undefined;
   private waitController: AbortController | undefined;
   private waitDeadline = Infinity;
   private roomWaiter: (() => void) | undefined;
   /** Bumped when the node is fenced: outcomes of older deliveries must not give jobs back (they were recovered elsewhere). */
   private epoch = 0;
-  private fencedHandler: (() => Promise<void>) | undefined;
+  private fencedHandler: ((seenAs: string) => Promise<void>) | undefined;
 
   constructor(private readonly s: ConsumerSettings) {
     this.acker = new Acker(s.broker, s.log);
@@ -60,20 +66,31 @@ export class Consumer {
 
   start(): void {
     this.stopping = false;
+    this.stopController = new AbortController();
     this.loop = this.run().catch((err: unknown) => this.s.log.fatal({ err }, 'consumer loop crashed'));
   }
 
   /** Stop fetching; resolves when the fetch loop has ended (jobs already handed to the pool carry on). */
   async stopFetching(): Promise<void> {
     this.stopping = true;
+    this.stopController.abort();
     this.waitController?.abort();
     this.roomWaiter?.();
     await this.loop;
   }
 
-  /** Called when a fetch finds the node fenced; the Worker drops the buffer and re-registers in it. */
-  onFenced(handler: () => Promise<void>): void {
+  /** Called with the node id a fetch was sent under when it finds the node fenced; the Worker drops the buffer and re-registers in it. */
+  onFenced(handler: (seenAs: string) => Promise<void>): void {
     this.fencedHandler = handler;
+  }
+
+  /**
+   * The pool failed and killed its children: the jobs they were running did
+   * not fail on their own, so they go back to their queues (as the buffered
+   * ones do, rejected with the PoolFailedError itself).
+   */
+  poolFailed(err: PoolFailedError): void {
+    this.poolFailure = err;
   }
 
   /** A delayed job is due at `at` (broker clock): cut a longer wait short so it is promoted on time. */
@@ -99,11 +116,12 @@ export class Consumer {
       try {
         // The fetch carries the settlements gathered so far: one round trip instead of two under load.
         const plan = this.s.selection.plan(room);
-        const reply = await this.acker.carry((settle) => this.s.broker.fetch({ nodeId: this.s.nodeId(), plan, count: room, settle }));
+        const nodeId = this.s.nodeId();
+        const reply = await this.acker.carry((settle) => this.s.broker.fetch({ nodeId, plan, count: room, settle }));
         if (failures > 0) this.s.log.info({ failures }, 'broker reachable again; fetching');
         failures = 0;
         if (reply.fenced) {
-          await this.fencedHandler?.();
+          await this.fencedHandler?.(nodeId);
           continue;
         }
         this.dispatchAll(reply.deliveries);
@@ -111,7 +129,7 @@ export class Consumer {
       } catch (err) {
         const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
         this.s.log.warn({ err, retryInMs: wait }, 'fetch from the broker failed; retrying');
-        await new Promise((resolve) => setTimeout(resolve, wait));
+        await abortableSleep(wait, this.stopController.signal);
       }
     }
   }
@@ -194,6 +212,7 @@ export class Consumer {
       if (this.s.trackStarted) this.progress(d, 'RECEIVED', undefined, undefined);
     }
     const settle = (ok: boolean, outcome: unknown): void => {
+      if (!ok && this.poolFailure !== undefined && outcome instanceof WorkerLostError) outcome = this.poolFailure;
       const task = this.s.pool.taskOptions(job.task);
       const s = settlementFor(d, ok, outcome, { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task });
       // A fenced node's buffered jobs now belong to another node: do not give them back twice.

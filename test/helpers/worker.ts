@@ -9,11 +9,24 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { pino } from 'pino';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
 import { Client, Worker, type WorkerOptions } from 'prefork';
 
 export const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
 const stoppers: (() => Promise<unknown>)[] = [];
+
+/** A pino logger whose lines (parsed) land in `lines`, for tests that assert what was logged. */
+export function captureLog(): { log: Logger; lines: Record<string, unknown>[] } {
+  const lines: Record<string, unknown>[] = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      for (const line of chunk.toString().split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { log: pino({ level: 'debug' }, stream), lines };
+}
 
 export function fixture(name: string): string {
   return fileURLToPath(new URL(`../fixtures/${name}`, import.meta.url));

@@ -7,7 +7,7 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 // @ts-expect-error plain ESM helper shared with the benchmarks
 import { freePort, startRedisServer } from '../../scripts/redis.mjs';
 import { Redis } from 'ioredis';
-import { cleanup, makeClient, makeWorker, newLedger, readLedger, startNode, uniqueName, waitUntil } from '../helpers/worker.js';
+import { captureLog, cleanup, makeClient, makeWorker, newLedger, readLedger, startNode, uniqueName, waitUntil } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -71,6 +71,35 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
       await cleanup();
       await server.stop();
     }
+  });
+
+  it('Redis stopped mid-run: a warm stop({ deadline }) still ends; what the broker could not confirm is logged with the job ids and dropped', async () => {
+    const server = (await startRedisServer()) as RedisServer;
+    try {
+      const namespace = uniqueName('ns');
+      const ledger = newLedger();
+      const { log, lines } = captureLog();
+      const worker = makeWorker({ broker: server.url, namespace, ledger, concurrency: 1, logger: log });
+      await worker.start();
+      const client = makeClient(server.url, namespace);
+      const [job] = await client.enqueueMany([{ name: 'record', args: [500] }]);
+      await waitUntil(() => readLedger(ledger).length >= 1, 'the job started');
+      await server.stop();
+      // The job finishes, but its ack cannot land: without a deadline this stop never ended.
+      const stopping = worker.stop({ deadline: 1_000 });
+      expect(await Promise.race([stopping.then(() => 'stopped'), new Promise((resolve) => setTimeout(resolve, 25_000, 'still stopping'))])).toBe('stopped');
+      expect(worker.stats().consumer.succeeded).toBe(1);
+      const dropped = lines.find((l) => /did not confirm/.test(String(l.msg)));
+      expect(dropped).toMatchObject({ unconfirmed: 1, jobIds: [job!.id], deadlineMs: 1_000 });
+    } finally {
+      await cleanup();
+      await server.stop();
+    }
+  });
+
+  it('stop({ deadline }) refuses a deadline that is not a duration, naming it', async () => {
+    const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
+    await expect(worker.stop({ deadline: 'soon' })).rejects.toThrow(/invalid option deadline: "soon"/);
   });
 
   it('Redis absent at start: the worker keeps retrying and starts once Redis is there', async () => {

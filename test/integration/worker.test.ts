@@ -238,6 +238,12 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       await waitUntil(() => worker.nodeId !== before, 'the worker noticed it was fenced');
       await waitUntil(async () => (await other.listNodes()).some((n) => n.id === worker.nodeId), 'the worker re-registered');
       expect((await other.listNodes()).map((n) => n.id)).not.toContain(before);
+      // The heartbeat and a fetch can both see the same lost lease; the later report must not fence the new id again.
+      const after = worker.nodeId;
+      const registered = (await other.listNodes()).map((n) => n.id).sort();
+      await (worker as unknown as { fenced(seenAs: string): Promise<void> }).fenced(before);
+      expect(worker.nodeId).toBe(after);
+      expect((await other.listNodes()).map((n) => n.id).sort()).toEqual(registered);
     } finally {
       await other.close();
     }

@@ -100,6 +100,11 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       process.exit(1);
     });
   });
+  // The pool failed after start: the worker has already stopped and given its jobs back.
+  worker.once('failed', (err) => {
+    log.fatal({ err }, `worker stopped: ${err.message}`);
+    process.exit(1);
+  });
   try {
     await worker.start();
   } catch (err) {

@@ -1,0 +1,69 @@
+/**
+ * The Consumer's Acker against a real Redis: a settlement the broker refuses
+ * every time (here a result announcement to a reply key of the wrong type)
+ * is isolated and dropped with its job id logged; the rest of its batch
+ * lands, and flush() resolves instead of retrying for ever.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import type { Settlement } from '../../dist/broker/types.js';
+import { Acker } from '../../dist/consumer/acker.js';
+import { captureLog as capture } from '../helpers/worker.js';
+import { fetchFrom, job, registerNode, result, Scope } from './redis-helpers.js';
+
+let scope: Scope;
+let broker: RedisBroker;
+const NODE = 'node-a';
+
+beforeEach(async () => {
+  scope = new Scope();
+  broker = await scope.broker();
+  await registerNode(broker, NODE, ['x']);
+});
+afterEach(async () => {
+  await scope.cleanup();
+});
+
+function within<T>(p: Promise<T>, ms: number): Promise<T | 'still pending'> {
+  return Promise.race([p, new Promise<'still pending'>((resolve) => setTimeout(() => resolve('still pending'), ms).unref())]);
+}
+
+describe('Acker', () => {
+  it('a settlement the broker refuses every time is dropped alone, logged with its job id; the others land and flush resolves', async () => {
+    const jobs = Array.from({ length: 6 }, (_, i) => job('x', { replyTo: i === 3 ? 'broken-client' : 'good-client' }));
+    await broker.enqueue(jobs);
+    // Another program wrote a plain string where this client's reply list should be: every LPUSH to it is WRONGTYPE.
+    await scope.raw.set(`${scope.ns}:reply:broken-client`, 'not a list');
+    const got = await fetchFrom(broker, NODE, ['x'], 10);
+    expect(got.deliveries).toHaveLength(6);
+
+    const { log, lines } = capture();
+    const acker = new Acker(broker, log);
+    for (const d of got.deliveries) acker.push({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', 1) } satisfies Settlement);
+    expect(await within(acker.flush(), 20_000)).toBeUndefined();
+    expect(acker.backlog).toBe(0);
+
+    // Every job is settled in the broker, the refused one included (its ack went through before the announcement failed).
+    expect((await broker.counts(['x']))[0]).toMatchObject({ waiting: 0, reserved: 0 });
+    for (const j of jobs) expect((await broker.getResult(j.id))?.state).toBe('SUCCESS');
+    // The good client heard of its five jobs.
+    const announced = await scope.raw.lrange(`${scope.ns}:reply:good-client`, 0, -1);
+    expect(new Set(announced)).toEqual(new Set(jobs.filter((_, i) => i !== 3).map((j) => j.id)));
+    const refused = lines.filter((l) => l.level === 50);
+    expect(refused).toHaveLength(1);
+    expect(refused[0]).toMatchObject({ jobId: jobs[3]!.id, kind: 'ack' });
+    expect(String(refused[0]!.msg)).toMatch(/WRONGTYPE/);
+  });
+
+  it('backlog counts the batch on the wire until the broker confirms it', async () => {
+    await broker.enqueue([job('x'), job('x')]);
+    const got = await fetchFrom(broker, NODE, ['x'], 10);
+    const acker = new Acker(broker, capture().log);
+    for (const d of got.deliveries) acker.push({ kind: 'ack', delivery: d });
+    // The batch leaves on the next turn of the event loop; until its reply comes it still counts.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(acker.backlog).toBe(2);
+    await acker.flush();
+    expect(acker.backlog).toBe(0);
+  });
+});
