@@ -27,6 +27,11 @@ export class JobRunner {
   ) {}
 
   push(job: JobFrame): void {
+    if (this.stopping) {
+      // Nothing sent after SHUTDOWN runs here; the parent gets it back unstarted rather than losing it.
+      this.sendWithdrawn([job[1]]);
+      return;
+    }
     this.queue.push(job);
     if (!this.running) this.runQueued();
   }
@@ -35,11 +40,27 @@ export class JobRunner {
     if (this.current !== undefined && this.current.seq === seq) this.current.softTimeout();
   }
 
-  /** SHUTDOWN: finish what was sent before it, then exit. */
+  /**
+   * SHUTDOWN: finish what was sent before it, then exit. inq is still read:
+   * a SOFT_TIMEOUT or WITHDRAW for those jobs may follow.
+   */
   shutdown(): void {
     this.stopping = true;
-    this.channel.stopReading();
     if (!this.running) this.runQueued();
+  }
+
+  /** WITHDRAW: give back every job received and not started; the running one (if any) goes on. */
+  withdraw(): void {
+    const seqs: number[] = [];
+    for (let i = this.head; i < this.queue.length; i++) seqs.push((this.queue[i] as JobFrame)[1]);
+    this.queue.length = 0;
+    this.head = 0;
+    if (seqs.length > 0) this.sendWithdrawn(seqs);
+  }
+
+  private sendWithdrawn(seqs: number[]): void {
+    this.channel.send([MessageType.WITHDRAWN, seqs]);
+    this.channel.flush();
   }
 
   private runQueued(): void {

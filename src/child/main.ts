@@ -46,6 +46,9 @@ function onMessage(msg: ParentMessage): void {
     case MessageType.SHUTDOWN:
       runner.shutdown();
       return;
+    case MessageType.WITHDRAW:
+      runner.withdraw();
+      return;
     default:
       process.stderr.write(`prefork child ${process.pid}: unknown message type ${String((msg as unknown[])[0])}\n`);
       process.exit(EXIT_PROTOCOL);

@@ -11,13 +11,16 @@ export interface ApplyOptions {
   queue?: string;
   /** Retries already spent, for currentTask(). */
   retries?: number;
-  /** Override the pool's hard time limit for this job (ms). */
-  timeLimit?: number;
-  /** Override the pool's soft time limit for this job (ms). */
-  softTimeLimit?: number;
+  /** Override the pool's hard time limit for this job (ms, or a string like "5s"). */
+  timeLimit?: number | string;
+  /** Override the pool's soft time limit for this job (ms, or a string like "5s"). */
+  softTimeLimit?: number | string;
   /** Called when a child starts the job (its ACK arrived). */
   onStart?: (info: { pid: number; startedAt: number }) => void;
 }
+
+/** ApplyOptions after validation: time limits in ms. */
+export type ResolvedApplyOptions = Omit<ApplyOptions, 'timeLimit' | 'softTimeLimit'> & { timeLimit?: number; softTimeLimit?: number };
 
 /** The parent's record of one applied job, from apply() until it settles. */
 export class PoolJob {
@@ -26,13 +29,15 @@ export class PoolJob {
   /** Times it went back to the outbound buffer unstarted because its child died. */
   requeues = 0;
   settled = false;
+  /** withdraw() asked for it back: if it comes back unstarted it is rejected with JobWithdrawnError, not run elsewhere. */
+  withdrawing = false;
 
   constructor(
     readonly seq: number,
     readonly name: string,
     readonly args: JobArgs,
     readonly meta: JobMeta | null,
-    readonly options: ApplyOptions | undefined,
+    readonly options: ResolvedApplyOptions | undefined,
     readonly resolve: (value: unknown) => void,
     readonly reject: (err: Error) => void,
   ) {}
@@ -78,6 +83,21 @@ export class Fifo<T> {
       this.head = 0;
     }
     return item;
+  }
+
+  /** Takes out the items `take` accepts, wherever they are, keeping the order of the rest; returns them in order. O(n): not for the hot path. */
+  removeWhere(take: (item: T) => boolean): T[] {
+    const kept: T[] = [];
+    const taken: T[] = [];
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i] as T;
+      (take(item) ? taken : kept).push(item);
+    }
+    if (taken.length > 0) {
+      this.items = kept;
+      this.head = 0;
+    }
+    return taken;
   }
 
   /** Empties the FIFO and returns what it held, in order. */

@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { OptionError } from '../errors.js';
-import { parseAutoscale, parseDuration, parseSize } from '../units.js';
+import { MAX_TIMER_MS, parseAutoscale, parseDuration, parseSize } from '../units.js';
 
 export type StrategyName = 'fair' | 'fcfs';
 
@@ -35,6 +35,8 @@ export interface PoolOptions {
   restartWindow?: number | string;
   /** Largest frame a child may send (default 64 MiB). */
   maxFrameSize?: number | string;
+  /** The node binary the children run (default: the parent's, process.execPath). */
+  execPath?: string;
   /** Extra node flags for the children. */
   execArgv?: string[];
   /** Extra environment variables for the children. */
@@ -61,6 +63,7 @@ export interface ResolvedPoolOptions {
   maxRestarts: number;
   restartWindow: number;
   maxFrameSize: number;
+  execPath: string;
   execArgv: string[];
   env: Record<string, string>;
   killTimeout: number;
@@ -70,7 +73,7 @@ export interface ResolvedPoolOptions {
 const KNOWN = new Set<string>([
   'app', 'processes', 'autoscale', 'keepalive', 'autoscaleInterval', 'strategy', 'maxTasksPerChild',
   'maxMemoryPerChild', 'timeLimit', 'softTimeLimit', 'procAliveTimeout', 'maxRestarts', 'restartWindow',
-  'maxFrameSize', 'execArgv', 'env', 'killTimeout', 'logger',
+  'maxFrameSize', 'execPath', 'execArgv', 'env', 'killTimeout', 'logger',
 ]);
 
 export const POOL_DEFAULTS = {
@@ -99,10 +102,13 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
   if (!Number.isInteger(processes) || processes < 1) throw new OptionError('processes', input.processes, 'an integer >= 1');
   const strategy = input.strategy ?? POOL_DEFAULTS.strategy;
   if (strategy !== 'fair' && strategy !== 'fcfs') throw new OptionError('strategy', input.strategy, '"fair" or "fcfs"');
-  const timeLimit = optionalDuration('timeLimit', input.timeLimit, true);
-  const softTimeLimit = optionalDuration('softTimeLimit', input.softTimeLimit, true);
+  const timeLimit = optionalDuration('timeLimit', input.timeLimit, 'timer');
+  const softTimeLimit = optionalDuration('softTimeLimit', input.softTimeLimit, 'timer');
   if (timeLimit !== undefined && softTimeLimit !== undefined && softTimeLimit >= timeLimit) {
     throw new OptionError('softTimeLimit', input.softTimeLimit, `less than timeLimit (${timeLimit} ms)`);
+  }
+  if (input.execPath !== undefined && (typeof input.execPath !== 'string' || input.execPath.length === 0)) {
+    throw new OptionError('execPath', input.execPath, 'the path of a node binary');
   }
   if (input.execArgv !== undefined && (!Array.isArray(input.execArgv) || input.execArgv.some((a) => typeof a !== 'string'))) {
     throw new OptionError('execArgv', input.execArgv, 'an array of strings');
@@ -113,28 +119,43 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
     app: input.app,
     processes,
     autoscale: autoscale && { max: autoscale[0], min: autoscale[1] },
-    keepalive: optionalDuration('keepalive', input.keepalive, false) ?? POOL_DEFAULTS.keepalive,
-    autoscaleInterval: optionalDuration('autoscaleInterval', input.autoscaleInterval, true) ?? POOL_DEFAULTS.autoscaleInterval,
+    // keepalive is compared with Date.now(), never waited on: any length is fine.
+    keepalive: optionalDuration('keepalive', input.keepalive, 'any') ?? POOL_DEFAULTS.keepalive,
+    autoscaleInterval: optionalDuration('autoscaleInterval', input.autoscaleInterval, 'timer') ?? POOL_DEFAULTS.autoscaleInterval,
     strategy,
     maxTasksPerChild: optionalInteger('maxTasksPerChild', input.maxTasksPerChild, 1),
     maxMemoryPerChild: optionalSize('maxMemoryPerChild', input.maxMemoryPerChild),
     timeLimit,
     softTimeLimit,
-    procAliveTimeout: optionalDuration('procAliveTimeout', input.procAliveTimeout, true) ?? POOL_DEFAULTS.procAliveTimeout,
+    procAliveTimeout: optionalDuration('procAliveTimeout', input.procAliveTimeout, 'timer') ?? POOL_DEFAULTS.procAliveTimeout,
     maxRestarts: optionalInteger('maxRestarts', input.maxRestarts, 1) ?? POOL_DEFAULTS.maxRestarts,
-    restartWindow: optionalDuration('restartWindow', input.restartWindow, true) ?? POOL_DEFAULTS.restartWindow,
+    // A sliding window over timestamps, never a timer.
+    restartWindow: optionalDuration('restartWindow', input.restartWindow, 'positive') ?? POOL_DEFAULTS.restartWindow,
     maxFrameSize: optionalSize('maxFrameSize', input.maxFrameSize) ?? POOL_DEFAULTS.maxFrameSize,
+    execPath: input.execPath ?? process.execPath,
     execArgv: input.execArgv ?? [],
     env: input.env ?? {},
-    killTimeout: optionalDuration('killTimeout', input.killTimeout, false) ?? POOL_DEFAULTS.killTimeout,
+    killTimeout: optionalDuration('killTimeout', input.killTimeout, 'wait') ?? POOL_DEFAULTS.killTimeout,
     logger: input.logger,
   };
 }
 
-function optionalDuration(name: string, value: number | string | undefined, positive: boolean): number | undefined {
+/**
+ * - any: >= 0, any length (compared with clocks, never waited on).
+ * - positive: > 0, any length.
+ * - timer: > 0 and at most MAX_TIMER_MS: it arms a setTimeout/setInterval, which fires at once past that.
+ * - wait: >= 0 and at most MAX_TIMER_MS (a grace period before escalating).
+ */
+type DurationKind = 'any' | 'positive' | 'timer' | 'wait';
+
+export function optionalDuration(name: string, value: unknown, kind: DurationKind): number | undefined {
   if (value === undefined) return undefined;
+  const positive = kind === 'positive' || kind === 'timer';
   const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
   if (ms === undefined || (positive && ms <= 0)) throw new OptionError(name, value, `a ${positive ? 'positive ' : ''}duration in ms or a string like "30s"`);
+  if ((kind === 'timer' || kind === 'wait') && ms > MAX_TIMER_MS) {
+    throw new OptionError(name, value, `at most ${MAX_TIMER_MS} ms (about 24.8 days): longer timers fire at once in Node`);
+  }
   return ms;
 }
 

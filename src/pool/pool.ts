@@ -3,11 +3,11 @@ import type { Logger } from 'pino';
 import { AppLoadError, JobWithdrawnError, OptionError, PoolClosedError, PoolFailedError, TimeLimitExceeded, type WorkerLostError } from '../errors.js';
 import { defaultLogger } from '../logger.js';
 import { parseAutoscale } from '../units.js';
-import { encodeFrame } from '../protocol/frame-encoder.js';
 import { MessageType, type ChildMessage, type SerializedError } from '../protocol/messages.js';
 import { createStrategy } from '../scheduling/index.js';
 import { Autoscaler, type ScaleEvent } from './autoscaler.js';
-import { PoolJob, type ApplyOptions, type JobArgs } from './job.js';
+import { resolveApplyOptions } from './apply-options.js';
+import { PoolJob, type ApplyOptions, type JobArgs, type ResolvedApplyOptions } from './job.js';
 import { resolvePoolOptions, type PoolOptions, type ResolvedPoolOptions } from './options.js';
 import { ResultHandler } from './result-handler.js';
 import { collectStats, type PoolStats, type PoolTotals } from './stats.js';
@@ -78,7 +78,7 @@ export class Pool extends EventEmitter<PoolEvents> {
     };
     this.supervisor = new Supervisor(
       {
-        spawn: { config: { app: o.app, maxFrameSize: o.maxFrameSize, reportMemory: o.maxMemoryPerChild !== undefined }, execArgv: o.execArgv, env: o.env },
+        spawn: { config: { app: o.app, maxFrameSize: o.maxFrameSize, reportMemory: o.maxMemoryPerChild !== undefined }, execPath: o.execPath, execArgv: o.execArgv, env: o.env },
         procAliveTimeout: o.procAliveTimeout,
         maxRestarts: o.maxRestarts,
         restartWindow: o.restartWindow,
@@ -106,12 +106,11 @@ export class Pool extends EventEmitter<PoolEvents> {
       onInitError: (proc, err) => this.supervisor.onInitError(proc, new AppLoadError(o.app, describeError(err)).message),
       onStarted: (proc, job) => this.onStarted(proc, job),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
+      onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
     });
     this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults[name], {
       onHardTimeout: (proc, job, limit) => proc.kill('SIGKILL', new TimeLimitExceeded(limit, job.name)),
-      onSoftTimeout: (proc, job) => {
-        if (proc.state !== 'exited') proc.child.stdin?.write(encodeFrame([MessageType.SOFT_TIMEOUT, job.seq]));
-      },
+      onSoftTimeout: (proc, job) => proc.send([MessageType.SOFT_TIMEOUT, job.seq]),
     });
     if (o.autoscale !== undefined) {
       this.autoscaler = new Autoscaler(o.autoscale.max, o.autoscale.min, o.keepalive, o.autoscaleInterval, {
@@ -129,10 +128,16 @@ export class Pool extends EventEmitter<PoolEvents> {
     if (this.state !== 'created') return Promise.reject(new PoolClosedError(`start() called on a pool that is ${this.state}`));
     this.state = 'running';
     const initial = this.autoscaler ? this.autoscaler.min : this.options.processes;
-    this.supervisor.start(initial);
-    this.autoscaler?.start();
-    this.tasks.schedule();
-    this.autoscaler?.maybeGrow();
+    // Always a promise: a failure here rejects it, never throws (spawn errors themselves arrive later, as exits).
+    try {
+      this.supervisor.start(initial);
+      this.autoscaler?.start();
+      this.tasks.schedule();
+      this.autoscaler?.maybeGrow();
+    } catch (err) {
+      this.fail(new PoolFailedError(`pool failed to start: ${(err as Error).message}`, { cause: err }));
+      return Promise.reject(this.failure);
+    }
     if (initial === 0) return Promise.resolve();
     return new Promise((resolve, reject) => this.startWaiters.push({ resolve, reject }));
   }
@@ -149,12 +154,18 @@ export class Pool extends EventEmitter<PoolEvents> {
     if (!Array.isArray(args) && !(args instanceof Uint8Array)) {
       return Promise.reject(new TypeError(`apply(${name}): args must be an array (or msgpack-encoded bytes), got ${typeof args}`));
     }
+    let opts: ResolvedApplyOptions | undefined;
+    try {
+      opts = resolveApplyOptions(options);
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
-      const meta = options && (options.id !== undefined || options.queue !== undefined || options.retries !== undefined)
-        ? { id: options.id ?? String(seq), queue: options.queue, retries: options.retries ?? 0 }
+      const meta = opts && (opts.id !== undefined || opts.queue !== undefined || opts.retries !== undefined)
+        ? { id: opts.id ?? String(seq), queue: opts.queue, retries: opts.retries ?? 0 }
         : null;
-      const job = new PoolJob(seq, name, args, meta, options, resolve, reject);
+      const job = new PoolJob(seq, name, args, meta, opts, resolve, reject);
       this.pending++;
       this.totals.applied++;
       this.tasks.submit(job);
@@ -210,13 +221,16 @@ export class Pool extends EventEmitter<PoolEvents> {
   }
 
   /**
-   * Takes back every job still in the outbound buffer (not yet written to a
-   * child) and rejects it with JobWithdrawnError, so the caller can return it
-   * to its queue. Returns how many.
+   * Takes back every job not started yet and rejects it with
+   * JobWithdrawnError, so the caller can return it to its queue. Jobs still in
+   * the outbound buffer go at once (their count is returned); jobs already
+   * written into a child's pipe (fcfs) are asked back from the child and
+   * rejected when it answers. Jobs already started run to the end.
    */
   withdraw(): number {
     const jobs = this.tasks.outbound.drain();
     for (const job of jobs) this.settle(job, false, new JobWithdrawnError());
+    for (const proc of this.supervisor.procs) proc.withdraw();
     return jobs.length;
   }
 
@@ -316,15 +330,32 @@ export class Pool extends EventEmitter<PoolEvents> {
       }
     }
     if (unstarted.length === 0) return;
-    if (this.terminating || this.failure !== undefined) {
-      const err = this.failure ?? new PoolClosedError('the pool was terminated before the job started');
-      for (const job of unstarted) this.settle(job, false, err);
-      return;
+    this.giveBackUnstarted(proc, unstarted, 'giving unstarted jobs of a dead child to other children');
+  }
+
+  private onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void {
+    if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
+    this.giveBackUnstarted(proc, jobs, 'a child gave back jobs it had not started; giving them to other children');
+  }
+
+  /** Jobs that never started: rejected if withdraw() asked for them or the pool is going, else run elsewhere. */
+  private giveBackUnstarted(proc: WorkerProcess, unstarted: PoolJob[], why: string): void {
+    const going = this.terminating || this.failure !== undefined;
+    const rerun: PoolJob[] = [];
+    for (const job of unstarted) {
+      if (job.withdrawing) this.settle(job, false, new JobWithdrawnError());
+      else if (going) this.settle(job, false, this.failure ?? new PoolClosedError('the pool was terminated before the job started'));
+      else rerun.push(job);
     }
-    // Never started: run them elsewhere without counting a failure (Celery loses these).
-    for (const job of unstarted) job.requeues++;
-    this.log.info({ childPid: proc.pid, jobs: unstarted.length }, 'giving unstarted jobs of a dead child to other children');
-    this.tasks.giveBack(unstarted);
+    if (rerun.length > 0) {
+      // Never started: run them elsewhere without counting a failure (Celery loses these).
+      for (const job of rerun) job.requeues++;
+      this.log.info({ childPid: proc.pid, jobs: rerun.length }, why);
+      this.tasks.giveBack(rerun);
+    } else {
+      // The child has room again.
+      this.tasks.schedule();
+    }
   }
 
   private onProcessUp(proc: WorkerProcess): void {

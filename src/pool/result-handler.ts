@@ -8,6 +8,7 @@ import {
   type ResultErrorFrame,
   type ResultOkFrame,
   type SerializedError,
+  type WithdrawnFrame,
   type WorkerUpFrame,
 } from '../protocol/messages.js';
 import type { TaskOptions } from '../tasks.js';
@@ -19,6 +20,8 @@ export interface ResultHooks {
   onInitError(proc: WorkerProcess, err: SerializedError): void;
   onStarted(proc: WorkerProcess, job: PoolJob): void;
   onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void;
+  /** The child gave these jobs back unstarted (WITHDRAW, or a JOB after SHUTDOWN). */
+  onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void;
 }
 
 type Handler<M> = (proc: WorkerProcess, msg: M) => void;
@@ -57,12 +60,16 @@ export class ResultHandler {
     [MessageType.INIT_ERROR]: (proc, msg) => {
       this.hooks.onInitError(proc, msg[1]);
     },
+    [MessageType.WITHDRAWN]: (proc, msg) => {
+      this.hooks.onWithdrawn(proc, proc.takeWithdrawn(msg[1]));
+    },
   } satisfies {
     [MessageType.WORKER_UP]: Handler<WorkerUpFrame>;
     [MessageType.ACK]: Handler<AckFrame>;
     [MessageType.RESULT_OK]: Handler<ResultOkFrame>;
     [MessageType.RESULT_ERROR]: Handler<ResultErrorFrame>;
     [MessageType.INIT_ERROR]: Handler<InitErrorFrame>;
+    [MessageType.WITHDRAWN]: Handler<WithdrawnFrame>;
   };
 
   constructor(private readonly hooks: ResultHooks) {}

@@ -23,7 +23,8 @@ export interface SupervisorSettings {
 /**
  * maintain_pool: keeps `target` children alive, replaces the dead, kills a
  * child that sends no WORKER_UP within procAliveTimeout, and stops forking when
- * children keep dying before they work (a broken task module, a bad execArgv).
+ * children keep dying before they work (a broken task module, a bad execArgv,
+ * a spawn that fails).
  */
 export class Supervisor {
   readonly procs: WorkerProcess[] = [];
@@ -119,7 +120,9 @@ export class Supervisor {
   onExit(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null): void {
     clearTimeout(this.aliveTimers.get(proc));
     this.aliveTimers.delete(proc);
-    const detail = this.initErrors.get(proc);
+    const detail = proc.spawnError !== undefined
+      ? `cannot start a child process (${this.settings.spawn.execPath}): ${proc.spawnError.message}`
+      : this.initErrors.get(proc);
     this.initErrors.delete(proc);
     const index = this.procs.indexOf(proc);
     if (index >= 0) this.procs.splice(index, 1);
@@ -135,7 +138,9 @@ export class Supervisor {
         : new WorkerLostError(proc.pid, exitCode, signal, reason);
       this.hooks.onJobsOrphaned(proc, started, unstarted, error);
     }
-    this.hooks.onProcessDown(proc, exitCode, signal, expected);
+    // A process that never started was never up: no process-down, but say why.
+    if (proc.spawnError !== undefined) this.log.warn({ err: proc.spawnError, execPath: this.settings.spawn.execPath }, 'cannot start a child process');
+    else this.hooks.onProcessDown(proc, exitCode, signal, expected);
     if (!this.running) return;
     if (!expected || proc.killReason !== undefined) this.restarts++;
     // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard.

@@ -3,7 +3,8 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
-import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ChildMessage } from '../protocol/messages.js';
+import { ProtocolError } from '../errors.js';
+import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ChildMessage, type ParentMessage } from '../protocol/messages.js';
 import { Fifo, type PoolJob } from './job.js';
 
 /** After a child exits, how long to keep reading frames still in its outq. */
@@ -31,13 +32,17 @@ export interface ProcessOwner {
 
 export interface SpawnSettings {
   config: ChildConfig;
+  /** The node binary the children run (default: the parent's own, process.execPath). */
+  execPath: string;
   execArgv: string[];
   env: Record<string, string>;
 }
 
 /** The parent's handle on one child: pid, inq/outq, state, jobs in flight, tasks done. */
 export class WorkerProcess {
-  readonly child: ChildProcess;
+  /** Undefined when spawn() threw: there is no process, only a failure to report. */
+  private readonly child: ChildProcess | undefined;
+  /** -1 when no process was started. */
   readonly pid: number;
   state: ProcessState = 'starting';
   /** Jobs written to inq and not yet settled, in the order written (the child runs them in that order). */
@@ -55,19 +60,38 @@ export class WorkerProcess {
   retiring = false;
   /** The parent signalled it (kill), as opposed to asking it to exit (SHUTDOWN). */
   killed = false;
+  /** The process could not be started (ENOENT, EMFILE, EAGAIN, a bad argument): reported as an exit. */
+  spawnError: Error | undefined;
   readonly spawnedAt = Date.now();
   private readonly decoder: FrameDecoder;
+  private finished = false;
+  private settleExit!: () => void;
 
   constructor(settings: SpawnSettings, private readonly owner: ProcessOwner) {
-    this.child = spawn(process.execPath, [...settings.execArgv, CHILD_MAIN], {
-      stdio: ['pipe', 'pipe', 'inherit'],
-      env: { ...process.env, ...settings.env, [CHILD_CONFIG_ENV]: JSON.stringify(settings.config) },
-    });
-    // spawn() reports a failure to start asynchronously; pid is then undefined.
-    this.pid = this.child.pid ?? -1;
     this.decoder = new FrameDecoder(settings.config.maxFrameSize);
-    const { stdin, stdout } = this.child;
-    if (stdin === null || stdout === null) throw new Error('child spawned without pipes');
+    this.exited = new Promise((resolve) => {
+      this.settleExit = resolve;
+    });
+    let child: ChildProcess | undefined;
+    try {
+      child = spawn(settings.execPath, [...settings.execArgv, CHILD_MAIN], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+        env: { ...process.env, ...settings.env, [CHILD_CONFIG_ENV]: JSON.stringify(settings.config) },
+      });
+    } catch (err) {
+      // Invalid arguments and some errnos throw instead of emitting 'error': report it like the async case, never synchronously.
+      this.spawnError = err as Error;
+      setImmediate(() => this.finish(null, null));
+    }
+    this.child = child;
+    // spawn() reports a failure to start asynchronously; pid is then undefined.
+    this.pid = child?.pid ?? -1;
+    if (child === undefined) return;
+    // First, before anything can emit: an unhandled 'error' would crash the parent.
+    child.on('error', (err) => this.onChildError(err));
+    const { stdin, stdout } = child;
+    // EMFILE/ENFILE: Node gives up before creating the pipes and emits 'error' next tick.
+    if (!stdin || !stdout) return;
     stdout.on('data', (chunk: Buffer) => this.onData(chunk));
     stdin.on('drain', () => {
       this.blocked = false;
@@ -76,24 +100,16 @@ export class WorkerProcess {
     // EPIPE when the child dies with bytes queued: its exit settles everything.
     stdin.on('error', () => undefined);
     stdout.on('error', () => undefined);
-    this.child.on('error', (err) => this.owner.onProtocolError(this, err));
-    this.exited = new Promise((resolve) => {
-      this.child.once('exit', (code, signal) => {
-        // The last frames (a RESULT sent just before exiting) may still be in the pipe when 'exit' fires:
-        // read them before settling. A grandchild holding outq open must not stall us, hence the cap.
-        let done = false;
-        const finish = (): void => {
-          if (done) return;
-          done = true;
-          clearTimeout(cap);
-          this.state = 'exited';
-          this.owner.onExit(this, code, signal);
-          resolve();
-        };
-        const cap = setTimeout(finish, OUTQ_DRAIN_MS);
-        if (stdout.readableEnded || stdout.destroyed) finish();
-        else stdout.once('close', finish);
-      });
+    child.once('exit', (code, signal) => {
+      // The last frames (a RESULT sent just before exiting) may still be in the pipe when 'exit' fires:
+      // read them before settling. A grandchild holding outq open must not stall us, hence the cap.
+      const cap = setTimeout(() => this.finish(code, signal), OUTQ_DRAIN_MS);
+      const done = (): void => {
+        clearTimeout(cap);
+        this.finish(code, signal);
+      };
+      if (stdout.readableEnded || stdout.destroyed) done();
+      else stdout.once('close', done);
     });
   }
 
@@ -106,9 +122,15 @@ export class WorkerProcess {
 
   /** Writes a batch of frames; false means the pipe is full until 'drain'. */
   write(bytes: Buffer): boolean {
-    const ok = this.child.stdin!.write(bytes);
+    const ok = this.child?.stdin?.write(bytes) ?? false;
     if (!ok) this.blocked = true;
     return ok;
+  }
+
+  /** Writes one control frame (SOFT_TIMEOUT, WITHDRAW, SHUTDOWN) to a child still there. */
+  send(frame: ParentMessage): void {
+    if (this.state === 'exited' || this.spawnError !== undefined) return;
+    this.child?.stdin?.write(encodeFrame(frame));
   }
 
   /** Finish what was written, then exit (the frame queues behind the jobs already in the pipe). */
@@ -116,7 +138,38 @@ export class WorkerProcess {
     if (this.state === 'exited') return;
     this.retiring = true;
     this.state = 'stopping';
-    this.child.stdin!.write(encodeFrame([MessageType.SHUTDOWN]));
+    this.send([MessageType.SHUTDOWN]);
+  }
+
+  /**
+   * Asks the child for the jobs it holds and has not started; it answers with
+   * WITHDRAWN. A job whose ACK is already on its way is not among them: it runs.
+   */
+  withdraw(): void {
+    if (this.state === 'exited' || this.killReason !== undefined) return;
+    let asked = 0;
+    for (const job of this.inFlight) {
+      if (job.startedAt !== 0) continue;
+      job.withdrawing = true;
+      asked++;
+    }
+    if (asked > 0) this.send([MessageType.WITHDRAW]);
+  }
+
+  /**
+   * Takes the jobs a WITHDRAWN names out of inFlight. Each must be in flight
+   * here and not started; anything else breaks the protocol.
+   */
+  takeWithdrawn(seqs: unknown): PoolJob[] {
+    if (!Array.isArray(seqs) || seqs.length === 0) throw new ProtocolError(`child ${this.pid} sent a WITHDRAWN without job numbers`);
+    const wanted = new Set<unknown>(seqs);
+    let held = 0;
+    for (const job of this.inFlight) if (wanted.has(job.seq) && job.startedAt === 0) held++;
+    // Checked before anything is taken: on a protocol error the jobs stay in flight and the child's exit settles them.
+    if (held !== wanted.size || held !== seqs.length) {
+      throw new ProtocolError(`child ${this.pid} gave back jobs ${seqs.map(String).join(',')} that it does not hold unstarted`);
+    }
+    return this.inFlight.removeWhere((job) => wanted.has(job.seq));
   }
 
   kill(signal: NodeJS.Signals, reason?: Error): void {
@@ -125,7 +178,7 @@ export class WorkerProcess {
     this.retiring = true;
     this.killed = true;
     if (this.state !== 'stopping') this.state = 'stopping';
-    this.child.kill(signal);
+    if (this.spawnError === undefined) this.child?.kill(signal);
   }
 
   /** The job the child is running now, if it has ACKed one. */
@@ -142,6 +195,26 @@ export class WorkerProcess {
     } catch {
       return this.rss;
     }
+  }
+
+  /** Settles the child's end once: after 'exit' (and outq drained), or when it could not be spawned. */
+  private finish(code: number | null, signal: NodeJS.Signals | null): void {
+    if (this.finished) return;
+    this.finished = true;
+    this.state = 'exited';
+    this.owner.onExit(this, code, signal);
+    this.settleExit();
+  }
+
+  private onChildError(err: Error): void {
+    if (this.child?.pid === undefined) {
+      // Never started: Node emits 'error' and no 'exit'. It counts as an exit (restart limiter, jobs re-dispatched).
+      this.spawnError = err;
+      this.finish(null, null);
+      return;
+    }
+    // A running child's 'error' means a signal could not be delivered: replace it; its 'exit' settles its jobs.
+    this.owner.onProtocolError(this, err);
   }
 
   private onData(chunk: Buffer): void {

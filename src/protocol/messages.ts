@@ -10,12 +10,14 @@ export const MessageType = {
   JOB: 1,
   SHUTDOWN: 2,
   SOFT_TIMEOUT: 3,
+  WITHDRAW: 4,
   // child → parent
   WORKER_UP: 10,
   ACK: 11,
   RESULT_OK: 12,
   RESULT_ERROR: 13,
   INIT_ERROR: 14,
+  WITHDRAWN: 15,
 } as const;
 export type MessageType = (typeof MessageType)[keyof typeof MessageType];
 
@@ -38,7 +40,9 @@ export interface SerializedError {
 export type JobFrame = [typeof MessageType.JOB, seq: number, name: string, args: unknown[] | Uint8Array, meta: JobMeta | null];
 export type ShutdownFrame = [typeof MessageType.SHUTDOWN];
 export type SoftTimeoutFrame = [typeof MessageType.SOFT_TIMEOUT, seq: number];
-export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame;
+/** Give back every job received and not started yet (warm stop, withdraw()). */
+export type WithdrawFrame = [typeof MessageType.WITHDRAW];
+export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame | WithdrawFrame;
 
 /** `options`: the per-task defaults declared with defineTasks, so the parent can honour them without loading user code. */
 export type WorkerUpFrame = [typeof MessageType.WORKER_UP, pid: number, tasks: string[], options?: Record<string, TaskOptions>];
@@ -47,7 +51,12 @@ export type AckFrame = [typeof MessageType.ACK, seq: number];
 export type ResultOkFrame = [typeof MessageType.RESULT_OK, seq: number, value: unknown, rss?: number];
 export type ResultErrorFrame = [typeof MessageType.RESULT_ERROR, seq: number, error: SerializedError, rss?: number];
 export type InitErrorFrame = [typeof MessageType.INIT_ERROR, error: SerializedError];
-export type ChildMessage = WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame;
+/**
+ * Jobs the child received and will not run: the ones it held when WITHDRAW
+ * came, or a JOB that arrived after SHUTDOWN. They were never started.
+ */
+export type WithdrawnFrame = [typeof MessageType.WITHDRAWN, seqs: number[]];
+export type ChildMessage = WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame | WithdrawnFrame;
 
 /** Configuration handed to a child through its environment. */
 export interface ChildConfig {

@@ -1,6 +1,6 @@
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
-import { JobWithdrawnError, TimeLimitExceeded, type StrategyName } from 'prefork';
+import { JobWithdrawnError, OptionError, TimeLimitExceeded, type StrategyName } from 'prefork';
 import { applyAndAwaitStart, fixture, makePool, pids, release, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -166,3 +166,29 @@ describe('withdraw()', () => {
   });
 });
 
+describe('apply() options', () => {
+  it('are validated: an unknown or bad option rejects the job with OptionError naming it; nothing reaches a child', async () => {
+    const pool = await startPool({ processes: 1 });
+    const bad = [
+      [{ timelimit: 100 }, 'timelimit'],
+      [{ timeLimit: 2 ** 31 }, 'timeLimit'],
+      [{ timeLimit: 'later' }, 'timeLimit'],
+      [{ retries: '2' }, 'retries'],
+    ] as const;
+    for (const [options, option] of bad) {
+      const err = await pool.apply('echo', [1], options as never).then(() => new Error('expected a rejection'), (e: unknown) => e as Error);
+      expect(err).toBeInstanceOf(OptionError);
+      expect((err as OptionError).option).toBe(option);
+    }
+    expect(pool.stats().totals).toMatchObject({ applied: 0, failed: 0 });
+    expect(pool.reserved).toBe(0);
+    await expect(pool.apply('echo', [2])).resolves.toBe(2);
+  });
+
+  it('take a time limit as a duration string', async () => {
+    const pool = await startPool({ processes: 1 });
+    const err = await pool.apply('hang', [], { timeLimit: '300ms' }).then(() => new Error('expected a rejection'), (e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(TimeLimitExceeded);
+    expect((err as TimeLimitExceeded).limitMs).toBe(300);
+  });
+});

@@ -10,6 +10,8 @@ describe('a child that breaks the pipe protocol', () => {
     ['undecodableBody', /protocol error/],
     ['unknownType', /unknown message type 99/],
     ['notATuple', /not a message tuple/],
+    ['withdrawsItself', /gave back jobs \d+ that it does not hold unstarted/],
+    ['withdrawsUnknown', /gave back jobs 987654 that it does not hold unstarted/],
   ])('%s: the child is replaced, its job fails with WorkerLostError naming the protocol error, the pool carries on', async (task, detail) => {
     const pool = await startPool({ app: fixture('garbage-frames.mjs'), processes: 1, maxFrameSize: '1MB' });
     const [victim] = pids(pool);

@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PoolFailedError } from 'prefork';
 import { fixture, makePool, pids, recordEvents, terminatePools, waitUntil } from '../helpers/pool.js';
@@ -61,5 +62,39 @@ describe('a pool whose children cannot become ready', () => {
     const pool = makePool({ app, processes: 1, maxRestarts: 1, restartWindow: 60_000 });
     const err = await startFailure(pool);
     expect(err.message).toContain('does-not-exist.mjs');
+  });
+});
+
+describe('a pool whose children cannot even be spawned', () => {
+  it('a missing node binary (ENOENT): start() fails with PoolFailedError naming it, without crashing or fork-looping', async () => {
+    const pool = makePool({ processes: 2, execPath: '/nonexistent/bin/node', maxRestarts: 3, restartWindow: 60_000 });
+    const downs = recordEvents(pool, 'process-down');
+    const err = await startFailure(pool);
+    expect(err.message).toContain('/nonexistent/bin/node');
+    expect(err.message).toContain('ENOENT');
+    await expect(pool.apply('echo', [1])).rejects.toBe(err);
+    expect(pids(pool)).toEqual([]);
+    // Nothing was ever up, so nothing went down.
+    expect(downs).toEqual([]);
+    await pool.close();
+  });
+
+  it('spawn() throwing at once (an argument it refuses): start() still returns a promise, which rejects', async () => {
+    const pool = makePool({ processes: 1, execArgv: ['--no-such\u0000flag'], maxRestarts: 1, restartWindow: 60_000 });
+    let started: Promise<void> | undefined;
+    expect(() => { started = pool.start(); }).not.toThrow();
+    const err = await started!.then(() => new Error('expected start() to reject'), (e: unknown) => e as Error);
+    expect(err).toBeInstanceOf(PoolFailedError);
+    expect(err.message).toContain('cannot start a child process');
+    expect(pids(pool)).toEqual([]);
+  });
+
+  it('out of file descriptors (EMFILE): the parent does not crash; start() rejects with PoolFailedError', () => {
+    const script = fixture('spawn-emfile.mjs');
+    const out = execFileSync('sh', ['-c', 'ulimit -n 256 && exec "$0" "$1" "$2"', process.execPath, script, fixture('tasks-basic.mjs')], { encoding: 'utf8' });
+    const outcome = JSON.parse(out.trim().split('\n').pop()!) as { started: boolean; name: string; message: string; held: number };
+    expect(outcome.held).toBeGreaterThan(0);
+    expect(outcome).toMatchObject({ started: false, name: 'PoolFailedError' });
+    expect(outcome.message).toContain('EMFILE');
   });
 });

@@ -142,6 +142,29 @@ describe('resolvePoolOptions', () => {
     expect(rejectionOf({ app: APP, logger: { info: () => undefined } }).option).toBe('logger');
   });
 
+  it('rejects a duration a timer cannot wait (over 2^31-1 ms), naming the option and the value', () => {
+    for (const option of ['timeLimit', 'softTimeLimit', 'procAliveTimeout', 'autoscaleInterval', 'killTimeout']) {
+      const err = rejectionOf({ app: APP, [option]: 2 ** 31 });
+      expect(err.option).toBe(option);
+      expect(err.message).toContain(String(2 ** 31));
+      expect(err.message).toContain('2147483647');
+    }
+    expect(rejectionOf({ app: APP, timeLimit: '25d' }).option).toBe('timeLimit');
+    expect(resolvePoolOptions({ app: APP, timeLimit: 2 ** 31 - 1 }).timeLimit).toBe(2 ** 31 - 1);
+    expect(resolvePoolOptions({ app: APP, timeLimit: '24d' }).timeLimit).toBe(24 * 86_400_000);
+  });
+
+  it('accepts long keepalive and restartWindow (compared with clocks, never waited on)', () => {
+    expect(resolvePoolOptions({ app: APP, keepalive: '30d', restartWindow: '30d' })).toMatchObject({ keepalive: 30 * 86_400_000, restartWindow: 30 * 86_400_000 });
+  });
+
+  it('takes execPath (default: the parent\'s node) and rejects one that is not a path', () => {
+    expect(resolvePoolOptions({ app: APP }).execPath).toBe(process.execPath);
+    expect(resolvePoolOptions({ app: APP, execPath: '/opt/node/bin/node' }).execPath).toBe('/opt/node/bin/node');
+    expect(rejectionOf({ app: APP, execPath: '' }).option).toBe('execPath');
+    expect(rejectionOf({ app: APP, execPath: 42 }).option).toBe('execPath');
+  });
+
   it('rejects options that are not an object', () => {
     expect(() => resolvePoolOptions(null as unknown as PoolOptions)).toThrow(OptionError);
   });
