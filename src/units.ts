@@ -1,8 +1,5 @@
 /** Parsers for the human-friendly values used by options and CLI flags. Each returns undefined when the text is not valid. */
 
-/** The longest delay setTimeout/setInterval honour (2^31 - 1 ms, about 24.8 days); Node fires a longer one at once. */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 
 /** "250ms", "30s", "2m", "1.5h", "1d", or a bare number of milliseconds. */

@@ -1,6 +1,10 @@
 import { OptionError } from '../errors.js';
+import { checkLimitOrder, checkRetries, checkTimeLimit, type Bad } from '../job-option-checks.js';
 import type { ResolvedApplyOptions } from './job.js';
-import { optionalDuration } from './options.js';
+
+const bad: Bad = (option, value, expected) => {
+  throw new OptionError(option, value, expected);
+};
 
 /**
  * Checks the options of one apply() call; every error names the option and
@@ -10,33 +14,33 @@ import { optionalDuration } from './options.js';
  */
 export function resolveApplyOptions(options: unknown): ResolvedApplyOptions | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) throw new OptionError('apply options', options, 'an object');
+  if (typeof options !== 'object' || options === null || Array.isArray(options)) bad('apply options', options, 'an object');
   const o = options as Record<string, unknown>;
   for (const key in o) {
+    const value = o[key];
+    if (value === undefined) continue;
     switch (key) {
       case 'id':
       case 'queue':
-        if (o[key] !== undefined && typeof o[key] !== 'string') throw new OptionError(key, o[key], 'a string');
+        if (typeof value !== 'string') bad(key, value, 'a string');
         break;
       case 'retries':
-        if (o.retries !== undefined && (!Number.isInteger(o.retries) || (o.retries as number) < 0)) throw new OptionError('retries', o.retries, 'an integer >= 0');
+        checkRetries(key, value, bad);
         break;
       case 'onStart':
-        if (o.onStart !== undefined && typeof o.onStart !== 'function') throw new OptionError('onStart', o.onStart, 'a function');
+        if (typeof value !== 'function') bad(key, value, 'a function');
         break;
       case 'timeLimit':
       case 'softTimeLimit':
         break;
       default:
-        throw new OptionError(key, o[key], 'a known apply() option: id, queue, retries, timeLimit, softTimeLimit, onStart');
+        bad(key, value, 'a known apply() option: id, queue, retries, timeLimit, softTimeLimit, onStart');
     }
   }
-  if (o.timeLimit === undefined && o.softTimeLimit === undefined) return options as ResolvedApplyOptions;
-  const timeLimit = optionalDuration('timeLimit', o.timeLimit, 'timer');
-  const softTimeLimit = optionalDuration('softTimeLimit', o.softTimeLimit, 'timer');
-  if (timeLimit !== undefined && softTimeLimit !== undefined && softTimeLimit >= timeLimit) {
-    throw new OptionError('softTimeLimit', o.softTimeLimit, `less than timeLimit (${timeLimit} ms)`);
-  }
-  if (timeLimit === o.timeLimit && softTimeLimit === o.softTimeLimit) return options as ResolvedApplyOptions;
-  return { ...(options as ResolvedApplyOptions), timeLimit, softTimeLimit };
+  if (o.timeLimit === undefined && o.softTimeLimit === undefined) return o as ResolvedApplyOptions;
+  const timeLimit = o.timeLimit === undefined ? undefined : checkTimeLimit('timeLimit', o.timeLimit, bad);
+  const softTimeLimit = o.softTimeLimit === undefined ? undefined : checkTimeLimit('softTimeLimit', o.softTimeLimit, bad);
+  checkLimitOrder(timeLimit, softTimeLimit, o.softTimeLimit, 'softTimeLimit', bad);
+  if (timeLimit === o.timeLimit && softTimeLimit === o.softTimeLimit) return o as ResolvedApplyOptions;
+  return { ...(o as ResolvedApplyOptions), timeLimit, softTimeLimit };
 }

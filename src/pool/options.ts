@@ -1,7 +1,8 @@
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { OptionError } from '../errors.js';
-import { MAX_TIMER_MS, parseAutoscale, parseDuration, parseSize } from '../units.js';
+import { MAX_TIMER_MS } from '../job-option-checks.js';
+import { parseAutoscale, parseDuration, parseSize } from '../units.js';
 
 export type StrategyName = 'fair' | 'fcfs';
 

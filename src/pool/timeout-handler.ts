@@ -1,4 +1,3 @@
-import { MAX_TIMER_MS } from '../units.js';
 import type { PoolJob } from './job.js';
 import type { WorkerProcess } from './worker-process.js';
 
@@ -32,8 +31,8 @@ export class TimeoutHandler {
 
   start(proc: WorkerProcess, job: PoolJob): void {
     const task = this.taskLimits(job.name);
-    const hard = capped(job.options?.timeLimit ?? task?.timeLimit ?? this.timeLimit);
-    const soft = capped(job.options?.softTimeLimit ?? task?.softTimeLimit ?? this.softTimeLimit);
+    const hard = job.options?.timeLimit ?? task?.timeLimit ?? this.timeLimit;
+    const soft = job.options?.softTimeLimit ?? task?.softTimeLimit ?? this.softTimeLimit;
     if (hard === undefined && soft === undefined) return;
     this.clear(proc);
     this.armed.set(proc, {
@@ -56,11 +55,3 @@ export class TimeoutHandler {
   }
 }
 
-/**
- * Pool and apply() limits are validated against MAX_TIMER_MS; a task's own
- * limit (defineTasks) is not, and past it setTimeout would fire at once and
- * kill the job. Clamped: a limit of ~24.8 days instead of a longer one.
- */
-function capped(ms: number | undefined): number | undefined {
-  return ms === undefined ? undefined : Math.min(ms, MAX_TIMER_MS);
-}
