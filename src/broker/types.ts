@@ -51,7 +51,8 @@ export interface JobRecord {
 
 /**
  * A job to add: run now, after `delay` ms (counted on the broker's clock), or
- * at `eta` (epoch ms). Delayed jobs wait in the broker, never in a worker.
+ * at `eta` (epoch ms, compared with the broker's clock as is: absolute, so off
+ * by the producer's clock skew). Delayed jobs wait in the broker, never in a worker.
  */
 export interface NewJob extends JobRecord {
   delay?: number;
@@ -125,7 +126,11 @@ export interface FetchRequest {
 
 export interface FetchReply {
   deliveries: Delivery[];
-  /** Epoch ms (broker clock) of the next delayed job of these queues, if any. */
+  /**
+   * When the next delayed job of these queues is due, if any: epoch ms on
+   * this process's clock (the Redis broker converts from Redis's clock by the
+   * difference, so a skewed local clock neither spins nor delays).
+   */
   nextDueAt: number | undefined;
   /** This node's lease is gone: another node has taken its jobs. */
   fenced: boolean;
@@ -135,7 +140,7 @@ export interface FetchReply {
  * What ended a wait. `nextDueAt` tells the Consumer when to fetch again for
  * delayed jobs: a delayed job enqueued while this node was blocked must still
  * run on time, so the broker wakes blocked nodes when the earliest due time of
- * a queue moves earlier.
+ * a queue moves earlier. On this process's clock, as FetchReply's.
  */
 export interface WaitReply {
   deliveries: Delivery[];
@@ -157,6 +162,7 @@ export interface HeartbeatReply {
   fenced: boolean;
   /** Nodes whose lease expired (or whose recoverer died): recover their jobs. */
   expired: string[];
+  /** On this process's clock, as FetchReply's. */
   nextDueAt: number | undefined;
 }
 

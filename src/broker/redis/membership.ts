@@ -40,8 +40,10 @@ export class Membership {
 
   async heartbeat(redis: Redis, nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
     const keys = [this.keys.nodes, this.keys.recovering, this.keys.node(nodeId), ...queues.map((q) => this.keys.delayed(q))];
-    const [fenced, expired, nextDue] = (await callScript(redis, 'heartbeat', keys, [nodeId, this.leaseMs, EXPIRED_REPORT])) as [number, Buffer[], number];
-    return { fenced: fenced === 1, expired: expired.map((b) => b.toString()), nextDueAt: nextDue < 0 ? undefined : nextDue };
+    const [fenced, expired, nextDue, brokerNow] = (await callScript(redis, 'heartbeat', keys, [nodeId, this.leaseMs, EXPIRED_REPORT])) as [number, Buffer[], number, number?];
+    // The due time in this machine's clock: now plus what Redis's clock says is left.
+    const nextDueAt = nextDue < 0 || brokerNow === undefined ? undefined : Date.now() + (nextDue - brokerNow);
+    return { fenced: fenced === 1, expired: expired.map((b) => b.toString()), nextDueAt };
   }
 
   /** Idempotent: claim, move every reserved entry in batches, then drop the consumer. Returns jobs moved. */

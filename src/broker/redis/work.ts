@@ -13,8 +13,17 @@ const PROMOTE_MAX = 1000;
 const RECLAIM_MAX = 1000;
 
 type Fields = Buffer[];
-/** The fetch script's flat deliveries: code, entry id, then six values (code > 0) or the stored fields (code < 0). */
-type FetchScriptReply = [number, number, (number | Buffer | Fields)[]];
+/**
+ * The fetch script's reply: fenced, the next due time and the server's time
+ * (both on Redis's clock; `now` absent on early returns), and the flat
+ * deliveries: code, entry id, then six values (code > 0) or the stored fields (code < 0).
+ */
+type FetchScriptReply = [number, number, (number | Buffer | Fields)[], number?];
+
+/** A fetch reply, with the next due time also on the broker's clock (to tell one due time from another). */
+interface RunReply extends FetchReply {
+  dueOnBroker: number | undefined;
+}
 /** XREADGROUP's reply: per stream, its key and its entries. */
 type StreamsReply = [Buffer, [Buffer, Fields | null][]][] | null;
 
@@ -111,7 +120,7 @@ export class Work {
    * One round trip: the fetch script, then the result writes in the same
    * pipeline (so a client woken by its reply list finds the result set).
    */
-  private async run(redis: Redis, nodeId: string, plan: FetchRequest['plan'], count: number, settle: readonly AnySettlement[]): Promise<FetchReply> {
+  private async run(redis: Redis, nodeId: string, plan: FetchRequest['plan'], count: number, settle: readonly AnySettlement[]): Promise<RunReply> {
     const queues: string[] = [];
     const index = new Map<string, number>();
     const quotas: number[] = [];
@@ -171,7 +180,7 @@ export class Work {
     }
     for (const [err] of replies) if (err) throw err;
     for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(receiptKey(s.delivery));
-    const [fenced, nextDue, raw] = replies[0]![1] as FetchScriptReply;
+    const [fenced, nextDue, raw, brokerNow] = replies[0]![1] as FetchScriptReply;
     const deliveries: Delivery[] = [];
     for (let i = 0; i < raw.length; ) {
       const code = raw[i] as number;
@@ -190,30 +199,41 @@ export class Work {
       deliveries.push(d);
       this.outstanding.add(receiptKey(d));
     }
-    return { deliveries, nextDueAt: nextDue < 0 ? undefined : nextDue, fenced: fenced === 1 };
+    const dueOnBroker = nextDue < 0 ? undefined : nextDue;
+    // In this machine's clock: now plus what the broker's clock says is left (never early: the reply took its time).
+    const nextDueAt = dueOnBroker === undefined || brokerNow === undefined ? undefined : Date.now() + (dueOnBroker - brokerNow);
+    return { deliveries, nextDueAt, fenced: fenced === 1, dueOnBroker };
   }
 
   /**
    * Blocks until work arrives, `timeoutMs` passes or `signal` aborts. When a
    * timer marker wakes the block (a delayed job became the earliest of a
-   * queue) and it is due before the timeout, waits for it here and fetches
-   * it, so the job is delivered by this very call.
+   * queue), a fetch asks the broker what is due and when the next job is
+   * (its clock decides, whatever this machine's says); when that is before
+   * the timeout, waits for it here and fetches it, so the job is delivered
+   * by this very call.
    */
   async waitForWork(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count: number): Promise<WaitReply> {
     const want = Math.max(1, count);
     const deadline = Date.now() + timeoutMs;
+    const plan = queues.map((queue) => ({ queue, quota: want }));
+    const answer = (r: RunReply): WaitReply => ({ deliveries: r.deliveries, nextDueAt: r.nextDueAt });
     for (;;) {
       const got = await this.blockOnce(redis, blocking, nodeId, queues, deadline, signal, want);
-      if (got.deliveries.length > 0 || got.nextDueAt === undefined || got.nextDueAt > deadline) return got;
-      let due = got.nextDueAt;
+      if (got.deliveries.length > 0 || !got.marker) return { deliveries: got.deliveries, nextDueAt: undefined };
+      let reply = await this.run(redis, nodeId, plan, want, []);
       for (;;) {
-        if (!(await pause(due - Date.now(), signal))) return got;
-        const reply = await this.run(redis, nodeId, queues.map((queue) => ({ queue, quota: want })), want, []);
-        if (reply.fenced || reply.deliveries.length > 0 || Date.now() >= deadline) return { deliveries: reply.deliveries, nextDueAt: reply.nextDueAt };
-        // The server's clock decides: woken a hair before it reached `due`, the job is still
-        // delayed and no new marker will come for it, so pause again rather than block past it.
-        if (reply.nextDueAt === undefined || reply.nextDueAt > due) break;
-        due = Math.max(reply.nextDueAt, Date.now() + 1);
+        if (reply.fenced || reply.deliveries.length > 0 || Date.now() >= deadline) return answer(reply);
+        // The delayed job went to another node: block again, so new work wakes us.
+        if (reply.nextDueAt === undefined) break;
+        if (reply.nextDueAt > deadline) return answer(reply);
+        const due = reply.dueOnBroker;
+        if (!(await pause(reply.nextDueAt - Date.now(), signal))) return answer(reply);
+        const next = await this.run(redis, nodeId, plan, want, []);
+        // Another node took the job waited for (the next due is a later one): block again.
+        if (!next.fenced && next.deliveries.length === 0 && next.dueOnBroker !== undefined && due !== undefined && next.dueOnBroker > due) break;
+        // Otherwise: delivered, fenced, or the same job not due yet by the broker's clock (pause again rather than block past it).
+        reply = next;
       }
     }
   }
@@ -221,10 +241,11 @@ export class Work {
   /**
    * One XREADGROUP BLOCK over every stream of the node's queues (:rd first)
    * on the blocking connection. Entries come back already reserved by the
-   * node. Timer markers are acked and turned into `nextDueAt`; entries beyond
-   * `want` (Redis applies COUNT per stream) are handed back untouched.
+   * node. Timer markers are acked and reported as `marker` (the due time they
+   * carry is on the broker's clock: the caller asks the broker instead);
+   * entries beyond `want` (Redis applies COUNT per stream) are handed back untouched.
    */
-  private async blockOnce(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], deadline: number, signal: AbortSignal, want: number): Promise<WaitReply> {
+  private async blockOnce(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], deadline: number, signal: AbortSignal, want: number): Promise<{ deliveries: Delivery[]; marker: boolean }> {
     const streams: { key: string; queue: string; kind: StreamKind }[] = [];
     for (const queue of queues) {
       streams.push({ key: this.keys.rd(queue), queue, kind: 'r' }, { key: this.keys.stream(queue), queue, kind: 'q' });
@@ -251,16 +272,15 @@ export class Work {
     }
     const deliveries: Delivery[] = [];
     const internal: AnySettlement[] = [];
-    let nextDueAt: number | undefined;
+    let marker = false;
     for (const [key, entries] of reply ?? []) {
       const stream = byKey.get(key.toString());
       if (stream === undefined) continue;
       for (const [rawId, fields] of entries) {
         if (fields === null) continue;
         const delivery = makeDelivery(stream.queue, stream.kind, rawId.toString(), fields);
-        const due = markerDue(fields);
-        if (due !== undefined) {
-          nextDueAt = nextDueAt === undefined ? due : Math.min(nextDueAt, due);
+        if (markerDue(fields) !== undefined) {
+          marker = true;
           internal.push({ kind: 'ack', delivery });
         } else if (deliveries.length < want) {
           deliveries.push(delivery);
@@ -271,7 +291,7 @@ export class Work {
       }
     }
     await this.settle(redis, internal);
-    return { deliveries, nextDueAt };
+    return { deliveries, marker };
   }
 
   private async ensureGroups(redis: Redis, streams: readonly string[]): Promise<void> {

@@ -26,7 +26,10 @@
     (plain acks: one XACK and one XDEL per stream, not per entry)
   stream kind  q = main stream | r = :rd
 
-  Returns { fenced (0|1), nextDueAt (-1 = none), deliveries } where
+  Returns { fenced (0|1), nextDueAt (-1 = none), deliveries, now } where
+  nextDueAt and now are ms on the server's clock (TIME): the caller turns the
+  due time into its own clock from the difference, so a client clock that is
+  off never makes a job look due early (a busy loop) or late;
   deliveries is one flat array, per delivery: code, entry id, then
     code > 0: the values of id, task, payload, attempt, redeliveries, meta
               (the entry has exactly the canonical field set, in order)
@@ -185,4 +188,4 @@ if count > 0 then
   for p = 1, np do fill(p, math.min(tonumber(ARGV[8 + p]), count - got)) end
   for p = 1, np do fill(p, count - got) end
 end
-return { 0, nextDue, out }
+return { 0, nextDue, out, now }

@@ -12,7 +12,8 @@
   ARGV[2] lease (ms)
   ARGV[3] most expired nodes to report
 
-  Returns { fenced (0|1), { expired node id, ... }, nextDueAt (-1 = none) }.
+  Returns { fenced (0|1), { expired node id, ... }, nextDueAt (-1 = none), now },
+  nextDueAt and now on the server's clock (the caller converts by the difference).
   A lease that expired is never renewed: the node may already be recovered.
 ]]
 local nodes, recovering, info = KEYS[1], KEYS[2], KEYS[3]
@@ -38,4 +39,4 @@ for i = 4, #KEYS do
   local first = firstDue(KEYS[i])
   if first and (nextDue == -1 or first < nextDue) then nextDue = first end
 end
-return { 0, expired, nextDue }
+return { 0, expired, nextDue, now }
