@@ -89,12 +89,22 @@ describe('a pool whose children cannot even be spawned', () => {
     expect(pids(pool)).toEqual([]);
   });
 
-  it('out of file descriptors (EMFILE): the parent does not crash; start() rejects with PoolFailedError', () => {
-    const script = fixture('spawn-emfile.mjs');
-    const out = execFileSync('sh', ['-c', 'ulimit -n 256 && exec "$0" "$1" "$2"', process.execPath, script, fixture('tasks-basic.mjs')], { encoding: 'utf8' });
-    const outcome = JSON.parse(out.trim().split('\n').pop()!) as { started: boolean; name: string; message: string; held: number };
+  it('out of file descriptors (EMFILE) at start: the parent does not crash; start() rejects with PoolFailedError', () => {
+    const outcome = runEmfile('start');
     expect(outcome.held).toBeGreaterThan(0);
-    expect(outcome).toMatchObject({ started: false, name: 'PoolFailedError' });
-    expect(outcome.message).toContain('EMFILE');
+    expect(outcome).toMatchObject({ started: false, error: { name: 'PoolFailedError' } });
+    expect((outcome.error as { message: string }).message).toContain('EMFILE');
+  });
+
+  it('out of file descriptors (EMFILE) when a dead child must be replaced: the parent does not crash; the pool fails with PoolFailedError', () => {
+    const outcome = runEmfile('replace');
+    expect(outcome).toMatchObject({ before: 'served', failed: { name: 'PoolFailedError' }, after: 'PoolFailedError' });
+    expect((outcome.failed as { message: string }).message).toContain('EMFILE');
   });
 });
+
+/** Runs test/fixtures/spawn-emfile.mjs in its own process under `ulimit -n 256`; returns what it printed. */
+function runEmfile(mode: 'start' | 'replace'): Record<string, unknown> {
+  const out = execFileSync('sh', ['-c', 'ulimit -n 256 && exec "$0" "$1" "$2" "$3"', process.execPath, fixture('spawn-emfile.mjs'), fixture('tasks-basic.mjs'), mode], { encoding: 'utf8' });
+  return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
+}
