@@ -6,6 +6,12 @@ import { abortableSleep } from './sleep.js';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
+/**
+ * How long a settlement without a result may wait for the next fetch to
+ * carry it. Nobody waits on it (no result to announce), and under load a
+ * fetch comes every few jobs: holding it saves a round trip per few jobs.
+ */
+export const HOLD_MS = 50;
 
 /**
  * Sends settlements (acks, retries, dead letters, results) to the broker in
@@ -30,6 +36,10 @@ export class Acker {
   private carried: Promise<void> | undefined;
   /** Cuts a retry pause short on abandon(). */
   private readonly abandonController = new AbortController();
+  /** Sends held settlements when no fetch carried them in time. */
+  private holdTimer: NodeJS.Timeout | undefined;
+  /** True while the Consumer's fetch loop will fetch again soon (set by holdWhile()). */
+  private fetchSoon: () => boolean = () => false;
 
   constructor(
     private readonly broker: Broker,
@@ -41,20 +51,41 @@ export class Acker {
     return this.queue.length + this.onWire.length;
   }
 
+  /**
+   * Lets settlements without a result wait (up to HOLD_MS) for a fetch to
+   * carry them while `fetchSoon()` says one is coming; the Consumer calls
+   * release() when it stops fetching or blocks waiting for work.
+   */
+  holdWhile(fetchSoon: () => boolean): void {
+    this.fetchSoon = fetchSoon;
+  }
+
   push(settlement: Settlement): void {
     if (this.abandoned) {
       this.log.warn({ jobId: settlement.delivery.job.id, kind: settlement.kind }, 'settlement after the stop deadline dropped; the job comes back when the lease expires');
       return;
     }
     this.queue.push(settlement);
-    if (this.running === undefined) {
-      this.running = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.run());
+    if (this.running !== undefined) return;
+    if (!hasResult(settlement) && this.fetchSoon()) {
+      this.holdTimer ??= setTimeout(() => this.release(), HOLD_MS);
+      return;
     }
+    this.release();
+  }
+
+  /** Sends what is held now (no fetch is coming soon). */
+  release(): void {
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
+    if (this.running !== undefined || this.queue.length === 0 || this.abandoned) return;
+    this.running = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.run());
   }
 
   /** Resolves once everything pushed so far has been confirmed by the broker (or abandoned). */
   flush(): Promise<void> {
     if (this.abandoned || (this.running === undefined && this.carried === undefined && this.queue.length === 0)) return Promise.resolve();
+    this.release();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -67,6 +98,7 @@ export class Acker {
   abandon(): Settlement[] {
     const unconfirmed = [...this.onWire, ...this.queue];
     this.queue = [];
+    clearTimeout(this.holdTimer);
     this.abandonController.abort();
     this.wakeIdle();
     return unconfirmed;
@@ -88,6 +120,8 @@ export class Acker {
     this.queue = [];
     this.inFlight = true;
     this.onWire = batch;
+    clearTimeout(this.holdTimer);
+    this.holdTimer = undefined;
     let done!: () => void;
     this.carried = new Promise<void>((resolve) => (done = resolve));
     try {
@@ -101,7 +135,9 @@ export class Acker {
       this.carried = undefined;
       done();
       if (this.running === undefined) {
-        if (this.queue.length > 0) this.running = this.run();
+        // What arrived while the fetch was on the wire waits for the next one (or the hold timer), as push() decides.
+        if (this.queue.length > 0 && (!this.fetchSoon() || this.queue.some(hasResult))) this.running = this.run();
+        else if (this.queue.length > 0) this.holdTimer ??= setTimeout(() => this.release(), HOLD_MS);
         else this.wakeIdle();
       }
     }
@@ -117,6 +153,8 @@ export class Acker {
       const batch = this.queue;
       this.queue = [];
       this.inFlight = true;
+      clearTimeout(this.holdTimer);
+      this.holdTimer = undefined;
       let failed: { rest: Settlement[]; err: unknown } | undefined;
       try {
         failed = await this.send(batch);
@@ -177,4 +215,9 @@ export class Acker {
   private wakeIdle(): void {
     for (const resolve of this.idleWaiters.splice(0)) resolve();
   }
+}
+
+/** A settlement someone may be waiting on: a result to store and announce. */
+function hasResult(s: Settlement): boolean {
+  return s.kind === 'progress' || ('result' in s && s.result !== undefined);
 }

@@ -60,8 +60,13 @@ export class Consumer {
   private epoch = 0;
   private fencedHandler: ((seenAs: string) => Promise<void>) | undefined;
 
+  /** Blocked on the broker waiting for work: no fetch comes until something arrives. */
+  private blocked = false;
+
   constructor(private readonly s: ConsumerSettings) {
     this.acker = new Acker(s.broker, s.log);
+    // While the loop is fetching (not blocked, not stopped), a fetch will carry result-less acks.
+    this.acker.holdWhile(() => this.loop !== undefined && !this.stopping && !this.blocked);
   }
 
   start(): void {
@@ -73,6 +78,7 @@ export class Consumer {
   /** Stop fetching; resolves when the fetch loop has ended (jobs already handed to the pool carry on). */
   async stopFetching(): Promise<void> {
     this.stopping = true;
+    this.acker.release();
     this.stopController.abort();
     this.waitController?.abort();
     this.roomWaiter?.();
@@ -140,6 +146,8 @@ export class Consumer {
     const timeout = Math.min(MAX_WAIT_MS, nextDueAt === undefined ? MAX_WAIT_MS : nextDueAt - now);
     this.waitController = new AbortController();
     this.waitDeadline = now + timeout;
+    this.blocked = true;
+    this.acker.release();
     try {
       const reply = await this.s.broker.waitForWork(this.s.nodeId(), this.s.selection.names, timeout, this.waitController.signal, count);
       this.dispatchAll(reply.deliveries);
@@ -149,6 +157,7 @@ export class Consumer {
         if (until > 0 && until < timeout) await this.sleep(until);
       }
     } finally {
+      this.blocked = false;
       this.waitController = undefined;
       this.waitDeadline = Infinity;
     }

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Settlement } from '../../dist/broker/types.js';
 import { Acker } from '../../dist/consumer/acker.js';
-import { captureLog as capture } from '../helpers/worker.js';
+import { captureLog as capture, waitUntil } from '../helpers/worker.js';
 import { fetchFrom, job, registerNode, result, Scope } from './redis-helpers.js';
 
 let scope: Scope;
@@ -65,5 +65,44 @@ describe('Acker', () => {
     expect(acker.backlog).toBe(2);
     await acker.flush();
     expect(acker.backlog).toBe(0);
+  });
+
+  describe('while a fetch is coming (holdWhile)', () => {
+    const turns = async (n: number): Promise<void> => {
+      for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
+    };
+
+    it('an ack without a result waits for the fetch and rides on it: no round trip of its own', async () => {
+      await broker.enqueue([job('x'), job('x')]);
+      const [first, second] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries.concat((await fetchFrom(broker, NODE, ['x'], 1)).deliveries);
+      const acker = new Acker(broker, capture().log);
+      acker.holdWhile(() => true);
+      acker.push({ kind: 'ack', delivery: first! });
+      await turns(3);
+      let carried: Settlement[] = [];
+      await acker.carry((settle) => {
+        carried = settle;
+        return broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 0 }], count: 0, settle });
+      });
+      expect(carried.map((c) => c.delivery.job.id)).toEqual([first!.job.id]);
+      expect(acker.backlog).toBe(0);
+      // Not held for ever: with no fetch coming, it leaves by itself.
+      acker.push({ kind: 'ack', delivery: second! });
+      await waitUntil(async () => (await broker.counts(['x']))[0]!.reserved === 0, 'the held ack went out without a fetch');
+    });
+
+    it('a settlement with a result leaves at once (someone may be waiting for it)', async () => {
+      await broker.enqueue([job('x')]);
+      const [d] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries;
+      const acker = new Acker(broker, capture().log);
+      acker.holdWhile(() => true);
+      acker.push({ kind: 'ack', delivery: d!, result: result(d!, 'SUCCESS', 1) });
+      await turns(3);
+      let carried: Settlement[] | undefined;
+      await acker.carry(async (settle) => (carried = settle));
+      expect(carried).toEqual([]);
+      await acker.flush();
+      expect((await broker.getResult(d!.job.id))?.state).toBe('SUCCESS');
+    });
   });
 });
