@@ -60,4 +60,17 @@ describe('Fifo', () => {
     while (q.length > 0) out.push(q.shift()!);
     expect(out).toEqual(Array.from({ length: next }, (_, i) => i));
   });
+
+  it('removeWhere takes items from anywhere, in order, and keeps the order of the rest', () => {
+    const q = new Fifo<number>();
+    for (let n = 0; n < 8; n++) q.push(n);
+    q.shift();
+    expect(q.removeWhere((n) => n % 3 === 0)).toEqual([3, 6]);
+    expect([...q]).toEqual([1, 2, 4, 5, 7]);
+    expect(q.removeWhere(() => false)).toEqual([]);
+    expect([...q]).toEqual([1, 2, 4, 5, 7]);
+    q.push(8);
+    expect(q.shift()).toBe(1);
+    expect([...q]).toEqual([2, 4, 5, 7, 8]);
+  });
 });
