@@ -47,9 +47,4 @@ export class ParentChannel {
     }
     this.output.write(this.batch.length > 0 ? this.batch.take() : Buffer.alloc(0), () => done());
   }
-
-  /** Stops reading inq (the parent asked us to finish and exit). */
-  stopReading(): void {
-    this.input.pause();
-  }
 }

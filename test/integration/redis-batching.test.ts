@@ -171,6 +171,22 @@ describe('RedisBroker: results of a batch', () => {
     expect(two.map((r) => r.id)).toEqual(theirs.map((j) => j.id));
     expect(await broker.getResult(silent.id)).toBeUndefined();
   });
+
+  it('a fetch whose carried result write fails still hands out what it reserved: the next fetch finds those jobs', async () => {
+    const settled = job('x', { replyTo: 'broken-client' });
+    await broker.enqueue([settled]);
+    const [first] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries;
+    const waiting = [job('x'), job('x'), job('x')];
+    await broker.enqueue(waiting);
+    // Another program wrote a plain string where the client's reply list should be: the announcement fails with WRONGTYPE after the script ran.
+    await scope.raw.set(`${scope.ns}:reply:broken-client`, 'not a list');
+    const settle: Settlement[] = [{ kind: 'ack', delivery: first!, result: result(first!, 'SUCCESS', 1) }];
+    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(/WRONGTYPE/);
+    // The script reserved the three jobs before the write failed; they are this node's, and the next fetch hands them out.
+    expect((await broker.counts(['x']))[0]).toMatchObject({ waiting: 0, reserved: 3 });
+    const again = await fetchFrom(broker, NODE, ['x'], 10);
+    expect(ids(again.deliveries).sort()).toEqual(waiting.map((j) => j.id).sort());
+  });
 });
 
 describe('RedisBroker: entry decoding', () => {
