@@ -18,7 +18,7 @@ export interface PoolOptions {
   keepalive?: number | string;
   /** How often the Autoscaler re-evaluates (default 1 s). */
   autoscaleInterval?: number | string;
-  /** 'fair' (default): only idle children get jobs. 'fcfs': round-robin to any child whose pipe accepts data. */
+  /** 'fair' (default): only idle children get jobs. 'fcfs': idle children first (lowest index), then round-robin to any child whose pipe accepts data. */
   strategy?: StrategyName;
   /** Replace a child after it has run this many jobs. */
   maxTasksPerChild?: number;
