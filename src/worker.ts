@@ -4,7 +4,8 @@ import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
 import type { Broker, NodeInfo } from './broker/types.js';
-import { Heartbeat } from './cluster/heartbeat.js';
+import { ControlHandler } from './cluster/control.js';
+import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { abortableSleep } from './consumer/sleep.js';
@@ -107,13 +108,23 @@ export class Worker extends EventEmitter<WorkerEvents> {
       log: this.log.child({ component: 'consumer' }),
     });
     this.consumer.onFenced((seenAs) => this.fenced(seenAs));
+    const control = new ControlHandler(this.broker, {
+      name: o.name,
+      nodeId: () => this.nodeIdValue,
+      stats: () => this.stats(),
+      grow: (n) => (this.pool.grow(n), { processes: this.pool.size }),
+      shrink: (n) => ({ retired: this.pool.shrink(n), processes: this.pool.size }),
+      autoscale: (max, min) => (this.pool.setAutoscale(max, min), { autoscale: { max, min } }),
+      shutdown: () => void this.stop(),
+    }, this.log.child({ component: 'control' }));
     // The id the current beat was sent under (beats are sequential), so a fencing it reports names the id it saw.
     let beatAs = this.nodeIdValue;
-    this.heartbeat = new Heartbeat(this.broker, Math.max(250, Math.floor(this.broker.leaseMs / 4)), o.maxRedeliveries, {
+    this.heartbeat = new Heartbeat(this.broker, heartbeatInterval(this.broker.leaseMs), o.maxRedeliveries, {
       nodeId: () => (beatAs = this.nodeIdValue),
       queues: () => o.queues.map((q) => q.name),
       onFenced: () => this.fenced(beatAs),
       onDue: (at) => this.consumer.noteDue(at),
+      onControl: (requests) => control.handle(requests),
     }, this.log.child({ component: 'heartbeat' }));
     this.pool.on('failed', (err) => this.poolFailed(err));
   }

@@ -164,6 +164,32 @@ export interface HeartbeatReply {
   expired: string[];
   /** On this process's clock, as FetchReply's. */
   nextDueAt: number | undefined;
+  /** The earliest lease deadline of another live node, on this process's clock: beat then to recover it on time. */
+  nextExpiryAt?: number;
+  /** Control requests that were waiting for this node (taken: no other beat sees them). */
+  control?: ControlRequest[];
+}
+
+/** What `prefork control` and `prefork inspect stats` ask of a node. */
+export type ControlCommand = 'ping' | 'stats' | 'grow' | 'shrink' | 'autoscale' | 'shutdown';
+
+export interface ControlRequest {
+  /** Unique per request: the replies are collected under it. */
+  id: string;
+  command: ControlCommand;
+  /** grow / shrink: [n]; autoscale: [max, min]; otherwise []. */
+  args: number[];
+}
+
+export interface ControlReply {
+  /** The node's name and the id it is registered under. */
+  node: string;
+  nodeId: string;
+  ok: boolean;
+  /** What the command reports (ping: pid and uptime; stats: the node's stats; sizing: the pool's size). */
+  value?: unknown;
+  /** Why the command failed (ok false). */
+  error?: string;
 }
 
 export interface QueueCounts {
@@ -216,6 +242,20 @@ export interface Broker {
   recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number>;
   unregister(nodeId: string): Promise<void>;
   listNodes(): Promise<NodeInfo[]>;
+
+  // control
+  /**
+   * Posts `request` to each of `nodeIds` that is alive; returns the ids it
+   * was posted to. A node takes its requests with its next heartbeat (no
+   * extra command while nothing waits); a request not taken within `ttlMs`
+   * is dropped.
+   */
+  sendControl(nodeIds: readonly string[], request: ControlRequest, ttlMs: number): Promise<string[]>;
+  /** Takes the control requests waiting for `nodeId`. */
+  takeControl(nodeId: string): Promise<ControlRequest[]>;
+  replyControl(requestId: string, reply: ControlReply): Promise<void>;
+  /** Waits up to `timeoutMs` for `count` replies to `requestId`; returns those that came. */
+  waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]>;
 
   // admin
   /** Every queue a job was ever enqueued to (for listings across queues). */

@@ -1,5 +1,16 @@
 import type { Logger } from 'pino';
-import type { Broker } from '../broker/types.js';
+import type { Broker, ControlRequest } from '../broker/types.js';
+
+/** Beats per lease: a lease survives one failed (or late) beat with time to spare. */
+const BEATS_PER_LEASE = 2.5;
+const MIN_INTERVAL_MS = 250;
+/** A dead node is looked for this long after its lease deadline (the deadline is exclusive; clocks round). */
+const EXPIRY_SLACK_MS = 20;
+
+/** How often a node renews a lease of `leaseMs`. */
+export function heartbeatInterval(leaseMs: number): number {
+  return Math.max(MIN_INTERVAL_MS, Math.floor(leaseMs / BEATS_PER_LEASE));
+}
 
 export interface HeartbeatHooks {
   nodeId(): string;
@@ -8,13 +19,21 @@ export interface HeartbeatHooks {
   onFenced(): Promise<void>;
   /** The earliest due time of a delayed job on this node's queues. */
   onDue(at: number | undefined): void;
+  /** Control requests that were waiting for this node. */
+  onControl?(requests: ControlRequest[]): void;
 }
 
 /**
- * Renews this node's lease every `interval` (a quarter of the lease) and does
- * the cluster's housekeeping that rides on it: a node whose lease expired is
- * recovered here — its reserved jobs go back to their queues (pyspider's
- * ZooKeeper ephemeral nodes, as Redis leases). Beats are sequential: a slow
+ * Renews this node's lease every `interval` and does the cluster's
+ * housekeeping that rides on it: a node whose lease expired is recovered
+ * here — its reserved jobs go back to their queues (pyspider's ZooKeeper
+ * ephemeral nodes, as Redis leases) — and control requests are taken.
+ *
+ * Recovery does not wait for a regular beat: each beat learns the earliest
+ * lease deadline of the other nodes and, when it falls before the next beat,
+ * beats right after it. A SIGKILLed node's jobs are back one lease after its
+ * last heartbeat (not a lease plus an interval), so the interval can be long
+ * (an idle node's Redis cost is its heartbeats). Beats are sequential: a slow
  * Redis never piles them up.
  */
 export class Heartbeat {
@@ -22,6 +41,8 @@ export class Heartbeat {
   private beating: Promise<void> | undefined;
   private running = false;
   private failures = 0;
+  /** Delay before the next beat, set by the last one. */
+  private next: number;
 
   constructor(
     private readonly broker: Broker,
@@ -29,7 +50,9 @@ export class Heartbeat {
     private readonly maxRedeliveries: number,
     private readonly hooks: HeartbeatHooks,
     private readonly log: Logger,
-  ) {}
+  ) {
+    this.next = interval;
+  }
 
   start(): void {
     this.running = true;
@@ -49,12 +72,13 @@ export class Heartbeat {
         this.beating = undefined;
         this.schedule();
       });
-    }, this.interval);
+    }, this.next);
   }
 
   /** One beat; public so a test or a control command can force one. */
   async beat(): Promise<void> {
     const me = this.hooks.nodeId();
+    this.next = this.interval;
     try {
       const reply = await this.broker.heartbeat(me, this.hooks.queues());
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'heartbeats are reaching the broker again');
@@ -63,10 +87,14 @@ export class Heartbeat {
         await this.hooks.onFenced();
         return;
       }
+      if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
       this.hooks.onDue(reply.nextDueAt);
       for (const dead of reply.expired) {
         const moved = await this.broker.recover(dead, me, this.maxRedeliveries);
         this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
+      }
+      if (reply.nextExpiryAt !== undefined) {
+        this.next = Math.max(MIN_INTERVAL_MS / 5, Math.min(this.interval, reply.nextExpiryAt - Date.now() + EXPIRY_SLACK_MS));
       }
     } catch (err) {
       this.failures++;

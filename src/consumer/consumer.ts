@@ -8,8 +8,13 @@ import { malformedSettlement, record, settlementFor, storesResult } from './outc
 import type { QueueSelection } from './queue-selection.js';
 import { abortableSleep } from './sleep.js';
 
-/** A blocking wait never outlives this, so a lost wake-up costs at most this long. */
-const MAX_WAIT_MS = 10_000;
+/**
+ * A blocking wait never outlives this. Wake-ups are not lost (new entries and
+ * delayed-job markers end a block; a dead connection is re-armed or caught by
+ * the blocking connection's watchdog), so this is long: an idle node pays a
+ * block and a fetch per wait (see MAX_BLOCK_MS in broker/redis/blocking.ts).
+ */
+const MAX_WAIT_MS = 120_000;
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;
 

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { OptionError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
-  Broker, BrokerOptions, DeadJob, Delivery, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
+  Broker, BrokerOptions, ControlReply, ControlRequest, DeadJob, Delivery, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
   QueueCounts, ResultRecord, Settlement, WaitReply,
 } from '../types.js';
 import { blockUntil } from './block.js';
@@ -179,7 +179,13 @@ export class MemoryBroker implements Broker {
     const now = Date.now();
     const reservations = this.state.reservations;
     if (!reservations.renew(nodeId, this.leaseMs, now)) return { fenced: true, expired: [], nextDueAt: undefined };
-    return { fenced: false, expired: reservations.expired(nodeId, now), nextDueAt: this.state.nextDueAt(queues) };
+    return {
+      fenced: false,
+      expired: reservations.expired(nodeId, now),
+      nextDueAt: this.state.nextDueAt(queues),
+      nextExpiryAt: reservations.nextExpiry(nodeId, now),
+      control: this.state.control.take(nodeId, now),
+    };
   }
 
   async recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number> {
@@ -199,6 +205,44 @@ export class MemoryBroker implements Broker {
   async listNodes(): Promise<NodeInfo[]> {
     const now = Date.now();
     return [...this.state.reservations.nodes.values()].filter((n) => n.leaseUntil > now).map((n) => structuredClone(n.info));
+  }
+
+  // control
+
+  async sendControl(nodeIds: readonly string[], request: ControlRequest, ttlMs: number): Promise<string[]> {
+    const now = Date.now();
+    const posted = nodeIds.filter((id) => this.state.reservations.holdsLease(id, now));
+    for (const id of posted) this.state.control.post(id, request, ttlMs, now);
+    return posted;
+  }
+
+  async takeControl(nodeId: string): Promise<ControlRequest[]> {
+    return this.state.control.take(nodeId, Date.now());
+  }
+
+  async replyControl(requestId: string, reply: ControlReply): Promise<void> {
+    this.state.control.reply(requestId, reply, Date.now());
+  }
+
+  async waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]> {
+    const board = this.state.control;
+    const out = board.collect(requestId, count);
+    if (out.length >= count || this.closed) return out;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        clearTimeout(timer);
+        unlisten();
+        this.cancels.delete(done);
+        resolve();
+      };
+      const unlisten = board.listen(requestId, () => {
+        out.push(...board.collect(requestId, count - out.length));
+        if (out.length >= count) done();
+      });
+      const timer = setTimeout(done, Math.min(Math.max(0, timeoutMs), 2 ** 31 - 1));
+      this.cancels.add(done);
+    });
+    return out;
   }
 
   // admin
@@ -260,6 +304,7 @@ export class MemoryBroker implements Broker {
     const now = Date.now();
     const touched = new Set<string>();
     const held = this.state.reservations.removeNode(nodeId);
+    this.state.control.forget(nodeId);
     for (const { delivery } of held) {
       const q = this.state.queue(delivery.queue);
       const job = { ...delivery.job, redeliveries: delivery.job.redeliveries + 1 };

@@ -1,3 +1,4 @@
+import { ControlBoard } from './control-board.js';
 import { MemoryQueue } from './memory-queue.js';
 import { Reservations } from './reservations.js';
 import { ResultStore } from './result-store.js';
@@ -14,6 +15,7 @@ export class MemoryState {
   readonly known = new Set<string>();
   readonly reservations = new Reservations((name) => this.queue(name));
   readonly results = new ResultStore();
+  readonly control = new ControlBoard();
   readonly waiters = new WorkWaiters({
     ready: (name, now) => {
       const q = this.queues.get(name);

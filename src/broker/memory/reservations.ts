@@ -58,6 +58,15 @@ export class Reservations {
     return out;
   }
 
+  /** The earliest lease deadline of a live node other than `except`. */
+  nextExpiry(except: string, now: number): number | undefined {
+    let next: number | undefined;
+    for (const [id, node] of this.nodes) {
+      if (id !== except && node.leaseUntil > now && (next === undefined || node.leaseUntil < next)) next = node.leaseUntil;
+    }
+    return next;
+  }
+
   /** Reserves `job` (already taken from its queue) for `nodeId`; the delivery carries a copy. */
   reserve(nodeId: string, queue: string, job: JobRecord): Delivery {
     const node = this.nodes.get(nodeId);

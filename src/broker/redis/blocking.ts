@@ -1,8 +1,16 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { messageOf } from '../../errors.js';
-import { createConnection, MAX_BLOCK_MS, open, waitReady } from './connection.js';
+import { createConnection, open, waitReady } from './connection.js';
 
+/**
+ * A blocking read never asks Redis for longer than this. Long, because an
+ * idle node re-arms its block at this pace (Redis commands cost); bounded,
+ * because a block on a connection that died silently (half-open socket, a
+ * load balancer dropping idle flows — 4 min and more in common clouds) is
+ * only noticed by the watchdog, this long plus its grace after it began.
+ */
+export const MAX_BLOCK_MS = 120_000;
 /** A block that outlives its timeout by this much is presumed stuck (half-open socket): reconnect. */
 const WATCHDOG_GRACE_MS = 3_000;
 const UNBLOCK_RETRY_MS = 25;

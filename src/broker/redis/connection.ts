@@ -2,8 +2,6 @@ import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
 
-/** A blocking read never asks Redis for longer than this; a lost wake-up costs at most this long. */
-export const MAX_BLOCK_MS = 10_000;
 const CONNECT_TIMEOUT_MS = 5_000;
 
 /** The URL with any password masked: `redis://user:***@host:port/db`. */

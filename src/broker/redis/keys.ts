@@ -39,6 +39,10 @@ export class Keys {
   node(id: string): string {
     return `${this.tag}:node:${id}`;
   }
+  /** A node's control requests (a LIST; see sendControl-2.lua). */
+  control(id: string): string {
+    return `${this.tag}:ctl:${id}`;
+  }
   get recovering(): string {
     return `${this.tag}:recovering`;
   }
@@ -51,5 +55,9 @@ export class Keys {
   }
   reply(clientId: string): string {
     return `${this.namespace}:reply:${clientId}`;
+  }
+  /** Where nodes push their replies to one control request. */
+  controlReply(requestId: string): string {
+    return `${this.namespace}:ctl-reply:${requestId}`;
   }
 }

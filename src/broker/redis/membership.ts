@@ -1,5 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { decodeControlRequests } from '../control-codec.js';
 import type { HeartbeatReply, NodeInfo } from '../types.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
@@ -10,6 +11,8 @@ const RECOVER_BATCH = 200;
 const EXPIRED_REPORT = 5;
 /** Rounds of recover-then-finish before giving up (a zombie still reading under the dead id). */
 const FINISH_ROUNDS = 5;
+/** Every this many heartbeats also looks for recoveries whose recoverer died (rare; one ZRANGE saved on the others). */
+const CLAIM_CHECK_EVERY = 4;
 
 /**
  * Cluster membership as leases: a node's deadline in `{ns}:nodes`, renewed by
@@ -18,6 +21,8 @@ const FINISH_ROUNDS = 5;
  * recoverer that dies is retried by another.
  */
 export class Membership {
+  private beats = 0;
+
   constructor(
     private readonly keys: Keys,
     private readonly leaseMs: number,
@@ -39,11 +44,18 @@ export class Membership {
   }
 
   async heartbeat(redis: Redis, nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
-    const keys = [this.keys.nodes, this.keys.recovering, this.keys.node(nodeId), ...queues.map((q) => this.keys.delayed(q))];
-    const [fenced, expired, nextDue, brokerNow] = (await callScript(redis, 'heartbeat', keys, [nodeId, this.leaseMs, EXPIRED_REPORT])) as [number, Buffer[], number, number?];
-    // The due time in this machine's clock: now plus what Redis's clock says is left.
-    const nextDueAt = nextDue < 0 || brokerNow === undefined ? undefined : Date.now() + (nextDue - brokerNow);
-    return { fenced: fenced === 1, expired: expired.map((b) => b.toString()), nextDueAt };
+    const keys = [this.keys.nodes, this.keys.recovering, this.keys.control(nodeId), ...queues.map((q) => this.keys.delayed(q))];
+    const claims = this.beats++ % CLAIM_CHECK_EVERY === 0 ? '1' : '0';
+    const [fenced, expired, nextDue, brokerNow, nextExpiry, control] = (await callScript(redis, 'heartbeat', keys, [nodeId, this.leaseMs, EXPIRED_REPORT, claims])) as [number, Buffer[], number, number, number, Buffer[]];
+    // Times in this machine's clock: now plus what Redis's clock says is left.
+    const local = (at: number): number | undefined => (at < 0 ? undefined : Date.now() + (at - brokerNow));
+    return {
+      fenced: fenced === 1,
+      expired: expired.map((b) => b.toString()),
+      nextDueAt: local(nextDue),
+      nextExpiryAt: local(nextExpiry),
+      control: decodeControlRequests(control, this.log),
+    };
   }
 
   /** Idempotent: claim, move every reserved entry in batches, then drop the consumer. Returns jobs moved. */
@@ -76,8 +88,11 @@ export class Membership {
     await this.recover(redis, nodeId, nodeId, Number.MAX_SAFE_INTEGER, true);
   }
 
+  /** Nodes whose lease has not expired (by the server's clock). */
   async listNodes(redis: Redis): Promise<NodeInfo[]> {
-    const ids = await redis.zrange(this.keys.nodes, 0, -1);
+    const [seconds, micros] = await redis.time();
+    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const ids = await redis.zrangebyscore(this.keys.nodes, now, '+inf');
     if (ids.length === 0) return [];
     const pipe = redis.pipeline();
     for (const id of ids) pipe.hgetall(this.keys.node(id));
@@ -85,7 +100,7 @@ export class Membership {
     const nodes: NodeInfo[] = [];
     replies.forEach(([err, raw], i) => {
       const h = raw as Record<string, string> | null;
-      if (err || h === null || h.name === undefined) return; // info expired: the node is being presumed dead
+      if (err || h === null || h.name === undefined) return; // info gone: the node is being recovered
       let queues: string[] = [];
       try {
         queues = JSON.parse(h.queues ?? '[]') as string[];

@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 import { OptionError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
-  Broker, BrokerOptions, DeadJob, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
+  Broker, BrokerOptions, ControlReply, ControlRequest, DeadJob, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
   QueueCounts, ResultRecord, Settlement, WaitReply,
 } from '../types.js';
 import { Admin } from './admin.js';
 import { BlockingConnection } from './blocking.js';
 import { checkUrl, createConnection, maskUrl, open } from './connection.js';
+import { Control } from './control.js';
 import { encodeJob, type EntryFields } from './entry-codec.js';
 import { Keys } from './keys.js';
 import { Membership } from './membership.js';
@@ -97,10 +98,13 @@ export class RedisBroker implements Broker {
   private readonly work: Work;
   private readonly membership: Membership;
   private readonly admin: Admin;
+  private readonly control: Control;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
   private readonly workWaits: BlockingConnection;
   private readonly resultWaits: BlockingConnection;
+  /** Opened only by a process that waits for control replies (the CLI). */
+  private readonly controlWaits: BlockingConnection;
   /** Queues this process already added to `{ns}:queues`. */
   private readonly knownLocally = new Set<string>();
 
@@ -119,9 +123,11 @@ export class RedisBroker implements Broker {
     this.work = new Work(this.keys, this.results, deadMax);
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new Admin(this.keys);
+    this.control = new Control(this.keys, this.log);
     const unblocker = (): Redis => this.commands ?? (() => { throw new Error('the broker is closed'); })();
     this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker, () => this.work.markSuspect());
     this.resultWaits = new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker);
+    this.controlWaits = new BlockingConnection(url, this.displayUrl, 'prefork:control-wait', this.log, unblocker);
   }
 
   /** Opens the command connection; rejects with BrokerUnavailableError (never hangs) when Redis is unreachable. */
@@ -151,7 +157,7 @@ export class RedisBroker implements Broker {
   }
 
   async close(): Promise<void> {
-    await Promise.all([this.workWaits.close(), this.resultWaits.close()]);
+    await Promise.all([this.workWaits.close(), this.resultWaits.close(), this.controlWaits.close()]);
     const conn = this.commands;
     this.commands = undefined;
     if (conn === undefined) return;
@@ -272,6 +278,25 @@ export class RedisBroker implements Broker {
 
   async listNodes(): Promise<NodeInfo[]> {
     return this.membership.listNodes(await this.redis());
+  }
+
+  // control
+
+  async sendControl(nodeIds: readonly string[], request: ControlRequest, ttlMs: number): Promise<string[]> {
+    return this.control.send(await this.redis(), nodeIds, request, ttlMs);
+  }
+
+  async takeControl(nodeId: string): Promise<ControlRequest[]> {
+    return this.control.take(await this.redis(), nodeId);
+  }
+
+  async replyControl(requestId: string, reply: ControlReply): Promise<void> {
+    await this.control.reply(await this.redis(), requestId, reply);
+  }
+
+  async waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]> {
+    await this.redis();
+    return this.control.waitForReplies(this.controlWaits, requestId, count, timeoutMs);
   }
 
   // admin

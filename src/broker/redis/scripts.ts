@@ -13,6 +13,8 @@ const SCRIPTS = {
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
   heartbeat: 'heartbeat-n.lua',
+  sendControl: 'sendControl-2.lua',
+  takeControl: 'takeControl-1.lua',
   claimRecovery: 'claimRecovery-2.lua',
   recoverEntries: 'recoverEntries-4.lua',
   finishRecovery: 'finishRecovery-n.lua',

@@ -1,7 +1,8 @@
 --[[
   Registers a node: a lease in the nodes ZSET (deadline from the server's
-  clock), its description in a hash that expires with it, its queues in the
-  set of known queues (recovery scans those).
+  clock), its description in a hash (deleted when the node is recovered or
+  leaves; listings skip nodes whose lease expired), its queues in the set of
+  known queues (recovery scans those).
 
   KEYS[1] {ns}:nodes        ZSET node id -> lease deadline (ms)
   KEYS[2] {ns}:node:<id>    HASH node info
@@ -23,6 +24,5 @@ redis.call('DEL', info)
 local pairs_ = {}
 for i = 4, 3 + 2 * f do pairs_[#pairs_ + 1] = ARGV[i] end
 if #pairs_ > 0 then redis.call('HSET', info, unpack(pairs_)) end
-redis.call('PEXPIRE', info, 2 * lease)
 for i = 4 + 2 * f, #ARGV do redis.call('SADD', queues, ARGV[i]) end
 return deadline

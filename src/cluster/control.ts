@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { Broker, ControlReply, ControlRequest } from '../broker/types.js';
+import { messageOf } from '../errors.js';
+
+/** What a node exposes to control requests (the Worker). */
+export interface ControlTarget {
+  readonly name: string;
+  nodeId(): string;
+  /** The node's stats (`prefork inspect stats`). */
+  stats(): unknown;
+  /** The pool's sizing; each returns the pool's size (or bounds) afterwards. */
+  grow(n: number): unknown;
+  shrink(n: number): unknown;
+  autoscale(max: number, min: number): unknown;
+  /** A warm stop, begun after the reply went out. */
+  shutdown(): void;
+}
+
+/**
+ * Runs control requests (`prefork control`, `prefork inspect stats`) on this
+ * node and replies to each. A request that fails replies ok: false with the
+ * reason; the node itself never fails on one.
+ */
+export class ControlHandler {
+  private readonly startedAt = Date.now();
+
+  constructor(
+    private readonly broker: Broker,
+    private readonly target: ControlTarget,
+    private readonly log: Logger,
+  ) {}
+
+  handle(requests: readonly ControlRequest[]): void {
+    for (const request of requests) void this.run(request);
+  }
+
+  private async run(request: ControlRequest): Promise<void> {
+    const t = this.target;
+    const base = { node: t.name, nodeId: t.nodeId() };
+    let reply: ControlReply;
+    try {
+      reply = { ...base, ok: true, value: this.execute(request) };
+    } catch (err) {
+      reply = { ...base, ok: false, error: messageOf(err) };
+    }
+    this.log.info({ command: request.command, args: request.args, requestId: request.id, ok: reply.ok, error: reply.error }, `control: ${request.command}`);
+    try {
+      await this.broker.replyControl(request.id, reply);
+    } catch (err) {
+      this.log.warn({ err, requestId: request.id }, 'could not reply to a control request');
+    }
+    if (request.command === 'shutdown' && reply.ok) t.shutdown();
+  }
+
+  private execute(request: ControlRequest): unknown {
+    const t = this.target;
+    const [a, b] = request.args;
+    switch (request.command) {
+      case 'ping':
+        return { pid: process.pid, uptime: (Date.now() - this.startedAt) / 1000 };
+      case 'stats':
+        return t.stats();
+      case 'grow':
+        return t.grow(count('grow', a));
+      case 'shrink':
+        return t.shrink(count('shrink', a));
+      case 'autoscale':
+        return t.autoscale(count('autoscale max', a), count('autoscale min', b, 0));
+      case 'shutdown':
+        return { stopping: 'warm' };
+    }
+  }
+}
+
+function count(what: string, n: number | undefined, min = 1): number {
+  if (n === undefined || !Number.isInteger(n) || n < min) throw new RangeError(`${what}: expected an integer >= ${min}, got ${String(n)}`);
+  return n;
+}

@@ -1,0 +1,110 @@
+/**
+ * Control requests and the heartbeat's membership duties through the Broker
+ * interface, over both implementations (memory:// and Redis): a request
+ * reaches a live node with its next heartbeat, once; replies are collected
+ * by request id; dead or unknown nodes are not posted to; a heartbeat names
+ * the next lease to expire so a dead node is recovered on time.
+ */
+import { randomUUID } from 'node:crypto';
+import { pino } from 'pino';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import '../setup/provided.js';
+import { createBroker } from '../../dist/broker/index.js';
+import type { Broker, BrokerOptions, ControlRequest } from '../../dist/broker/types.js';
+
+const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
+const open: Broker[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((b) => b.close()));
+});
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
+  let scope: { url: string; namespace: string } | undefined;
+  afterEach(() => {
+    scope = undefined;
+  });
+
+  async function broker(options: BrokerOptions = {}): Promise<Broker> {
+    scope ??= { url: kind === 'memory' ? `memory://control-${randomUUID()}` : inject('redisUrl'), namespace: `k${randomUUID().slice(0, 8)}` };
+    const b = createBroker(scope.url, { namespace: scope.namespace, logger: silent, ...options });
+    open.push(b);
+    await b.connect();
+    return b;
+  }
+
+  async function node(b: Broker, id: string): Promise<string> {
+    await b.register({ id, name: `${id}@test`, host: 'test', pid: process.pid, queues: ['q'], concurrency: '1', startedAt: Date.now() });
+    return id;
+  }
+
+  const request = (command: ControlRequest['command'], args: number[] = []): ControlRequest => ({ id: randomUUID(), command, args });
+
+  it('a heartbeat hands a live node its requests once; nothing is handed when nothing waits', async () => {
+    const b = await broker();
+    const [n1, n2] = [await node(b, 'n1'), await node(b, 'n2')];
+    expect((await b.heartbeat(n1, ['q'])).control ?? []).toEqual([]);
+    const grow = request('grow', [2]);
+    const ping = request('ping');
+    expect(await b.sendControl([n1], grow, 10_000)).toEqual([n1]);
+    expect(await b.sendControl([n1, n2], ping, 10_000)).toEqual([n1, n2]);
+    expect((await b.heartbeat(n1, ['q'])).control).toEqual([grow, ping]);
+    expect((await b.heartbeat(n1, ['q'])).control ?? []).toEqual([]);
+    expect((await b.heartbeat(n2, ['q'])).control).toEqual([ping]);
+    // Taken out of band, a request is not handed again by the heartbeat.
+    const stats = request('stats');
+    await b.sendControl([n2], stats, 10_000);
+    expect(await b.takeControl(n2)).toEqual([stats]);
+    expect((await b.heartbeat(n2, ['q'])).control ?? []).toEqual([]);
+  });
+
+  it('requests are not posted to unknown or expired nodes, and a request not taken within its ttl is dropped', async () => {
+    const short = await broker({ leaseMs: 200 });
+    const long = await broker({ leaseMs: 60_000 });
+    await node(short, 'gone');
+    await node(long, 'alive');
+    await sleep(300);
+    expect(await long.sendControl(['gone', 'nobody', 'alive'], request('ping'), 10_000)).toEqual(['alive']);
+    expect((await long.heartbeat('alive', ['q'])).control).toHaveLength(1);
+    await long.sendControl(['alive'], request('ping'), 50);
+    await sleep(150);
+    expect((await long.heartbeat('alive', ['q'])).control ?? []).toEqual([]);
+  });
+
+  it('replies are collected by request id, up to the count asked; a wait with none returns what came', async () => {
+    const b = await broker();
+    const id = randomUUID();
+    const waiting = b.waitForControlReplies(id, 2, 10_000);
+    await b.replyControl(id, { node: 'a', nodeId: 'a#1', ok: true, value: { pid: 1 } });
+    await b.replyControl(randomUUID(), { node: 'x', nodeId: 'x#1', ok: true });
+    await b.replyControl(id, { node: 'b', nodeId: 'b#1', ok: false, error: 'no autoscale' });
+    expect(await waiting).toEqual([
+      { node: 'a', nodeId: 'a#1', ok: true, value: { pid: 1 } },
+      { node: 'b', nodeId: 'b#1', ok: false, error: 'no autoscale' },
+    ]);
+    expect(await b.waitForControlReplies(randomUUID(), 1, 100)).toEqual([]);
+  });
+
+  it("a heartbeat names the next lease of another node to expire (on this process's clock)", async () => {
+    const short = await broker({ leaseMs: 5_000 });
+    const long = await broker({ leaseMs: 60_000 });
+    await node(long, 'me');
+    expect((await long.heartbeat('me', ['q'])).nextExpiryAt).toBeUndefined();
+    await node(short, 'other');
+    const before = Date.now();
+    const beat = await long.heartbeat('me', ['q']);
+    // Within the other node's lease from now, give or take the round trip (the conversion's error).
+    expect(beat.nextExpiryAt! - before).toBeGreaterThan(0);
+    expect(beat.nextExpiryAt! - Date.now()).toBeLessThanOrEqual(5_000 + 50);
+  });
+
+  it('a node listed by listNodes is a live one: an expired lease drops out of the listing', async () => {
+    const short = await broker({ leaseMs: 200 });
+    const long = await broker({ leaseMs: 60_000 });
+    await node(short, 'gone');
+    await node(long, 'alive');
+    expect((await long.listNodes()).map((n) => n.id).sort()).toEqual(['alive', 'gone']);
+    await sleep(300);
+    expect((await long.listNodes()).map((n) => n.id)).toEqual(['alive']);
+  });
+});
