@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { Command, CommanderError } from 'commander';
 import { OptionError, messageOf } from '../errors.js';
 import { registerAdmin } from './commands/admin.js';
+import { registerControl } from './commands/control.js';
 import { registerDemo } from './commands/demo.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerResult } from './commands/result.js';
@@ -21,6 +22,7 @@ registerWorker(program);
 registerEnqueue(program);
 registerResult(program);
 registerAdmin(program);
+registerControl(program);
 registerDemo(program);
 for (const command of program.commands) {
   command.exitOverride();

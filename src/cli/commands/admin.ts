@@ -1,6 +1,9 @@
 import type { Command } from 'commander';
 import type { Broker } from '../../broker/types.js';
+import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
+import { askNodes } from '../control-request.js';
+import { DEFAULT_CONTROL_TIMEOUT_MS } from './control.js';
 import * as parse from '../parsers.js';
 import { printTable } from '../print.js';
 import { UsageError } from '../usage-error.js';
@@ -74,14 +77,16 @@ export function registerAdmin(program: Command): void {
 
   program
     .command('inspect')
-    .description('show the nodes of the cluster or the queues')
-    .argument('[what]', 'nodes or queues', (v: string) => {
-      if (v !== 'nodes' && v !== 'queues') throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes or queues`);
+    .description('show the nodes of the cluster, the queues, or each node\'s pool stats')
+    .argument('[what]', 'nodes, queues or stats', (v: string) => {
+      if (v !== 'nodes' && v !== 'queues' && v !== 'stats') throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes, queues or stats`);
       return v;
     }, 'nodes')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('--node <name>', 'stats: only this node (its name or id)')
+    .option('--timeout <duration>', 'stats: how long to wait for the nodes to answer', parse.duration, DEFAULT_CONTROL_TIMEOUT_MS)
     .option('--json', 'print JSON')
-    .action(async (what: 'nodes' | 'queues', flags: { broker?: string; json?: boolean }) => {
+    .action(async (what: 'nodes' | 'queues' | 'stats', flags: { broker?: string; node?: string; timeout: number; json?: boolean }) => {
       await withBroker(flags.broker, async (b) => {
         if (what === 'nodes') {
           const nodes = await b.listNodes();
@@ -89,9 +94,29 @@ export function registerAdmin(program: Command): void {
           else printTable(['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED'], nodes.map((n) => [n.id, n.host, n.pid, n.queues.join(','), n.concurrency, new Date(n.startedAt).toISOString()]));
           return;
         }
+        if (what === 'stats') {
+          await inspectStats(b, flags.node, flags.timeout, flags.json === true);
+          return;
+        }
         const counts = await b.counts(await b.knownQueues());
         if (flags.json) process.stdout.write(`${JSON.stringify(counts)}\n`);
         else printTable(['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD'], counts.map((c) => [c.queue, c.waiting, c.reserved, c.delayed, c.dead]));
       });
     });
+}
+
+/** Each node answers a 'stats' control request with its Worker stats (pool, consumer counts). */
+async function inspectStats(broker: Broker, node: string | undefined, timeoutMs: number, json: boolean): Promise<void> {
+  const answers = await askNodes(broker, 'stats', [], node, timeoutMs);
+  if (json) {
+    process.stdout.write(`${JSON.stringify(answers.map(({ node: n, reply }) => ({ node: n.name, nodeId: n.id, stats: reply?.ok ? reply.value : null, ...(reply?.ok ? {} : { error: reply?.error ?? `no reply within ${timeoutMs} ms` }) })))}\n`);
+  } else {
+    printTable(['NODE', 'PROCESSES', 'BUSY', 'RESERVED', 'DONE', 'FAILED', 'LOST', 'RESTARTS', 'AUTOSCALE'], answers.map(({ node: n, reply }) => {
+      if (!reply?.ok) return [n.name, reply === undefined ? `no reply within ${timeoutMs} ms` : `error: ${reply.error ?? 'failed'}`];
+      const pool = (reply.value as { pool: PoolStats }).pool;
+      const live = pool.processes.filter((p) => p.state !== 'exited');
+      return [n.name, live.length, live.filter((p) => p.state === 'busy').length, pool.reserved, pool.totals.done, pool.totals.failed, pool.totals.lost, pool.totals.restarts, pool.autoscale ? `${pool.autoscale.max},${pool.autoscale.min}` : '-'];
+    }));
+  }
+  if (answers.some((a) => a.reply?.ok !== true)) process.exitCode = 1;
 }

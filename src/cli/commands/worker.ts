@@ -105,6 +105,10 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     log.fatal({ err }, `worker stopped: ${err.message}`);
     process.exit(1);
   });
+  // A stop asked by `prefork control shutdown` ends the process as a signal's does ('failed' exits 1 after it).
+  worker.once('stopped', () => {
+    if (worker.failed === undefined) process.exit(0);
+  });
   try {
     await worker.start();
   } catch (err) {

@@ -1,0 +1,99 @@
+import type { Command } from 'commander';
+import type { ControlCommand } from '../../broker/types.js';
+import { parseAutoscale } from '../../units.js';
+import { withBroker } from '../connect.js';
+import { askNodes, type NodeAnswer } from '../control-request.js';
+import * as parse from '../parsers.js';
+import { UsageError } from '../usage-error.js';
+
+/** Default --timeout: above the default heartbeat interval (8 s), which bounds how soon a node sees a request. */
+export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
+
+const USAGE = 'ping | grow N | shrink N | autoscale MAX,MIN | shutdown';
+
+interface ControlFlags {
+  broker?: string;
+  node?: string;
+  timeout: number;
+  json?: boolean;
+}
+
+/** The command and its numeric arguments, or a UsageError naming what is wrong. */
+export function parseControl(command: string, rest: readonly string[]): { command: ControlCommand; args: number[] } {
+  const arity = (n: number): void => {
+    if (rest.length !== n) throw new UsageError(`control ${command}: expected ${n === 0 ? 'no argument' : 'one argument'}, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`);
+  };
+  switch (command) {
+    case 'ping':
+    case 'shutdown':
+      arity(0);
+      return { command, args: [] };
+    case 'grow':
+    case 'shrink': {
+      arity(1);
+      const n = rest[0]!;
+      if (!/^\d+$/.test(n) || Number(n) < 1) throw new UsageError(`control ${command}: argument '${n}' is invalid. expected an integer >= 1`);
+      return { command, args: [Number(n)] };
+    }
+    case 'autoscale': {
+      arity(1);
+      const bounds = parseAutoscale(rest[0]!);
+      if (bounds === undefined) throw new UsageError(`control autoscale: argument '${rest[0]!}' is invalid. expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3`);
+      return { command, args: bounds };
+    }
+    default:
+      throw new UsageError(`control: command '${command}' is invalid. expected ${USAGE}`);
+  }
+}
+
+function summary(command: ControlCommand, value: unknown): string {
+  const v = (value ?? {}) as Record<string, unknown>;
+  switch (command) {
+    case 'ping':
+      return `pong (pid ${String(v.pid)}, up ${Number(v.uptime).toFixed(1)} s)`;
+    case 'grow':
+      return `OK, ${String(v.processes)} processes`;
+    case 'shrink':
+      return `OK, ${String(v.retired)} retired, ${String(v.processes)} processes`;
+    case 'autoscale': {
+      const a = v.autoscale as { max: number; min: number } | undefined;
+      return `OK, autoscale ${a?.max},${a?.min}`;
+    }
+    case 'shutdown':
+      return 'OK, stopping (warm)';
+    default:
+      return 'OK';
+  }
+}
+
+/** One line per node; returns whether every node replied ok. */
+export function printAnswers(command: ControlCommand, answers: readonly NodeAnswer[], json: boolean, timeoutMs: number): boolean {
+  if (json) {
+    process.stdout.write(`${JSON.stringify(answers.map(({ node, reply }) => reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` }))}\n`);
+  } else {
+    for (const { node, reply } of answers) {
+      const who = `-> ${node.name} (${node.id})`;
+      if (reply === undefined) process.stdout.write(`${who}: no reply within ${timeoutMs} ms\n`);
+      else if (!reply.ok) process.stdout.write(`${who}: error: ${reply.error ?? 'failed'}\n`);
+      else process.stdout.write(`${who}: ${summary(command, reply.value)}\n`);
+    }
+  }
+  return answers.every((a) => a.reply?.ok === true);
+}
+
+export function registerControl(program: Command): void {
+  program
+    .command('control')
+    .description(`send a command to the live worker nodes (${USAGE}); a node sees it with its next heartbeat`)
+    .argument('<command>', USAGE)
+    .argument('[args...]', 'N for grow and shrink, MAX,MIN for autoscale')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('--node <name>', 'only this node (its name, or its id from inspect nodes)')
+    .option('--timeout <duration>', 'how long to wait for the replies', parse.duration, DEFAULT_CONTROL_TIMEOUT_MS)
+    .option('--json', 'print the replies as JSON')
+    .action(async (name: string, rest: string[], flags: ControlFlags) => {
+      const { command, args } = parseControl(name, rest);
+      const answers = await withBroker(flags.broker, (b) => askNodes(b, command, args, flags.node, flags.timeout));
+      if (!printAnswers(command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
+    });
+}

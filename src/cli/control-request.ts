@@ -1,0 +1,33 @@
+import { randomUUID } from 'node:crypto';
+import type { Broker, ControlCommand, ControlReply, NodeInfo } from '../broker/types.js';
+
+export interface NodeAnswer {
+  node: NodeInfo;
+  /** Undefined: no reply within the timeout. */
+  reply: ControlReply | undefined;
+}
+
+/** No live node (or none with the name asked for): exit code 1, one line. */
+export class NoSuchNodeError extends Error {
+  constructor(name: string | undefined) {
+    super(name === undefined ? 'no live worker nodes' : `no live worker node named '${name}' (see prefork inspect nodes)`);
+    this.name = 'NoSuchNodeError';
+  }
+}
+
+/**
+ * Sends one control request to the live nodes (or the one named `--node`,
+ * by name or id) and collects their replies for up to `timeoutMs`. Nodes
+ * take requests with their heartbeat, so a reply can take up to a heartbeat
+ * interval (2/5 of the lease: 8 s by default).
+ */
+export async function askNodes(broker: Broker, command: ControlCommand, args: number[], nodeName: string | undefined, timeoutMs: number): Promise<NodeAnswer[]> {
+  const live = await broker.listNodes();
+  const targets = nodeName === undefined ? live : live.filter((n) => n.name === nodeName || n.id === nodeName);
+  if (targets.length === 0) throw new NoSuchNodeError(nodeName);
+  const id = randomUUID();
+  const posted = new Set(await broker.sendControl(targets.map((n) => n.id), { id, command, args }, timeoutMs));
+  const replies = posted.size === 0 ? [] : await broker.waitForControlReplies(id, posted.size, timeoutMs);
+  const byId = new Map(replies.map((r) => [r.nodeId, r]));
+  return targets.map((node) => ({ node, reply: byId.get(node.id) }));
+}
