@@ -150,6 +150,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.state !== 'connecting') return;
     await this.broker.register(this.nodeInfo());
     this.registered = true;
+    // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
+    this.heartbeat.start();
     try {
       await this.pool.start();
     } catch (err) {
@@ -159,7 +161,6 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.state !== 'connecting') return;
     this.state = 'running';
-    this.heartbeat.start();
     this.consumer.start();
     this.log.info({ nodeId: this.nodeIdValue, queues: this.options.queues.map((q) => q.name) }, 'worker ready');
     this.emit('ready', { nodeId: this.nodeIdValue });
