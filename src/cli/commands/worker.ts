@@ -105,12 +105,15 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     log.fatal({ err }, `worker stopped: ${err.message}`);
     process.exit(1);
   });
-  // A stop asked by `prefork control shutdown` ends the process as a signal's does ('failed' exits 1 after it).
+  // A stop asked by `prefork control shutdown` ends the process as a signal's does
+  // (after a failed start or a failed pool, the paths above and below exit 1).
+  let started = false;
   worker.once('stopped', () => {
-    if (worker.failed === undefined) process.exit(0);
+    if (started && worker.failed === undefined) process.exit(0);
   });
   try {
     await worker.start();
+    started = true;
   } catch (err) {
     log.fatal({ err }, `worker failed to start: ${(err as Error).message}`);
     await worker.stop({ cold: true }).catch(() => undefined);
