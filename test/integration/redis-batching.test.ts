@@ -187,6 +187,24 @@ describe('RedisBroker: results of a batch', () => {
     const again = await fetchFrom(broker, NODE, ['x'], 10);
     expect(ids(again.deliveries).sort()).toEqual(waiting.map((j) => j.id).sort());
   });
+
+  it('a fetch that found reserved jobs to hand out again and then failed leaves them for the next fetch', async () => {
+    const settled = job('x', { replyTo: 'broken-client' });
+    await broker.enqueue([settled]);
+    const [first] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries;
+    const waiting = [job('x'), job('x')];
+    await broker.enqueue(waiting);
+    await scope.raw.set(`${scope.ns}:reply:broken-client`, 'not a list');
+    const settle: Settlement[] = [{ kind: 'ack', delivery: first!, result: result(first!, 'SUCCESS', 1) }];
+    // First failure: the script reserved the two jobs, the announcement failed.
+    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(/WRONGTYPE/);
+    // Second failure: this fetch finds the two reserved jobs, then fails the same way before handing them out.
+    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(/WRONGTYPE/);
+    expect((await broker.counts(['x']))[0]).toMatchObject({ waiting: 0, reserved: 2 });
+    // They are still this node's: the next fetch must hand them out, not leave them reserved until the node stops.
+    const again = await fetchFrom(broker, NODE, ['x'], 10);
+    expect(ids(again.deliveries).sort()).toEqual(waiting.map((j) => j.id).sort());
+  });
 });
 
 describe('RedisBroker: entry decoding', () => {

@@ -67,7 +67,17 @@ export class Work {
         throw err;
       });
     }
-    const reply = await this.run(redis, request.nodeId, request.plan, Math.max(0, request.count - reclaimed.length), request.settle);
+    let reply: RunReply;
+    try {
+      reply = await this.run(redis, request.nodeId, request.plan, Math.max(0, request.count - reclaimed.length), request.settle);
+    } catch (err) {
+      // The reclaimed entries were never handed out: the next fetch must find them again, not skip them as outstanding.
+      if (reclaimed.length > 0) {
+        for (const d of reclaimed) this.outstanding.delete(receiptKey(d));
+        this.suspect = true;
+      }
+      throw err;
+    }
     if (reply.fenced) {
       for (const d of reclaimed) this.outstanding.delete(receiptKey(d));
       return reply;
