@@ -9,11 +9,11 @@ import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { abortableSleep } from './consumer/sleep.js';
-import { OptionError, PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
+import { PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
 import { defaultLogger } from './logger.js';
+import { optionalDuration } from './pool/options.js';
 import { Pool } from './pool/pool.js';
 import type { PoolStats } from './pool/stats.js';
-import { parseDuration } from './units.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
 
 const CONNECT_RETRY_MIN_MS = 500;
@@ -30,6 +30,7 @@ export interface StopOptions {
    * Once the children are done, how long to wait for the broker to confirm
    * the outstanding settlements (ms or "30s"; default 30 s). Past it they are
    * logged and dropped: their jobs come back when the node's lease expires.
+   * At most 2^31-1 ms (it runs as a timer).
    */
   deadline?: number | string;
 }
@@ -176,8 +177,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * least once, their jobs come back when the node's lease expires.
    */
   stop(options: StopOptions = {}): Promise<void> {
-    const deadline = options.deadline === undefined ? STOP_DEADLINE_MS : parseDuration(options.deadline);
-    if (deadline === undefined) return Promise.reject(new OptionError('deadline', options.deadline, 'a duration in ms or a string like "30s"'));
+    let deadline: number;
+    try {
+      // At most a timer's longest wait: Node fires a longer one at once, which would drop every unconfirmed settlement.
+      deadline = optionalDuration('deadline', options.deadline, 'wait') ?? STOP_DEADLINE_MS;
+    } catch (err) {
+      return Promise.reject(err as Error);
+    }
     if (options.cold && !this.cold) {
       this.cold = true;
       if (this.stopping !== undefined) void this.pool.terminate();

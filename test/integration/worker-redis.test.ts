@@ -102,6 +102,12 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     await expect(worker.stop({ deadline: 'soon' })).rejects.toThrow(/invalid option deadline: "soon"/);
   });
 
+  it('stop({ deadline }) refuses a deadline too long for a timer (Node would fire it at once and drop every settlement)', async () => {
+    const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
+    await expect(worker.stop({ deadline: 2 ** 31 })).rejects.toThrow(/invalid option deadline: 2147483648 \(expected at most 2147483647 ms/);
+    await expect(worker.stop({ deadline: '30d' })).rejects.toThrow(/invalid option deadline: "30d"/);
+  });
+
   it('Redis absent at start: the worker keeps retrying and starts once Redis is there', async () => {
     const port = (await freePort()) as number;
     const namespace = uniqueName('ns');
