@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
 import type { Broker, JobOptions, NewJob, ResultRecord } from './broker/types.js';
 import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
-import { checkBackoff, checkDelay, checkEta, checkLimitOrder, checkRetries, checkTimeLimit, MAX_TIMER_MS, type BackoffInput, type Bad } from './job-option-checks.js';
+import { checkBackoff, checkDelay, checkEta, checkLimitOrder, checkRetries, checkTimeLimit, MAX_TIMER_MS, throwOptionError as bad, type BackoffInput } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
@@ -299,7 +299,3 @@ export class Client {
     else this.waiters.set(id, list);
   }
 }
-
-const bad: Bad = (option, value, expected) => {
-  throw new OptionError(option, value, expected);
-};

@@ -16,7 +16,7 @@ export class OptionError extends PreforkError {
   readonly option: string;
   readonly value: unknown;
   constructor(option: string, value: unknown, expected: string) {
-    super('PREFORK_BAD_OPTION', `invalid option ${option}: ${describe(value)} (expected ${expected})`);
+    super('PREFORK_BAD_OPTION', `invalid option ${option}: ${describeValue(value)} (expected ${expected})`);
     this.option = option;
     this.value = value;
   }
@@ -153,9 +153,10 @@ export function messageOf(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
 
-function describe(value: unknown): string {
+/** A value as an error message shows it: strings quoted, objects as JSON, else their type. */
+export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'boolean' || value == null) return String(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean' || value == null) return String(value);
   try {
     return JSON.stringify(value) ?? typeof value;
   } catch {

@@ -1,9 +1,10 @@
+import { OptionError } from './errors.js';
 import { parseDuration } from './units.js';
 
 /**
  * Checks of the per-job options shared by `Client.enqueue` and
  * `defineTasks` (each reports a bad value its own way through `bad`). Kept
- * free of package imports: task modules load it through 'prefork/task'.
+ * free of package imports (errors.ts and units.ts import none): task modules load it through 'prefork/task'.
  */
 
 /** Longest delay a Node timer honours: setTimeout fires at once for more (and warns). */
@@ -15,6 +16,11 @@ const MAX_EPOCH_MS = 8.64e15;
 
 /** Reports a bad value: throws, naming the option, the value and what was expected. */
 export type Bad = (option: string, value: unknown, expected: string) => never;
+
+/** The usual Bad: an OptionError (defineTasks reports its own way). */
+export const throwOptionError: Bad = (option, value, expected) => {
+  throw new OptionError(option, value, expected);
+};
 
 /** The backoff of a job or a task as given: durations in ms or strings like "30s". */
 export interface BackoffInput {

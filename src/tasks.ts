@@ -1,4 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
+import { describeValue } from './errors.js';
 import { checkBackoff, checkLimitOrder, checkRetries, checkTimeLimit, type Backoff, type BackoffInput, type Bad } from './job-option-checks.js';
 
 export type TaskFunction = (...args: any[]) => unknown;
@@ -64,7 +65,7 @@ export function defineTasks(tasks: Record<string, TaskFunction | TaskDefinition>
 
 function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
   const bad: Bad = (option, value, expected) => {
-    throw new TypeError(`defineTasks(): task ${JSON.stringify(task)} option ${option} is ${describe(value)} (expected ${expected})`);
+    throw new TypeError(`defineTasks(): task ${JSON.stringify(task)} option ${option} is ${describeValue(value)} (expected ${expected})`);
   };
   const out: TaskOptions = {};
   for (const key of Object.keys(def)) {
@@ -77,15 +78,6 @@ function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
   checkLimitOrder(out.timeLimit, out.softTimeLimit, def.softTimeLimit, 'softTimeLimit', bad);
   if (def.ignoreResult !== undefined) out.ignoreResult = Boolean(def.ignoreResult);
   return out;
-}
-
-function describe(value: unknown): string {
-  if (typeof value === 'number' || typeof value === 'bigint') return String(value);
-  try {
-    return JSON.stringify(value) ?? typeof value;
-  } catch {
-    return typeof value;
-  }
 }
 
 export function isTaskRegistry(value: unknown): value is TaskRegistry {

@@ -1,10 +1,5 @@
-import { OptionError } from '../errors.js';
-import { checkLimitOrder, checkRetries, checkTimeLimit, type Bad } from '../job-option-checks.js';
+import { checkLimitOrder, checkRetries, checkTimeLimit, throwOptionError as bad } from '../job-option-checks.js';
 import type { ResolvedApplyOptions } from './job.js';
-
-const bad: Bad = (option, value, expected) => {
-  throw new OptionError(option, value, expected);
-};
 
 /**
  * Checks the options of one apply() call; every error names the option and

@@ -1,3 +1,4 @@
+import { MAX_TIMER_MS } from '../../job-option-checks.js';
 import type { ResultRecord } from '../types.js';
 
 interface StoredResult {
@@ -7,8 +8,6 @@ interface StoredResult {
 
 /** Shortest gap between two sweeps of expired results (ms): sweeps batch up under load. */
 const SWEEP_GRANULARITY = 1_000;
-/** setTimeout fires at once for longer (a result TTL may be longer): the sweep re-arms instead. */
-const MAX_TIMER_MS = 2 ** 31 - 1;
 /** Most ids waiting on one client's reply list (the oldest go first), as LTRIM bounds it in Redis. */
 export const REPLY_MAX = 10_000;
 

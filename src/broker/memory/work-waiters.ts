@@ -1,4 +1,4 @@
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from '../../job-option-checks.js';
 
 /** A blocked `waitForWork` call: `attempt()` tries to reserve jobs (and removes the waiter once it got some). */
 export interface WorkWaiter {
