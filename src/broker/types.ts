@@ -275,7 +275,7 @@ export interface BrokerOptions {
   namespace?: string;
   /** How long results are kept (ms, default one day). */
   resultTtl?: number;
-  /** Node lease (ms, default 20 s); heartbeats renew it every lease/4. */
+  /** Node lease (ms, default 20 s); heartbeats renew it every 2/5 of it. */
   leaseMs?: number;
   /** Dead jobs kept per queue (default 10,000; the oldest go first). */
   deadMax?: number;
