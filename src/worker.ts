@@ -76,6 +76,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly ownsBroker: boolean;
   private readonly consumer: Consumer;
   private readonly heartbeat: Heartbeat;
+  private readonly control: ControlHandler;
+  /** Stops the control wake-up subscription (undefined: not watching). */
+  private unwatchControl: (() => Promise<void>) | undefined;
   private state: WorkerState = 'created';
   private stopping: Promise<void> | undefined;
   private cold = false;
@@ -109,7 +112,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       log: this.log.child({ component: 'consumer' }),
     });
     this.consumer.onFenced((seenAs) => this.fenced(seenAs));
-    const control = new ControlHandler(this.broker, {
+    this.control = new ControlHandler(this.broker, {
       name: o.name,
       nodeId: () => this.nodeIdValue,
       stats: () => this.stats(),
@@ -125,7 +128,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       queues: () => o.queues.map((q) => q.name),
       onFenced: () => this.fenced(beatAs),
       onDue: (at) => this.consumer.noteDue(at),
-      onControl: (requests) => control.handle(requests),
+      onControl: (requests) => this.control.handle(requests),
     }, this.log.child({ component: 'heartbeat' }));
     this.pool.on('failed', (err) => this.poolFailed(err));
   }
@@ -161,6 +164,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       throw err;
     }
     if (this.state !== 'connecting') return;
+    // Control requests at once; without the subscription they still come with the heartbeat.
+    this.unwatchControl = await this.control.watch().catch((err: unknown) => {
+      this.log.warn({ err }, 'control requests will come with the heartbeat only');
+      return undefined;
+    });
+    if (this.state !== 'connecting') {
+      await this.unwatchControl?.();
+      return;
+    }
     this.state = 'running';
     this.consumer.start();
     this.log.info({ nodeId: this.nodeIdValue, queues: this.options.queues.map((q) => q.name) }, 'worker ready');
@@ -216,6 +228,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await new Promise((resolve) => setImmediate(resolve));
     if (this.registered) {
       await this.settleWithin(deadline);
+      await this.unwatchControl?.();
       await this.heartbeat.stop();
       await this.broker.unregister(this.nodeIdValue).catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
     }

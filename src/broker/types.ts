@@ -246,11 +246,18 @@ export interface Broker {
   // control
   /**
    * Posts `request` to each of `nodeIds` that is alive; returns the ids it
-   * was posted to. A node takes its requests with its next heartbeat (no
-   * extra command while nothing waits); a request not taken within `ttlMs`
-   * is dropped.
+   * was posted to. A node takes its requests when woken (`watchControl`),
+   * and at the latest with its next heartbeat (no extra command while
+   * nothing waits); a request not taken within `ttlMs` is dropped.
    */
   sendControl(nodeIds: readonly string[], request: ControlRequest, ttlMs: number): Promise<string[]>;
+  /**
+   * Calls `wake(nodeId)` when a request is posted to a node: a hint to take it
+   * at once (`takeControl`) rather than with the next heartbeat, which stays
+   * the guarantee. Costs nothing while nothing is posted (Redis: a
+   * subscription). Resolves to the function that stops watching.
+   */
+  watchControl(wake: (nodeId: string) => void): Promise<() => Promise<void>>;
   /** Takes the control requests waiting for `nodeId`. */
   takeControl(nodeId: string): Promise<ControlRequest[]>;
   replyControl(requestId: string, reply: ControlReply): Promise<void>;

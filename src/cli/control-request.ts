@@ -18,8 +18,8 @@ export class NoSuchNodeError extends Error {
 /**
  * Sends one control request to the live nodes (or the one named `--node`,
  * by name or id) and collects their replies for up to `timeoutMs`. Nodes
- * take requests with their heartbeat, so a reply can take up to a heartbeat
- * interval (2/5 of the lease: 8 s by default).
+ * take requests at once (a pub/sub wake-up), and at the latest with their
+ * next heartbeat (2/5 of the lease: 8 s by default).
  */
 export async function askNodes(broker: Broker, command: ControlCommand, args: number[], nodeName: string | undefined, timeoutMs: number): Promise<NodeAnswer[]> {
   const live = await broker.listNodes();

@@ -30,6 +30,21 @@ export class ControlHandler {
     private readonly log: Logger,
   ) {}
 
+  /**
+   * Takes this node's requests as soon as the broker says one was posted
+   * (the heartbeat would hand them over anyway, up to an interval later).
+   * Resolves to the function that stops watching.
+   */
+  async watch(): Promise<() => Promise<void>> {
+    return this.broker.watchControl((nodeId) => {
+      if (nodeId !== this.target.nodeId()) return;
+      this.broker.takeControl(nodeId).then(
+        (requests) => this.handle(requests),
+        (err: unknown) => this.log.warn({ err }, 'could not take control requests; the next heartbeat hands them over'),
+      );
+    });
+  }
+
   handle(requests: readonly ControlRequest[]): void {
     for (const request of requests) void this.run(request);
   }

@@ -71,6 +71,22 @@ describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
     expect((await long.heartbeat('alive', ['q'])).control ?? []).toEqual([]);
   });
 
+  it('watchControl announces the node a request was posted to (only posted ones), until unwatched', async () => {
+    const b = await broker();
+    const sender = await broker();
+    await node(b, 'w1');
+    const woken: string[] = [];
+    const unwatch = await b.watchControl((id) => woken.push(id));
+    expect(await sender.sendControl(['w1', 'nobody'], request('ping'), 10_000)).toEqual(['w1']);
+    for (let i = 0; i < 200 && woken.length === 0; i++) await sleep(10);
+    expect(woken).toEqual(['w1']);
+    expect(await b.takeControl('w1')).toHaveLength(1);
+    await unwatch();
+    await sender.sendControl(['w1'], request('ping'), 10_000);
+    await sleep(100);
+    expect(woken).toEqual(['w1']);
+  });
+
   it('replies are collected by request id, up to the count asked; a wait with none returns what came', async () => {
     const b = await broker();
     const id = randomUUID();

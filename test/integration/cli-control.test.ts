@@ -105,6 +105,15 @@ describe('prefork control and inspect stats against worker nodes', () => {
     expect(r.stderr.trim().split('\n')).toEqual([expect.stringContaining("no live worker node named 'nobody'")]);
   });
 
+  it('a node takes a request at once, not only with its heartbeat (a 2 min lease: its first beat is 48 s away)', async () => {
+    const slow = await startNode({ broker: url, name: 'ctl-slow', concurrency: 1, leaseMs: 120_000 }, newLedger());
+    const r = run(['control', 'ping', '--node', 'ctl-slow', '--timeout', '20s', '--broker', url]);
+    expect(r.code).toBe(0);
+    expect(r.stdout).toMatch(new RegExp(`-> ctl-slow .*: pong \\(pid ${slow.proc.pid},`));
+    slow.proc.kill('SIGTERM');
+    expect(await slow.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('shutdown stops the node warm: it replies, exits 0 and leaves the cluster', async () => {
     const r = run(['control', 'shutdown', '--node', 'ctl-b', '--broker', url]);
     expect(r.code).toBe(0);

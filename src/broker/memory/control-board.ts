@@ -17,11 +17,19 @@ export class ControlBoard {
   private readonly inbox = new Map<string, Posted[]>();
   private readonly replies = new Map<string, { replies: ControlReply[]; expiresAt: number }>();
   private readonly listeners = new Map<string, Set<() => void>>();
+  private readonly watchers = new Set<(nodeId: string) => void>();
 
   post(nodeId: string, request: ControlRequest, ttlMs: number, now: number): void {
     const list = this.inbox.get(nodeId) ?? [];
     list.push({ request: structuredClone(request), expiresAt: now + ttlMs });
     this.inbox.set(nodeId, list);
+    for (const wake of [...this.watchers]) queueMicrotask(() => wake(nodeId));
+  }
+
+  /** Calls `wake(nodeId)` whenever a request is posted; returns the unsubscribe. */
+  watch(wake: (nodeId: string) => void): () => void {
+    this.watchers.add(wake);
+    return () => this.watchers.delete(wake);
   }
 
   take(nodeId: string, now: number): ControlRequest[] {

@@ -216,6 +216,13 @@ export class MemoryBroker implements Broker {
     return posted;
   }
 
+  async watchControl(wake: (nodeId: string) => void): Promise<() => Promise<void>> {
+    const unwatch = this.state.control.watch(wake);
+    return async () => {
+      unwatch();
+    };
+  }
+
   async takeControl(nodeId: string): Promise<ControlRequest[]> {
     return this.state.control.take(nodeId, Date.now());
   }

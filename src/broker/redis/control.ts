@@ -25,7 +25,7 @@ export class Control {
     if (nodeIds.length === 0) return [];
     const raw = encodeControlRequest(request);
     const pipe = redis.pipeline();
-    for (const id of nodeIds) callScript(pipe, 'sendControl', [this.keys.nodes, this.keys.control(id)], [id, raw, Math.max(1, Math.round(ttlMs))]);
+    for (const id of nodeIds) callScript(pipe, 'sendControl', [this.keys.nodes, this.keys.control(id)], [id, raw, Math.max(1, Math.round(ttlMs)), this.keys.controlWake]);
     const replies = (await pipe.exec()) ?? [];
     const posted: string[] = [];
     replies.forEach(([err, n], i) => {
@@ -33,6 +33,17 @@ export class Control {
       if (Number(n) === 1) posted.push(nodeIds[i]!);
     });
     return posted;
+  }
+
+  /** Subscribes `conn` (a connection of its own) to the wake channel. */
+  async watch(conn: Redis, wake: (nodeId: string) => void): Promise<() => Promise<void>> {
+    conn.on('message', (channel: string, nodeId: string) => {
+      if (channel === this.keys.controlWake) wake(nodeId);
+    });
+    await conn.subscribe(this.keys.controlWake);
+    return async () => {
+      await conn.quit().catch(() => conn.disconnect());
+    };
   }
 
   async take(redis: Redis, nodeId: string): Promise<ControlRequest[]> {

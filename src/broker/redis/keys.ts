@@ -56,6 +56,10 @@ export class Keys {
   reply(clientId: string): string {
     return `${this.namespace}:reply:${clientId}`;
   }
+  /** The pub/sub channel on which a posted control request's node id is announced. */
+  get controlWake(): string {
+    return `${this.namespace}:ctl-wake`;
+  }
   /** Where nodes push their replies to one control request. */
   controlReply(requestId: string): string {
     return `${this.namespace}:ctl-reply:${requestId}`;

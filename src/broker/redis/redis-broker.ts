@@ -286,6 +286,17 @@ export class RedisBroker implements Broker {
     return this.control.send(await this.redis(), nodeIds, request, ttlMs);
   }
 
+  async watchControl(wake: (nodeId: string) => void): Promise<() => Promise<void>> {
+    const conn = createConnection(this.url, 'command', 'prefork:control-watch', this.log);
+    try {
+      await open(conn, this.displayUrl);
+      return await this.control.watch(conn, wake);
+    } catch (err) {
+      conn.disconnect();
+      throw err;
+    }
+  }
+
   async takeControl(nodeId: string): Promise<ControlRequest[]> {
     return this.control.take(await this.redis(), nodeId);
   }

@@ -6,7 +6,7 @@ import { askNodes, type NodeAnswer } from '../control-request.js';
 import * as parse from '../parsers.js';
 import { UsageError } from '../usage-error.js';
 
-/** Default --timeout: above the default heartbeat interval (8 s), which bounds how soon a node sees a request. */
+/** Default --timeout: above the default heartbeat interval (8 s), which bounds how late a node sees a request. */
 export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
 
 const USAGE = 'ping | grow N | shrink N | autoscale MAX,MIN | shutdown';
@@ -84,7 +84,7 @@ export function printAnswers(command: ControlCommand, answers: readonly NodeAnsw
 export function registerControl(program: Command): void {
   program
     .command('control')
-    .description(`send a command to the live worker nodes (${USAGE}); a node sees it with its next heartbeat`)
+    .description(`send a command to the live worker nodes (${USAGE})`)
     .argument('<command>', USAGE)
     .argument('[args...]', 'N for grow and shrink, MAX,MIN for autoscale')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)

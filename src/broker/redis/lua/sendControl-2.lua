@@ -3,6 +3,8 @@
   (which expires after `ttl`: a request not taken by then is dropped), and
   the node's lease deadline gets half a millisecond added, which its next
   heartbeat sees (so a node with nothing waiting never reads its list).
+  The node's id is published on the wake channel: a node watching it takes
+  the request at once.
 
   KEYS[1] {ns}:nodes        ZSET node id -> lease deadline (ms)
   KEYS[2] {ns}:ctl:<id>     LIST control requests for the node
@@ -10,6 +12,7 @@
   ARGV[1] node id
   ARGV[2] the request (JSON)
   ARGV[3] ttl (ms)
+  ARGV[4] the wake channel
 
   Returns 1 posted, 0 no such live node.
 ]]
@@ -21,4 +24,5 @@ score = tonumber(score)
 redis.call('RPUSH', ctl, request)
 redis.call('PEXPIRE', ctl, ttl)
 if score == math.floor(score) then redis.call('ZADD', nodes, 'XX', score + 0.5, id) end
+redis.call('PUBLISH', ARGV[4], id)
 return 1
