@@ -208,7 +208,7 @@ export class Acker {
     const { job } = s.delivery;
     this.log.error(
       { err, jobId: job.id, task: job.task, queue: s.delivery.queue, kind: s.kind },
-      `the broker refused the ${s.kind} of job ${job.id}: ${messageOf(err)}; dropped (the job stays reserved by this node until it stops, then goes back to its queue)`,
+      `the broker refused the ${s.kind} of job ${job.id}: ${messageOf(err)}; dropped (if Redis refused only the result's write or announcement, the job is settled; else it stays reserved by this node until it stops, then goes back to its queue)`,
     );
   }
 

@@ -104,7 +104,7 @@ export class Consumer {
     this.poolFailure = err;
   }
 
-  /** A delayed job is due at `at` (broker clock): cut a longer wait short so it is promoted on time. */
+  /** A delayed job is due at `at` (this process's clock, as the broker reports it): cut a longer wait short so it is promoted on time. */
   noteDue(at: number | undefined): void {
     if (at !== undefined && at < this.waitDeadline) this.waitController?.abort();
   }
