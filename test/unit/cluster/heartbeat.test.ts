@@ -1,0 +1,75 @@
+/**
+ * The Heartbeat's schedule, on fake timers with a scripted broker (only the
+ * two calls the Heartbeat makes): it beats every interval, and right after
+ * another node's lease deadline when that comes first, so a dead node is
+ * recovered one lease after its last beat rather than up to an interval later.
+ */
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Heartbeat, heartbeatInterval } from '../../../dist/cluster/heartbeat.js';
+import type { Broker, ControlRequest, HeartbeatReply } from '../../../dist/broker/types.js';
+
+const silent = pino({ level: 'silent' });
+
+function scripted(replies: (() => HeartbeatReply)[]) {
+  const beats: number[] = [];
+  const recovered: { dead: string; at: number }[] = [];
+  const broker = {
+    heartbeat: async () => {
+      beats.push(Date.now());
+      return (replies.shift() ?? (() => ({ fenced: false, expired: [], nextDueAt: undefined })))();
+    },
+    recover: async (dead: string) => {
+      recovered.push({ dead, at: Date.now() });
+      return 0;
+    },
+  } as unknown as Broker;
+  return { broker, beats, recovered };
+}
+
+describe('Heartbeat', () => {
+  beforeEach(() => {
+    vi.useFakeTimers({ now: 1_000_000 });
+  });
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('beats every 2/5 of the lease', () => {
+    expect(heartbeatInterval(20_000)).toBe(8_000);
+    expect(heartbeatInterval(100)).toBe(250);
+  });
+
+  it('beats right after the next lease of another node expires, and recovers it then', async () => {
+    const start = Date.now();
+    const { broker, beats, recovered } = scripted([
+      // first beat: another node's lease ends 1 s from now (it died 19 s ago)
+      () => ({ fenced: false, expired: [], nextDueAt: undefined, nextExpiryAt: Date.now() + 1_000 }),
+      () => ({ fenced: false, expired: ['dead#1'], nextDueAt: undefined }),
+    ]);
+    const hb = new Heartbeat(broker, 8_000, 5, { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {} }, silent);
+    hb.start();
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(beats).toEqual([start + 8_000]);
+    await vi.advanceTimersByTimeAsync(1_100);
+    expect(beats).toHaveLength(2);
+    expect(beats[1]! - beats[0]!).toBeLessThan(8_000);
+    expect(recovered.map((r) => r.dead)).toEqual(['dead#1']);
+    // back to the regular interval
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(beats).toHaveLength(3);
+    expect(beats[2]! - beats[1]!).toBe(8_000);
+    await hb.stop();
+  });
+
+  it('hands the control requests of a beat to onControl', async () => {
+    const request: ControlRequest = { id: 'r1', command: 'ping', args: [] };
+    const { broker } = scripted([() => ({ fenced: false, expired: [], nextDueAt: undefined, control: [request] })]);
+    const got: ControlRequest[][] = [];
+    const hb = new Heartbeat(broker, 1_000, 5, { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {}, onControl: (r) => got.push(r) }, silent);
+    hb.start();
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(got).toEqual([[request]]);
+    await hb.stop();
+  });
+});
