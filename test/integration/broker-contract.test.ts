@@ -494,6 +494,19 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect((await fetchAll(b, bNode, ['q'], 5)).map((d) => [d.job.id, d.job.redeliveries])).toEqual([['j1', 1], ['j2', 1]]);
     });
 
+    it('a node fenced while blocked in waitForWork is not handed the job that wakes it: the job stays for the others', async () => {
+      const b = await broker();
+      const a = await node(b, 'node-a');
+      const bNode = await node(b, 'node-b');
+      const waiting = b.waitForWork(a, ['q'], 2_000, never(), 5);
+      await sleep(50);
+      await b.unregister(a);
+      await b.enqueue([job('j1')]);
+      expect((await waiting).deliveries).toEqual([]);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 0 });
+      expect(ids(await fetchAll(b, bNode, ['q'], 5))).toEqual(['j1']);
+    });
+
     it('a node whose lease expired but was not recovered yet: its settlements still apply, then it is told it is fenced', async () => {
       const b = await broker({ leaseMs: 200 });
       const a = await node(b, 'node-a');

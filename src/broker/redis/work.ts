@@ -307,8 +307,17 @@ export class Work {
         }
       }
     }
-    await this.settle(redis, internal);
-    return { deliveries, marker };
+    if (deliveries.length === 0) {
+      await this.settle(redis, internal);
+      return { deliveries, marker };
+    }
+    // The read reserved under our id whatever our lease says: a node fenced
+    // (and recovered) while it blocked would hold jobs no one recovers. The
+    // lease decides, in the call that acks the markers anyway.
+    const check = await this.run(redis, nodeId, [], 0, internal);
+    if (!check.fenced) return { deliveries, marker };
+    await this.settle(redis, deliveries.map((delivery) => ({ kind: 'release', delivery })));
+    return { deliveries: [], marker };
   }
 
   private async ensureGroups(redis: Redis, streams: readonly string[]): Promise<void> {
