@@ -188,15 +188,17 @@ export class Work {
       if (count > 0) this.suspect = true;
       throw err;
     }
+    const scriptRan = replies[0]?.[0] === null;
+    // The script settled what it was given: those receipts are done even if a result write after it fails.
+    if (scriptRan) for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(receiptKey(s.delivery));
     for (const [err] of replies) {
       if (err === null) continue;
       // The script ran (it reserved jobs) but a result write after it failed:
       // the next fetch must find those reservations, or they would sit
       // reserved until this node dies.
-      if (count > 0 && replies[0]![0] === null) this.suspect = true;
+      if (count > 0 && scriptRan) this.suspect = true;
       throw err;
     }
-    for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(receiptKey(s.delivery));
     const [fenced, nextDue, raw, brokerNow] = replies[0]![1] as FetchScriptReply;
     const deliveries: Delivery[] = [];
     for (let i = 0; i < raw.length; ) {
