@@ -163,6 +163,20 @@ describe('RedisBroker: delayed jobs', () => {
     expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 1, delayed: 0 });
   });
 
+  it('when the delayed job a blocked wait was woken for goes elsewhere, the wait ends when the next one is due (no marker announces that one)', async () => {
+    const first = job('default', { delay: 1_000 });
+    const second = job('default', { delay: 2_000 });
+    await (await scope.broker()).enqueue([first, second]);
+    // The first job's marker wakes this wait at once; it then waits for the first job's due time.
+    const waiting = broker.waitForWork(NODE, ['default'], 60_000, new AbortController().signal, 1);
+    await sleep(100);
+    // Another node's fetch takes the first job off the delayed set before this one gets to it.
+    await scope.raw.zpopmin(scope.key('q:default:delayed'));
+    const woke = await waiting;
+    const got = woke.deliveries.length > 0 ? woke.deliveries : (await fetchFrom(broker, NODE, ['default'], 5)).deliveries;
+    expect(ids(got)).toEqual([second.id]);
+  });
+
   it('returns the due time from waitForWork when the delayed job is due after its timeout', async () => {
     const waiting = broker.waitForWork(NODE, ['default'], 300, new AbortController().signal, 1);
     await sleep(50);

@@ -237,8 +237,10 @@ export class Work {
     const deadline = Date.now() + timeoutMs;
     const plan = queues.map((queue) => ({ queue, quota: want }));
     const answer = (r: RunReply): WaitReply => ({ deliveries: r.deliveries, nextDueAt: r.nextDueAt });
+    // Blocks end here: the caller's deadline, or the next due time once the job waited for went elsewhere.
+    let blockUntil = deadline;
     for (;;) {
-      const got = await this.blockOnce(redis, blocking, nodeId, queues, deadline, signal, want);
+      const got = await this.blockOnce(redis, blocking, nodeId, queues, blockUntil, signal, want);
       if (got.deliveries.length > 0 || !got.marker) return { deliveries: got.deliveries, nextDueAt: undefined };
       let reply = await this.run(redis, nodeId, plan, want, []);
       for (;;) {
@@ -249,8 +251,12 @@ export class Work {
         const due = reply.dueOnBroker;
         if (!(await pause(reply.nextDueAt - Date.now(), signal))) return answer(reply);
         const next = await this.run(redis, nodeId, plan, want, []);
-        // Another node took the job waited for (the next due is a later one): block again.
-        if (!next.fenced && next.deliveries.length === 0 && next.dueOnBroker !== undefined && due !== undefined && next.dueOnBroker > due) break;
+        // Another node took the job waited for (the next due is a later one): block again, so new
+        // work wakes us, but only until that later job is due (no marker will announce it).
+        if (!next.fenced && next.deliveries.length === 0 && next.dueOnBroker !== undefined && due !== undefined && next.dueOnBroker > due) {
+          blockUntil = Math.min(deadline, next.nextDueAt ?? deadline);
+          break;
+        }
         // Otherwise: delivered, fenced, or the same job not due yet by the broker's clock (pause again rather than block past it).
         reply = next;
       }
