@@ -141,8 +141,11 @@ end
 
 -- 4. reserve: :rd before the stream of each queue; markers are consumed here
 local out = {}
+-- Streams found empty in this call stay empty till it ends (the script is atomic): the second pass skips them.
+local drained = {}
 local function take(p, kind, want)
   local stream = streamOf(p, kind)
+  if drained[stream] then return 0 end
   local taken = 0
   while taken < want do
     local asked = want - taken
@@ -152,7 +155,7 @@ local function take(p, kind, want)
       redis.call('XGROUP', 'CREATE', stream, 'w', '0', 'MKSTREAM')
       r = redis.call('XREADGROUP', 'GROUP', 'w', nodeId, 'COUNT', asked, 'STREAMS', stream, '>')
     end
-    if not r then break end
+    if not r then drained[stream] = true break end
     local entries = r[1][2]
     for _, e in ipairs(entries) do
       if isMarker(e[2]) then
@@ -171,7 +174,7 @@ local function take(p, kind, want)
         taken = taken + 1
       end
     end
-    if #entries < asked then break end
+    if #entries < asked then drained[stream] = true break end
   end
   return taken
 end
