@@ -64,7 +64,8 @@ const timings = {};
 try {
   for (const w of selected) {
     const t = performance.now();
-    for (let run = 1; run <= runs; run++) {
+    // A workload may ask for fewer runs (B3: one long window rather than three).
+    for (let run = 1; run <= Math.min(runs, w.runs ?? runs); run++) {
       for (const c of casesOf.get(w.id)) {
         if (c.redis) await flusher.flushall();
         const r = await runScenario(c.file, c.params, { nodeArgs, timeoutMs: c.timeoutMs ?? 300_000 });
