@@ -238,7 +238,8 @@ export class Client {
     this.listening = (async () => {
       while (this.waiters.size > 0 && !this.closed) {
         try {
-          const records = await this.broker.waitForResults(this.id, WAIT_SLICE_MS);
+          // The pending ids let the broker re-read their results if the reply list dropped announcements.
+          const records = await this.broker.waitForResults(this.id, WAIT_SLICE_MS, () => this.waiters.keys());
           for (const record of records) this.deliver(record);
         } catch (err) {
           if (this.closed) break;

@@ -222,8 +222,14 @@ export interface Broker {
 
   // results
   getResult(id: string): Promise<ResultRecord | undefined>;
-  /** Blocks up to `timeoutMs` for results announced to `clientId`; returns those that arrived (maybe none). */
-  waitForResults(clientId: string, timeoutMs: number): Promise<ResultRecord[]>;
+  /**
+   * Blocks up to `timeoutMs` for results announced to `clientId`; returns those
+   * that arrived (maybe none). A reply list is bounded, so when this read may
+   * have missed ids (the list overflowed and dropped its oldest), it also
+   * returns the stored final results of the ids `pending` lists (the ones
+   * the caller still waits for): a dropped announcement never strands a waiter.
+   */
+  waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]>;
 
   // consumer
   fetch(request: FetchRequest): Promise<FetchReply>;

@@ -98,10 +98,10 @@ export class MemoryBroker implements Broker {
     return this.state.results.get(id, Date.now());
   }
 
-  async waitForResults(clientId: string, timeoutMs: number): Promise<ResultRecord[]> {
+  async waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]> {
     const results = this.state.results;
     const got = await blockUntil(
-      () => results.takeReplies(clientId, Date.now()),
+      () => results.takeReplies(clientId, Date.now(), pending),
       (retry) => results.onAnnounce(clientId, retry),
       this.closed ? 0 : timeoutMs,
       undefined,

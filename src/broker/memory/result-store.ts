@@ -25,6 +25,8 @@ export class ResultStore {
   private readonly results = new Map<string, StoredResult>();
   private readonly replies = new Map<string, string[]>();
   private readonly waiters = new Map<string, Set<() => void>>();
+  /** Clients whose reply list dropped ids since their last take. */
+  private readonly overflowed = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
 
   set(record: ResultRecord, ttlMs: number, now: number): void {
@@ -50,14 +52,22 @@ export class ResultStore {
     if (list === undefined) this.replies.set(clientId, [id]);
     else {
       list.push(id);
-      if (list.length > REPLY_MAX) list.splice(0, list.length - REPLY_MAX);
+      if (list.length > REPLY_MAX) {
+        list.splice(0, list.length - REPLY_MAX);
+        this.overflowed.add(clientId);
+      }
     }
     const waiting = this.waiters.get(clientId);
     if (waiting !== undefined) for (const wake of [...waiting]) wake();
   }
 
-  /** The results announced to `clientId` since its last take (those not expired); undefined when none was. */
-  takeReplies(clientId: string, now: number): ResultRecord[] | undefined {
+  /**
+   * The results announced to `clientId` since its last take (those not
+   * expired); undefined when none was. If its list overflowed since, the
+   * final results of the ids `pending` lists are added (their announcement
+   * may have been dropped), as the Redis broker does.
+   */
+  takeReplies(clientId: string, now: number, pending?: () => Iterable<string>): ResultRecord[] | undefined {
     const ids = this.replies.get(clientId);
     if (ids === undefined) return undefined;
     this.replies.delete(clientId);
@@ -65,6 +75,12 @@ export class ResultStore {
     for (const id of ids) {
       const record = this.get(id, now);
       if (record !== undefined) out.push(record);
+    }
+    if (this.overflowed.delete(clientId) && pending !== undefined) {
+      for (const id of pending()) {
+        const record = this.get(id, now);
+        if (record !== undefined && (record.state === 'SUCCESS' || record.state === 'FAILURE')) out.push(record);
+      }
     }
     return out;
   }
@@ -104,7 +120,11 @@ export class ResultStore {
     }
     for (const [clientId, ids] of this.replies) {
       const live = ids.filter((id) => this.results.has(id));
-      if (live.length === 0) this.replies.delete(clientId);
+      if (live.length === 0) {
+        // Ids it dropped are older than these, so their results are gone too.
+        this.replies.delete(clientId);
+        this.overflowed.delete(clientId);
+      }
       else if (live.length < ids.length) this.replies.set(clientId, live);
     }
     const first = this.results.values().next();

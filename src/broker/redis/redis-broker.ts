@@ -236,9 +236,9 @@ export class RedisBroker implements Broker {
     return this.results.get(await this.redis(), id);
   }
 
-  async waitForResults(clientId: string, timeoutMs: number): Promise<ResultRecord[]> {
+  async waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]> {
     const redis = await this.redis();
-    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs);
+    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs, pending);
   }
 
   // consumer

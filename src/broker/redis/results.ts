@@ -6,7 +6,11 @@ import type { Keys } from './keys.js';
 
 /** Most ids taken from a reply list per wake-up. */
 const REPLY_BATCH = 1000;
-/** Most ids a reply list keeps (the oldest go first): a client that enqueues and never waits costs a bounded list. */
+/**
+ * Most ids a reply list keeps (the oldest go first): a client that enqueues
+ * and never waits costs a bounded list. A read that may have missed dropped
+ * ids re-reads its caller's pending results (see waitFor).
+ */
 const REPLY_MAX = 10_000;
 
 /**
@@ -54,7 +58,7 @@ export class Results {
     return raw === null ? undefined : decodeResult(raw);
   }
 
-  async waitFor(redis: Redis, blocking: BlockingConnection, clientId: string, timeoutMs: number): Promise<ResultRecord[]> {
+  async waitFor(redis: Redis, blocking: BlockingConnection, clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]> {
     const key = this.keys.reply(clientId);
     const popped = await blocking.block(
       (conn, ms) => conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'RIGHT', 'COUNT', REPLY_BATCH) as Promise<[string, string[]] | null>,
@@ -63,9 +67,29 @@ export class Results {
     if (popped === null) return [];
     const ids = popped[1];
     if (ids.length === 0) return [];
-    const raws = await redis.mgetBuffer(...ids.map((id) => this.keys.result(id)));
+    const out = await this.read(redis, ids, false);
+    // A full batch is the overflow signal: once LTRIM has dropped ids the list
+    // holds REPLY_MAX >= REPLY_BATCH of them, and only this reader shrinks it,
+    // so the first read after any drop is full. Then what the caller still
+    // waits for is re-read (results are SET before their id is pushed).
+    if (ids.length >= REPLY_BATCH && pending !== undefined) out.push(...(await this.read(redis, [...pending()], true)));
+    return out;
+  }
+
+  /** The stored results of `ids` (only final ones when `finalOnly`), in MGETs of REPLY_BATCH ids in one pipeline. */
+  private async read(redis: Redis, ids: readonly string[], finalOnly: boolean): Promise<ResultRecord[]> {
+    if (ids.length === 0) return [];
+    const pipe = redis.pipeline();
+    for (let i = 0; i < ids.length; i += REPLY_BATCH) pipe.mgetBuffer(...ids.slice(i, i + REPLY_BATCH).map((id) => this.keys.result(id)));
     const out: ResultRecord[] = [];
-    for (const raw of raws) if (raw !== null) out.push(decodeResult(raw));
+    for (const [err, raws] of (await pipe.exec()) ?? []) {
+      if (err) throw err;
+      for (const raw of raws as (Buffer | null)[]) {
+        if (raw === null) continue;
+        const record = decodeResult(raw);
+        if (!finalOnly || record.state === 'SUCCESS' || record.state === 'FAILURE') out.push(record);
+      }
+    }
     return out;
   }
 }
