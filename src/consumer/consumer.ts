@@ -1,8 +1,10 @@
 import type { Logger } from 'pino';
 import type { Broker, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
-import { WorkerLostError, type PoolFailedError } from '../errors.js';
+import { OptionError, WorkerLostError, messageOf, type PoolFailedError } from '../errors.js';
+import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
+import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
 import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
@@ -217,6 +219,7 @@ export class Consumer {
     const options: ApplyOptions = { id: job.id, queue: d.queue, retries: job.attempt };
     if (job.options.timeLimit !== undefined) options.timeLimit = job.options.timeLimit;
     if (job.options.softTimeLimit !== undefined) options.softTimeLimit = job.options.softTimeLimit;
+    if (this.badOptions(d, options, keep)) return;
     if (keep) {
       options.onStart = (info) => {
         pid = info.pid;
@@ -240,6 +243,28 @@ export class Consumer {
       this.finish(s);
     };
     this.s.pool.apply(job.task, job.payload, options).then((v) => settle(true, v), (e: unknown) => settle(false, e));
+  }
+
+  /**
+   * The job record's own options (from any producer) that the pool refuses,
+   * e.g. a timeLimit past 2^31-1 ms: every attempt would fail the same way
+   * before reaching a child, so the job goes to the dead set at once with a
+   * FAILURE naming the option. Checked here rather than by the error apply()
+   * rejects with, since a task may throw an OptionError of its own (that one
+   * is retried as usual).
+   */
+  private badOptions(d: Delivery, options: ApplyOptions, keep: boolean): boolean {
+    try {
+      resolveApplyOptions(options);
+      return false;
+    } catch (err) {
+      if (!(err instanceof OptionError)) throw err;
+      const reason = `the job's options cannot be applied: ${messageOf(err)}`;
+      this.s.log.error({ jobId: d.job.id, task: d.job.task, queue: d.queue, option: err.option, err }, `job failed: ${reason}`);
+      const attempt = { node: this.s.nodeName, pid: undefined, startedAt: undefined, finishedAt: Date.now(), task: undefined };
+      this.finish({ kind: 'dead', delivery: d, reason, result: keep ? record(d, attempt, 'FAILURE', { error: serializeError(err) }) : undefined });
+      return true;
+    }
   }
 
   private progress(d: Delivery, state: 'RECEIVED' | 'STARTED', pid: number | undefined, startedAt: number | undefined): void {

@@ -1,0 +1,51 @@
+/**
+ * A job record whose own options the pool refuses (written by another
+ * producer, bypassing the Client's checks): every attempt would fail the same
+ * way before reaching a child, so the Worker dead-letters it at once with a
+ * FAILURE naming the option, and carries on with the next job.
+ */
+import { randomUUID } from 'node:crypto';
+import { pack } from 'msgpackr';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createBroker } from 'prefork';
+import type { NewJob } from '../../dist/broker/types.js';
+import { cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName, waitUntil } from '../helpers/worker.js';
+
+afterEach(cleanup);
+
+function record(options: NewJob['options']): NewJob {
+  return { id: randomUUID(), task: 'record', queue: 'default', payload: pack([0]), attempt: 0, redeliveries: 0, options, enqueuedAt: Date.now() };
+}
+
+describe('Worker: a job record with options the pool refuses', () => {
+  it('a timeLimit past 2^31-1 ms: dead after one attempt (no retries), FAILURE naming timeLimit; the next job runs', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const broker = createBroker(url, { namespace, logger: silent });
+    await broker.connect();
+    try {
+      // Retries left, so only the dead-lettering keeps it from coming back with backoff.
+      const bad = record({ timeLimit: 2 ** 31, retries: 3 });
+      const good = record({});
+      await broker.enqueue([bad, good]);
+      const worker = makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 1 });
+      await worker.start();
+      const client = makeClient(url, namespace);
+
+      await waitUntil(async () => (await client.getResult(good.id))?.state === 'SUCCESS', 'the next job ran');
+      const failure = await client.getResult(bad.id);
+      expect(failure?.state).toBe('FAILURE');
+      expect(failure?.error?.message).toMatch(/timeLimit/);
+      const dead = await broker.listDead('default', 10);
+      expect(dead.map((d) => d.job.id)).toEqual([bad.id]);
+      expect(dead[0]!.reason).toMatch(/timeLimit/);
+      expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, delayed: 0, reserved: 0, dead: 1 });
+      expect(worker.stats().consumer).toMatchObject({ fetched: 2, succeeded: 1, dead: 1, retried: 0 });
+      // It never reached a child.
+      expect(readLedger(ledger).map((r) => r.id)).toEqual([good.id]);
+    } finally {
+      await broker.close();
+    }
+  });
+});
