@@ -13,6 +13,11 @@ const RETRY_MAX_MS = 5_000;
  */
 export const HOLD_MS = 50;
 
+export interface AckerOptions {
+  /** How long a settlement without a result may wait for a fetch to carry it (ms; default HOLD_MS). */
+  holdMs?: number;
+}
+
 /**
  * Sends settlements (acks, retries, dead letters, results) to the broker in
  * batches: while one batch is on the wire the next one gathers, so under load
@@ -40,11 +45,15 @@ export class Acker {
   private holdTimer: NodeJS.Timeout | undefined;
   /** True while the Consumer's fetch loop will fetch again soon (set by holdWhile()). */
   private fetchSoon: () => boolean = () => false;
+  private readonly holdMs: number;
 
   constructor(
     private readonly broker: Broker,
     private readonly log: Logger,
-  ) {}
+    options: AckerOptions = {},
+  ) {
+    this.holdMs = options.holdMs ?? HOLD_MS;
+  }
 
   /** Settlements not yet confirmed by the broker: waiting, and on the wire. */
   get backlog(): number {
@@ -52,7 +61,7 @@ export class Acker {
   }
 
   /**
-   * Lets settlements without a result wait (up to HOLD_MS) for a fetch to
+   * Lets settlements without a result wait (up to holdMs) for a fetch to
    * carry them while `fetchSoon()` says one is coming; the Consumer calls
    * release() when it stops fetching or blocks waiting for work.
    */
@@ -68,7 +77,7 @@ export class Acker {
     this.queue.push(settlement);
     if (this.running !== undefined) return;
     if (!hasResult(settlement) && this.fetchSoon()) {
-      this.holdTimer ??= setTimeout(() => this.release(), HOLD_MS);
+      this.holdTimer ??= setTimeout(() => this.release(), this.holdMs);
       return;
     }
     this.release();
@@ -137,7 +146,7 @@ export class Acker {
       if (this.running === undefined) {
         // What arrived while the fetch was on the wire waits for the next one (or the hold timer), as push() decides.
         if (this.queue.length > 0 && (!this.fetchSoon() || this.queue.some(hasResult))) this.running = this.run();
-        else if (this.queue.length > 0) this.holdTimer ??= setTimeout(() => this.release(), HOLD_MS);
+        else if (this.queue.length > 0) this.holdTimer ??= setTimeout(() => this.release(), this.holdMs);
         else this.wakeIdle();
       }
     }

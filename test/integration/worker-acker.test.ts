@@ -68,17 +68,21 @@ describe('Acker', () => {
   });
 
   describe('while a fetch is coming (holdWhile)', () => {
+    // A hold that cannot expire during a test: what leaves, leaves because of a fetch, a result or release().
+    const LONG_HOLD_MS = 10 * 60_000;
     const turns = async (n: number): Promise<void> => {
       for (let i = 0; i < n; i++) await new Promise((resolve) => setImmediate(resolve));
     };
+    const reserved = async (): Promise<number> => (await broker.counts(['x']))[0]!.reserved;
 
     it('an ack without a result waits for the fetch and rides on it: no round trip of its own', async () => {
       await broker.enqueue([job('x'), job('x')]);
       const [first, second] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries.concat((await fetchFrom(broker, NODE, ['x'], 1)).deliveries);
-      const acker = new Acker(broker, capture().log);
+      const acker = new Acker(broker, capture().log, { holdMs: LONG_HOLD_MS });
       acker.holdWhile(() => true);
       acker.push({ kind: 'ack', delivery: first! });
-      await turns(3);
+      // A Redis round trip: had the ack left on its own, it would have landed by now.
+      expect(await reserved()).toBe(2);
       let carried: Settlement[] = [];
       await acker.carry((settle) => {
         carried = settle;
@@ -86,23 +90,40 @@ describe('Acker', () => {
       });
       expect(carried.map((c) => c.delivery.job.id)).toEqual([first!.job.id]);
       expect(acker.backlog).toBe(0);
-      // Not held for ever: with no fetch coming, it leaves by itself.
+      expect(await reserved()).toBe(1);
+      // Held until the Consumer says no fetch is coming (it stops fetching or blocks): release() sends it.
       acker.push({ kind: 'ack', delivery: second! });
-      await waitUntil(async () => (await broker.counts(['x']))[0]!.reserved === 0, 'the held ack went out without a fetch');
+      expect(await reserved()).toBe(1);
+      expect(acker.backlog).toBe(1);
+      acker.release();
+      await acker.flush();
+      expect(await reserved()).toBe(0);
     });
 
     it('a settlement with a result leaves at once (someone may be waiting for it)', async () => {
       await broker.enqueue([job('x')]);
       const [d] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries;
-      const acker = new Acker(broker, capture().log);
+      const acker = new Acker(broker, capture().log, { holdMs: LONG_HOLD_MS });
       acker.holdWhile(() => true);
       acker.push({ kind: 'ack', delivery: d!, result: result(d!, 'SUCCESS', 1) });
+      // Not held: it is on its way without a fetch (a held one would still be queued for the carry below).
       await turns(3);
       let carried: Settlement[] | undefined;
       await acker.carry(async (settle) => (carried = settle));
       expect(carried).toEqual([]);
       await acker.flush();
       expect((await broker.getResult(d!.job.id))?.state).toBe('SUCCESS');
+    });
+
+    it('a held ack is not held for ever: with no fetch carrying it, it leaves when the hold expires', async () => {
+      await broker.enqueue([job('x')]);
+      const [d] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries;
+      const acker = new Acker(broker, capture().log, { holdMs: 1 });
+      acker.holdWhile(() => true);
+      acker.push({ kind: 'ack', delivery: d! });
+      // No fetch, no release(), no flush(): only the hold timer can send it.
+      await waitUntil(async () => (await reserved()) === 0, 'the held ack went out without a fetch');
+      expect(acker.backlog).toBe(0);
     });
   });
 });
