@@ -51,7 +51,9 @@ export interface WorkerEvents {
   /**
    * The pool failed (children kept dying before they could work): the worker
    * stopped by itself, gave every job it held back to the broker and left the
-   * cluster. Emitted once that is done ('stopped' comes first).
+   * cluster. Emitted once that is done ('stopped' comes first); also when the
+   * pool fails during a stop already under way (`failed` is set before
+   * 'stopped' either way).
    */
   failed: [PoolFailedError];
 }
@@ -164,6 +166,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       throw err;
     }
     if (this.state !== 'connecting') return;
+    // The pool failed after it started but before the node runs: report it as start() does for a failure at start.
+    if (this.failure !== undefined) {
+      await this.stop({ cold: true });
+      throw this.failure;
+    }
     // Control requests at once; without the subscription they still come with the heartbeat.
     this.unwatchControl = await this.control.watch().catch((err: unknown) => {
       this.log.warn({ err }, 'control requests will come with the heartbeat only');
@@ -267,7 +274,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.failure !== undefined) return;
     this.failure = err;
     this.consumer.poolFailed(err);
-    if (this.state !== 'running') return; // start() reports it
+    if (this.state === 'created' || this.state === 'connecting') return; // start() reports it
+    // During a stop too (a warm stop waits for jobs that need children): the process must not exit as if all went well.
     this.log.error({ err }, `the pool failed, so this node stops: ${err.message}; its jobs go back to their queues`);
     void this.stop().then(
       () => this.emit('failed', err),

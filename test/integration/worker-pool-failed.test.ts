@@ -8,7 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createBroker, PoolFailedError } from 'prefork';
-import { cleanup, fixture, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName } from '../helpers/worker.js';
+import { cleanup, fixture, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName, waitUntil } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -55,6 +55,26 @@ describe('Worker whose pool fails', () => {
     expect(ran).toHaveLength(2);
     expect(ran).toContain(short!.id);
     expect(worker.stats().consumer).toMatchObject({ fetched: 7, succeeded: 1, givenBack: 6, dead: 0, retried: 0 });
+  });
+
+  it('during a warm stop: the stop ends, failed is set and emitted (the process can exit non-zero)', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const marker = join(dirname(ledger), 'broken');
+    const worker = makeWorker({ app: fixture('crashes-when-broken.mjs'), broker: url, namespace, ledger, concurrency: 2, pool: { env: { PREFORK_TEST_BREAK: marker } } });
+    const failed = new Promise<PoolFailedError>((resolve) => worker.once('failed', resolve));
+    await worker.start();
+    const client = makeClient(url, namespace);
+    await client.enqueue('record', [600_000]);
+    await client.enqueue('crashWhenBroken', []);
+    await waitUntil(() => readLedger(ledger).length === 2, 'both jobs started');
+    // The warm stop waits for the long job; meanwhile a child dies and no replacement can load.
+    const stopped = worker.stop();
+    writeFileSync(marker, '');
+    await stopped;
+    expect(worker.failed).toBeInstanceOf(PoolFailedError);
+    expect(await failed).toBe(worker.failed);
   });
 
   it('at start: start() rejects with PoolFailedError and the node does not stay registered', async () => {

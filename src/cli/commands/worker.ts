@@ -95,7 +95,8 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
         process.exit(1);
       }, COLD_EXIT_MS).unref();
     }
-    worker.stop({ cold: mode === 'cold' }).then(() => process.exit(0), (err: unknown) => {
+    // A pool that fails during the stop ('failed' comes after this) still makes the exit non-zero.
+    worker.stop({ cold: mode === 'cold' }).then(() => process.exit(worker.failed === undefined ? 0 : 1), (err: unknown) => {
       log.fatal({ err }, 'shutdown failed');
       process.exit(1);
     });
