@@ -9,7 +9,11 @@ import { parseDuration } from './units.js';
 
 /** Longest delay a Node timer honours: setTimeout fires at once for more (and warns). */
 export const MAX_TIMER_MS = 2 ** 31 - 1;
-/** Longest delay of a job or a retry (100 years): a typo guard that keeps due times exact integers everywhere. */
+/**
+ * Longest delay of a job or a retry (100 years), the one limit for `delay`,
+ * backoff `delay`/`cap` and `new Retry({ delay })`: a typo guard that keeps
+ * due times exact integers everywhere.
+ */
 export const MAX_DELAY_MS = 3_155_760_000_000;
 /** Largest epoch ms a Date can hold. */
 const MAX_EPOCH_MS = 8.64e15;
@@ -93,12 +97,21 @@ export function checkLimitOrder(timeLimit: number | undefined, softTimeLimit: nu
 }
 
 /**
- * A retry delay as the brokers store it: whole ms in [0, MAX_DELAY_MS]. The
- * delay a task asks for (`new Retry({ delay })`) reaches the broker unchecked:
- * NaN runs the retry now and an overlong one waits MAX_DELAY_MS, rather than
- * a bad number failing a whole batch of settlements.
+ * A retry delay a task asked for (`new Retry({ delay })`) or backoff
+ * computed: whole ms in [0, MAX_DELAY_MS] (negative → 0, beyond the maximum
+ * or Infinity → the maximum). NaN or a non-number is an OptionError naming
+ * `what`: there is no sensible guess, so the Consumer dead-letters the job.
+ */
+export function clampDelay(value: unknown, what: string): number {
+  if (typeof value !== 'number' || Number.isNaN(value)) throw new OptionError(what, value, 'a number of ms >= 0');
+  return Math.round(Math.min(MAX_DELAY_MS, Math.max(0, value)));
+}
+
+/**
+ * A retry delay as the brokers store it. Settlements come from the Consumer,
+ * which already ran clampDelay (a NaN dead-letters the job there); this only
+ * keeps another caller's NaN from failing a whole batch of settlements.
  */
 export function retryDelayMs(ms: number): number {
-  if (Number.isNaN(ms)) return 0;
-  return Math.min(MAX_DELAY_MS, Math.max(0, Math.round(ms)));
+  return Number.isNaN(ms) ? 0 : clampDelay(ms, 'delay');
 }

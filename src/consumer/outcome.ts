@@ -12,7 +12,8 @@ import {
 } from '../errors.js';
 import { serializeError } from '../protocol/error-codec.js';
 import type { TaskOptions } from '../tasks.js';
-import { backoffDelay, clampDelay } from './backoff.js';
+import { clampDelay } from '../job-option-checks.js';
+import { backoffDelay } from './backoff.js';
 
 /** Celery's default max_retries: a task that throws Retry with no retries configured still gets this many. */
 export const DEFAULT_RETRY_BUDGET = 3;

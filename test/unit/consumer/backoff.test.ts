@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { backoffDelay, checkBackoff, MAX_RETRY_DELAY_MS } from '../../../dist/consumer/backoff.js';
+import { backoffDelay } from '../../../dist/consumer/backoff.js';
+import { checkBackoff, MAX_DELAY_MS, throwOptionError } from '../../../dist/job-option-checks.js';
 
 describe('backoffDelay', () => {
   const top = (): number => 1; // jitter draws its upper bound
@@ -28,18 +29,24 @@ describe('backoffDelay', () => {
     expect(backoffDelay(3, { delay: 100 }, bottom)).toBe(400);
   });
 
-  it('never NaN: a huge fixed delay is clamped to the maximum', () => {
-    expect(backoffDelay(0, { type: 'fixed', delay: Infinity, cap: Infinity, jitter: false })).toBe(MAX_RETRY_DELAY_MS);
+  it('never above the maximum delay: exponential growth from the largest base stops at 100 years', () => {
+    expect(backoffDelay(30, { delay: MAX_DELAY_MS, cap: MAX_DELAY_MS, jitter: false })).toBe(MAX_DELAY_MS);
+  });
+
+  it('reads durations as enqueue does: "1s" is 1000 ms', () => {
+    expect(backoffDelay(0, { type: 'fixed', delay: '1s', jitter: false } as never)).toBe(1000);
   });
 
   it.each([
     [{ delay: NaN }, /backoff\.delay: NaN/],
     [{ delay: -1 }, /backoff\.delay: -1/],
-    [{ cap: '1s' }, /backoff\.cap: "1s"/],
+    [{ cap: Infinity }, /backoff\.cap: Infinity/],
+    [{ cap: MAX_DELAY_MS + 1 }, /backoff\.cap: 3155760000001/],
     [{ type: 'linear' }, /backoff\.type: "linear"/],
     [{ jitter: 'yes' }, /backoff\.jitter: "yes"/],
-  ])('bad options %j are an OptionError naming the field', (options, message) => {
+    [{ delays: 5 }, /backoff\.delays: 5/],
+  ])('bad options %j are an OptionError naming the field, the same at enqueue and in the Consumer', (options, message) => {
     expect(() => backoffDelay(0, options as never)).toThrow(message);
-    expect(() => checkBackoff(options)).toThrow(message);
+    expect(() => checkBackoff('backoff', options, throwOptionError)).toThrow(message);
   });
 });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '../../../dist/broker/types.js';
-import { MAX_RETRY_DELAY_MS } from '../../../dist/consumer/backoff.js';
+import { MAX_DELAY_MS } from '../../../dist/job-option-checks.js';
 import { DEFAULT_RETRY_BUDGET, malformedSettlement, settlementFor, type Attempt } from '../../../dist/consumer/outcome.js';
 import {
   JobWithdrawnError,
@@ -85,10 +85,11 @@ describe('settlementFor', () => {
     expect(settlementFor(delivery(DEFAULT_RETRY_BUDGET), false, new Retry({ delay: 1 }), at).kind).toBe('dead');
   });
 
-  it('a Retry delay below 0 waits 0; Infinity or a huge one is clamped to the maximum: the due time stays finite', () => {
+  it('a Retry delay below 0 waits 0; Infinity or a huge one is clamped to the maximum (100 years, as for enqueue delay): the due time stays finite', () => {
+    expect(MAX_DELAY_MS).toBe(100 * 365.25 * 24 * 3_600_000);
     expect(settlementFor(delivery(0), false, new Retry({ delay: -5 }), at)).toMatchObject({ kind: 'retry', delay: 0 });
-    expect(settlementFor(delivery(0), false, new Retry({ delay: Infinity }), at)).toMatchObject({ kind: 'retry', delay: MAX_RETRY_DELAY_MS });
-    expect(settlementFor(delivery(0), false, new Retry({ delay: 1e300 }), at)).toMatchObject({ kind: 'retry', delay: MAX_RETRY_DELAY_MS });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: Infinity }), at)).toMatchObject({ kind: 'retry', delay: MAX_DELAY_MS });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: 1e300 }), at)).toMatchObject({ kind: 'retry', delay: MAX_DELAY_MS });
     expect(settlementFor(delivery(0), false, new Retry({ delay: 12.6 }), at)).toMatchObject({ kind: 'retry', delay: 13 });
   });
 
@@ -110,6 +111,17 @@ describe('settlementFor', () => {
     const s = settlementFor(delivery(0, { retries: 3, backoff: backoff as never }), false, new Error('boom'), at);
     expect(s.kind).toBe('dead');
     expect(s.kind === 'dead' && s.reason).toMatch(/invalid option backoff\.(delay|cap|type)/);
+  });
+
+  it('a backoff cap up to 100 years, as enqueue and defineTasks accept it, is honoured, not cut shorter', () => {
+    const backoff = { type: 'fixed' as const, delay: MAX_DELAY_MS, cap: MAX_DELAY_MS, jitter: false };
+    expect(settlementFor(delivery(0, { retries: 1, backoff }), false, new Error('boom'), at)).toMatchObject({ kind: 'retry', delay: MAX_DELAY_MS });
+  });
+
+  it("a job's backoff beyond 100 years is refused as at enqueue: dead, FAILURE naming the field", () => {
+    const s = settlementFor(delivery(0, { retries: 1, backoff: { cap: MAX_DELAY_MS + 1 } }), false, new Error('boom'), at);
+    expect(s.kind).toBe('dead');
+    expect(s.kind === 'dead' && s.reason).toMatch(/invalid option backoff\.cap: 3155760000001 \(expected a duration >= 0 up to 100 years/);
   });
 
   it('a malformed delivery → dead with a FAILURE record saying why', () => {
