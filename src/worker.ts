@@ -310,10 +310,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.fencing !== undefined) return this.fencing;
     if (seenAs !== this.nodeIdValue || this.state !== 'running') return Promise.resolve();
     this.fencing = (async () => {
-      const dropped = this.consumer.dropBuffered();
+      const dropping = this.consumer.dropBuffered();
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);
-      this.log.warn({ oldNodeId: old, nodeId: this.nodeIdValue, dropped }, 'this node lost its lease (fenced): another node recovered its jobs; re-registering under a new id');
+      this.log.warn({ oldNodeId: old, nodeId: this.nodeIdValue }, 'this node lost its lease (fenced): another node recovered its jobs; re-registering under a new id');
+      // Counted once the children answered for the jobs in their pipes, not only the pool's buffer.
+      void dropping.then((dropped) => this.log.warn({ oldNodeId: old, dropped }, `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`));
       await this.broker.register(this.nodeInfo());
     })().finally(() => {
       this.fencing = undefined;

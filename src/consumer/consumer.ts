@@ -66,6 +66,8 @@ export class Consumer {
   /** Bumped when the node is fenced: outcomes of older deliveries must not give jobs back (they were recovered elsewhere). */
   private epoch = 0;
   private fencedHandler: ((seenAs: string) => Promise<void>) | undefined;
+  /** Jobs handed to the pool and not yet started in a child (buffered or in a child's pipe): what a fencing may drop. */
+  private readonly unstarted = new Set<Unstarted>();
 
   /** Blocked on the broker waiting for work: no fetch comes until something arrives. */
   private blocked = false;
@@ -183,14 +185,32 @@ export class Consumer {
 
   /**
    * The node was fenced: its reserved jobs were recovered by another node.
-   * Jobs still buffered are dropped (not given back: they exist elsewhere
-   * now); jobs running finish, and their late acks change nothing.
+   * Jobs not yet started are dropped (not given back: they exist elsewhere
+   * now); jobs running finish, and their late acks change nothing. Resolves
+   * with how many were dropped once each unstarted job is settled: those in
+   * the pool's buffer go at once, those in a child's pipe when the child
+   * answers (one whose start was already on its way runs instead).
    */
-  dropBuffered(): number {
+  dropBuffered(): Promise<number> {
     this.epoch++;
     // A wait under the old id would take jobs for a node that no longer exists.
     this.waitController?.abort();
-    return this.s.pool.withdraw();
+    const held = [...this.unstarted];
+    this.s.pool.withdraw();
+    if (held.length === 0) return Promise.resolve(0);
+    return new Promise((resolve) => {
+      let left = held.length;
+      let dropped = 0;
+      for (const entry of held) {
+        // A second fencing before the first one's count is in: both hear of it.
+        const earlier = entry.onLeave;
+        entry.onLeave = (wasDropped) => {
+          earlier?.(wasDropped);
+          if (wasDropped) dropped++;
+          if (--left === 0) resolve(dropped);
+        };
+      }
+    });
   }
 
   private dispatchAll(deliveries: readonly Delivery[]): void {
@@ -216,27 +236,35 @@ export class Consumer {
     const keep = storesResult(d, this.s.pool.taskOptions(job.task));
     let pid: number | undefined;
     let startedAt: number | undefined;
+    const entry: Unstarted = { onLeave: undefined };
+    const leave = (dropped: boolean): void => {
+      if (!this.unstarted.delete(entry)) return;
+      entry.onLeave?.(dropped);
+    };
     const options: ApplyOptions = { id: job.id, queue: d.queue, retries: job.attempt };
     if (job.options.timeLimit !== undefined) options.timeLimit = job.options.timeLimit;
     if (job.options.softTimeLimit !== undefined) options.softTimeLimit = job.options.softTimeLimit;
     if (this.badOptions(d, options, keep)) return;
-    if (keep) {
-      options.onStart = (info) => {
-        pid = info.pid;
-        startedAt = info.startedAt;
-        if (this.s.trackStarted) this.progress(d, 'STARTED', pid, startedAt);
-      };
-      if (this.s.trackStarted) this.progress(d, 'RECEIVED', undefined, undefined);
-    }
+    this.unstarted.add(entry);
+    options.onStart = (info) => {
+      leave(false);
+      if (!keep) return;
+      pid = info.pid;
+      startedAt = info.startedAt;
+      if (this.s.trackStarted) this.progress(d, 'STARTED', pid, startedAt);
+    };
+    if (keep && this.s.trackStarted) this.progress(d, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {
       if (!ok && this.poolFailure !== undefined && outcome instanceof WorkerLostError) outcome = this.poolFailure;
       const task = this.s.pool.taskOptions(job.task);
       const s = settlementFor(d, ok, outcome, { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task });
       // A fenced node's buffered jobs now belong to another node: do not give them back twice.
       if (s.kind === 'giveBack' && epoch !== this.epoch) {
+        leave(true);
         this.release();
         return;
       }
+      leave(false);
       if (s.kind === 'dead' || s.kind === 'retry') {
         this.s.log[s.kind === 'dead' ? 'error' : 'info']({ jobId: job.id, task: job.task, queue: d.queue, err: outcome }, s.kind === 'dead' ? `job failed: ${s.reason}` : `job will be retried in ${s.delay} ms`);
       }
@@ -287,4 +315,9 @@ export class Consumer {
     this.counts.reserved--;
     this.roomWaiter?.();
   }
+}
+
+/** A job not yet started; onLeave is set by a fencing that waits to count what it dropped. */
+interface Unstarted {
+  onLeave: ((dropped: boolean) => void) | undefined;
 }
