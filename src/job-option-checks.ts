@@ -1,10 +1,11 @@
+import type { BackoffOptions } from './broker/types.js';
 import { OptionError } from './errors.js';
 import { parseDuration } from './units.js';
 
 /**
  * Checks of the per-job options shared by `Client.enqueue` and
  * `defineTasks` (each reports a bad value its own way through `bad`). Kept
- * free of package imports (errors.ts and units.ts import none): task modules load it through 'prefork/task'.
+ * free of package imports at run time (errors.ts and units.ts import none; the types import is erased): task modules load it through 'prefork/task'.
  */
 
 /** Longest delay a Node timer honours: setTimeout fires at once for more (and warns). */
@@ -35,12 +36,7 @@ export interface BackoffInput {
 }
 
 /** A backoff with its durations in ms (what the broker stores and the Consumer reads). */
-export interface Backoff {
-  type?: 'exponential' | 'fixed';
-  delay?: number;
-  cap?: number;
-  jitter?: boolean;
-}
+export type Backoff = BackoffOptions;
 
 const BACKOFF_KEYS = new Set(['type', 'delay', 'cap', 'jitter']);
 
