@@ -4,6 +4,12 @@ import type { PoolJob } from './job.js';
 import { RestartLimiter } from './restart-limiter.js';
 import { WorkerProcess, type ProcessOwner, type SpawnSettings } from './worker-process.js';
 
+/** The first pause before spawning again after a spawn failed for want of resources; doubles up to the max. */
+export const SPAWN_BACKOFF_MIN_MS = 100;
+export const SPAWN_BACKOFF_MAX_MS = 5_000;
+/** Spawn errors that a moment may cure (fd table or process table full, memory short): worth a pause. */
+const TRANSIENT_SPAWN_ERRORS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
+
 export interface SupervisorHooks {
   /** A child died holding jobs: fail the started one, give back the rest. */
   onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], error: Error): void;
@@ -35,6 +41,10 @@ export class Supervisor {
   private readonly limiter: RestartLimiter;
   private readonly aliveTimers = new Map<WorkerProcess, NodeJS.Timeout>();
   private readonly initErrors = new Map<WorkerProcess, string>();
+  /** The pause before the next spawn after a transient spawn error (0: none yet since the last WORKER_UP). */
+  private spawnBackoff = 0;
+  /** Set while spawning waits out a transient spawn error: maintain() spawns nothing until it fires. */
+  private spawnTimer: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly settings: SupervisorSettings,
@@ -66,12 +76,14 @@ export class Supervisor {
   /** Stop replacing children (close/terminate). */
   stop(): void {
     this.running = false;
+    clearTimeout(this.spawnTimer);
+    this.spawnTimer = undefined;
     for (const timer of this.aliveTimers.values()) clearTimeout(timer);
     this.aliveTimers.clear();
   }
 
   maintain(): void {
-    if (!this.running || this.failed) return;
+    if (!this.running || this.failed || this.spawnTimer !== undefined) return;
     let missing = this.target - this.active.length;
     while (missing-- > 0) this.spawnOne();
   }
@@ -80,6 +92,7 @@ export class Supervisor {
     clearTimeout(this.aliveTimers.get(proc));
     this.aliveTimers.delete(proc);
     if (proc.state === 'starting') proc.state = 'idle';
+    this.spawnBackoff = 0;
     this.log.debug({ childPid: proc.pid }, 'process up');
     this.hooks.onProcessUp(proc);
   }
@@ -148,7 +161,25 @@ export class Supervisor {
       this.fail(proc, exitCode, signal, detail);
       return;
     }
-    this.maintain();
+    if (isTransient(proc.spawnError)) this.spawnLater();
+    else this.maintain();
+  }
+
+  /**
+   * A spawn failed for want of resources (a burst of EMFILE/EAGAIN): spawning
+   * again at once would fail the same way and spend the restart limit within
+   * microseconds. Pausing (doubling up to SPAWN_BACKOFF_MAX_MS, reset by the
+   * next WORKER_UP) spreads the attempts over the limiter's window, so a
+   * shortage that clears lets the pool recover and one that lasts still fails it.
+   */
+  private spawnLater(): void {
+    if (this.spawnTimer !== undefined) return;
+    this.spawnBackoff = Math.min(SPAWN_BACKOFF_MAX_MS, this.spawnBackoff === 0 ? SPAWN_BACKOFF_MIN_MS : this.spawnBackoff * 2);
+    this.log.warn({ retryInMs: this.spawnBackoff }, 'spawning a child failed for want of resources; trying again after a pause');
+    this.spawnTimer = setTimeout(() => {
+      this.spawnTimer = undefined;
+      this.maintain();
+    }, this.spawnBackoff);
   }
 
   private fail(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null, detail: string | undefined): void {
@@ -175,4 +206,9 @@ export class Supervisor {
     timer.unref();
     this.aliveTimers.set(proc, timer);
   }
+}
+
+function isTransient(err: Error | undefined): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code !== undefined && TRANSIENT_SPAWN_ERRORS.has(code);
 }

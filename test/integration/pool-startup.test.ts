@@ -101,10 +101,17 @@ describe('a pool whose children cannot even be spawned', () => {
     expect(outcome).toMatchObject({ before: 'served', failed: { name: 'PoolFailedError' }, after: 'PoolFailedError' });
     expect((outcome.failed as { message: string }).message).toContain('EMFILE');
   });
+
+  it('a short EMFILE burst when a dead child must be replaced: spawning pauses between attempts, so the pool recovers instead of failing', () => {
+    // The fds are freed right after the first spawn fails; at once, the next two attempts would have failed too (maxRestarts 2).
+    const outcome = runEmfile('transient');
+    expect(outcome).toMatchObject({ before: 'served', freed: true, after: 'again' });
+    expect(outcome.failed).toBeUndefined();
+  });
 });
 
 /** Runs test/fixtures/spawn-emfile.mjs in its own process under `ulimit -n 256`; returns what it printed. */
-function runEmfile(mode: 'start' | 'replace'): Record<string, unknown> {
+function runEmfile(mode: 'start' | 'replace' | 'transient'): Record<string, unknown> {
   const out = execFileSync('sh', ['-c', 'ulimit -n 256 && exec "$0" "$1" "$2" "$3"', process.execPath, fixture('spawn-emfile.mjs'), fixture('tasks-basic.mjs'), mode], { encoding: 'utf8' });
   return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
 }
