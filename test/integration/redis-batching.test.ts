@@ -4,22 +4,18 @@
  * than one XACK chunk), a fenced node's batched late acks, result
  * announcements grouped per reply list, and positional entry decoding.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Delivery, Settlement } from '../../dist/broker/types.js';
-import { fetchFrom, ids, job, registerNode, result, Scope, sleep } from './redis-helpers.js';
+import { fetchFrom, ids, job, registerNode, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
 let scope: Scope;
 let broker: RedisBroker;
 const NODE = 'node-a';
 
-beforeEach(async () => {
-  scope = new Scope();
-  broker = await scope.broker();
-  await registerNode(broker, NODE, ['x', 'y', 'z']);
-});
-afterEach(async () => {
-  await scope.cleanup();
+eachNode(['x', 'y', 'z'], (s, b) => {
+  scope = s;
+  broker = b;
 });
 
 async function pending(stream: string): Promise<number> {

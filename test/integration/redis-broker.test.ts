@@ -1,19 +1,15 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { unpack } from 'msgpackr';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
-import { fetchFrom, ids, job, registerNode, result, Scope, sleep } from './redis-helpers.js';
+import { fetchFrom, ids, job, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
 let scope: Scope;
 let broker: RedisBroker;
 const NODE = 'node-a';
 
-beforeEach(async () => {
-  scope = new Scope();
-  broker = await scope.broker();
-  await registerNode(broker, NODE, ['default', 'high', 'low']);
-});
-afterEach(async () => {
-  await scope.cleanup();
+eachNode(['default', 'high', 'low'], (s, b) => {
+  scope = s;
+  broker = b;
 });
 
 describe('RedisBroker: enqueue, fetch, ack', () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { pack } from 'msgpackr';
 import { pino } from 'pino';
-import { inject } from 'vitest';
+import { afterEach, beforeEach, inject } from 'vitest';
 import '../setup/provided.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { BrokerOptions, Delivery, FetchReply, NewJob, ResultRecord } from '../../dist/broker/types.js';
@@ -83,4 +83,21 @@ export async function registerNode(broker: RedisBroker, id: string, queues: stri
 
 export function sleep(ms: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/**
+ * Per test: a fresh Scope and a broker with `nodeId` registered on `queues`
+ * (handed to `use`), cleaned up after the test.
+ */
+export function eachNode(queues: string[], use: (scope: Scope, broker: RedisBroker) => void, nodeId = 'node-a'): void {
+  let current: Scope | undefined;
+  beforeEach(async () => {
+    current = new Scope();
+    const broker = await current.broker();
+    await registerNode(broker, nodeId, queues);
+    use(current, broker);
+  });
+  afterEach(async () => {
+    await current?.cleanup();
+  });
 }

@@ -1,8 +1,8 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { callScript, defineScripts } from '../../dist/broker/redis/scripts.js';
 import type { Delivery } from '../../dist/broker/types.js';
-import { fetchFrom, job, registerNode, Scope } from './redis-helpers.js';
+import { fetchFrom, job, Scope, eachNode } from './redis-helpers.js';
 
 /**
  * Redis does not roll back a script that fails half-way: each script checks
@@ -13,14 +13,12 @@ let scope: Scope;
 let broker: RedisBroker;
 const NODE = 'node-a';
 
-beforeEach(async () => {
-  scope = new Scope();
-  broker = await scope.broker();
-  await registerNode(broker, NODE, ['q']);
-  defineScripts(scope.raw);
+eachNode(['q'], (s, b) => {
+  scope = s;
+  broker = b;
 });
-afterEach(async () => {
-  await scope.cleanup();
+beforeEach(() => {
+  defineScripts(scope.raw);
 });
 
 /** One job, reserved by NODE. */

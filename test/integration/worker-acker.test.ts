@@ -4,24 +4,20 @@
  * is isolated and dropped with its job id logged; the rest of its batch
  * lands, and flush() resolves instead of retrying for ever.
  */
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Settlement } from '../../dist/broker/types.js';
 import { Acker } from '../../dist/consumer/acker.js';
 import { captureLog as capture, waitUntil } from '../helpers/worker.js';
-import { fetchFrom, job, registerNode, result, Scope } from './redis-helpers.js';
+import { fetchFrom, job, result, Scope, eachNode } from './redis-helpers.js';
 
 let scope: Scope;
 let broker: RedisBroker;
 const NODE = 'node-a';
 
-beforeEach(async () => {
-  scope = new Scope();
-  broker = await scope.broker();
-  await registerNode(broker, NODE, ['x']);
-});
-afterEach(async () => {
-  await scope.cleanup();
+eachNode(['x'], (s, b) => {
+  scope = s;
+  broker = b;
 });
 
 function within<T>(p: Promise<T>, ms: number): Promise<T | 'still pending'> {
