@@ -173,14 +173,8 @@ export class Consumer {
   }
 
   private sleep(ms: number): Promise<void> {
-    const controller = (this.waitController = new AbortController());
-    return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
-      controller.signal.addEventListener('abort', () => {
-        clearTimeout(timer);
-        resolve();
-      });
-    });
+    this.waitController = new AbortController();
+    return abortableSleep(ms, this.waitController.signal);
   }
 
   /**
@@ -282,6 +276,8 @@ export class Consumer {
    * is retried as usual).
    */
   private badOptions(d: Delivery, options: ApplyOptions, keep: boolean): boolean {
+    // Only the time limits come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).
+    if (options.timeLimit === undefined && options.softTimeLimit === undefined) return false;
     try {
       resolveApplyOptions(options);
       return false;

@@ -194,7 +194,7 @@ export class Pool extends EventEmitter<PoolEvents> {
 
   /** Children counted toward the pool's size (starting, idle or busy). */
   get size(): number {
-    return this.supervisor.active.length;
+    return this.supervisor.activeCount;
   }
 
   grow(n = 1): void {

@@ -84,7 +84,7 @@ export class Supervisor {
 
   maintain(): void {
     if (!this.running || this.failed || this.spawnTimer !== undefined) return;
-    let missing = this.target - this.active.length;
+    let missing = this.target - this.activeCount;
     while (missing-- > 0) this.spawnOne();
   }
 

@@ -54,4 +54,3 @@ export class TimeoutHandler {
     for (const proc of [...this.armed.keys()]) this.clear(proc);
   }
 }
-
