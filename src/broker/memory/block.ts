@@ -1,4 +1,4 @@
-const MAX_TIMER_MS = 2 ** 31 - 1;
+import { MAX_TIMER_MS } from '../../job-option-checks.js';
 
 /** How a blocked call learns that it may be able to finish now. */
 export type Subscribe = (retry: () => void) => () => void;

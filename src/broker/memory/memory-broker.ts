@@ -233,22 +233,17 @@ export class MemoryBroker implements Broker {
 
   async waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]> {
     const board = this.state.control;
-    const out = board.collect(requestId, count);
-    if (out.length >= count || this.closed) return out;
-    await new Promise<void>((resolve) => {
-      const done = (): void => {
-        clearTimeout(timer);
-        unlisten();
-        this.cancels.delete(done);
-        resolve();
-      };
-      const unlisten = board.listen(requestId, () => {
+    const out: ControlReply[] = [];
+    await blockUntil(
+      () => {
         out.push(...board.collect(requestId, count - out.length));
-        if (out.length >= count) done();
-      });
-      const timer = setTimeout(done, Math.min(Math.max(0, timeoutMs), 2 ** 31 - 1));
-      this.cancels.add(done);
-    });
+        return out.length >= count ? out : undefined;
+      },
+      (retry) => board.listen(requestId, retry),
+      this.closed ? 0 : timeoutMs,
+      undefined,
+      this.cancels,
+    );
     return out;
   }
 
