@@ -1,6 +1,9 @@
 import type { Logger } from 'pino';
 import type { ControlCommand, ControlReply, ControlRequest } from './types.js';
 
+/** Replies nobody collects are dropped after this long (both brokers). */
+export const CONTROL_REPLY_TTL_MS = 60_000;
+
 const COMMANDS: readonly ControlCommand[] = ['ping', 'stats', 'grow', 'shrink', 'autoscale', 'shutdown'];
 
 export function encodeControlRequest(request: ControlRequest): string {

@@ -1,12 +1,10 @@
+import { CONTROL_REPLY_TTL_MS } from '../control-codec.js';
 import type { ControlReply, ControlRequest } from '../types.js';
 
 interface Posted {
   request: ControlRequest;
   expiresAt: number;
 }
-
-/** Replies nobody collects are dropped after this long. */
-const REPLY_TTL_MS = 60_000;
 
 /**
  * The memory twin of the Redis control lists: requests waiting per node
@@ -43,7 +41,7 @@ export class ControlBoard {
     this.sweep(now);
     const entry = this.replies.get(requestId) ?? { replies: [], expiresAt: 0 };
     entry.replies.push(structuredClone(reply));
-    entry.expiresAt = now + REPLY_TTL_MS;
+    entry.expiresAt = now + CONTROL_REPLY_TTL_MS;
     this.replies.set(requestId, entry);
     for (const wake of this.listeners.get(requestId) ?? []) wake();
   }

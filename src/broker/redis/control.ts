@@ -1,13 +1,10 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { decodeControlReply, decodeControlRequests, encodeControlReply, encodeControlRequest } from '../control-codec.js';
+import { CONTROL_REPLY_TTL_MS, decodeControlReply, decodeControlRequests, encodeControlReply, encodeControlRequest } from '../control-codec.js';
 import type { ControlReply, ControlRequest } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
-
-/** Replies nobody collects are dropped after this long. */
-const REPLY_TTL_MS = 60_000;
 
 /**
  * Control requests to nodes: a LIST per node (`{ns}:ctl:<id>`) that the
@@ -53,7 +50,7 @@ export class Control {
 
   async reply(redis: Redis, requestId: string, reply: ControlReply): Promise<void> {
     const key = this.keys.controlReply(requestId);
-    await redis.multi().rpush(key, encodeControlReply(reply)).pexpire(key, REPLY_TTL_MS).exec();
+    await redis.multi().rpush(key, encodeControlReply(reply)).pexpire(key, CONTROL_REPLY_TTL_MS).exec();
   }
 
   async waitForReplies(blocking: BlockingConnection, requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]> {
