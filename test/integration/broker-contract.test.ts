@@ -6,21 +6,12 @@
  * are bounded by generous timeouts, and a wait that runs out fails by what it
  * returned, not by how long it took.
  */
-import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import '../setup/provided.js';
-import { createBroker } from '../../dist/broker/index.js';
-import type { Broker, BrokerOptions, Delivery, NewJob, ResultRecord, Settlement } from '../../dist/broker/types.js';
+import { describe, expect, it } from 'vitest';
+import type { Broker, Delivery, NewJob, ResultRecord, Settlement } from '../../dist/broker/types.js';
+import { eachBrokerScope } from '../helpers/broker-scope.js';
 
-const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
 /** Long enough that a wait only ends this way when the broker failed to wake it. */
 const LONG = 15_000;
-
-const open: Broker[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((b) => b.close()));
-});
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const never = (): AbortSignal => new AbortController().signal;
@@ -38,23 +29,7 @@ const ack = (delivery: Delivery, res?: ResultRecord): Settlement => (res === und
 
 describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) => {
   /** One namespace (and, for memory, one broker name) per test; every handle of the test shares it. */
-  let scope: { url: string; namespace: string } | undefined;
-  afterEach(() => {
-    scope = undefined;
-  });
-
-  async function broker(options: BrokerOptions = {}): Promise<Broker> {
-    scope ??= { url: kind === 'memory' ? `memory://contract-${randomUUID()}` : inject('redisUrl'), namespace: `c${randomUUID().slice(0, 8)}` };
-    const b = createBroker(scope.url, { namespace: scope.namespace, logger: silent, ...options });
-    open.push(b);
-    await b.connect();
-    return b;
-  }
-
-  async function node(b: Broker, id: string, queues: string[] = ['q']): Promise<string> {
-    await b.register({ id, name: `${id}@test`, host: 'test', pid: process.pid, queues, concurrency: '1', startedAt: Date.now() });
-    return id;
-  }
+  const { broker, node } = eachBrokerScope(kind, 'contract');
 
   async function fetchAll(b: Broker, nodeId: string, queues: string[], count: number, settle: Settlement[] = []): Promise<Delivery[]> {
     return (await b.fetch({ nodeId, plan: queues.map((queue) => ({ queue, quota: count })), count, settle })).deliveries;

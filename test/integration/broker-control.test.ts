@@ -6,37 +6,14 @@
  * the next lease to expire so a dead node is recovered on time.
  */
 import { randomUUID } from 'node:crypto';
-import { pino } from 'pino';
-import { afterEach, describe, expect, inject, it } from 'vitest';
-import '../setup/provided.js';
-import { createBroker } from '../../dist/broker/index.js';
-import type { Broker, BrokerOptions, ControlRequest } from '../../dist/broker/types.js';
+import { describe, expect, it } from 'vitest';
+import type { ControlRequest } from '../../dist/broker/types.js';
+import { eachBrokerScope } from '../helpers/broker-scope.js';
 
-const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
-const open: Broker[] = [];
-afterEach(async () => {
-  await Promise.all(open.splice(0).map((b) => b.close()));
-});
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
-  let scope: { url: string; namespace: string } | undefined;
-  afterEach(() => {
-    scope = undefined;
-  });
-
-  async function broker(options: BrokerOptions = {}): Promise<Broker> {
-    scope ??= { url: kind === 'memory' ? `memory://control-${randomUUID()}` : inject('redisUrl'), namespace: `k${randomUUID().slice(0, 8)}` };
-    const b = createBroker(scope.url, { namespace: scope.namespace, logger: silent, ...options });
-    open.push(b);
-    await b.connect();
-    return b;
-  }
-
-  async function node(b: Broker, id: string): Promise<string> {
-    await b.register({ id, name: `${id}@test`, host: 'test', pid: process.pid, queues: ['q'], concurrency: '1', startedAt: Date.now() });
-    return id;
-  }
+  const { broker, node } = eachBrokerScope(kind, 'control');
 
   const request = (command: ControlRequest['command'], args: number[] = []): ControlRequest => ({ id: randomUUID(), command, args });
 
