@@ -10,8 +10,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
+import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { Client, Worker, type WorkerOptions } from 'prefork';
+import { inject } from 'vitest';
+import '../setup/provided.js';
 
 export const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
 const stoppers: (() => Promise<unknown>)[] = [];
@@ -39,6 +42,18 @@ export function uniqueName(prefix: string): string {
 /** A broker URL for this test: its own memory:// broker, or the shared Redis (isolated by `namespace`). */
 export function brokerFor(kind: 'memory' | 'redis', redisUrl: string): string {
   return kind === 'memory' ? `memory://${uniqueName('t')}` : redisUrl;
+}
+
+/**
+ * The URL of database `db` on the test setup's Redis, emptied first: a CLI
+ * test file gets a database of its own (its commands see every key in it).
+ */
+export async function emptyRedisDb(db: number): Promise<string> {
+  const url = `${inject('redisUrl')}/${db}`;
+  const redis = new Redis(url);
+  await redis.flushdb();
+  redis.disconnect();
+  return url;
 }
 
 /** A ledger file; tasks append to it through $PREFORK_TEST_LEDGER (set on the children via pool.env). */

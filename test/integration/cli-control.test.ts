@@ -6,14 +6,13 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import '../setup/provided.js';
 import { createBroker } from '../../dist/broker/index.js';
 import { askNodes } from '../../dist/cli/control-request.js';
 import { Worker } from '../../dist/index.js';
-import { cleanup, fixture, newLedger, startNode, type NodeProcess } from '../helpers/worker.js';
+import { cleanup, emptyRedisDb, fixture, newLedger, startNode, type NodeProcess } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 8;
@@ -43,10 +42,7 @@ describe('prefork control and inspect stats against worker nodes', () => {
   };
 
   beforeAll(async () => {
-    url = `${inject('redisUrl')}/${DB}`;
-    const redis = new Redis(url);
-    await redis.flushdb();
-    redis.disconnect();
+    url = await emptyRedisDb(DB);
     const ledger = newLedger();
     a = await startNode({ broker: url, name: 'ctl-a', concurrency: 2, leaseMs: LEASE_MS }, ledger);
     b = await startNode({ broker: url, name: 'ctl-b', autoscale: '3,1', leaseMs: LEASE_MS }, ledger);

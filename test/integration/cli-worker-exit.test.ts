@@ -8,20 +8,16 @@ import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork';
-import { cleanup, fixture, makeClient, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
+import { cleanup, emptyRedisDb, fixture, makeClient, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 9;
 let url = '';
 
 beforeAll(async () => {
-  url = `${inject('redisUrl')}/${DB}`;
-  const redis = new Redis(url);
-  await redis.flushdb();
-  redis.disconnect();
+  url = await emptyRedisDb(DB);
 });
 const procs: ReturnType<typeof spawn>[] = [];
 afterEach(async () => {

@@ -4,10 +4,9 @@
  */
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
-import { Redis } from 'ioredis';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork';
-import { cleanup, fixture, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
+import { cleanup, emptyRedisDb, fixture, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 7;
@@ -71,10 +70,7 @@ describe('prefork demo', () => {
 describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
   let url = '';
   beforeAll(async () => {
-    url = `${inject('redisUrl')}/${DB}`;
-    const redis = new Redis(url);
-    await redis.flushdb();
-    redis.disconnect();
+    url = await emptyRedisDb(DB);
   });
 
   let worker: ReturnType<typeof spawn> | undefined;
