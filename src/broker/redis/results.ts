@@ -67,12 +67,17 @@ export class Results {
     if (popped === null) return [];
     const ids = popped[1];
     if (ids.length === 0) return [];
+    // The overflow signal: LTRIM drops ids only from a list at REPLY_MAX, and
+    // only this reader shrinks it, so the first pop after any drop came from a
+    // list of at least REPLY_MAX ids (those popped plus those left; pushes
+    // since only add). A full batch from a shorter list is only a backlog:
+    // re-reading every pending id then would cost a read of all of them per
+    // batch. The LLEN goes out with the read (no extra round trip).
+    const left = pending !== undefined && ids.length >= REPLY_BATCH ? redis.llen(key) : undefined;
+    left?.catch(() => undefined); // awaited below, unless the read fails first
     const out = await this.read(redis, ids, false);
-    // A full batch is the overflow signal: once LTRIM has dropped ids the list
-    // holds REPLY_MAX >= REPLY_BATCH of them, and only this reader shrinks it,
-    // so the first read after any drop is full. Then what the caller still
-    // waits for is re-read (results are SET before their id is pushed).
-    if (ids.length >= REPLY_BATCH && pending !== undefined) out.push(...(await this.read(redis, [...pending()], true)));
+    // Then what the caller still waits for is re-read (results are SET before their id is pushed).
+    if (pending !== undefined && left !== undefined && ids.length + (await left) >= REPLY_MAX) out.push(...(await this.read(redis, [...pending()], true)));
     return out;
   }
 
