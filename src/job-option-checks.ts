@@ -35,9 +35,6 @@ export interface BackoffInput {
   jitter?: boolean;
 }
 
-/** A backoff with its durations in ms (what the broker stores and the Consumer reads). */
-export type Backoff = BackoffOptions;
-
 const BACKOFF_KEYS = new Set(['type', 'delay', 'cap', 'jitter']);
 
 /** A time limit: positive, and short enough for a timer (about 24.8 days). */
@@ -67,16 +64,16 @@ export function checkRetries(option: string, value: unknown, bad: Bad): number {
 }
 
 /** `{ type, delay, cap, jitter }`, unknown keys rejected, durations turned into ms. */
-export function checkBackoff(option: string, value: unknown, bad: Bad): Backoff {
+export function checkBackoff(option: string, value: unknown, bad: Bad): BackoffOptions {
   if (typeof value !== 'object' || value === null || Array.isArray(value)) bad(option, value, "{ type: 'exponential' | 'fixed', delay, cap, jitter }");
   const input = value as Record<string, unknown>;
   for (const key of Object.keys(input)) {
     if (!BACKOFF_KEYS.has(key)) bad(`${option}.${key}`, input[key], 'a known backoff option: type, delay, cap, jitter');
   }
-  const out: Backoff = {};
+  const out: BackoffOptions = {};
   if (input.type !== undefined) {
     if (input.type !== 'exponential' && input.type !== 'fixed') bad(`${option}.type`, input.type, "'exponential' or 'fixed'");
-    out.type = input.type as Backoff['type'];
+    out.type = input.type as BackoffOptions['type'];
   }
   if (input.delay !== undefined) out.delay = checkDelay(`${option}.delay`, input.delay, bad);
   if (input.cap !== undefined) out.cap = checkDelay(`${option}.cap`, input.cap, bad);

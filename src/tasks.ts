@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describeValue } from './errors.js';
-import { checkBackoff, checkLimitOrder, checkRetries, checkTimeLimit, type Backoff, type BackoffInput, type Bad } from './job-option-checks.js';
+import type { BackoffOptions } from './broker/types.js';
+import { checkBackoff, checkLimitOrder, checkRetries, checkTimeLimit, type BackoffInput, type Bad } from './job-option-checks.js';
 
 export type TaskFunction = (...args: any[]) => unknown;
 
@@ -12,7 +13,7 @@ export interface TaskOptions {
   /** Retries after the first attempt (default 0). */
   retries?: number;
   /** Durations in ms. */
-  backoff?: Backoff;
+  backoff?: BackoffOptions;
   /** Hard / soft time limits, in ms. */
   timeLimit?: number;
   softTimeLimit?: number;
