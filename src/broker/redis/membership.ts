@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import { decodeControlRequests } from '../control-codec.js';
 import type { HeartbeatReply, NodeInfo } from '../types.js';
 import type { Keys } from './keys.js';
-import { callScript } from './scripts.js';
+import { callScript, onLocalClock } from './scripts.js';
 
 /** Pending entries moved per recovery script call (keeps each script short). */
 const RECOVER_BATCH = 200;
@@ -47,13 +47,11 @@ export class Membership {
     const keys = [this.keys.nodes, this.keys.recovering, this.keys.control(nodeId), ...queues.map((q) => this.keys.delayed(q))];
     const claims = this.beats++ % CLAIM_CHECK_EVERY === 0 ? '1' : '0';
     const [fenced, expired, nextDue, brokerNow, nextExpiry, control] = (await callScript(redis, 'heartbeat', keys, [nodeId, this.leaseMs, EXPIRED_REPORT, claims])) as [number, Buffer[], number, number, number, Buffer[]];
-    // Times in this machine's clock: now plus what Redis's clock says is left.
-    const local = (at: number): number | undefined => (at < 0 ? undefined : Date.now() + (at - brokerNow));
     return {
       fenced: fenced === 1,
       expired: expired.map((b) => b.toString()),
-      nextDueAt: local(nextDue),
-      nextExpiryAt: local(nextExpiry),
+      nextDueAt: onLocalClock(nextDue, brokerNow),
+      nextExpiryAt: onLocalClock(nextExpiry, brokerNow),
       control: decodeControlRequests(control, this.log),
     };
   }

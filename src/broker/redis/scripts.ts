@@ -62,3 +62,13 @@ export function callScript(target: Redis | ChainableCommander, name: ScriptName,
   const head: Arg[] = fixed === undefined ? [keys.length] : [];
   return method.call(target, ...head, ...keys, ...args);
 }
+
+/**
+ * A time a script returned on Redis's clock (`at`; -1 = none) on this
+ * machine's clock: now plus what Redis's clock (`brokerNow`, read by the same
+ * script) says is left. A skewed local clock then neither spins nor delays,
+ * and the time the reply took only makes it later, never early.
+ */
+export function onLocalClock(at: number, brokerNow: number): number | undefined {
+  return at < 0 ? undefined : Date.now() + (at - brokerNow);
+}

@@ -5,7 +5,7 @@ import type { BlockingConnection } from './blocking.js';
 import { makeCanonicalDelivery, makeDelivery, markerDue, parseReceipt, type StreamKind } from './entry-codec.js';
 import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
-import { callScript } from './scripts.js';
+import { callScript, onLocalClock } from './scripts.js';
 
 /** Most delayed jobs one fetch promotes per queue (the rest on the next fetch). */
 const PROMOTE_MAX = 1000;
@@ -218,10 +218,8 @@ export class Work {
       deliveries.push(d);
       this.outstanding.add(receiptKey(d));
     }
-    const dueOnBroker = nextDue < 0 ? undefined : nextDue;
-    // In this machine's clock: now plus what the broker's clock says is left (never early: the reply took its time).
-    const nextDueAt = dueOnBroker === undefined || brokerNow === undefined ? undefined : Date.now() + (dueOnBroker - brokerNow);
-    return { deliveries, nextDueAt, fenced: fenced === 1, dueOnBroker };
+    const nextDueAt = brokerNow === undefined ? undefined : onLocalClock(nextDue, brokerNow);
+    return { deliveries, nextDueAt, fenced: fenced === 1, dueOnBroker: nextDue < 0 ? undefined : nextDue };
   }
 
   /**
