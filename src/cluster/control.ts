@@ -8,7 +8,7 @@ export interface ControlTarget {
   nodeId(): string;
   /** The node's stats (`prefork inspect stats`). */
   stats(): unknown;
-  /** The pool's sizing; each returns the pool's size (or bounds) afterwards. */
+  /** The pool's sizing (bad numbers are refused there); each returns the pool's size (or bounds) afterwards. */
   grow(n: number): unknown;
   shrink(n: number): unknown;
   autoscale(max: number, min: number): unknown;
@@ -69,25 +69,21 @@ export class ControlHandler {
 
   private execute(request: ControlRequest): unknown {
     const t = this.target;
-    const [a, b] = request.args;
+    // The pool checks the numbers itself (an integer >= 1; autoscale's max,min); a missing one is NaN.
+    const [a = NaN, b = NaN] = request.args;
     switch (request.command) {
       case 'ping':
         return { pid: process.pid, uptime: (Date.now() - this.startedAt) / 1000 };
       case 'stats':
         return t.stats();
       case 'grow':
-        return t.grow(count('grow', a));
+        return t.grow(a);
       case 'shrink':
-        return t.shrink(count('shrink', a));
+        return t.shrink(a);
       case 'autoscale':
-        return t.autoscale(count('autoscale max', a), count('autoscale min', b, 0));
+        return t.autoscale(a, b);
       case 'shutdown':
         return { stopping: 'warm' };
     }
   }
-}
-
-function count(what: string, n: number | undefined, min = 1): number {
-  if (n === undefined || !Number.isInteger(n) || n < min) throw new RangeError(`${what}: expected an integer >= ${min}, got ${String(n)}`);
-  return n;
 }
