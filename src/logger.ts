@@ -12,7 +12,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
 
 /**
  * A logger for the CLI's one-shot commands (enqueue, result, inspect, ...):
- * warnings only, and on stderr, so their stdout stays parseable (`--json`).
+ * on stderr, so their stdout stays parseable (`--json`).
  */
 export function createStderrLogger(level: string): Logger {
   return pino({ level, base: { pid: process.pid } }, pino.destination(2));

@@ -10,7 +10,7 @@ import { defaultBrokerUrl } from '../worker-options.js';
  * own one-line message), and to stderr, so their stdout stays parseable.
  * $PREFORK_LOG_LEVEL shows more.
  */
-export function quietLogger(): Logger {
+function quietLogger(): Logger {
   return createStderrLogger(process.env.PREFORK_LOG_LEVEL ?? 'error');
 }
 
