@@ -8,7 +8,7 @@ import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
 import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
-import { abortableSleep } from './sleep.js';
+import { abortableSleep } from '../sleep.js';
 
 /**
  * A blocking wait never outlives this. Wake-ups are not lost (new entries and
@@ -172,7 +172,7 @@ export class Consumer {
     }
   }
 
-  private sleep(ms: number): Promise<void> {
+  private sleep(ms: number): Promise<boolean> {
     this.waitController = new AbortController();
     return abortableSleep(ms, this.waitController.signal);
   }

@@ -6,6 +6,7 @@ import { makeCanonicalDelivery, makeDelivery, markerDue, parseReceipt, type Stre
 import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
 import { callScript, onLocalClock } from './scripts.js';
+import { abortableSleep } from '../../sleep.js';
 
 /** Most delayed jobs one fetch promotes per queue (the rest on the next fetch). */
 const PROMOTE_MAX = 1000;
@@ -247,7 +248,7 @@ export class Work {
         if (reply.nextDueAt === undefined) break;
         if (reply.nextDueAt > deadline) return answer(reply);
         const due = reply.dueOnBroker;
-        if (!(await pause(reply.nextDueAt - Date.now(), signal))) return answer(reply);
+        if (!(await abortableSleep(reply.nextDueAt - Date.now(), signal))) return answer(reply);
         const next = await this.run(redis, nodeId, plan, want, []);
         // Another node took the job waited for (the next due is a later one): block again, so new
         // work wakes us, but only until that later job is due (no marker will announce it).
@@ -337,23 +338,6 @@ export class Work {
       this.grouped.add(missing[i]!);
     });
   }
-}
-
-/** Waits `ms` unless `signal` aborts first; resolves false when aborted. */
-function pause(ms: number, signal: AbortSignal): Promise<boolean> {
-  if (signal.aborted) return Promise.resolve(false);
-  if (ms <= 0) return Promise.resolve(true);
-  return new Promise((resolve) => {
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      resolve(false);
-    };
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve(true);
-    }, ms);
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
 }
 
 /** A count the fetch script accepts: a whole number >= 0 (the script rejects anything else, changing nothing). */
