@@ -13,7 +13,9 @@ import { spin } from './lib/spin.mjs';
 const { processes, jobs, iterations } = params();
 const per = jobs / processes;
 const script = fileURLToPath(new URL('./fixtures/bare-spin.mjs', import.meta.url));
-const children = Array.from({ length: processes }, () => spawn(process.execPath, [script, String(iterations), String(per)], { stdio: ['pipe', 'pipe', 'inherit'] }));
+const children = Array.from({ length: processes }, () =>
+  spawn(process.execPath, [script, String(iterations), String(per)], { stdio: ['pipe', 'pipe', 'inherit'] }),
+);
 const lines = (child) => {
   let buf = '';
   const waiters = [];
@@ -37,4 +39,9 @@ const ends = await Promise.all(dones);
 const wallMs = Math.max(...ends.map((e) => e.at)) - t0;
 const expected = per * spin(iterations);
 const ok = ends.every((e) => e.line === `done ${expected}`);
-report({ wallMs, count: per * processes, ok, check: ok ? 'checksums right' : `bad: ${ends.map((e) => e.line).join(', ')}` });
+report({
+  wallMs,
+  count: per * processes,
+  ok,
+  check: ok ? 'checksums right' : `bad: ${ends.map((e) => e.line).join(', ')}`,
+});

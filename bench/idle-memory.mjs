@@ -36,4 +36,10 @@ if (impl === 'worker') {
 await new Promise((r) => setTimeout(r, settleMs));
 const m = treeMemory();
 await close();
-report({ rssMiB: m.rssMiB, pssMiB: m.pssMiB, processes: m.processes, ok: true, check: `${m.processes} processes: ${m.perProcess.map((p) => `${p.pid} rss ${(p.rss / 1024).toFixed(1)} pss ${(p.pss / 1024).toFixed(1)}`).join('; ')}` });
+report({
+  rssMiB: m.rssMiB,
+  pssMiB: m.pssMiB,
+  processes: m.processes,
+  ok: true,
+  check: `${m.processes} processes: ${m.perProcess.map((p) => `${p.pid} rss ${(p.rss / 1024).toFixed(1)} pss ${(p.pss / 1024).toFixed(1)}`).join('; ')}`,
+});

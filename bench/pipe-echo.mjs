@@ -15,7 +15,9 @@ import { params, report } from './lib/child.mjs';
 
 const { processes = 2, jobs, batch = 256, warmup = 2000 } = params();
 const script = fileURLToPath(new URL('./fixtures/pipe-echo-child.mjs', import.meta.url));
-const children = Array.from({ length: processes }, () => spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] }));
+const children = Array.from({ length: processes }, () =>
+  spawn(process.execPath, [script], { stdio: ['pipe', 'pipe', 'inherit'] }),
+);
 
 let onAnswer = () => {};
 for (const child of children) {
@@ -53,7 +55,7 @@ async function echo(n) {
   for (let i = 0, k = 0; i < n; k++) {
     const parts = [];
     const end = Math.min(n, i + batch);
-    for (; i < end; ) parts.push(...frame(i, i++));
+    for (; i < end;) parts.push(...frame(i, i++));
     const child = children[k % processes];
     if (!child.stdin.write(Buffer.concat(parts))) await new Promise((r) => child.stdin.once('drain', r));
   }
@@ -65,4 +67,10 @@ await echo(warmup);
 const { ms, count, sum } = await echo(jobs);
 for (const c of children) c.kill();
 const expected = (jobs * (jobs - 1)) / 2;
-report({ jobsPerSec: (count / ms) * 1000, ms, count, ok: count === jobs && sum === expected, check: `count ${count}/${jobs}, sum ${sum === expected ? 'right' : 'WRONG'}` });
+report({
+  jobsPerSec: (count / ms) * 1000,
+  ms,
+  count,
+  ok: count === jobs && sum === expected,
+  check: `count ${count}/${jobs}, sum ${sum === expected ? 'right' : 'WRONG'}`,
+});

@@ -27,7 +27,18 @@ import { commandCounts, commandDelta, connect, pollUntil, quietLogger } from './
 import { readTally, tallyDir } from './lib/tally.mjs';
 
 const p = params();
-const { url, task = 'noop', jobs, strategy = 'fair', processes = 2, ignoreResult = true, prefetchMultiplier = 4, batch = 1000, warmup = 2000, iterations = 0 } = p;
+const {
+  url,
+  task = 'noop',
+  jobs,
+  strategy = 'fair',
+  processes = 2,
+  ignoreResult = true,
+  prefetchMultiplier = 4,
+  batch = 1000,
+  warmup = 2000,
+  iterations = 0,
+} = p;
 const app = fileURLToPath(new URL('./fixtures/prefork-tasks.mjs', import.meta.url));
 const logger = quietLogger();
 const namespace = 'bench';
@@ -35,7 +46,16 @@ const redis = connect(url);
 const client = new Client({ broker: url, namespace, logger });
 
 function newWorker(dir) {
-  return new Worker({ app, broker: url, namespace, concurrency: processes, strategy, prefetchMultiplier, logger, pool: { env: { BENCH_TALLY_DIR: dir } } });
+  return new Worker({
+    app,
+    broker: url,
+    namespace,
+    concurrency: processes,
+    strategy,
+    prefetchMultiplier,
+    logger,
+    pool: { env: { BENCH_TALLY_DIR: dir } },
+  });
 }
 
 async function enqueueAll(n, name, argOf) {
@@ -86,7 +106,13 @@ redis.disconnect();
 const workerCmds = commandDelta(c2, c3);
 const producerCmds = commandDelta(c0, c1);
 const expectedSum = task === 'noop' ? (jobs * (jobs - 1)) / 2 : jobs;
-const ok = t.count === jobs && t.sum === expectedSum && succeeded === jobs && left.waiting === 0 && left.reserved === 0 && left.dead === 0;
+const ok =
+  t.count === jobs &&
+  t.sum === expectedSum &&
+  succeeded === jobs &&
+  left.waiting === 0 &&
+  left.reserved === 0 &&
+  left.dead === 0;
 report({
   jobsPerSec: (jobs / (t1 - t0)) * 1000,
   wallMs: t1 - t0,

@@ -19,7 +19,8 @@ if (impl === 'prefork') {
   const { Client } = await import('prefork');
   const client = new Client({ broker: url, namespace: 'bench', logger: quietLogger() });
   one = (i) => client.enqueue('noop', [i], { ignoreResult: true });
-  many = (items) => client.enqueueMany(items.map((i) => ({ name: 'noop', args: [i], options: { ignoreResult: true } })));
+  many = (items) =>
+    client.enqueueMany(items.map((i) => ({ name: 'noop', args: [i], options: { ignoreResult: true } })));
   waiting = async () => (await client.broker.counts(['default']))[0].waiting;
   close = () => client.close();
 } else {
@@ -27,7 +28,8 @@ if (impl === 'prefork') {
   const { hostname, port } = new URL(url);
   const queue = new Queue('bench', { connection: { host: hostname, port: Number(port), maxRetriesPerRequest: null } });
   one = (i) => queue.add('noop', { x: i }, { removeOnComplete: true });
-  many = (items) => queue.addBulk(items.map((i) => ({ name: 'noop', data: { x: i }, opts: { removeOnComplete: true } })));
+  many = (items) =>
+    queue.addBulk(items.map((i) => ({ name: 'noop', data: { x: i }, opts: { removeOnComplete: true } })));
   waiting = () => queue.getWaitingCount();
   close = () => queue.close();
 }
@@ -50,4 +52,11 @@ const n = await waiting();
 await close();
 redis.disconnect();
 const d = commandDelta(c0, c1);
-report({ jobsPerSec: (jobs / ms) * 1000, cmdsPerJob: d.total / jobs, commands: d.byCommand, count: n - warmup, ok: n === warmup + jobs, check: `${n} waiting (expected ${warmup + jobs})` });
+report({
+  jobsPerSec: (jobs / ms) * 1000,
+  cmdsPerJob: d.total / jobs,
+  commands: d.byCommand,
+  count: n - warmup,
+  ok: n === warmup + jobs,
+  check: `${n} waiting (expected ${warmup + jobs})`,
+});

@@ -23,4 +23,10 @@ const windowS = (performance.now() - t0) / 1000;
 await worker.stop();
 redis.disconnect();
 const d = commandDelta(before, after);
-report({ perSec: d.total / windowS, windowS, commands: d.byCommand, ok: true, check: `${d.total} commands in ${windowS.toFixed(1)} s: ${JSON.stringify(d.byCommand)}` });
+report({
+  perSec: d.total / windowS,
+  windowS,
+  commands: d.byCommand,
+  ok: true,
+  check: `${d.total} commands in ${windowS.toFixed(1)} s: ${JSON.stringify(d.byCommand)}`,
+});

@@ -27,4 +27,11 @@ for (let i = 0; i < jobs; i++) {
 }
 await client.close();
 await worker.stop();
-report({ p50: percentile(samples, 50), p99: percentile(samples, 99), mean: samples.reduce((a, b) => a + b, 0) / jobs, count: jobs, ok: wrong === 0, check: wrong === 0 ? `${jobs} results, all right` : `${wrong} wrong results` });
+report({
+  p50: percentile(samples, 50),
+  p99: percentile(samples, 99),
+  mean: samples.reduce((a, b) => a + b, 0) / jobs,
+  count: jobs,
+  ok: wrong === 0,
+  check: wrong === 0 ? `${jobs} results, all right` : `${wrong} wrong results`,
+});

@@ -29,7 +29,10 @@ import { workloads as all } from './workloads/index.mjs';
 const quick = process.env.BENCH_QUICK === '1';
 const only = process.env.BENCH_ONLY;
 const selected = all.filter((w) => !only || w.kind === only || only.split(',').includes(w.id));
-if (selected.length === 0) throw new Error(`BENCH_ONLY=${only} selects nothing: use pool, redis, or workload ids among ${all.map((w) => w.id).join(', ')}`);
+if (selected.length === 0)
+  throw new Error(
+    `BENCH_ONLY=${only} selects nothing: use pool, redis, or workload ids among ${all.map((w) => w.id).join(', ')}`,
+  );
 const runs = quick ? 1 : 3;
 const out = process.env.BENCH_OUT ?? fileURLToPath(new URL('./RESULTS.md', import.meta.url));
 const nodeArgs = process.env.BENCH_CPU_PROF ? ['--cpu-prof', '--cpu-prof-dir', process.env.BENCH_CPU_PROF] : [];
@@ -38,9 +41,15 @@ const startedAt = new Date();
 const loads = [{ at: 'start', load: loadAverage() }];
 const machine = machineInfo();
 const spin = calibrate(2);
-console.log(`prefork bench — ${startedAt.toISOString()} — ${machine.nproc} CPUs (${machine.cpu}), Node ${machine.node}, load ${loads[0].load}`);
-console.log(`busy loop: ${spin.iterations} iterations ≈ ${spin.msPerJob.toFixed(3)} ms (calibrated once, passed to every pool, peer and the bare reference)`);
-console.log(`${quick ? 'BENCH_QUICK: smoke run, few jobs, 1 run' : `${runs} runs per case`}${only ? `, only ${only}` : ''}\n`);
+console.log(
+  `prefork bench — ${startedAt.toISOString()} — ${machine.nproc} CPUs (${machine.cpu}), Node ${machine.node}, load ${loads[0].load}`,
+);
+console.log(
+  `busy loop: ${spin.iterations} iterations ≈ ${spin.msPerJob.toFixed(3)} ms (calibrated once, passed to every pool, peer and the bare reference)`,
+);
+console.log(
+  `${quick ? 'BENCH_QUICK: smoke run, few jobs, 1 run' : `${runs} runs per case`}${only ? `, only ${only}` : ''}\n`,
+);
 
 // Redis only when a selected workload needs it (imported lazily, so the pool
 // workloads run without ioredis or redis-server).
@@ -52,7 +61,9 @@ if (selected.some((w) => w.kind === 'redis')) {
   redis = await startRedisServer();
   flusher = connect(redis.url);
   machine.redisServer = /redis_version:(\S+)/.exec(await flusher.info('server'))?.[1];
-  console.log(`redis-server ${machine.redisServer} on ${redis.url} (--save '' --appendonly no), FLUSHALL before every run\n`);
+  console.log(
+    `redis-server ${machine.redisServer} on ${redis.url} (--save '' --appendonly no), FLUSHALL before every run\n`,
+  );
 }
 
 const base = { quick, warmup: quick ? 500 : 2_000, spin, nproc: machine.nproc, url: redis?.url };
@@ -107,14 +118,42 @@ for (const w of selected) {
     }
     const { totalMs, top } = topSelf(file, 15);
     const rate = r.jobsPerSec ? `${Math.round(r.jobsPerSec).toLocaleString('en-US')} jobs/s under the profiler` : '';
-    profiles.push({ label: `${w.id} ${c.label}`, result: rate, totalMs, top, file: file.replace(fileURLToPath(new URL('..', import.meta.url)), '') });
+    profiles.push({
+      label: `${w.id} ${c.label}`,
+      result: rate,
+      totalMs,
+      top,
+      file: file.replace(fileURLToPath(new URL('..', import.meta.url)), ''),
+    });
     console.log(`\nprofile of ${w.id} ${c.label} (${rate}), top self time in the clock window:`);
-    for (const t of top.slice(0, 10)) console.log(`${(t.share * 100).toFixed(1).padStart(5)}%  ${t.ms.toFixed(0).padStart(6)} ms  ${t.name} ${t.where}`);
+    for (const t of top.slice(0, 10))
+      console.log(
+        `${(t.share * 100).toFixed(1).padStart(5)}%  ${t.ms.toFixed(0).padStart(6)} ms  ${t.name} ${t.where}`,
+      );
   }
 }
 
 const finishedAt = new Date();
 loads.push({ at: 'end', load: loadAverage() });
 const command = `${quick ? 'BENCH_QUICK=1 ' : ''}${only ? `BENCH_ONLY=${only} ` : ''}npm run bench`;
-writeFileSync(out, renderResults({ workloads: selected, ctxOf, machine, spin, quick, runs, command, startedAt, finishedAt, loads, problems, timings, profiles }));
-console.log(`\nload average: ${loads.map((l) => `${l.at} ${l.load}`).join('; ')}; ${((finishedAt - startedAt) / 1000).toFixed(0)} s; wrote ${out}`);
+writeFileSync(
+  out,
+  renderResults({
+    workloads: selected,
+    ctxOf,
+    machine,
+    spin,
+    quick,
+    runs,
+    command,
+    startedAt,
+    finishedAt,
+    loads,
+    problems,
+    timings,
+    profiles,
+  }),
+);
+console.log(
+  `\nload average: ${loads.map((l) => `${l.at} ${l.load}`).join('; ')}; ${((finishedAt - startedAt) / 1000).toFixed(0)} s; wrote ${out}`,
+);

@@ -13,7 +13,10 @@ export function ensureRedisInstalled() {
     // not installed: fall through
   }
   execFileSync('apt-get', ['update', '-qq'], { stdio: 'inherit' });
-  execFileSync('apt-get', ['install', '-y', 'redis-server'], { stdio: 'inherit', env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
+  execFileSync('apt-get', ['install', '-y', 'redis-server'], {
+    stdio: 'inherit',
+    env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' },
+  });
 }
 
 /** A free TCP port on 127.0.0.1: listen on port 0, read the port, close. */
@@ -69,9 +72,13 @@ export async function startRedisServer({ port } = {}) {
 
   const launch = async () => {
     stderr = '';
-    child = spawn('redis-server', ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'], {
-      stdio: ['ignore', 'ignore', 'pipe'],
-    });
+    child = spawn(
+      'redis-server',
+      ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      {
+        stdio: ['ignore', 'ignore', 'pipe'],
+      },
+    );
     child.stderr.on('data', (d) => (stderr += d.toString()));
     const exited = new Promise((resolve) => child.once('exit', resolve));
     const up = waitUntil(() => ping(chosen), 15_000, `it answers PING on port ${chosen}`);

@@ -3,7 +3,17 @@ import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
 import type { Broker, JobOptions, NewJob, ResultRecord } from './broker/types.js';
 import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
-import { checkBackoff, checkDelay, checkEta, checkLimitOrder, checkRetries, checkTimeLimit, MAX_TIMER_MS, throwOptionError as bad, type BackoffInput } from './job-option-checks.js';
+import {
+  checkBackoff,
+  checkDelay,
+  checkEta,
+  checkLimitOrder,
+  checkRetries,
+  checkTimeLimit,
+  MAX_TIMER_MS,
+  throwOptionError as bad,
+  type BackoffInput,
+} from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
@@ -47,7 +57,17 @@ export interface EnqueueOptions {
 }
 
 const FINAL = new Set(['SUCCESS', 'FAILURE']);
-const ENQUEUE_KEYS = new Set(['queue', 'delay', 'eta', 'retries', 'backoff', 'id', 'ignoreResult', 'timeLimit', 'softTimeLimit']);
+const ENQUEUE_KEYS = new Set([
+  'queue',
+  'delay',
+  'eta',
+  'retries',
+  'backoff',
+  'id',
+  'ignoreResult',
+  'timeLimit',
+  'softTimeLimit',
+]);
 /**
  * Most results kept that were announced to this client before anyone asked
  * for them (the oldest go first). Only a shortcut: a waiter that misses one
@@ -76,10 +96,16 @@ export class JobHandle {
 
   /** Resolves with the task's value, rejects with its error (rebuilt: name, message, stack, props) or ResultTimeoutError. */
   async result(options: { timeout?: number | string } = {}): Promise<unknown> {
-    if (this.ignoreResult) throw new PreforkError('PREFORK_NO_RESULT', `job ${this.id} was enqueued with ignoreResult: it has no result to wait for`);
+    if (this.ignoreResult)
+      throw new PreforkError(
+        'PREFORK_NO_RESULT',
+        `job ${this.id} was enqueued with ignoreResult: it has no result to wait for`,
+      );
     const record = await this.client.waitForResult(this.id, options.timeout, this.announced);
     if (record.state === 'SUCCESS') return record.value;
-    throw record.error ? deserializeError(record.error) : new PreforkError('PREFORK_JOB_FAILED', `job ${this.id} failed`);
+    throw record.error
+      ? deserializeError(record.error)
+      : new PreforkError('PREFORK_JOB_FAILED', `job ${this.id} failed`);
   }
 
   /** The job's current state and outcome (PENDING when the broker knows nothing yet). */
@@ -111,8 +137,12 @@ export class Client {
     this.ownsBroker = typeof broker === 'string';
     this.log = (options.logger ?? defaultLogger()).child({ component: 'client' });
     const resultTtl = options.resultTtl === undefined ? undefined : parseDuration(options.resultTtl);
-    if (options.resultTtl !== undefined && (resultTtl === undefined || resultTtl <= 0)) throw new OptionError('resultTtl', options.resultTtl, 'a positive duration');
-    this.broker = typeof broker === 'string' ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: this.log }) : broker;
+    if (options.resultTtl !== undefined && (resultTtl === undefined || resultTtl <= 0))
+      throw new OptionError('resultTtl', options.resultTtl, 'a positive duration');
+    this.broker =
+      typeof broker === 'string'
+        ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: this.log })
+        : broker;
   }
 
   enqueue(name: string, args: unknown[] = [], options: EnqueueOptions = {}): Promise<JobHandle> {
@@ -120,7 +150,9 @@ export class Client {
   }
 
   /** Many jobs in one go (pipelined): the bulk path. */
-  async enqueueMany(items: readonly { name: string; args?: unknown[]; options?: EnqueueOptions }[]): Promise<JobHandle[]> {
+  async enqueueMany(
+    items: readonly { name: string; args?: unknown[]; options?: EnqueueOptions }[],
+  ): Promise<JobHandle[]> {
     if (this.closed) throw new PreforkError('PREFORK_CLIENT_CLOSED', 'the client is closed');
     const jobs = items.map((item) => this.build(item.name, item.args ?? [], item.options ?? {}));
     await this.connect();
@@ -146,7 +178,12 @@ export class Client {
    */
   async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : parseDuration(timeout);
-    if (timeout !== undefined && (ms === undefined || ms > MAX_TIMER_MS)) throw new OptionError('timeout', timeout, `a duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`);
+    if (timeout !== undefined && (ms === undefined || ms > MAX_TIMER_MS))
+      throw new OptionError(
+        'timeout',
+        timeout,
+        `a duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`,
+      );
     await this.connect();
     const early = this.arrived.get(id);
     if (early !== undefined) {
@@ -167,10 +204,13 @@ export class Client {
       else this.waiters.set(id, [waiter]);
       this.listen();
       // The result may already be stored (done before we started waiting, or enqueued elsewhere).
-      this.broker.getResult(id).then((record) => {
-        if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
-        else if (!announced) this.pollForeign(id, waiter);
-      }, (err: unknown) => this.log.warn({ err, jobId: id }, 'could not read a result'));
+      this.broker.getResult(id).then(
+        (record) => {
+          if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
+          else if (!announced) this.pollForeign(id, waiter);
+        },
+        (err: unknown) => this.log.warn({ err, jobId: id }, 'could not read a result'),
+      );
     });
   }
 
@@ -197,17 +237,25 @@ export class Client {
     if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
     if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
     for (const key of Object.keys(options)) {
-      if (!ENQUEUE_KEYS.has(key)) throw new OptionError(key, (options as Record<string, unknown>)[key], `a known enqueue option (unknown option "${key}")`);
+      if (!ENQUEUE_KEYS.has(key))
+        throw new OptionError(
+          key,
+          (options as Record<string, unknown>)[key],
+          `a known enqueue option (unknown option "${key}")`,
+        );
     }
     const jobOptions: JobOptions = {};
     if (options.retries !== undefined) jobOptions.retries = checkRetries('retries', options.retries, bad);
     if (options.backoff !== undefined) jobOptions.backoff = checkBackoff('backoff', options.backoff, bad);
     if (options.ignoreResult) jobOptions.ignoreResult = true;
     if (options.timeLimit !== undefined) jobOptions.timeLimit = checkTimeLimit('timeLimit', options.timeLimit, bad);
-    if (options.softTimeLimit !== undefined) jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);
+    if (options.softTimeLimit !== undefined)
+      jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);
     checkLimitOrder(jobOptions.timeLimit, jobOptions.softTimeLimit, options.softTimeLimit, 'softTimeLimit', bad);
-    if (options.queue !== undefined && (typeof options.queue !== 'string' || options.queue === '')) bad('queue', options.queue, 'a non-empty queue name');
-    if (options.id !== undefined && (typeof options.id !== 'string' || options.id === '')) bad('id', options.id, 'a non-empty string');
+    if (options.queue !== undefined && (typeof options.queue !== 'string' || options.queue === ''))
+      bad('queue', options.queue, 'a non-empty queue name');
+    if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
+      bad('id', options.id, 'a non-empty string');
     const delay = options.delay === undefined ? undefined : checkDelay('delay', options.delay, bad);
     const eta = options.eta === undefined ? undefined : checkEta('eta', options.eta, bad);
     let payload: Uint8Array;
@@ -287,10 +335,13 @@ export class Client {
   private pollForeign(id: string, waiter: Waiter, pause = 100): void {
     setTimeout(() => {
       if (!this.waiters.get(id)?.includes(waiter) || this.closed) return;
-      this.broker.getResult(id).then((record) => {
-        if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
-        else this.pollForeign(id, waiter, Math.min(2_000, pause * 2));
-      }, () => this.pollForeign(id, waiter, Math.min(2_000, pause * 2)));
+      this.broker.getResult(id).then(
+        (record) => {
+          if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
+          else this.pollForeign(id, waiter, Math.min(2_000, pause * 2));
+        },
+        () => this.pollForeign(id, waiter, Math.min(2_000, pause * 2)),
+      );
     }, pause).unref();
   }
 

@@ -29,7 +29,10 @@ export class WorkerLostError extends PreforkError {
   readonly pid: number | undefined;
   constructor(pid: number | undefined, exitCode: number | null, signal: NodeJS.Signals | null, reason?: string) {
     const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
-    super('PREFORK_WORKER_LOST', `worker process ${pid ?? '?'} exited with ${how} while running the job${reason ? ` (${reason})` : ''}`);
+    super(
+      'PREFORK_WORKER_LOST',
+      `worker process ${pid ?? '?'} exited with ${how} while running the job${reason ? ` (${reason})` : ''}`,
+    );
     this.exitCode = exitCode;
     this.signal = signal;
     this.pid = pid;
@@ -40,7 +43,10 @@ export class WorkerLostError extends PreforkError {
 export class TimeLimitExceeded extends PreforkError {
   readonly limitMs: number;
   constructor(limitMs: number, task: string) {
-    super('PREFORK_TIME_LIMIT', `task ${task} exceeded its hard time limit of ${limitMs} ms; its worker process was killed`);
+    super(
+      'PREFORK_TIME_LIMIT',
+      `task ${task} exceeded its hard time limit of ${limitMs} ms; its worker process was killed`,
+    );
     this.limitMs = limitMs;
   }
 }
@@ -83,7 +89,9 @@ export class PayloadDecodeError extends PreforkError {
 /** Job arguments the parent cannot encode for the pipe. */
 export class ArgumentSerializationError extends PreforkError {
   constructor(task: string, cause: unknown) {
-    super('PREFORK_ARGS_NOT_SERIALIZABLE', `the arguments of task ${task} cannot be serialized: ${messageOf(cause)}`, { cause });
+    super('PREFORK_ARGS_NOT_SERIALIZABLE', `the arguments of task ${task} cannot be serialized: ${messageOf(cause)}`, {
+      cause,
+    });
   }
 }
 
@@ -156,7 +164,8 @@ export function messageOf(err: unknown): string {
 /** A value as an error message shows it: strings quoted, objects as JSON, else their type. */
 export function describeValue(value: unknown): string {
   if (typeof value === 'string') return JSON.stringify(value);
-  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean' || value == null) return String(value);
+  if (typeof value === 'number' || typeof value === 'bigint' || typeof value === 'boolean' || value == null)
+    return String(value);
   try {
     return JSON.stringify(value) ?? typeof value;
   } catch {

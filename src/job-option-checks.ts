@@ -40,53 +40,65 @@ const BACKOFF_KEYS = new Set(['type', 'delay', 'cap', 'jitter']);
 /** A time limit: positive, and short enough for a timer (about 24.8 days). */
 export function checkTimeLimit(option: string, value: unknown, bad: Bad): number {
   const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || ms <= 0 || ms > MAX_TIMER_MS) bad(option, value, `a positive duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`);
-  return ms as number;
+  if (ms === undefined || ms <= 0 || ms > MAX_TIMER_MS)
+    bad(option, value, `a positive duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`);
+  return ms;
 }
 
 /** A delay before a job runs (or reruns): >= 0, up to MAX_DELAY_MS. It waits in the broker, not in a timer. */
 export function checkDelay(option: string, value: unknown, bad: Bad): number {
   const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || ms > MAX_DELAY_MS) bad(option, value, `a duration >= 0 up to 100 years, in ms or a string like "30s"`);
-  return ms as number;
+  if (ms === undefined || ms > MAX_DELAY_MS)
+    bad(option, value, `a duration >= 0 up to 100 years, in ms or a string like "30s"`);
+  return ms;
 }
 
 /** An absolute due time: a valid Date or epoch ms. */
 export function checkEta(option: string, value: unknown, bad: Bad): number {
   const ms = value instanceof Date ? value.getTime() : value;
-  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS) bad(option, value, 'a valid Date or epoch milliseconds');
-  return Math.round(ms as number);
+  if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS)
+    bad(option, value, 'a valid Date or epoch milliseconds');
+  return Math.round(ms);
 }
 
 export function checkRetries(option: string, value: unknown, bad: Bad): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) bad(option, value, 'an integer >= 0');
-  return value as number;
+  return value;
 }
 
 /** `{ type, delay, cap, jitter }`, unknown keys rejected, durations turned into ms. */
 export function checkBackoff(option: string, value: unknown, bad: Bad): BackoffOptions {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad(option, value, "{ type: 'exponential' | 'fixed', delay, cap, jitter }");
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    bad(option, value, "{ type: 'exponential' | 'fixed', delay, cap, jitter }");
   const input = value as Record<string, unknown>;
   for (const key of Object.keys(input)) {
     if (!BACKOFF_KEYS.has(key)) bad(`${option}.${key}`, input[key], 'a known backoff option: type, delay, cap, jitter');
   }
   const out: BackoffOptions = {};
   if (input.type !== undefined) {
-    if (input.type !== 'exponential' && input.type !== 'fixed') bad(`${option}.type`, input.type, "'exponential' or 'fixed'");
-    out.type = input.type as BackoffOptions['type'];
+    if (input.type !== 'exponential' && input.type !== 'fixed')
+      bad(`${option}.type`, input.type, "'exponential' or 'fixed'");
+    out.type = input.type;
   }
   if (input.delay !== undefined) out.delay = checkDelay(`${option}.delay`, input.delay, bad);
   if (input.cap !== undefined) out.cap = checkDelay(`${option}.cap`, input.cap, bad);
   if (input.jitter !== undefined) {
     if (typeof input.jitter !== 'boolean') bad(`${option}.jitter`, input.jitter, 'true or false');
-    out.jitter = input.jitter as boolean;
+    out.jitter = input.jitter;
   }
   return out;
 }
 
 /** Both limits given: the soft one must come first, or it never fires. */
-export function checkLimitOrder(timeLimit: number | undefined, softTimeLimit: number | undefined, softInput: unknown, option: string, bad: Bad): void {
-  if (timeLimit !== undefined && softTimeLimit !== undefined && softTimeLimit >= timeLimit) bad(option, softInput, `less than timeLimit (${timeLimit} ms)`);
+export function checkLimitOrder(
+  timeLimit: number | undefined,
+  softTimeLimit: number | undefined,
+  softInput: unknown,
+  option: string,
+  bad: Bad,
+): void {
+  if (timeLimit !== undefined && softTimeLimit !== undefined && softTimeLimit >= timeLimit)
+    bad(option, softInput, `less than timeLimit (${timeLimit} ms)`);
 }
 
 /**

@@ -24,7 +24,14 @@ export function createStderrLogger(level: string): Logger {
  */
 export function createCliLogger(level: string): Logger {
   if (process.stdout.isTTY) {
-    return pino({ level, base: { pid: process.pid }, transport: { target: 'pino-pretty', options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname' } } });
+    return pino({
+      level,
+      base: { pid: process.pid },
+      transport: {
+        target: 'pino-pretty',
+        options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname' },
+      },
+    });
   }
   return createLogger({ level });
 }

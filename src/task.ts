@@ -5,5 +5,13 @@
  * pino into each child for nothing. This entry reaches only tasks.ts (and
  * units.ts) and errors.ts, which import no package.
  */
-export { defineTasks, currentTask, type TaskContext, type TaskFunction, type TaskRegistry, type TaskDefinition, type TaskOptions } from './tasks.js';
+export {
+  defineTasks,
+  currentTask,
+  type TaskContext,
+  type TaskFunction,
+  type TaskRegistry,
+  type TaskDefinition,
+  type TaskOptions,
+} from './tasks.js';
 export * from './errors.js';

@@ -1,7 +1,14 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describeValue } from './errors.js';
 import type { BackoffOptions } from './broker/types.js';
-import { checkBackoff, checkLimitOrder, checkRetries, checkTimeLimit, type BackoffInput, type Bad } from './job-option-checks.js';
+import {
+  checkBackoff,
+  checkLimitOrder,
+  checkRetries,
+  checkTimeLimit,
+  type BackoffInput,
+  type Bad,
+} from './job-option-checks.js';
 
 export type TaskFunction = (...args: any[]) => unknown;
 
@@ -56,7 +63,9 @@ export function defineTasks(tasks: Record<string, TaskFunction | TaskDefinition>
       continue;
     }
     if (typeof entry !== 'object' || entry === null || typeof entry.run !== 'function') {
-      throw new TypeError(`defineTasks(): task ${JSON.stringify(name)} is a ${typeof entry}, not a function or { run: function, ... }`);
+      throw new TypeError(
+        `defineTasks(): task ${JSON.stringify(name)} is a ${typeof entry}, not a function or { run: function, ... }`,
+      );
     }
     map.set(name, entry.run);
     options[name] = resolveTaskOptions(name, entry);
@@ -66,11 +75,18 @@ export function defineTasks(tasks: Record<string, TaskFunction | TaskDefinition>
 
 function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
   const bad: Bad = (option, value, expected) => {
-    throw new TypeError(`defineTasks(): task ${JSON.stringify(task)} option ${option} is ${describeValue(value)} (expected ${expected})`);
+    throw new TypeError(
+      `defineTasks(): task ${JSON.stringify(task)} option ${option} is ${describeValue(value)} (expected ${expected})`,
+    );
   };
   const out: TaskOptions = {};
   for (const key of Object.keys(def)) {
-    if (!['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult'].includes(key)) bad(key, def[key as keyof TaskDefinition], 'a known task option: retries, backoff, timeLimit, softTimeLimit, ignoreResult');
+    if (!['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult'].includes(key))
+      bad(
+        key,
+        def[key as keyof TaskDefinition],
+        'a known task option: retries, backoff, timeLimit, softTimeLimit, ignoreResult',
+      );
   }
   if (def.retries !== undefined) out.retries = checkRetries('retries', def.retries, bad);
   if (def.backoff !== undefined) out.backoff = checkBackoff('backoff', def.backoff, bad);
@@ -99,7 +115,8 @@ export interface TaskContext {
 // the task module's copy must agree), hence a global symbol.
 const STORE = Symbol.for('prefork.taskContextStore');
 const globals = globalThis as unknown as Record<symbol, AsyncLocalStorage<TaskContext> | undefined>;
-export const taskContextStore: AsyncLocalStorage<TaskContext> = (globals[STORE] ??= new AsyncLocalStorage<TaskContext>());
+export const taskContextStore: AsyncLocalStorage<TaskContext> = (globals[STORE] ??=
+  new AsyncLocalStorage<TaskContext>());
 
 /** The running task's id, name, queue, retries and abort signal. Throws outside a task. */
 export function currentTask(): TaskContext {

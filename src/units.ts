@@ -13,9 +13,15 @@ export function parseDuration(value: string | number): number | undefined {
 
 const SIZE_UNITS: Record<string, number> = {
   b: 1,
-  k: 1024, kb: 1000, kib: 1024,
-  m: 1024 ** 2, mb: 1000 ** 2, mib: 1024 ** 2,
-  g: 1024 ** 3, gb: 1000 ** 3, gib: 1024 ** 3,
+  k: 1024,
+  kb: 1000,
+  kib: 1024,
+  m: 1024 ** 2,
+  mb: 1000 ** 2,
+  mib: 1024 ** 2,
+  g: 1024 ** 3,
+  gb: 1000 ** 3,
+  gib: 1024 ** 3,
 };
 
 /** "512MB", "200MiB", "1G", "300k", or a bare number of bytes. */

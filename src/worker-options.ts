@@ -45,7 +45,18 @@ export interface WorkerOptions {
   resultTtl?: number | string;
   leaseMs?: number | string;
   /** Any other Pool option (procAliveTimeout, keepalive, maxRestarts, execArgv, env, ...). */
-  pool?: Omit<PoolOptions, 'app' | 'processes' | 'autoscale' | 'strategy' | 'maxTasksPerChild' | 'maxMemoryPerChild' | 'timeLimit' | 'softTimeLimit' | 'logger'>;
+  pool?: Omit<
+    PoolOptions,
+    | 'app'
+    | 'processes'
+    | 'autoscale'
+    | 'strategy'
+    | 'maxTasksPerChild'
+    | 'maxMemoryPerChild'
+    | 'timeLimit'
+    | 'softTimeLimit'
+    | 'logger'
+  >;
   logger?: Logger;
 }
 
@@ -65,33 +76,65 @@ export interface ResolvedWorkerOptions {
 }
 
 const KNOWN = new Set([
-  'app', 'broker', 'concurrency', 'autoscale', 'strategy', 'queues', 'queueOrder', 'prefetchMultiplier', 'maxTasksPerChild',
-  'maxMemoryPerChild', 'timeLimit', 'softTimeLimit', 'name', 'maxRedeliveries', 'trackStarted', 'namespace', 'resultTtl',
-  'leaseMs', 'pool', 'logger',
+  'app',
+  'broker',
+  'concurrency',
+  'autoscale',
+  'strategy',
+  'queues',
+  'queueOrder',
+  'prefetchMultiplier',
+  'maxTasksPerChild',
+  'maxMemoryPerChild',
+  'timeLimit',
+  'softTimeLimit',
+  'name',
+  'maxRedeliveries',
+  'trackStarted',
+  'namespace',
+  'resultTtl',
+  'leaseMs',
+  'pool',
+  'logger',
 ]);
 
 /** One validation pass; pool options are validated again, fully, by the Pool itself. */
 export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOptions {
   if (typeof input !== 'object' || input === null) throw new OptionError('options', input, 'an object');
   for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) throw new OptionError(key, (input as unknown as Record<string, unknown>)[key], `a known Worker option (unknown option "${key}")`);
+    if (!KNOWN.has(key))
+      throw new OptionError(
+        key,
+        (input as unknown as Record<string, unknown>)[key],
+        `a known Worker option (unknown option "${key}")`,
+      );
   }
   const broker = input.broker ?? defaultBrokerUrl();
-  if (typeof broker !== 'string' && (typeof broker !== 'object' || broker === null || typeof broker.fetch !== 'function')) {
+  if (
+    typeof broker !== 'string' &&
+    (typeof broker !== 'object' || broker === null || typeof broker.fetch !== 'function')
+  ) {
     throw new OptionError('broker', broker, 'a broker URL or a Broker');
   }
   const queues = parseQueues(input.queues ?? 'default');
   const weighted = queues.some((q) => q.weight !== 1);
   const queueOrder = input.queueOrder ?? (weighted ? 'weighted' : 'round-robin');
-  if (!QUEUE_ORDERS.includes(queueOrder)) throw new OptionError('queueOrder', input.queueOrder, QUEUE_ORDERS.join(' | '));
+  if (!QUEUE_ORDERS.includes(queueOrder))
+    throw new OptionError('queueOrder', input.queueOrder, QUEUE_ORDERS.join(' | '));
   const prefetchMultiplier = input.prefetchMultiplier ?? 4;
-  if (!Number.isInteger(prefetchMultiplier) || prefetchMultiplier < 1) throw new OptionError('prefetchMultiplier', input.prefetchMultiplier, 'an integer >= 1');
+  if (!Number.isInteger(prefetchMultiplier) || prefetchMultiplier < 1)
+    throw new OptionError('prefetchMultiplier', input.prefetchMultiplier, 'an integer >= 1');
   const maxRedeliveries = input.maxRedeliveries ?? 5;
-  if (!Number.isInteger(maxRedeliveries) || maxRedeliveries < 0) throw new OptionError('maxRedeliveries', input.maxRedeliveries, 'an integer >= 0');
+  if (!Number.isInteger(maxRedeliveries) || maxRedeliveries < 0)
+    throw new OptionError('maxRedeliveries', input.maxRedeliveries, 'an integer >= 0');
   const name = input.name ?? `${process.pid}@${hostname()}`;
   if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', input.name, 'a non-empty string');
   if (input.autoscale !== undefined && parseAutoscale(input.autoscale) === undefined) {
-    throw new OptionError('autoscale', input.autoscale, '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max');
+    throw new OptionError(
+      'autoscale',
+      input.autoscale,
+      '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max',
+    );
   }
   const pool: PoolOptions = { ...(input.pool ?? {}), app: input.app };
   if (input.concurrency !== undefined) pool.processes = input.concurrency;
@@ -121,6 +164,7 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
 function optionalDuration(name: string, value: number | string | undefined): number | undefined {
   if (value === undefined) return undefined;
   const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0) throw new OptionError(name, value, 'a positive duration in ms or a string like "30s"');
+  if (ms === undefined || ms <= 0)
+    throw new OptionError(name, value, 'a positive duration in ms or a string like "30s"');
   return ms;
 }

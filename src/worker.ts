@@ -98,9 +98,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.log = (o.logger ?? defaultLogger()).child({ node: o.name });
     this.pool = new Pool({ ...o.pool, logger: this.log });
     this.ownsBroker = typeof o.broker === 'string';
-    this.broker = typeof o.broker === 'string'
-      ? createBroker(o.broker, { namespace: o.namespace, resultTtl: o.resultTtl, leaseMs: o.leaseMs, logger: this.log })
-      : o.broker;
+    this.broker =
+      typeof o.broker === 'string'
+        ? createBroker(o.broker, {
+            namespace: o.namespace,
+            resultTtl: o.resultTtl,
+            leaseMs: o.leaseMs,
+            logger: this.log,
+          })
+        : o.broker;
     const processes = this.pool.options.autoscale?.max ?? this.pool.options.processes;
     this.consumer = new Consumer({
       broker: this.broker,
@@ -114,24 +120,34 @@ export class Worker extends EventEmitter<WorkerEvents> {
       log: this.log.child({ component: 'consumer' }),
     });
     this.consumer.onFenced((seenAs) => this.fenced(seenAs));
-    this.control = new ControlHandler(this.broker, {
-      name: o.name,
-      nodeId: () => this.nodeIdValue,
-      stats: () => this.stats(),
-      grow: (n) => (this.pool.grow(n), { processes: this.pool.size }),
-      shrink: (n) => ({ retired: this.pool.shrink(n), processes: this.pool.size }),
-      autoscale: (max, min) => (this.pool.setAutoscale(max, min), { autoscale: { max, min } }),
-      shutdown: () => void this.stop(),
-    }, this.log.child({ component: 'control' }));
+    this.control = new ControlHandler(
+      this.broker,
+      {
+        name: o.name,
+        nodeId: () => this.nodeIdValue,
+        stats: () => this.stats(),
+        grow: (n) => (this.pool.grow(n), { processes: this.pool.size }),
+        shrink: (n) => ({ retired: this.pool.shrink(n), processes: this.pool.size }),
+        autoscale: (max, min) => (this.pool.setAutoscale(max, min), { autoscale: { max, min } }),
+        shutdown: () => void this.stop(),
+      },
+      this.log.child({ component: 'control' }),
+    );
     // The id the current beat was sent under (beats are sequential), so a fencing it reports names the id it saw.
     let beatAs = this.nodeIdValue;
-    this.heartbeat = new Heartbeat(this.broker, heartbeatInterval(this.broker.leaseMs), o.maxRedeliveries, {
-      nodeId: () => (beatAs = this.nodeIdValue),
-      queues: () => o.queues.map((q) => q.name),
-      onFenced: () => this.fenced(beatAs),
-      onDue: (at) => this.consumer.noteDue(at),
-      onControl: (requests) => this.control.handle(requests),
-    }, this.log.child({ component: 'heartbeat' }));
+    this.heartbeat = new Heartbeat(
+      this.broker,
+      heartbeatInterval(this.broker.leaseMs),
+      o.maxRedeliveries,
+      {
+        nodeId: () => (beatAs = this.nodeIdValue),
+        queues: () => o.queues.map((q) => q.name),
+        onFenced: () => this.fenced(beatAs),
+        onDue: (at) => this.consumer.noteDue(at),
+        onControl: (requests) => this.control.handle(requests),
+      },
+      this.log.child({ component: 'heartbeat' }),
+    );
     this.pool.on('failed', (err) => this.poolFailed(err));
   }
 
@@ -201,7 +217,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // At most a timer's longest wait: Node fires a longer one at once, which would drop every unconfirmed settlement.
       deadline = optionalDuration('deadline', options.deadline, 'wait') ?? STOP_DEADLINE_MS;
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err);
     }
     if (options.cold && !this.cold) {
       this.cold = true;
@@ -237,7 +253,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.settleWithin(deadline);
       await this.unwatchControl?.();
       await this.heartbeat.stop();
-      await this.broker.unregister(this.nodeIdValue).catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
+      await this.broker
+        .unregister(this.nodeIdValue)
+        .catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
     }
     if (this.ownsBroker) await this.broker.close();
     this.state = 'stopped';
@@ -258,7 +276,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const dropped = this.consumer.acker.abandon();
     if (dropped.length === 0) return;
     this.log.error(
-      { unconfirmed: dropped.length, jobIds: dropped.slice(0, DROPPED_IDS_LOGGED).map((s) => s.delivery.job.id), deadlineMs: deadline },
+      {
+        unconfirmed: dropped.length,
+        jobIds: dropped.slice(0, DROPPED_IDS_LOGGED).map((s) => s.delivery.job.id),
+        deadlineMs: deadline,
+      },
       `the broker did not confirm ${dropped.length} settlements within the stop deadline (${deadline} ms); dropping them: their jobs stay reserved by this node and go back to their queues when its lease expires (they may run again)`,
     );
   }
@@ -294,7 +316,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         return;
       } catch (err) {
         const wait = Math.min(CONNECT_RETRY_MAX_MS, CONNECT_RETRY_MIN_MS * 2 ** attempt);
-        this.log.error({ broker: this.broker.displayUrl, retryInMs: wait }, `cannot reach the broker at ${this.broker.displayUrl}: ${messageOf(err)}; retrying`);
+        this.log.error(
+          { broker: this.broker.displayUrl, retryInMs: wait },
+          `cannot reach the broker at ${this.broker.displayUrl}: ${messageOf(err)}; retrying`,
+        );
         await abortableSleep(wait, this.abortConnect.signal);
       }
     }
@@ -313,9 +338,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const dropping = this.consumer.dropBuffered();
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);
-      this.log.warn({ oldNodeId: old, nodeId: this.nodeIdValue }, 'this node lost its lease (fenced): another node recovered its jobs; re-registering under a new id');
+      this.log.warn(
+        { oldNodeId: old, nodeId: this.nodeIdValue },
+        'this node lost its lease (fenced): another node recovered its jobs; re-registering under a new id',
+      );
       // Counted once the children answered for the jobs in their pipes, not only the pool's buffer.
-      void dropping.then((dropped) => this.log.warn({ oldNodeId: old, dropped }, `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`));
+      void dropping.then((dropped) =>
+        this.log.warn(
+          { oldNodeId: old, dropped },
+          `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`,
+        ),
+      );
       await this.broker.register(this.nodeInfo());
     })().finally(() => {
       this.fencing = undefined;
@@ -341,4 +374,3 @@ export class Worker extends EventEmitter<WorkerEvents> {
 function newNodeId(name: string): string {
   return `${name}#${randomBytes(4).toString('hex')}`;
 }
-

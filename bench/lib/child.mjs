@@ -19,12 +19,17 @@ export function runScenario(file, params, { timeoutMs = 180_000, nodeArgs = [] }
     const timer = setTimeout(() => child.kill('SIGKILL'), timeoutMs);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      const line = out.split('\n').reverse().find((l) => l.startsWith('RESULT '));
+      const line = out
+        .split('\n')
+        .reverse()
+        .find((l) => l.startsWith('RESULT '));
       if (code === 0 && line) return resolve(JSON.parse(line.slice(7)));
       const why = signal === 'SIGKILL' ? `timed out after ${timeoutMs} ms` : `exit ${code ?? signal}`;
       const lines = (err || out).trim().split('\n');
       const thrown = lines.find((l) => /Error|error:/.test(l)); // the message, which a long stack would push out of the tail
-      resolve({ error: `${file} ${JSON.stringify(params)}: ${why}: ${thrown ? `${thrown.trim()} … ` : ''}${lines.slice(-5).join(' | ')}` });
+      resolve({
+        error: `${file} ${JSON.stringify(params)}: ${why}: ${thrown ? `${thrown.trim()} … ` : ''}${lines.slice(-5).join(' | ')}`,
+      });
     });
   });
 }

@@ -4,7 +4,8 @@
 import { writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector';
 
-const post = (session, method, params) => new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
+const post = (session, method, params) =>
+  new Promise((resolve, reject) => session.post(method, params, (err, res) => (err ? reject(err) : resolve(res))));
 
 /** Starts profiling; the returned function stops and writes the .cpuprofile to `file`. */
 export async function startProfile(file) {

@@ -8,7 +8,9 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 
 function cpuModel() {
   try {
-    const line = readFileSync('/proc/cpuinfo', 'utf8').split('\n').find((l) => l.startsWith('model name'));
+    const line = readFileSync('/proc/cpuinfo', 'utf8')
+      .split('\n')
+      .find((l) => l.startsWith('model name'));
     return line ? line.split(':')[1].trim() : 'unknown';
   } catch {
     return 'unknown';
@@ -49,7 +51,9 @@ function gitCommit() {
 }
 
 export function loadAverage() {
-  return loadavg().map((x) => x.toFixed(2)).join(', ');
+  return loadavg()
+    .map((x) => x.toFixed(2))
+    .join(', ');
 }
 
 export function machineInfo() {

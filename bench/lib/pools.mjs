@@ -15,7 +15,13 @@ async function openPrefork({ processes, strategy }) {
   const { Pool } = await import('prefork');
   const { pino } = await import('pino');
   const dir = tallyDir();
-  const pool = new Pool({ app: preforkTasks, processes, strategy, env: { BENCH_TALLY_DIR: dir }, logger: pino({ level: 'warn' }) });
+  const pool = new Pool({
+    app: preforkTasks,
+    processes,
+    strategy,
+    env: { BENCH_TALLY_DIR: dir },
+    logger: pino({ level: 'warn' }),
+  });
   await pool.start();
   return {
     call: (name, x) => pool.apply(name, [x]),

@@ -9,7 +9,9 @@ export function topSelf(file, count = 15) {
   const dt = profile.timeDeltas;
   for (let i = 0; i < profile.samples.length; i++) {
     const f = byId.get(profile.samples[i]).callFrame;
-    const where = f.url ? `${f.url.replace(/^file:\/\/.*?\/(node_modules|dist|bench)\//, '$1/')}:${f.lineNumber + 1}` : '';
+    const where = f.url
+      ? `${f.url.replace(/^file:\/\/.*?\/(node_modules|dist|bench)\//, '$1/')}:${f.lineNumber + 1}`
+      : '';
     const key = `${f.functionName || '(anonymous)'}\t${where}`;
     self.set(key, (self.get(key) ?? 0) + (dt[i] ?? 0));
   }

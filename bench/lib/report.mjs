@@ -51,7 +51,8 @@ export function target(issue, text, s, f, goal, mode, unit = '') {
   if (s.n === 0) return { issue, target: text, measured: 'not measured', met: 'n/a', missed: false };
   const m = s.median;
   const ok = mode === 'below' ? m < goal : mode === 'atLeast' ? m >= goal : m <= goal;
-  const by = mode === 'atLeast' ? `${((1 - m / goal) * 100).toFixed(0)}% short` : `${(m / goal).toFixed(2)}× the ceiling`;
+  const by =
+    mode === 'atLeast' ? `${((1 - m / goal) * 100).toFixed(0)}% short` : `${(m / goal).toFixed(2)}× the ceiling`;
   return { issue, target: text, measured: `${cell(s, f)}${unit}`, met: ok ? 'met' : `MISSED (${by})`, missed: !ok };
 }
 

@@ -17,7 +17,10 @@ export function tally(x) {
   if (!armed) {
     armed = true;
     const dir = process.env.BENCH_TALLY_DIR;
-    if (dir) process.on('exit', () => writeFileSync(join(dir, `${process.pid}.json`), JSON.stringify({ pid: process.pid, count, sum })));
+    if (dir)
+      process.on('exit', () =>
+        writeFileSync(join(dir, `${process.pid}.json`), JSON.stringify({ pid: process.pid, count, sum })),
+      );
   }
 }
 

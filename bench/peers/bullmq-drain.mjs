@@ -23,7 +23,17 @@ import { commandCounts, commandDelta, connect, pollUntil } from '../lib/redis.mj
 import { spin } from '../lib/spin.mjs';
 
 const p = params();
-const { url, mode = 'inline', concurrency = 2, task = 'noop', jobs, ignoreResult = true, batch = 1000, warmup = 2000, iterations = 0 } = p;
+const {
+  url,
+  mode = 'inline',
+  concurrency = 2,
+  task = 'noop',
+  jobs,
+  ignoreResult = true,
+  batch = 1000,
+  warmup = 2000,
+  iterations = 0,
+} = p;
 const { hostname, port } = new URL(url);
 const connection = { host: hostname, port: Number(port), maxRetriesPerRequest: null };
 const processorFile = fileURLToPath(new URL('./bullmq-processor.mjs', import.meta.url));
@@ -44,7 +54,12 @@ async function addAll(n, data) {
 }
 
 function newWorker() {
-  const w = new Worker('bench', mode === 'sandboxed' ? processorFile : inline, { connection, concurrency, autorun: false, useWorkerThreads: false });
+  const w = new Worker('bench', mode === 'sandboxed' ? processorFile : inline, {
+    connection,
+    concurrency,
+    autorun: false,
+    useWorkerThreads: false,
+  });
   const seen = { count: 0, sum: 0, ids: new Set(), failed: 0 };
   w.on('completed', (job, result) => {
     seen.count++;
@@ -84,7 +99,13 @@ redis.disconnect();
 const workerCmds = commandDelta(c2, c3);
 const producerCmds = commandDelta(c0, c1);
 const expectedSum = task === 'noop' ? (jobs * (jobs - 1)) / 2 : jobs * spin(iterations);
-const ok = seen.count === jobs && seen.ids.size === jobs && seen.sum === expectedSum && counts.wait === 0 && counts.active === 0 && counts.failed === 0;
+const ok =
+  seen.count === jobs &&
+  seen.ids.size === jobs &&
+  seen.sum === expectedSum &&
+  counts.wait === 0 &&
+  counts.active === 0 &&
+  counts.failed === 0;
 report({
   jobsPerSec: (jobs / (t1 - t0)) * 1000,
   wallMs: t1 - t0,

@@ -23,18 +23,44 @@ export default {
   },
 
   tables({ cases }) {
-    return [{
-      header: ['pool', 'p50 µs', 'p99 µs', 'mean µs', 'runs'],
-      rows: cases.map((x) => [x.label, cell(stat(x, 'p50'), dec(1)), cell(stat(x, 'p99'), dec(1)), cell(stat(x, 'mean'), dec(1)), runsCell(x)]),
-      notes: [`${count(cases[0].params.jobs)} sequential calls (each awaited before the next) after ${count(cases[0].params.warmup)} warm-up calls. Clock: performance.now() before the call and in the await's continuation. Percentiles (nearest rank) over all calls of a run, then median (min–max) over runs.`],
-    }];
+    return [
+      {
+        header: ['pool', 'p50 µs', 'p99 µs', 'mean µs', 'runs'],
+        rows: cases.map((x) => [
+          x.label,
+          cell(stat(x, 'p50'), dec(1)),
+          cell(stat(x, 'p99'), dec(1)),
+          cell(stat(x, 'mean'), dec(1)),
+          runsCell(x),
+        ]),
+        notes: [
+          `${count(cases[0].params.jobs)} sequential calls (each awaited before the next) after ${count(cases[0].params.warmup)} warm-up calls. Clock: performance.now() before the call and in the await's continuation. Percentiles (nearest rank) over all calls of a run, then median (min–max) over runs.`,
+        ],
+      },
+    ];
   },
 
   targets({ cases }) {
     const c = (id) => cases.find((x) => x.id === id);
     return [
-      target(2, 'round trip p50 ≤ 60 µs (fair, 2 processes)', stat(c('prefork-fair-2'), 'p50'), dec(1), 60, 'atMost', ' µs'),
-      target(2, 'round trip p50 ≤ 60 µs (fcfs, 2 processes)', stat(c('prefork-fcfs-2'), 'p50'), dec(1), 60, 'atMost', ' µs'),
+      target(
+        2,
+        'round trip p50 ≤ 60 µs (fair, 2 processes)',
+        stat(c('prefork-fair-2'), 'p50'),
+        dec(1),
+        60,
+        'atMost',
+        ' µs',
+      ),
+      target(
+        2,
+        'round trip p50 ≤ 60 µs (fcfs, 2 processes)',
+        stat(c('prefork-fcfs-2'), 'p50'),
+        dec(1),
+        60,
+        'atMost',
+        ' µs',
+      ),
     ];
   },
 };

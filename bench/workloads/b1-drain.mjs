@@ -9,12 +9,18 @@ export default {
   cases({ quick, warmup, url }) {
     const jobs = quick ? 5_000 : 50_000;
     const drain = (impl, o) => ({
-      id: impl === 'prefork' ? `prefork-${o.strategy}-${o.ignoreResult ? 'ign' : 'res'}-pm${o.prefetchMultiplier}` : `bullmq-${o.mode}-c${o.concurrency}-${o.ignoreResult ? 'ign' : 'res'}`,
+      id:
+        impl === 'prefork'
+          ? `prefork-${o.strategy}-${o.ignoreResult ? 'ign' : 'res'}-pm${o.prefetchMultiplier}`
+          : `bullmq-${o.mode}-c${o.concurrency}-${o.ignoreResult ? 'ign' : 'res'}`,
       impl,
       peer: impl !== 'prefork',
       redis: true,
       ...o,
-      label: impl === 'prefork' ? `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}` : `BullMQ ${o.mode}, concurrency ${o.concurrency}`,
+      label:
+        impl === 'prefork'
+          ? `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}`
+          : `BullMQ ${o.mode}, concurrency ${o.concurrency}`,
       file: impl === 'prefork' ? 'redis-drain.mjs' : 'peers/bullmq-drain.mjs',
       params: { url, task: 'noop', jobs, warmup, ...o },
     });
@@ -48,7 +54,10 @@ export default {
         x.peer ? '' : vs('bullmq-inline-c100'),
         x.peer ? '' : vs('bullmq-sandboxed-c2'),
         cell(stat(x, 'workerCmdsPerJob'), dec(2)),
-        cell(stat(x, (r) => r.workerCmdsPerJob + r.producerCmdsPerJob), dec(2)),
+        cell(
+          stat(x, (r) => r.workerCmdsPerJob + r.producerCmdsPerJob),
+          dec(2),
+        ),
         x.peer ? '' : cell(stat(x, 'parentCpuUsPerJob'), dec(1)),
         runsCell(x),
       ];
@@ -56,32 +65,111 @@ export default {
     const ex = good(c('prefork-fcfs-ign-pm64'))[0];
     const exRes = good(c('prefork-fcfs-res-pm64'))[0];
     const exBull = good(c('bullmq-inline-c2-ign'))[0];
-    return [{
-      header: ['worker', 'results', 'jobs/s', '× BullMQ inline c2', '× BullMQ inline c100', '× BullMQ sandboxed', 'Redis cmds/job, worker', 'cmds/job, producer + worker', 'worker parent CPU µs/job', 'runs'],
-      rows,
-      notes: [
-        `${count(cases[0].params.jobs)} no-op jobs enqueued in bulk before the worker starts; a warm-up worker drained ${count(cases[0].params.warmup)} jobs first (same process). Ratios: ours / BullMQ's in the same round, same results setting.`,
-        'Clock (prefork): from the Worker\'s \'ready\' event (emitted right after the consumer sends its first fetch; the children are already up) to the first 10 ms poll of `worker.stats().consumer.succeeded` that reaches the job count (nothing added per job). Clock (BullMQ): from `worker.run()` to the first 10 ms poll where the worker\'s \'completed\' count reaches it (its sandboxed children are forked on demand, inside the clock).',
-        'Check (prefork): each child tallies count and sum of its arguments and writes them when it exits, plus the worker\'s own count and the broker\'s queue counts afterwards; (BullMQ): distinct completed job ids, sum of results, queue counts.',
-        'Commands: INFO commandstats deltas (calls inside Lua scripts included, EVALSHA itself counted too; the measurement\'s INFO calls excluded). "worker" = from just before the worker starts to the last settlement confirmed by Redis, so the producer\'s XADD is NOT in it; "producer + worker" adds the enqueue phase.',
-        ex ? `One prefork fcfs run, results ignored, worker commands: ${JSON.stringify(ex.workerCommands)}; producer: ${JSON.stringify(ex.producerCommands)}.` : '',
-        exRes ? `One prefork fcfs run, results stored, worker commands: ${JSON.stringify(exRes.workerCommands)} (SET + PEXPIRE: the result; LPUSH: its announcement on the enqueuing client's reply list).` : '',
-        exBull ? `One BullMQ inline run, removeOnComplete, worker commands: ${JSON.stringify(exBull.workerCommands)}; producer: ${JSON.stringify(exBull.producerCommands)}.` : '',
-      ].filter(Boolean),
-    }];
+    return [
+      {
+        header: [
+          'worker',
+          'results',
+          'jobs/s',
+          '× BullMQ inline c2',
+          '× BullMQ inline c100',
+          '× BullMQ sandboxed',
+          'Redis cmds/job, worker',
+          'cmds/job, producer + worker',
+          'worker parent CPU µs/job',
+          'runs',
+        ],
+        rows,
+        notes: [
+          `${count(cases[0].params.jobs)} no-op jobs enqueued in bulk before the worker starts; a warm-up worker drained ${count(cases[0].params.warmup)} jobs first (same process). Ratios: ours / BullMQ's in the same round, same results setting.`,
+          "Clock (prefork): from the Worker's 'ready' event (emitted right after the consumer sends its first fetch; the children are already up) to the first 10 ms poll of `worker.stats().consumer.succeeded` that reaches the job count (nothing added per job). Clock (BullMQ): from `worker.run()` to the first 10 ms poll where the worker's 'completed' count reaches it (its sandboxed children are forked on demand, inside the clock).",
+          "Check (prefork): each child tallies count and sum of its arguments and writes them when it exits, plus the worker's own count and the broker's queue counts afterwards; (BullMQ): distinct completed job ids, sum of results, queue counts.",
+          'Commands: INFO commandstats deltas (calls inside Lua scripts included, EVALSHA itself counted too; the measurement\'s INFO calls excluded). "worker" = from just before the worker starts to the last settlement confirmed by Redis, so the producer\'s XADD is NOT in it; "producer + worker" adds the enqueue phase.',
+          ex
+            ? `One prefork fcfs run, results ignored, worker commands: ${JSON.stringify(ex.workerCommands)}; producer: ${JSON.stringify(ex.producerCommands)}.`
+            : '',
+          exRes
+            ? `One prefork fcfs run, results stored, worker commands: ${JSON.stringify(exRes.workerCommands)} (SET + PEXPIRE: the result; LPUSH: its announcement on the enqueuing client's reply list).`
+            : '',
+          exBull
+            ? `One BullMQ inline run, removeOnComplete, worker commands: ${JSON.stringify(exBull.workerCommands)}; producer: ${JSON.stringify(exBull.producerCommands)}.`
+            : '',
+        ].filter(Boolean),
+      },
+    ];
   },
 
   targets({ cases }) {
     const c = (id) => cases.find((x) => x.id === id);
     return [
-      ...['fcfs', 'fair'].map((s) => target(3, `drain ≥ 40,000 jobs/s, results ignored (${s}, prefetchMultiplier 64)`, stat(c(`prefork-${s}-ign-pm64`), 'jobsPerSec'), int, 40_000, 'atLeast')),
-      target(3, 'drain ≥ 40,000 jobs/s, results ignored (fcfs, default prefetchMultiplier 4)', stat(c('prefork-fcfs-ign-pm4'), 'jobsPerSec'), int, 40_000, 'atLeast'),
-      ...['fcfs', 'fair'].map((s) => target(3, `drain ≥ 20,000 jobs/s, results stored (${s}, prefetchMultiplier 64)`, stat(c(`prefork-${s}-res-pm64`), 'jobsPerSec'), int, 20_000, 'atLeast')),
-      target(3, 'drain ≥ 5× BullMQ inline processor (results ignored; fcfs pm 64 vs inline concurrency 2)', ratio(c('prefork-fcfs-ign-pm64'), c('bullmq-inline-c2-ign'), 'jobsPerSec'), times, 5, 'atLeast'),
-      target(3, 'drain ≥ 5× BullMQ inline processor (results ignored; fcfs pm 64 vs inline concurrency 100)', ratio(c('prefork-fcfs-ign-pm64'), c('bullmq-inline-c100-ign'), 'jobsPerSec'), times, 5, 'atLeast'),
-      target(3, 'drain ≥ 15× BullMQ sandboxed processor (results ignored; fcfs pm 64)', ratio(c('prefork-fcfs-ign-pm64'), c('bullmq-sandboxed-c2-ign'), 'jobsPerSec'), times, 15, 'atLeast'),
-      target(3, '≤ 2 Redis commands per job, results ignored (worker only; fcfs pm 64)', stat(c('prefork-fcfs-ign-pm64'), 'workerCmdsPerJob'), dec(2), 2, 'atMost'),
-      target(3, '≤ 2 Redis commands per job, results ignored (producer + worker; fcfs pm 64)', stat(c('prefork-fcfs-ign-pm64'), (r) => r.workerCmdsPerJob + r.producerCmdsPerJob), dec(2), 2, 'atMost'),
+      ...['fcfs', 'fair'].map((s) =>
+        target(
+          3,
+          `drain ≥ 40,000 jobs/s, results ignored (${s}, prefetchMultiplier 64)`,
+          stat(c(`prefork-${s}-ign-pm64`), 'jobsPerSec'),
+          int,
+          40_000,
+          'atLeast',
+        ),
+      ),
+      target(
+        3,
+        'drain ≥ 40,000 jobs/s, results ignored (fcfs, default prefetchMultiplier 4)',
+        stat(c('prefork-fcfs-ign-pm4'), 'jobsPerSec'),
+        int,
+        40_000,
+        'atLeast',
+      ),
+      ...['fcfs', 'fair'].map((s) =>
+        target(
+          3,
+          `drain ≥ 20,000 jobs/s, results stored (${s}, prefetchMultiplier 64)`,
+          stat(c(`prefork-${s}-res-pm64`), 'jobsPerSec'),
+          int,
+          20_000,
+          'atLeast',
+        ),
+      ),
+      target(
+        3,
+        'drain ≥ 5× BullMQ inline processor (results ignored; fcfs pm 64 vs inline concurrency 2)',
+        ratio(c('prefork-fcfs-ign-pm64'), c('bullmq-inline-c2-ign'), 'jobsPerSec'),
+        times,
+        5,
+        'atLeast',
+      ),
+      target(
+        3,
+        'drain ≥ 5× BullMQ inline processor (results ignored; fcfs pm 64 vs inline concurrency 100)',
+        ratio(c('prefork-fcfs-ign-pm64'), c('bullmq-inline-c100-ign'), 'jobsPerSec'),
+        times,
+        5,
+        'atLeast',
+      ),
+      target(
+        3,
+        'drain ≥ 15× BullMQ sandboxed processor (results ignored; fcfs pm 64)',
+        ratio(c('prefork-fcfs-ign-pm64'), c('bullmq-sandboxed-c2-ign'), 'jobsPerSec'),
+        times,
+        15,
+        'atLeast',
+      ),
+      target(
+        3,
+        '≤ 2 Redis commands per job, results ignored (worker only; fcfs pm 64)',
+        stat(c('prefork-fcfs-ign-pm64'), 'workerCmdsPerJob'),
+        dec(2),
+        2,
+        'atMost',
+      ),
+      target(
+        3,
+        '≤ 2 Redis commands per job, results ignored (producer + worker; fcfs pm 64)',
+        stat(c('prefork-fcfs-ign-pm64'), (r) => r.workerCmdsPerJob + r.producerCmdsPerJob),
+        dec(2),
+        2,
+        'atMost',
+      ),
     ];
   },
 };

@@ -7,18 +7,39 @@ export default {
   title: 'B1 — latency enqueue → result, idle worker',
 
   cases({ quick, url }) {
-    return [{ id: 'prefork-fair', impl: 'prefork', redis: true, label: 'prefork Worker fair, 2p, idle; Client enqueue → result()', file: 'redis-latency.mjs', params: { url, jobs: quick ? 200 : 2_000, warmup: quick ? 50 : 200, strategy: 'fair', processes: 2 } }];
+    return [
+      {
+        id: 'prefork-fair',
+        impl: 'prefork',
+        redis: true,
+        label: 'prefork Worker fair, 2p, idle; Client enqueue → result()',
+        file: 'redis-latency.mjs',
+        params: { url, jobs: quick ? 200 : 2_000, warmup: quick ? 50 : 200, strategy: 'fair', processes: 2 },
+      },
+    ];
   },
 
   tables({ cases }) {
-    return [{
-      header: ['path', 'p50 µs', 'p99 µs', 'mean µs', 'runs'],
-      rows: cases.map((x) => [x.label, cell(stat(x, 'p50'), dec(0)), cell(stat(x, 'p99'), dec(0)), cell(stat(x, 'mean'), dec(0)), runsCell(x)]),
-      notes: [`${count(cases[0].params.jobs)} sequential jobs (results stored, default prefetch 4) after ${cases[0].params.warmup} warm-up jobs.`],
-    }];
+    return [
+      {
+        header: ['path', 'p50 µs', 'p99 µs', 'mean µs', 'runs'],
+        rows: cases.map((x) => [
+          x.label,
+          cell(stat(x, 'p50'), dec(0)),
+          cell(stat(x, 'p99'), dec(0)),
+          cell(stat(x, 'mean'), dec(0)),
+          runsCell(x),
+        ]),
+        notes: [
+          `${count(cases[0].params.jobs)} sequential jobs (results stored, default prefetch 4) after ${cases[0].params.warmup} warm-up jobs.`,
+        ],
+      },
+    ];
   },
 
   targets({ cases }) {
-    return [target(3, 'enqueue → result p50 ≤ 1 ms on an idle worker', stat(cases[0], 'p50'), dec(0), 1000, 'atMost', ' µs')];
+    return [
+      target(3, 'enqueue → result p50 ≤ 1 ms on an idle worker', stat(cases[0], 'p50'), dec(0), 1000, 'atMost', ' µs'),
+    ];
   },
 };

@@ -24,24 +24,54 @@ export default {
       peer: impl !== 'prefork',
       redis: true,
       ...o,
-      label: impl === 'prefork' ? `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}` : `BullMQ ${o.mode}, concurrency 2`,
+      label:
+        impl === 'prefork'
+          ? `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}`
+          : `BullMQ ${o.mode}, concurrency 2`,
       file: impl === 'prefork' ? 'redis-drain.mjs' : 'peers/bullmq-drain.mjs',
-      params: { url, task: 'spin', iterations: spin.iterations, jobs: quick ? 200 : 2_000, warmup, ignoreResult: true, ...o, ...(impl === 'bullmq' ? { concurrency: 2 } : {}) },
+      params: {
+        url,
+        task: 'spin',
+        iterations: spin.iterations,
+        jobs: quick ? 200 : 2_000,
+        warmup,
+        ignoreResult: true,
+        ...o,
+        ...(impl === 'bullmq' ? { concurrency: 2 } : {}),
+      },
     });
-    return [cpu('prefork', { strategy: 'fair', prefetchMultiplier: 4 }), cpu('bullmq', { mode: 'sandboxed' }), cpu('prefork', { strategy: 'fcfs', prefetchMultiplier: 4 }), cpu('bullmq', { mode: 'inline' })];
+    return [
+      cpu('prefork', { strategy: 'fair', prefetchMultiplier: 4 }),
+      cpu('bullmq', { mode: 'sandboxed' }),
+      cpu('prefork', { strategy: 'fcfs', prefetchMultiplier: 4 }),
+      cpu('bullmq', { mode: 'inline' }),
+    ];
   },
 
   tables(ctx) {
     const { cases, spin } = ctx;
-    return [{
-      header: ['worker', 'wall s', '% of ideal', "% of the pool's own A3 efficiency (same strategy)", 'runs'],
-      rows: cases.map((x) => {
-        const eff = stat(x, (r) => idealMs(x, spin) / r.wallMs);
-        const own = x.peer ? summarize([]) : a3Efficiency(ctx, x.strategy);
-        return [x.label, cell(stat(x, (r) => r.wallMs / 1000), dec(3)), cell(eff, pct), x.peer ? '' : own.n ? `${pct(eff.median / own.median)} (A3 ${pct(own.median)})` : 'n/a (A3 not run)', runsCell(x)];
-      }),
-      notes: [`${count(cases[0].params.jobs)} jobs × the same calibrated loop (${spin.msPerJob.toFixed(3)} ms), enqueued first; ideal = ${(idealMs(cases[0], spin) / 1000).toFixed(3)} s. Clock as in B1 (prefork: 'ready' → last completion; BullMQ: run() → last 'completed').`],
-    }];
+    return [
+      {
+        header: ['worker', 'wall s', '% of ideal', "% of the pool's own A3 efficiency (same strategy)", 'runs'],
+        rows: cases.map((x) => {
+          const eff = stat(x, (r) => idealMs(x, spin) / r.wallMs);
+          const own = x.peer ? summarize([]) : a3Efficiency(ctx, x.strategy);
+          return [
+            x.label,
+            cell(
+              stat(x, (r) => r.wallMs / 1000),
+              dec(3),
+            ),
+            cell(eff, pct),
+            x.peer ? '' : own.n ? `${pct(eff.median / own.median)} (A3 ${pct(own.median)})` : 'n/a (A3 not run)',
+            runsCell(x),
+          ];
+        }),
+        notes: [
+          `${count(cases[0].params.jobs)} jobs × the same calibrated loop (${spin.msPerJob.toFixed(3)} ms), enqueued first; ideal = ${(idealMs(cases[0], spin) / 1000).toFixed(3)} s. Clock as in B1 (prefork: 'ready' → last completion; BullMQ: run() → last 'completed').`,
+        ],
+      },
+    ];
   },
 
   targets(ctx) {
@@ -51,9 +81,22 @@ export default {
       const own = a3Efficiency(ctx, s);
       const e = stat(x, (r) => idealMs(x, spin) / r.wallMs);
       const text = `CPU-bound through Redis ≥ 95% of the pool's own A3 efficiency (${s})`;
-      if (!e.n || !own.n) return { issue: 3, target: text, measured: 'not measured (needs A3 and B2 in the same run)', met: 'n/a', missed: false };
+      if (!e.n || !own.n)
+        return {
+          issue: 3,
+          target: text,
+          measured: 'not measured (needs A3 and B2 in the same run)',
+          met: 'n/a',
+          missed: false,
+        };
       const r = e.median / own.median;
-      return { issue: 3, target: text, measured: `${pct(r)} (${pct(e.median)} of ideal vs A3 ${pct(own.median)})`, met: r >= 0.95 ? 'met' : `MISSED (${((1 - r / 0.95) * 100).toFixed(0)}% short)`, missed: r < 0.95 };
+      return {
+        issue: 3,
+        target: text,
+        measured: `${pct(r)} (${pct(e.median)} of ideal vs A3 ${pct(own.median)})`,
+        met: r >= 0.95 ? 'met' : `MISSED (${((1 - r / 0.95) * 100).toFixed(0)}% short)`,
+        missed: r < 0.95,
+      };
     });
   },
 };

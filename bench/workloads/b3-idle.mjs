@@ -13,18 +13,33 @@ export default {
 
   cases({ url, quick }) {
     const seconds = windowSeconds(quick);
-    return [{ id: 'prefork', impl: 'prefork', redis: true, label: 'prefork Worker, 2p, empty queue', file: 'redis-idle.mjs', params: { url, seconds }, timeoutMs: (seconds + 60) * 1000 }];
+    return [
+      {
+        id: 'prefork',
+        impl: 'prefork',
+        redis: true,
+        label: 'prefork Worker, 2p, empty queue',
+        file: 'redis-idle.mjs',
+        params: { url, seconds },
+        timeoutMs: (seconds + 60) * 1000,
+      },
+    ];
   },
 
   tables({ cases, quick }) {
     const x = cases[0];
     const seconds = windowSeconds(quick);
     const ex = good(x).map((r) => r.check);
-    return [{
-      header: ['node', 'window', 'commands/s', 'runs'],
-      rows: [[x.label, `${seconds} s`, cell(stat(x, 'perSec'), dec(2)), runsCell(x)]],
-      notes: ['Clock: the wall time between two INFO commandstats snapshots, the node idle in between.', ...(ex.length ? [`Per run: ${ex.join(' / ')}`] : [])],
-    }];
+    return [
+      {
+        header: ['node', 'window', 'commands/s', 'runs'],
+        rows: [[x.label, `${seconds} s`, cell(stat(x, 'perSec'), dec(2)), runsCell(x)]],
+        notes: [
+          'Clock: the wall time between two INFO commandstats snapshots, the node idle in between.',
+          ...(ex.length ? [`Per run: ${ex.join(' / ')}`] : []),
+        ],
+      },
+    ];
   },
 
   targets({ cases }) {

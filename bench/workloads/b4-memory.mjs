@@ -16,11 +16,21 @@ export default {
   },
 
   tables({ cases }) {
-    return [{
-      header: ['node', 'processes', 'RSS MiB', 'PSS MiB', 'runs'],
-      rows: cases.map((x) => [x.label, good(x)[0]?.processes ?? 'n/a', cell(stat(x, 'rssMiB'), dec(1)), cell(stat(x, 'pssMiB'), dec(1)), runsCell(x)]),
-      notes: [`Measured ${cases[0].params.settleMs / 1000} s after 50 no-op jobs, idle; the parent is the scenario process itself (it imports only what that node needs).`],
-    }];
+    return [
+      {
+        header: ['node', 'processes', 'RSS MiB', 'PSS MiB', 'runs'],
+        rows: cases.map((x) => [
+          x.label,
+          good(x)[0]?.processes ?? 'n/a',
+          cell(stat(x, 'rssMiB'), dec(1)),
+          cell(stat(x, 'pssMiB'), dec(1)),
+          runsCell(x),
+        ]),
+        notes: [
+          `Measured ${cases[0].params.settleMs / 1000} s after 50 no-op jobs, idle; the parent is the scenario process itself (it imports only what that node needs).`,
+        ],
+      },
+    ];
   },
 
   targets() {

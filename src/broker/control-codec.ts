@@ -17,7 +17,12 @@ export function decodeControlRequests(raws: readonly (Buffer | string)[], log: L
     const text = raw.toString();
     try {
       const r = JSON.parse(text) as Partial<ControlRequest>;
-      if (typeof r.id === 'string' && COMMANDS.includes(r.command as ControlCommand) && Array.isArray(r.args) && r.args.every((a) => typeof a === 'number')) {
+      if (
+        typeof r.id === 'string' &&
+        COMMANDS.includes(r.command as ControlCommand) &&
+        Array.isArray(r.args) &&
+        r.args.every((a) => typeof a === 'number')
+      ) {
         out.push({ id: r.id, command: r.command as ControlCommand, args: r.args });
         continue;
       }

@@ -238,7 +238,13 @@ export interface Broker {
    * by `nodeId`), `timeoutMs` passes, or `signal` aborts. No polling.
    * `count` caps how many jobs it may reserve (the free prefetch room; default 1).
    */
-  waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count?: number): Promise<WaitReply>;
+  waitForWork(
+    nodeId: string,
+    queues: readonly string[],
+    timeoutMs: number,
+    signal: AbortSignal,
+    count?: number,
+  ): Promise<WaitReply>;
   settle(settlements: readonly Settlement[]): Promise<void>;
 
   // membership

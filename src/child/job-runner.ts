@@ -1,4 +1,10 @@
-import { PayloadDecodeError, ResultSerializationError, SoftTimeLimitExceeded, UnknownTaskError, messageOf } from '../errors.js';
+import {
+  PayloadDecodeError,
+  ResultSerializationError,
+  SoftTimeLimitExceeded,
+  UnknownTaskError,
+  messageOf,
+} from '../errors.js';
 import { decodeBody } from '../protocol/codec.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { MessageType, type JobFrame, type SerializedError } from '../protocol/messages.js';
@@ -127,7 +133,9 @@ export class JobRunner {
   private fail(ctx: JobContext, thrown: unknown): void {
     let err = thrown;
     if (ctx.softTimedOut && !(err instanceof SoftTimeLimitExceeded)) {
-      err = new SoftTimeLimitExceeded(`task ${ctx.name} exceeded its soft time limit and then threw: ${messageOf(thrown)}`);
+      err = new SoftTimeLimitExceeded(
+        `task ${ctx.name} exceeded its soft time limit and then threw: ${messageOf(thrown)}`,
+      );
     }
     const rss = this.reportMemory ? process.memoryUsage.rss() : undefined;
     try {
@@ -135,7 +143,11 @@ export class JobRunner {
     } catch (encodeErr) {
       // The error itself is too big for a frame (huge props or stack): send what surely fits.
       const name = err instanceof Error ? err.name : 'Error';
-      this.sendError(ctx.seq, { name, message: `${messageOf(err).slice(0, 2000)} (error details dropped: ${messageOf(encodeErr)})` }, rss);
+      this.sendError(
+        ctx.seq,
+        { name, message: `${messageOf(err).slice(0, 2000)} (error details dropped: ${messageOf(encodeErr)})` },
+        rss,
+      );
     }
   }
 
@@ -148,7 +160,8 @@ export class JobRunner {
 /** Arguments arrive as an array, or as msgpack bytes straight from a broker: decoded here, where a bad payload fails only its job. */
 function decodeArgs(task: string, raw: unknown): unknown[] | PayloadDecodeError {
   if (Array.isArray(raw)) return raw;
-  if (!(raw instanceof Uint8Array)) return new PayloadDecodeError(task, `expected an argument array, got ${typeof raw}`);
+  if (!(raw instanceof Uint8Array))
+    return new PayloadDecodeError(task, `expected an argument array, got ${typeof raw}`);
   let value: unknown;
   try {
     value = decodeBody(raw);
@@ -159,5 +172,9 @@ function decodeArgs(task: string, raw: unknown): unknown[] | PayloadDecodeError 
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return v !== null && (typeof v === 'object' || typeof v === 'function') && typeof (v as PromiseLike<unknown>).then === 'function';
+  return (
+    v !== null &&
+    (typeof v === 'object' || typeof v === 'function') &&
+    typeof (v as PromiseLike<unknown>).then === 'function'
+  );
 }

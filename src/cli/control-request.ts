@@ -10,7 +10,9 @@ export interface NodeAnswer {
 /** No live node (or none with the name asked for): exit code 1, one line. */
 export class NoSuchNodeError extends Error {
   constructor(name: string | undefined) {
-    super(name === undefined ? 'no live worker nodes' : `no live worker node named '${name}' (see prefork inspect nodes)`);
+    super(
+      name === undefined ? 'no live worker nodes' : `no live worker node named '${name}' (see prefork inspect nodes)`,
+    );
     this.name = 'NoSuchNodeError';
   }
 }
@@ -21,12 +23,24 @@ export class NoSuchNodeError extends Error {
  * take requests at once (a pub/sub wake-up), and at the latest with their
  * next heartbeat (2/5 of the lease: 8 s by default).
  */
-export async function askNodes(broker: Broker, command: ControlCommand, args: number[], nodeName: string | undefined, timeoutMs: number): Promise<NodeAnswer[]> {
+export async function askNodes(
+  broker: Broker,
+  command: ControlCommand,
+  args: number[],
+  nodeName: string | undefined,
+  timeoutMs: number,
+): Promise<NodeAnswer[]> {
   const live = await broker.listNodes();
   const targets = nodeName === undefined ? live : live.filter((n) => n.name === nodeName || n.id === nodeName);
   if (targets.length === 0) throw new NoSuchNodeError(nodeName);
   const id = randomUUID();
-  const posted = new Set(await broker.sendControl(targets.map((n) => n.id), { id, command, args }, timeoutMs));
+  const posted = new Set(
+    await broker.sendControl(
+      targets.map((n) => n.id),
+      { id, command, args },
+      timeoutMs,
+    ),
+  );
   const replies = posted.size === 0 ? [] : await broker.waitForControlReplies(id, posted.size, timeoutMs);
   const byId = new Map(replies.map((r) => [r.nodeId, r]));
   return targets.map((node) => ({ node, reply: byId.get(node.id) }));

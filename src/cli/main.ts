@@ -11,7 +11,9 @@ import { registerWorker } from './commands/worker.js';
 import { UsageError } from './usage-error.js';
 
 const EXIT_USAGE = 2;
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as { version: string };
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
 
 const program = new Command('prefork')
   .description('a prefork multi-process task worker for Node.js, fed by Redis')

@@ -30,7 +30,8 @@ export function size(value: string): number {
 }
 
 export function autoscale(value: string): string {
-  if (parseAutoscale(value) === undefined) throw new InvalidArgumentError('expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3');
+  if (parseAutoscale(value) === undefined)
+    throw new InvalidArgumentError('expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3');
   return value;
 }
 
@@ -40,7 +41,8 @@ export function strategy(value: string): 'fair' | 'fcfs' {
 }
 
 export function queueOrder(value: string): QueueOrder {
-  if (!(QUEUE_ORDERS as readonly string[]).includes(value)) throw new InvalidArgumentError(`expected ${QUEUE_ORDERS.join(', ')}`);
+  if (!(QUEUE_ORDERS as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`expected ${QUEUE_ORDERS.join(', ')}`);
   return value as QueueOrder;
 }
 
@@ -48,7 +50,9 @@ export function queues(value: string): string {
   try {
     parseQueues(value);
   } catch {
-    throw new InvalidArgumentError('expected name[:weight],... with names of letters, digits, _ - . and integer weights >= 1');
+    throw new InvalidArgumentError(
+      'expected name[:weight],... with names of letters, digits, _ - . and integer weights >= 1',
+    );
   }
   return value;
 }
@@ -60,12 +64,14 @@ export function logLevel(value: string): string {
 }
 
 export function brokerUrl(value: string): string {
-  if (!/^(redis|rediss|memory):\/\//.test(value)) throw new InvalidArgumentError('expected a redis://, rediss:// or memory:// URL');
+  if (!/^(redis|rediss|memory):\/\//.test(value))
+    throw new InvalidArgumentError('expected a redis://, rediss:// or memory:// URL');
   return value;
 }
 
 export function queueName(value: string): string {
-  if (!/^[A-Za-z0-9_.\-]+$/.test(value)) throw new InvalidArgumentError('expected a queue name of letters, digits, _ - .');
+  if (!/^[A-Za-z0-9_.\-]+$/.test(value))
+    throw new InvalidArgumentError('expected a queue name of letters, digits, _ - .');
   return value;
 }
 

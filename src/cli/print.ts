@@ -6,13 +6,22 @@ export function printRecord(record: ResultRecord, json: boolean): void {
     process.stdout.write(`${JSON.stringify(record)}\n`);
     return;
   }
-  const lines = [`id:       ${record.id}`, `task:     ${record.task}`, `queue:    ${record.queue}`, `state:    ${record.state}`];
+  const lines = [
+    `id:       ${record.id}`,
+    `task:     ${record.task}`,
+    `queue:    ${record.queue}`,
+    `state:    ${record.state}`,
+  ];
   if (record.state === 'SUCCESS') lines.push(`value:    ${JSON.stringify(record.value)}`);
   if (record.error) lines.push(`error:    ${record.error.name}: ${record.error.message}`);
   if (record.node) lines.push(`node:     ${record.node}${record.pid ? ` (pid ${record.pid})` : ''}`);
   if (record.runtime !== undefined) lines.push(`runtime:  ${record.runtime} ms`);
   lines.push(`retries:  ${record.retries}`);
-  for (const [key, at] of [['enqueued', record.enqueuedAt], ['started', record.startedAt], ['finished', record.finishedAt]] as const) {
+  for (const [key, at] of [
+    ['enqueued', record.enqueuedAt],
+    ['started', record.startedAt],
+    ['finished', record.finishedAt],
+  ] as const) {
     if (at !== undefined) lines.push(`${`${key}:`.padEnd(10)}${new Date(at).toISOString()}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
@@ -22,6 +31,11 @@ export function printRecord(record: ResultRecord, json: boolean): void {
 export function printTable(header: string[], rows: (string | number)[][]): void {
   const cells = [header, ...rows.map((r) => r.map(String))];
   const widths = header.map((_, i) => Math.max(...cells.map((r) => (r[i] ?? '').length)));
-  const out = cells.map((r) => r.map((c, i) => c.padEnd(widths[i] as number)).join('  ').trimEnd());
+  const out = cells.map((r) =>
+    r
+      .map((c, i) => c.padEnd(widths[i] as number))
+      .join('  ')
+      .trimEnd(),
+  );
   process.stdout.write(`${out.join('\n')}\n`);
 }

@@ -11,7 +11,12 @@ export function onStopSignals(log: Logger, stop: (mode: StopMode) => void): void
   let interrupts = 0;
   const handle = (signal: NodeJS.Signals): void => {
     const mode: StopMode = signal === 'SIGQUIT' || (signal === 'SIGINT' && ++interrupts > 1) ? 'cold' : 'warm';
-    log.warn({ signal }, mode === 'warm' ? `${signal}: warm shutdown (finishing jobs in flight; ^C again for a cold shutdown)` : `${signal}: cold shutdown`);
+    log.warn(
+      { signal },
+      mode === 'warm'
+        ? `${signal}: warm shutdown (finishing jobs in flight; ^C again for a cold shutdown)`
+        : `${signal}: cold shutdown`,
+    );
     stop(mode);
   };
   process.on('SIGTERM', handle);

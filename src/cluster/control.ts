@@ -58,7 +58,10 @@ export class ControlHandler {
     } catch (err) {
       reply = { ...base, ok: false, error: messageOf(err) };
     }
-    this.log.info({ command: request.command, args: request.args, requestId: request.id, ok: reply.ok, error: reply.error }, `control: ${request.command}`);
+    this.log.info(
+      { command: request.command, args: request.args, requestId: request.id, ok: reply.ok, error: reply.error },
+      `control: ${request.command}`,
+    );
     try {
       await this.broker.replyControl(request.id, reply);
     } catch (err) {

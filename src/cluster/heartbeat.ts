@@ -94,11 +94,17 @@ export class Heartbeat {
         this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
       }
       if (reply.nextExpiryAt !== undefined) {
-        this.next = Math.max(MIN_INTERVAL_MS / 5, Math.min(this.interval, reply.nextExpiryAt - Date.now() + EXPIRY_SLACK_MS));
+        this.next = Math.max(
+          MIN_INTERVAL_MS / 5,
+          Math.min(this.interval, reply.nextExpiryAt - Date.now() + EXPIRY_SLACK_MS),
+        );
       }
     } catch (err) {
       this.failures++;
-      this.log.warn({ err, failures: this.failures }, 'heartbeat failed; the lease expires unless a later one succeeds');
+      this.log.warn(
+        { err, failures: this.failures },
+        'heartbeat failed; the lease expires unless a later one succeeds',
+      );
     }
   }
 }

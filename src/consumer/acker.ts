@@ -71,7 +71,10 @@ export class Acker {
 
   push(settlement: Settlement): void {
     if (this.abandoned) {
-      this.log.warn({ jobId: settlement.delivery.job.id, kind: settlement.kind }, 'settlement after the stop deadline dropped; the job comes back when the lease expires');
+      this.log.warn(
+        { jobId: settlement.delivery.job.id, kind: settlement.kind },
+        'settlement after the stop deadline dropped; the job comes back when the lease expires',
+      );
       return;
     }
     this.queue.push(settlement);
@@ -93,7 +96,8 @@ export class Acker {
 
   /** Resolves once everything pushed so far has been confirmed by the broker (or abandoned). */
   flush(): Promise<void> {
-    if (this.abandoned || (this.running === undefined && this.carried === undefined && this.queue.length === 0)) return Promise.resolve();
+    if (this.abandoned || (this.running === undefined && this.carried === undefined && this.queue.length === 0))
+      return Promise.resolve();
     this.release();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
@@ -179,7 +183,10 @@ export class Acker {
       if (this.abandoned) break;
       this.queue = failed.rest.concat(this.queue);
       const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
-      this.log.warn({ err: failed.err, pending: this.queue.length, retryInMs: wait }, 'could not settle jobs with the broker; will retry');
+      this.log.warn(
+        { err: failed.err, pending: this.queue.length, retryInMs: wait },
+        'could not settle jobs with the broker; will retry',
+      );
       // The failed batch is back at the front: a fetch may carry it (and what followed) during the pause.
       await abortableSleep(wait, this.abandonController.signal);
     }

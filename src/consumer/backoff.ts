@@ -11,7 +11,11 @@ export const BACKOFF_DEFAULTS = { type: 'exponential', delay: 1_000, cap: 600_00
  * check as at enqueue (checkBackoff): a bad one throws an OptionError naming
  * the field.
  */
-export function backoffDelay(attempt: number, options: BackoffOptions | undefined, random: () => number = Math.random): number {
+export function backoffDelay(
+  attempt: number,
+  options: BackoffOptions | undefined,
+  random: () => number = Math.random,
+): number {
   const checked = options === undefined ? undefined : checkBackoff('backoff', options, throwOptionError);
   const type = checked?.type ?? BACKOFF_DEFAULTS.type;
   const base = checked?.delay ?? BACKOFF_DEFAULTS.delay;

@@ -140,7 +140,8 @@ export class Consumer {
           continue;
         }
         this.dispatchAll(reply.deliveries);
-        if (reply.deliveries.length < room && !this.stopping) await this.waitForWork(reply.nextDueAt, room - reply.deliveries.length);
+        if (reply.deliveries.length < room && !this.stopping)
+          await this.waitForWork(reply.nextDueAt, room - reply.deliveries.length);
       } catch (err) {
         const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
         this.s.log.warn({ err, retryInMs: wait }, 'fetch from the broker failed; retrying');
@@ -158,7 +159,13 @@ export class Consumer {
     this.blocked = true;
     this.acker.release();
     try {
-      const reply = await this.s.broker.waitForWork(this.s.nodeId(), this.s.selection.names, timeout, this.waitController.signal, count);
+      const reply = await this.s.broker.waitForWork(
+        this.s.nodeId(),
+        this.s.selection.names,
+        timeout,
+        this.waitController.signal,
+        count,
+      );
       this.dispatchAll(reply.deliveries);
       // A due time learned while waiting: the next fetch promotes it, after sleeping until then.
       if (reply.deliveries.length === 0 && reply.nextDueAt !== undefined && !this.stopping) {
@@ -260,11 +267,17 @@ export class Consumer {
       }
       leave(false);
       if (s.kind === 'dead' || s.kind === 'retry') {
-        this.s.log[s.kind === 'dead' ? 'error' : 'info']({ jobId: job.id, task: job.task, queue: d.queue, err: outcome }, s.kind === 'dead' ? `job failed: ${s.reason}` : `job will be retried in ${s.delay} ms`);
+        this.s.log[s.kind === 'dead' ? 'error' : 'info'](
+          { jobId: job.id, task: job.task, queue: d.queue, err: outcome },
+          s.kind === 'dead' ? `job failed: ${s.reason}` : `job will be retried in ${s.delay} ms`,
+        );
       }
       this.finish(s);
     };
-    this.s.pool.apply(job.task, job.payload, options).then((v) => settle(true, v), (e: unknown) => settle(false, e));
+    this.s.pool.apply(job.task, job.payload, options).then(
+      (v) => settle(true, v),
+      (e: unknown) => settle(false, e),
+    );
   }
 
   /**
@@ -284,15 +297,39 @@ export class Consumer {
     } catch (err) {
       if (!(err instanceof OptionError)) throw err;
       const reason = `the job's options cannot be applied: ${messageOf(err)}`;
-      this.s.log.error({ jobId: d.job.id, task: d.job.task, queue: d.queue, option: err.option, err }, `job failed: ${reason}`);
-      const attempt = { node: this.s.nodeName, pid: undefined, startedAt: undefined, finishedAt: Date.now(), task: undefined };
-      this.finish({ kind: 'dead', delivery: d, reason, result: keep ? record(d, attempt, 'FAILURE', { error: serializeError(err) }) : undefined });
+      this.s.log.error(
+        { jobId: d.job.id, task: d.job.task, queue: d.queue, option: err.option, err },
+        `job failed: ${reason}`,
+      );
+      const attempt = {
+        node: this.s.nodeName,
+        pid: undefined,
+        startedAt: undefined,
+        finishedAt: Date.now(),
+        task: undefined,
+      };
+      this.finish({
+        kind: 'dead',
+        delivery: d,
+        reason,
+        result: keep ? record(d, attempt, 'FAILURE', { error: serializeError(err) }) : undefined,
+      });
       return true;
     }
   }
 
-  private progress(d: Delivery, state: 'RECEIVED' | 'STARTED', pid: number | undefined, startedAt: number | undefined): void {
-    const result = record(d, { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task: undefined }, state, {});
+  private progress(
+    d: Delivery,
+    state: 'RECEIVED' | 'STARTED',
+    pid: number | undefined,
+    startedAt: number | undefined,
+  ): void {
+    const result = record(
+      d,
+      { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task: undefined },
+      state,
+      {},
+    );
     delete result.finishedAt;
     delete result.runtime;
     this.acker.push({ kind: 'progress', delivery: d, result });

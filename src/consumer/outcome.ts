@@ -29,7 +29,9 @@ export interface Attempt {
 
 /** Errors that no retry can fix: the job goes to the dead set at once. */
 function isPermanent(err: unknown): boolean {
-  return err instanceof UnknownTaskError || err instanceof PayloadDecodeError || err instanceof ResultSerializationError;
+  return (
+    err instanceof UnknownTaskError || err instanceof PayloadDecodeError || err instanceof ResultSerializationError
+  );
 }
 
 export function storesResult(delivery: Delivery, task: TaskOptions | undefined): boolean {
@@ -44,26 +46,49 @@ export function storesResult(delivery: Delivery, task: TaskOptions | undefined):
  * dead set. A retry delay that is not a number (a bad Retry delay or backoff)
  * cannot be scheduled: FAILURE naming it. Pure, so every row is a table test.
  */
-export function settlementFor(delivery: Delivery, ok: boolean, outcome: unknown, attempt: Attempt, random?: () => number): Settlement {
+export function settlementFor(
+  delivery: Delivery,
+  ok: boolean,
+  outcome: unknown,
+  attempt: Attempt,
+  random?: () => number,
+): Settlement {
   const { job } = delivery;
   const keep = storesResult(delivery, attempt.task);
-  if (ok) return { kind: 'ack', delivery, result: keep ? record(delivery, attempt, 'SUCCESS', { value: outcome }) : undefined };
-  if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError || outcome instanceof PoolFailedError) return { kind: 'giveBack', delivery };
+  if (ok)
+    return {
+      kind: 'ack',
+      delivery,
+      result: keep ? record(delivery, attempt, 'SUCCESS', { value: outcome }) : undefined,
+    };
+  if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError || outcome instanceof PoolFailedError)
+    return { kind: 'giveBack', delivery };
   const failure = keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(outcome) }) : undefined;
   if (isPermanent(outcome)) return { kind: 'dead', delivery, reason: messageOf(outcome), result: failure };
   const retries = job.options.retries ?? attempt.task?.retries ?? (outcome instanceof Retry ? DEFAULT_RETRY_BUDGET : 0);
   if (job.attempt < retries) {
     let delay: number;
     try {
-      delay = outcome instanceof Retry && outcome.delay !== undefined
-        ? clampDelay(outcome.delay, 'Retry.delay')
-        : backoffDelay(job.attempt, job.options.backoff ?? attempt.task?.backoff, random);
+      delay =
+        outcome instanceof Retry && outcome.delay !== undefined
+          ? clampDelay(outcome.delay, 'Retry.delay')
+          : backoffDelay(job.attempt, job.options.backoff ?? attempt.task?.backoff, random);
     } catch (err) {
       if (!(err instanceof OptionError)) throw err;
       const reason = `the retry cannot be scheduled: ${err.message}`;
-      return { kind: 'dead', delivery, reason, result: keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(err) }) : undefined };
+      return {
+        kind: 'dead',
+        delivery,
+        reason,
+        result: keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(err) }) : undefined,
+      };
     }
-    return { kind: 'retry', delivery, delay, result: keep ? record(delivery, attempt, 'RETRY', { error: serializeError(outcome) }) : undefined };
+    return {
+      kind: 'retry',
+      delivery,
+      delay,
+      result: keep ? record(delivery, attempt, 'RETRY', { error: serializeError(outcome) }) : undefined,
+    };
   }
   const reason = retries > 0 ? `retries spent (${retries}): ${messageOf(outcome)}` : messageOf(outcome);
   return { kind: 'dead', delivery, reason, result: failure };
@@ -72,13 +97,23 @@ export function settlementFor(delivery: Delivery, ok: boolean, outcome: unknown,
 /** A delivery the broker could not read: straight to the dead set, with a FAILURE result naming why. */
 export function malformedSettlement(delivery: Delivery, node: string): Settlement {
   const reason = `malformed job: ${delivery.malformed ?? 'unreadable entry'}`;
-  const result = record(delivery, { node, pid: undefined, startedAt: undefined, finishedAt: Date.now(), task: undefined }, 'FAILURE', {
-    error: { name: 'MalformedJobError', message: reason },
-  });
+  const result = record(
+    delivery,
+    { node, pid: undefined, startedAt: undefined, finishedAt: Date.now(), task: undefined },
+    'FAILURE',
+    {
+      error: { name: 'MalformedJobError', message: reason },
+    },
+  );
   return { kind: 'dead', delivery, reason, result };
 }
 
-export function record(delivery: Delivery, attempt: Attempt, state: ResultRecord['state'], outcome: Pick<ResultRecord, 'value' | 'error'>): ResultRecord {
+export function record(
+  delivery: Delivery,
+  attempt: Attempt,
+  state: ResultRecord['state'],
+  outcome: Pick<ResultRecord, 'value' | 'error'>,
+): ResultRecord {
   const { job } = delivery;
   const out: ResultRecord = {
     id: job.id,

@@ -13,7 +13,13 @@ const QUEUE_NAME = /^[A-Za-z0-9_.\-]+$/;
 
 /** Parses `-Q critical:3,default` (or an array of names / specs). Weights are positive integers, default 1. */
 export function parseQueues(value: string | readonly (string | QueueSpec)[]): QueueSpec[] {
-  const items = typeof value === 'string' ? value.split(',').map((s) => s.trim()).filter((s) => s.length > 0) : [...value];
+  const items =
+    typeof value === 'string'
+      ? value
+          .split(',')
+          .map((s) => s.trim())
+          .filter((s) => s.length > 0)
+      : [...value];
   if (items.length === 0) throw new OptionError('queues', value, 'one or more queue names, e.g. "critical:3,default"');
   const seen = new Set<string>();
   return items.map((item) => {
@@ -21,12 +27,14 @@ export function parseQueues(value: string | readonly (string | QueueSpec)[]): Qu
     if (typeof item === 'string') {
       const [name = '', weight, ...rest] = item.split(':');
       const w = weight === undefined ? 1 : Number(weight);
-      if (rest.length > 0 || !Number.isInteger(w) || w < 1) throw new OptionError('queues', item, 'name or name:weight with an integer weight >= 1');
+      if (rest.length > 0 || !Number.isInteger(w) || w < 1)
+        throw new OptionError('queues', item, 'name or name:weight with an integer weight >= 1');
       spec = { name, weight: w };
     } else {
       spec = item;
     }
-    if (!QUEUE_NAME.test(spec.name)) throw new OptionError('queues', spec.name, 'a queue name of letters, digits, "_", "-" or "."');
+    if (!QUEUE_NAME.test(spec.name))
+      throw new OptionError('queues', spec.name, 'a queue name of letters, digits, "_", "-" or "."');
     if (seen.has(spec.name)) throw new OptionError('queues', spec.name, 'each queue once');
     seen.add(spec.name);
     return spec;

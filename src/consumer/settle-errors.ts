@@ -3,7 +3,8 @@
  * loading, failing over or out of memory. Sending the same command later can
  * succeed, so these are retried like a lost connection.
  */
-const TRANSIENT_REPLIES = /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|CLUSTERDOWN|NOREPLICAS|MISCONF|OOM|NOSCRIPT|MOVED|ASK)\b/;
+const TRANSIENT_REPLIES =
+  /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|CLUSTERDOWN|NOREPLICAS|MISCONF|OOM|NOSCRIPT|MOVED|ASK)\b/;
 
 /**
  * True when sending the same settlements again would fail the same way: the

@@ -31,7 +31,9 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const broker = `memory://demo-${process.pid}`;
   const worker = new Worker({ app: TASKS, broker, concurrency: options.processes, logger, name: 'demo@local' });
   const client = new Client({ broker, logger });
-  out.write(`prefork demo: ${options.jobs} jobs on ${options.processes} child processes, broker ${broker} (embedded)\n`);
+  out.write(
+    `prefork demo: ${options.jobs} jobs on ${options.processes} child processes, broker ${broker} (embedded)\n`,
+  );
   await worker.start();
   const started = performance.now();
   const handles = await client.enqueueMany(Array.from({ length: options.jobs }, (_, i) => jobFor(i)));
@@ -48,7 +50,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
 }
 
 class Progress {
-  constructor(private readonly out: NodeJS.WriteStream, private readonly total: number) {}
+  constructor(
+    private readonly out: NodeJS.WriteStream,
+    private readonly total: number,
+  ) {}
 
   render(records: readonly ResultRecord[], ms: number, last = false): void {
     const failed = records.filter((r) => r.state === 'FAILURE').length;

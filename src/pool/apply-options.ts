@@ -9,7 +9,8 @@ import type { ResolvedApplyOptions } from './job.js';
  */
 export function resolveApplyOptions(options: unknown): ResolvedApplyOptions | undefined {
   if (options === undefined) return undefined;
-  if (typeof options !== 'object' || options === null || Array.isArray(options)) bad('apply options', options, 'an object');
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    bad('apply options', options, 'an object');
   const o = options as Record<string, unknown>;
   for (const key in o) {
     const value = o[key];
@@ -32,10 +33,11 @@ export function resolveApplyOptions(options: unknown): ResolvedApplyOptions | un
         bad(key, value, 'a known apply() option: id, queue, retries, timeLimit, softTimeLimit, onStart');
     }
   }
-  if (o.timeLimit === undefined && o.softTimeLimit === undefined) return o as ResolvedApplyOptions;
+  if (o.timeLimit === undefined && o.softTimeLimit === undefined) return o;
   const timeLimit = o.timeLimit === undefined ? undefined : checkTimeLimit('timeLimit', o.timeLimit, bad);
-  const softTimeLimit = o.softTimeLimit === undefined ? undefined : checkTimeLimit('softTimeLimit', o.softTimeLimit, bad);
+  const softTimeLimit =
+    o.softTimeLimit === undefined ? undefined : checkTimeLimit('softTimeLimit', o.softTimeLimit, bad);
   checkLimitOrder(timeLimit, softTimeLimit, o.softTimeLimit, 'softTimeLimit', bad);
-  if (timeLimit === o.timeLimit && softTimeLimit === o.softTimeLimit) return o as ResolvedApplyOptions;
+  if (timeLimit === o.timeLimit && softTimeLimit === o.softTimeLimit) return o;
   return { ...(o as ResolvedApplyOptions), timeLimit, softTimeLimit };
 }

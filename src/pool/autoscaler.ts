@@ -68,7 +68,15 @@ export class Autoscaler {
   evaluate(now = Date.now()): ScaleDecision {
     const reserved = this.hooks.reserved();
     const current = this.hooks.current();
-    const decision = decideScale({ reserved, current, max: this.max, min: this.min, now, lastScaleUp: this.lastScaleUp, keepalive: this.keepalive });
+    const decision = decideScale({
+      reserved,
+      current,
+      max: this.max,
+      min: this.min,
+      now,
+      lastScaleUp: this.lastScaleUp,
+      keepalive: this.keepalive,
+    });
     if (decision.action === 'grow') {
       this.hooks.grow(decision.to - current);
       this.lastScaleUp = now;
@@ -81,7 +89,10 @@ export class Autoscaler {
   }
 
   private report(event: ScaleEvent): void {
-    this.log.info(event, `autoscale ${event.direction}: ${event.from} -> ${event.to} processes (reserved ${event.reserved})`);
+    this.log.info(
+      event,
+      `autoscale ${event.direction}: ${event.from} -> ${event.to} processes (reserved ${event.reserved})`,
+    );
     this.hooks.onScale(event);
   }
 }

@@ -20,7 +20,10 @@ export interface ApplyOptions {
 }
 
 /** ApplyOptions after validation: time limits in ms. */
-export type ResolvedApplyOptions = Omit<ApplyOptions, 'timeLimit' | 'softTimeLimit'> & { timeLimit?: number; softTimeLimit?: number };
+export type ResolvedApplyOptions = Omit<ApplyOptions, 'timeLimit' | 'softTimeLimit'> & {
+  timeLimit?: number;
+  softTimeLimit?: number;
+};
 
 /** The parent's record of one applied job, from apply() until it settles. */
 export class PoolJob {

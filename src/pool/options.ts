@@ -72,9 +72,25 @@ export interface ResolvedPoolOptions {
 }
 
 const KNOWN = new Set<string>([
-  'app', 'processes', 'autoscale', 'keepalive', 'autoscaleInterval', 'strategy', 'maxTasksPerChild',
-  'maxMemoryPerChild', 'timeLimit', 'softTimeLimit', 'procAliveTimeout', 'maxRestarts', 'restartWindow',
-  'maxFrameSize', 'execPath', 'execArgv', 'env', 'killTimeout', 'logger',
+  'app',
+  'processes',
+  'autoscale',
+  'keepalive',
+  'autoscaleInterval',
+  'strategy',
+  'maxTasksPerChild',
+  'maxMemoryPerChild',
+  'timeLimit',
+  'softTimeLimit',
+  'procAliveTimeout',
+  'maxRestarts',
+  'restartWindow',
+  'maxFrameSize',
+  'execPath',
+  'execArgv',
+  'env',
+  'killTimeout',
+  'logger',
 ]);
 
 export const POOL_DEFAULTS = {
@@ -92,15 +108,26 @@ export const POOL_DEFAULTS = {
 export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
   if (typeof input !== 'object' || input === null) throw new OptionError('options', input, 'an object');
   for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key)) throw new OptionError(key, (input as unknown as Record<string, unknown>)[key], `a known Pool option (unknown option "${key}")`);
+    if (!KNOWN.has(key))
+      throw new OptionError(
+        key,
+        (input as unknown as Record<string, unknown>)[key],
+        `a known Pool option (unknown option "${key}")`,
+      );
   }
-  if (typeof input.app !== 'string' || input.app.length === 0) throw new OptionError('app', input.app, 'the path of a task module');
+  if (typeof input.app !== 'string' || input.app.length === 0)
+    throw new OptionError('app', input.app, 'the path of a task module');
   const autoscale = input.autoscale === undefined ? undefined : parseAutoscale(input.autoscale);
   if (input.autoscale !== undefined && autoscale === undefined) {
-    throw new OptionError('autoscale', input.autoscale, '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max');
+    throw new OptionError(
+      'autoscale',
+      input.autoscale,
+      '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max',
+    );
   }
   const processes = input.processes ?? availableParallelism();
-  if (!Number.isInteger(processes) || processes < 1) throw new OptionError('processes', input.processes, 'an integer >= 1');
+  if (!Number.isInteger(processes) || processes < 1)
+    throw new OptionError('processes', input.processes, 'an integer >= 1');
   const strategy = input.strategy ?? POOL_DEFAULTS.strategy;
   if (strategy !== 'fair' && strategy !== 'fcfs') throw new OptionError('strategy', input.strategy, '"fair" or "fcfs"');
   const timeLimit = optionalDuration('timeLimit', input.timeLimit, 'timer');
@@ -111,24 +138,31 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
   if (input.execPath !== undefined && (typeof input.execPath !== 'string' || input.execPath.length === 0)) {
     throw new OptionError('execPath', input.execPath, 'the path of a node binary');
   }
-  if (input.execArgv !== undefined && (!Array.isArray(input.execArgv) || input.execArgv.some((a) => typeof a !== 'string'))) {
+  if (
+    input.execArgv !== undefined &&
+    (!Array.isArray(input.execArgv) || input.execArgv.some((a) => typeof a !== 'string'))
+  ) {
     throw new OptionError('execArgv', input.execArgv, 'an array of strings');
   }
-  if (input.env !== undefined && (typeof input.env !== 'object' || input.env === null)) throw new OptionError('env', input.env, 'an object of strings');
-  if (input.logger !== undefined && typeof input.logger?.child !== 'function') throw new OptionError('logger', '[object]', 'a pino logger');
+  if (input.env !== undefined && (typeof input.env !== 'object' || input.env === null))
+    throw new OptionError('env', input.env, 'an object of strings');
+  if (input.logger !== undefined && typeof input.logger?.child !== 'function')
+    throw new OptionError('logger', '[object]', 'a pino logger');
   return {
     app: input.app,
     processes,
     autoscale: autoscale && { max: autoscale[0], min: autoscale[1] },
     // keepalive is compared with Date.now(), never waited on: any length is fine.
     keepalive: optionalDuration('keepalive', input.keepalive, 'any') ?? POOL_DEFAULTS.keepalive,
-    autoscaleInterval: optionalDuration('autoscaleInterval', input.autoscaleInterval, 'timer') ?? POOL_DEFAULTS.autoscaleInterval,
+    autoscaleInterval:
+      optionalDuration('autoscaleInterval', input.autoscaleInterval, 'timer') ?? POOL_DEFAULTS.autoscaleInterval,
     strategy,
     maxTasksPerChild: optionalInteger('maxTasksPerChild', input.maxTasksPerChild, 1),
     maxMemoryPerChild: optionalSize('maxMemoryPerChild', input.maxMemoryPerChild),
     timeLimit,
     softTimeLimit,
-    procAliveTimeout: optionalDuration('procAliveTimeout', input.procAliveTimeout, 'timer') ?? POOL_DEFAULTS.procAliveTimeout,
+    procAliveTimeout:
+      optionalDuration('procAliveTimeout', input.procAliveTimeout, 'timer') ?? POOL_DEFAULTS.procAliveTimeout,
     maxRestarts: optionalInteger('maxRestarts', input.maxRestarts, 1) ?? POOL_DEFAULTS.maxRestarts,
     // A sliding window over timestamps, never a timer.
     restartWindow: optionalDuration('restartWindow', input.restartWindow, 'positive') ?? POOL_DEFAULTS.restartWindow,
@@ -153,9 +187,14 @@ export function optionalDuration(name: string, value: unknown, kind: DurationKin
   if (value === undefined) return undefined;
   const positive = kind === 'positive' || kind === 'timer';
   const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || (positive && ms <= 0)) throw new OptionError(name, value, `a ${positive ? 'positive ' : ''}duration in ms or a string like "30s"`);
+  if (ms === undefined || (positive && ms <= 0))
+    throw new OptionError(name, value, `a ${positive ? 'positive ' : ''}duration in ms or a string like "30s"`);
   if ((kind === 'timer' || kind === 'wait') && ms > MAX_TIMER_MS) {
-    throw new OptionError(name, value, `at most ${MAX_TIMER_MS} ms (about 24.8 days): longer timers fire at once in Node`);
+    throw new OptionError(
+      name,
+      value,
+      `at most ${MAX_TIMER_MS} ms (about 24.8 days): longer timers fire at once in Node`,
+    );
   }
   return ms;
 }

@@ -1,6 +1,14 @@
 import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
-import { AppLoadError, JobWithdrawnError, OptionError, PoolClosedError, PoolFailedError, TimeLimitExceeded, type WorkerLostError } from '../errors.js';
+import {
+  AppLoadError,
+  JobWithdrawnError,
+  OptionError,
+  PoolClosedError,
+  PoolFailedError,
+  TimeLimitExceeded,
+  type WorkerLostError,
+} from '../errors.js';
 import { defaultLogger } from '../logger.js';
 import { parseAutoscale } from '../units.js';
 import { MessageType, type ChildMessage, type SerializedError } from '../protocol/messages.js';
@@ -17,9 +25,21 @@ import { TimeoutHandler } from './timeout-handler.js';
 import type { ProcessOwner, WorkerProcess } from './worker-process.js';
 import type { TaskOptions } from '../tasks.js';
 
-export interface ProcessUpEvent { pid: number }
-export interface ProcessDownEvent { pid: number; exitCode: number | null; signal: NodeJS.Signals | null; expected: boolean }
-export interface JobLostEvent { id: string; name: string; pid: number; error: WorkerLostError | TimeLimitExceeded }
+export interface ProcessUpEvent {
+  pid: number;
+}
+export interface ProcessDownEvent {
+  pid: number;
+  exitCode: number | null;
+  signal: NodeJS.Signals | null;
+  expected: boolean;
+}
+export interface JobLostEvent {
+  id: string;
+  name: string;
+  pid: number;
+  error: WorkerLostError | TimeLimitExceeded;
+}
 
 export interface PoolEvents {
   'process-up': [ProcessUpEvent];
@@ -78,7 +98,12 @@ export class Pool extends EventEmitter<PoolEvents> {
     };
     this.supervisor = new Supervisor(
       {
-        spawn: { config: { app: o.app, maxFrameSize: o.maxFrameSize, reportMemory: o.maxMemoryPerChild !== undefined }, execPath: o.execPath, execArgv: o.execArgv, env: o.env },
+        spawn: {
+          config: { app: o.app, maxFrameSize: o.maxFrameSize, reportMemory: o.maxMemoryPerChild !== undefined },
+          execPath: o.execPath,
+          execArgv: o.execArgv,
+          env: o.env,
+        },
         procAliveTimeout: o.procAliveTimeout,
         maxRestarts: o.maxRestarts,
         restartWindow: o.restartWindow,
@@ -103,7 +128,8 @@ export class Pool extends EventEmitter<PoolEvents> {
         this.taskDefaults = options;
         this.supervisor.onWorkerUp(proc);
       },
-      onInitError: (proc, err) => this.supervisor.onInitError(proc, new AppLoadError(o.app, describeError(err)).message),
+      onInitError: (proc, err) =>
+        this.supervisor.onInitError(proc, new AppLoadError(o.app, describeError(err)).message),
       onStarted: (proc, job) => this.onStarted(proc, job),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
@@ -113,19 +139,27 @@ export class Pool extends EventEmitter<PoolEvents> {
       onSoftTimeout: (proc, job) => proc.send([MessageType.SOFT_TIMEOUT, job.seq]),
     });
     if (o.autoscale !== undefined) {
-      this.autoscaler = new Autoscaler(o.autoscale.max, o.autoscale.min, o.keepalive, o.autoscaleInterval, {
-        reserved: () => this.reserved,
-        current: () => this.supervisor.activeCount,
-        grow: (n) => this.supervisor.grow(n),
-        shrink: (n) => this.supervisor.shrink(n),
-        onScale: (event) => this.emit('autoscale', event),
-      }, this.log);
+      this.autoscaler = new Autoscaler(
+        o.autoscale.max,
+        o.autoscale.min,
+        o.keepalive,
+        o.autoscaleInterval,
+        {
+          reserved: () => this.reserved,
+          current: () => this.supervisor.activeCount,
+          grow: (n) => this.supervisor.grow(n),
+          shrink: (n) => this.supervisor.shrink(n),
+          onScale: (event) => this.emit('autoscale', event),
+        },
+        this.log,
+      );
     }
   }
 
   /** Spawns the children; resolves when the first `processes` (or autoscale `min`) have loaded the task module. */
   start(): Promise<void> {
-    if (this.state !== 'created') return Promise.reject(new PoolClosedError(`start() called on a pool that is ${this.state}`));
+    if (this.state !== 'created')
+      return Promise.reject(new PoolClosedError(`start() called on a pool that is ${this.state}`));
     this.state = 'running';
     const initial = this.autoscaler ? this.autoscaler.min : this.options.processes;
     // Always a promise: a failure here rejects it, never throws (spawn errors themselves arrive later, as exits).
@@ -150,21 +184,25 @@ export class Pool extends EventEmitter<PoolEvents> {
   apply(name: string, args: JobArgs = [], options?: ApplyOptions): Promise<unknown> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.state === 'closing' || this.state === 'closed') return Promise.reject(new PoolClosedError());
-    if (typeof name !== 'string' || name.length === 0) return Promise.reject(new TypeError(`apply(): task name must be a non-empty string, got ${typeof name}`));
+    if (typeof name !== 'string' || name.length === 0)
+      return Promise.reject(new TypeError(`apply(): task name must be a non-empty string, got ${typeof name}`));
     if (!Array.isArray(args) && !(args instanceof Uint8Array)) {
-      return Promise.reject(new TypeError(`apply(${name}): args must be an array (or msgpack-encoded bytes), got ${typeof args}`));
+      return Promise.reject(
+        new TypeError(`apply(${name}): args must be an array (or msgpack-encoded bytes), got ${typeof args}`),
+      );
     }
     let opts: ResolvedApplyOptions | undefined;
     try {
       opts = resolveApplyOptions(options);
     } catch (err) {
-      return Promise.reject(err as Error);
+      return Promise.reject(err);
     }
     return new Promise((resolve, reject) => {
       const seq = ++this.seq;
-      const meta = opts && (opts.id !== undefined || opts.queue !== undefined || opts.retries !== undefined)
-        ? { id: opts.id ?? String(seq), queue: opts.queue, retries: opts.retries ?? 0 }
-        : null;
+      const meta =
+        opts && (opts.id !== undefined || opts.queue !== undefined || opts.retries !== undefined)
+          ? { id: opts.id ?? String(seq), queue: opts.queue, retries: opts.retries ?? 0 }
+          : null;
       const job = new PoolJob(seq, name, args, meta, opts, resolve, reject);
       this.pending++;
       this.totals.applied++;
@@ -213,7 +251,8 @@ export class Pool extends EventEmitter<PoolEvents> {
 
   /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */
   setAutoscale(max: number, min: number): void {
-    if (this.autoscaler === undefined) throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
+    if (this.autoscaler === undefined)
+      throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
     if (parseAutoscale([max, min]) === undefined) {
       throw new OptionError('autoscale', [max, min], '[max, min]: integers with max >= 1 and 0 <= min <= max');
     }
@@ -235,13 +274,17 @@ export class Pool extends EventEmitter<PoolEvents> {
   }
 
   stats(): PoolStats {
-    return collectStats(this.supervisor.procs, { ...this.totals, restarts: this.supervisor.restarts }, {
-      pending: this.pending,
-      reserved: this.reserved,
-      outbound: this.tasks.outbound.length,
-      strategy: this.options.strategy,
-      autoscale: this.autoscaler && { max: this.autoscaler.max, min: this.autoscaler.min },
-    });
+    return collectStats(
+      this.supervisor.procs,
+      { ...this.totals, restarts: this.supervisor.restarts },
+      {
+        pending: this.pending,
+        reserved: this.reserved,
+        outbound: this.tasks.outbound.length,
+        strategy: this.options.strategy,
+        autoscale: this.autoscaler && { max: this.autoscaler.max, min: this.autoscaler.min },
+      },
+    );
   }
 
   /** Refuses new jobs, waits for every applied job to settle, then lets the children exit. */
@@ -312,7 +355,10 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.settle(job, ok, outcome);
     const limit = this.options.maxMemoryPerChild;
     if (limit !== undefined && rss !== undefined && rss > limit && !proc.retiring) {
-      this.log.info({ childPid: proc.pid, rss, maxMemoryPerChild: limit }, 'child over maxMemoryPerChild; replacing it');
+      this.log.info(
+        { childPid: proc.pid, rss, maxMemoryPerChild: limit },
+        'child over maxMemoryPerChild; replacing it',
+      );
       this.supervisor.retire(proc);
     }
   }
@@ -324,7 +370,10 @@ export class Pool extends EventEmitter<PoolEvents> {
         this.settle(started, false, new PoolClosedError('the pool was terminated while the job was running'));
       } else {
         this.totals.lost++;
-        this.log.warn({ childPid: proc.pid, jobId: started.id, task: started.name, err: error }, 'job lost with its child');
+        this.log.warn(
+          { childPid: proc.pid, jobId: started.id, task: started.name, err: error },
+          'job lost with its child',
+        );
         this.emit('job-lost', { id: started.id, name: started.name, pid: proc.pid, error: error as WorkerLostError });
         this.settle(started, false, error);
       }
@@ -344,7 +393,8 @@ export class Pool extends EventEmitter<PoolEvents> {
     const rerun: PoolJob[] = [];
     for (const job of unstarted) {
       if (job.withdrawing) this.settle(job, false, new JobWithdrawnError());
-      else if (going) this.settle(job, false, this.failure ?? new PoolClosedError('the pool was terminated before the job started'));
+      else if (going)
+        this.settle(job, false, this.failure ?? new PoolClosedError('the pool was terminated before the job started'));
       else rerun.push(job);
     }
     if (rerun.length > 0) {
@@ -365,8 +415,16 @@ export class Pool extends EventEmitter<PoolEvents> {
     if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
   }
 
-  private onProcessDown(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null, expected: boolean): void {
-    this.log[expected ? 'debug' : 'warn']({ childPid: proc.pid, exitCode, signal }, expected ? 'child exited' : 'child died');
+  private onProcessDown(
+    proc: WorkerProcess,
+    exitCode: number | null,
+    signal: NodeJS.Signals | null,
+    expected: boolean,
+  ): void {
+    this.log[expected ? 'debug' : 'warn'](
+      { childPid: proc.pid, exitCode, signal },
+      expected ? 'child exited' : 'child died',
+    );
     this.emit('process-down', { pid: proc.pid, exitCode, signal, expected });
   }
 

@@ -35,7 +35,8 @@ export class ResultHandler {
   private readonly handlers = {
     [MessageType.WORKER_UP]: (proc, msg) => {
       const tasks = msg[2];
-      if (!Array.isArray(tasks) || proc.state !== 'starting') throw new ProtocolError(`unexpected WORKER_UP from child ${proc.pid}`);
+      if (!Array.isArray(tasks) || proc.state !== 'starting')
+        throw new ProtocolError(`unexpected WORKER_UP from child ${proc.pid}`);
       const options = msg[3];
       this.hooks.onWorkerUp(proc, tasks.map(String), typeof options === 'object' && options !== null ? options : {});
     },
@@ -76,14 +77,17 @@ export class ResultHandler {
 
   handle(proc: WorkerProcess, msg: ChildMessage): void {
     const handler = this.handlers[msg[0]] as Handler<ChildMessage> | undefined;
-    if (handler === undefined) throw new ProtocolError(`child ${proc.pid} sent an unknown message type ${String(msg[0])}`);
+    if (handler === undefined)
+      throw new ProtocolError(`child ${proc.pid} sent an unknown message type ${String(msg[0])}`);
     handler(proc, msg);
   }
 
   private expectHead(proc: WorkerProcess, seq: unknown, what: string): PoolJob {
     const job = proc.inFlight.peek();
     if (job === undefined || job.seq !== seq) {
-      throw new ProtocolError(`child ${proc.pid} sent ${what} for job ${String(seq)}, expected ${job === undefined ? 'nothing' : job.seq}`);
+      throw new ProtocolError(
+        `child ${proc.pid} sent ${what} for job ${String(seq)}, expected ${job === undefined ? 'nothing' : job.seq}`,
+      );
     }
     return job;
   }

@@ -33,7 +33,11 @@ export interface PoolStats {
   autoscale: { max: number; min: number } | undefined;
 }
 
-export function collectStats(procs: readonly WorkerProcess[], totals: PoolTotals, rest: Omit<PoolStats, 'processes' | 'totals'>): PoolStats {
+export function collectStats(
+  procs: readonly WorkerProcess[],
+  totals: PoolTotals,
+  rest: Omit<PoolStats, 'processes' | 'totals'>,
+): PoolStats {
   const now = Date.now();
   return {
     processes: procs.map((proc) => {

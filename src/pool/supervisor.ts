@@ -133,9 +133,10 @@ export class Supervisor {
   onExit(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null): void {
     clearTimeout(this.aliveTimers.get(proc));
     this.aliveTimers.delete(proc);
-    const detail = proc.spawnError !== undefined
-      ? `cannot start a child process (${this.settings.spawn.execPath}): ${proc.spawnError.message}`
-      : this.initErrors.get(proc);
+    const detail =
+      proc.spawnError !== undefined
+        ? `cannot start a child process (${this.settings.spawn.execPath}): ${proc.spawnError.message}`
+        : this.initErrors.get(proc);
     this.initErrors.delete(proc);
     const index = this.procs.indexOf(proc);
     if (index >= 0) this.procs.splice(index, 1);
@@ -143,16 +144,22 @@ export class Supervisor {
     const started = held[0] !== undefined && held[0].startedAt > 0 ? held[0] : undefined;
     const unstarted = started ? held.slice(1) : held;
     // Expected: we killed it, or we asked it to go and it left cleanly. A retiring child that crashes is a death like any other.
-    const expected = proc.retiring && !(proc.killReason instanceof ProtocolError) && (proc.killed || (exitCode === 0 && signal === null));
+    const expected =
+      proc.retiring &&
+      !(proc.killReason instanceof ProtocolError) &&
+      (proc.killed || (exitCode === 0 && signal === null));
     if (held.length > 0) {
-      const reason = proc.killReason instanceof ProtocolError ? `protocol error: ${proc.killReason.message}` : undefined;
-      const error = proc.killReason !== undefined && !(proc.killReason instanceof ProtocolError)
-        ? proc.killReason
-        : new WorkerLostError(proc.pid, exitCode, signal, reason);
+      const reason =
+        proc.killReason instanceof ProtocolError ? `protocol error: ${proc.killReason.message}` : undefined;
+      const error =
+        proc.killReason !== undefined && !(proc.killReason instanceof ProtocolError)
+          ? proc.killReason
+          : new WorkerLostError(proc.pid, exitCode, signal, reason);
       this.hooks.onJobsOrphaned(proc, started, unstarted, error);
     }
     // A process that never started was never up: no process-down, but say why.
-    if (proc.spawnError !== undefined) this.log.warn({ err: proc.spawnError, execPath: this.settings.spawn.execPath }, 'cannot start a child process');
+    if (proc.spawnError !== undefined)
+      this.log.warn({ err: proc.spawnError, execPath: this.settings.spawn.execPath }, 'cannot start a child process');
     else this.hooks.onProcessDown(proc, exitCode, signal, expected);
     if (!this.running) return;
     if (!expected || proc.killReason !== undefined) this.restarts++;
@@ -174,20 +181,32 @@ export class Supervisor {
    */
   private spawnLater(): void {
     if (this.spawnTimer !== undefined) return;
-    this.spawnBackoff = Math.min(SPAWN_BACKOFF_MAX_MS, this.spawnBackoff === 0 ? SPAWN_BACKOFF_MIN_MS : this.spawnBackoff * 2);
-    this.log.warn({ retryInMs: this.spawnBackoff }, 'spawning a child failed for want of resources; trying again after a pause');
+    this.spawnBackoff = Math.min(
+      SPAWN_BACKOFF_MAX_MS,
+      this.spawnBackoff === 0 ? SPAWN_BACKOFF_MIN_MS : this.spawnBackoff * 2,
+    );
+    this.log.warn(
+      { retryInMs: this.spawnBackoff },
+      'spawning a child failed for want of resources; trying again after a pause',
+    );
     this.spawnTimer = setTimeout(() => {
       this.spawnTimer = undefined;
       this.maintain();
     }, this.spawnBackoff);
   }
 
-  private fail(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null, detail: string | undefined): void {
+  private fail(
+    proc: WorkerProcess,
+    exitCode: number | null,
+    signal: NodeJS.Signals | null,
+    detail: string | undefined,
+  ): void {
     this.failed = true;
     const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
-    const message = detail !== undefined
-      ? `pool failed: ${detail} (child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms)`
-      : `pool failed: child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms before doing any work (last: pid ${proc.pid}, ${how})`;
+    const message =
+      detail !== undefined
+        ? `pool failed: ${detail} (child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms)`
+        : `pool failed: child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms before doing any work (last: pid ${proc.pid}, ${how})`;
     this.hooks.onFatal(new PoolFailedError(message));
   }
 
@@ -197,8 +216,14 @@ export class Supervisor {
     const timer = setTimeout(() => {
       this.aliveTimers.delete(proc);
       if (proc.state !== 'starting') return;
-      this.log.warn({ childPid: proc.pid, procAliveTimeout: this.settings.procAliveTimeout }, 'child sent no WORKER_UP in time; killing it');
-      this.initErrors.set(proc, `child ${proc.pid} sent no WORKER_UP within procAliveTimeout (${this.settings.procAliveTimeout} ms)`);
+      this.log.warn(
+        { childPid: proc.pid, procAliveTimeout: this.settings.procAliveTimeout },
+        'child sent no WORKER_UP in time; killing it',
+      );
+      this.initErrors.set(
+        proc,
+        `child ${proc.pid} sent no WORKER_UP within procAliveTimeout (${this.settings.procAliveTimeout} ms)`,
+      );
       proc.kill('SIGKILL');
       // Killed by us, but it is a boot failure: count it.
       proc.retiring = false;
@@ -208,7 +233,7 @@ export class Supervisor {
   }
 }
 
-function isTransient(err: Error | undefined): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+function isTransient(err: NodeJS.ErrnoException | undefined): boolean {
+  const code = err?.code;
   return code !== undefined && TRANSIENT_SPAWN_ERRORS.has(code);
 }

@@ -4,7 +4,13 @@ import { fileURLToPath } from 'node:url';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
 import { ProtocolError } from '../errors.js';
-import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ChildMessage, type ParentMessage } from '../protocol/messages.js';
+import {
+  CHILD_CONFIG_ENV,
+  MessageType,
+  type ChildConfig,
+  type ChildMessage,
+  type ParentMessage,
+} from '../protocol/messages.js';
 import { Fifo, type PoolJob } from './job.js';
 
 /** After a child exits, how long to keep reading frames still in its outq. */
@@ -67,7 +73,10 @@ export class WorkerProcess {
   private finished = false;
   private settleExit!: () => void;
 
-  constructor(settings: SpawnSettings, private readonly owner: ProcessOwner) {
+  constructor(
+    settings: SpawnSettings,
+    private readonly owner: ProcessOwner,
+  ) {
     this.decoder = new FrameDecoder(settings.config.maxFrameSize);
     this.exited = new Promise((resolve) => {
       this.settleExit = resolve;
@@ -161,13 +170,16 @@ export class WorkerProcess {
    * here and not started; anything else breaks the protocol.
    */
   takeWithdrawn(seqs: unknown): PoolJob[] {
-    if (!Array.isArray(seqs) || seqs.length === 0) throw new ProtocolError(`child ${this.pid} sent a WITHDRAWN without job numbers`);
+    if (!Array.isArray(seqs) || seqs.length === 0)
+      throw new ProtocolError(`child ${this.pid} sent a WITHDRAWN without job numbers`);
     const wanted = new Set<unknown>(seqs);
     let held = 0;
     for (const job of this.inFlight) if (wanted.has(job.seq) && job.startedAt === 0) held++;
     // Checked before anything is taken: on a protocol error the jobs stay in flight and the child's exit settles them.
     if (held !== wanted.size || held !== seqs.length) {
-      throw new ProtocolError(`child ${this.pid} gave back jobs ${seqs.map(String).join(',')} that it does not hold unstarted`);
+      throw new ProtocolError(
+        `child ${this.pid} gave back jobs ${seqs.map(String).join(',')} that it does not hold unstarted`,
+      );
     }
     return this.inFlight.removeWhere((job) => wanted.has(job.seq));
   }
@@ -222,7 +234,8 @@ export class WorkerProcess {
     if (this.killReason !== undefined) return;
     try {
       this.decoder.decode(chunk, (msg) => {
-        if (!Array.isArray(msg) || typeof msg[0] !== 'number') throw new Error(`malformed frame from child: not a message tuple`);
+        if (!Array.isArray(msg) || typeof msg[0] !== 'number')
+          throw new Error(`malformed frame from child: not a message tuple`);
         this.owner.onMessage(this, msg as ChildMessage);
       });
     } catch (err) {

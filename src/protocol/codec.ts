@@ -12,7 +12,7 @@ const packr = new Packr({
   writeFunction: () => {
     throw new TypeError('a function cannot be serialized');
   },
-} as ConstructorParameters<typeof Packr>[0]);
+});
 const unpackr = new Unpackr({ useRecords: false, moreTypes: true, mapsAsObjects: true });
 
 export const HEADER_SIZE = 4;

@@ -28,7 +28,12 @@ export function serializeError(err: unknown): SerializedError {
     any = true;
   }
   if (err.cause !== undefined && !('cause' in props)) {
-    props.cause = err.cause instanceof Error ? serializeError(err.cause) : isEncodable(err.cause) ? err.cause : safeString(err.cause);
+    props.cause =
+      err.cause instanceof Error
+        ? serializeError(err.cause)
+        : isEncodable(err.cause)
+          ? err.cause
+          : safeString(err.cause);
     any = true;
   }
   if (any) out.props = props;
@@ -43,7 +48,8 @@ const KNOWN: Record<string, ErrorFactory> = {
   UnknownTaskError: (e) => new UnknownTaskError(String(e.props?.task ?? '?')),
   ResultSerializationError: (e) => new ResultSerializationError(String(e.props?.task ?? '?'), e.message),
   PayloadDecodeError: (e) => new PayloadDecodeError(String(e.props?.task ?? '?'), e.message),
-  Retry: (e) => new Retry({ delay: typeof e.props?.delay === 'number' ? e.props.delay : undefined, message: e.message }),
+  Retry: (e) =>
+    new Retry({ delay: typeof e.props?.delay === 'number' ? e.props.delay : undefined, message: e.message }),
 };
 
 /** Rebuilds an Error in the parent: name, message, stack and own properties as the child sent them. */
@@ -55,14 +61,20 @@ export function deserializeError(e: SerializedError): Error {
   if (e.stack !== undefined) err.stack = e.stack;
   if (e.props) {
     for (const [key, value] of Object.entries(e.props)) {
-      (err as unknown as Record<string, unknown>)[key] = key === 'cause' && isSerializedError(value) ? deserializeError(value) : value;
+      (err as unknown as Record<string, unknown>)[key] =
+        key === 'cause' && isSerializedError(value) ? deserializeError(value) : value;
     }
   }
   return err;
 }
 
 function isSerializedError(v: unknown): v is SerializedError {
-  return typeof v === 'object' && v !== null && typeof (v as SerializedError).name === 'string' && typeof (v as SerializedError).message === 'string';
+  return (
+    typeof v === 'object' &&
+    v !== null &&
+    typeof (v as SerializedError).name === 'string' &&
+    typeof (v as SerializedError).message === 'string'
+  );
 }
 
 function isEncodable(value: unknown): boolean {

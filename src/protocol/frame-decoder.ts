@@ -1,7 +1,10 @@
 import { decodeRange, HEADER_SIZE } from './codec.js';
 
 export class FrameTooLargeError extends Error {
-  constructor(readonly size: number, readonly max: number) {
+  constructor(
+    readonly size: number,
+    readonly max: number,
+  ) {
     super(`frame of ${size} bytes exceeds the maximum of ${max} bytes (maxFrameSize)`);
     this.name = 'FrameTooLargeError';
   }

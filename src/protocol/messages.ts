@@ -37,7 +37,13 @@ export interface SerializedError {
 }
 
 /** `args` is an array, or msgpack bytes of one that the child decodes (the parent never decodes a broker's payload). */
-export type JobFrame = [typeof MessageType.JOB, seq: number, name: string, args: unknown[] | Uint8Array, meta: JobMeta | null];
+export type JobFrame = [
+  typeof MessageType.JOB,
+  seq: number,
+  name: string,
+  args: unknown[] | Uint8Array,
+  meta: JobMeta | null,
+];
 export type ShutdownFrame = [typeof MessageType.SHUTDOWN];
 export type SoftTimeoutFrame = [typeof MessageType.SOFT_TIMEOUT, seq: number];
 /** Give back every job received and not started yet (warm stop, withdraw()). */
@@ -45,7 +51,12 @@ export type WithdrawFrame = [typeof MessageType.WITHDRAW];
 export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame | WithdrawFrame;
 
 /** `options`: the per-task defaults declared with defineTasks, so the parent can honour them without loading user code. */
-export type WorkerUpFrame = [typeof MessageType.WORKER_UP, pid: number, tasks: string[], options?: Record<string, TaskOptions>];
+export type WorkerUpFrame = [
+  typeof MessageType.WORKER_UP,
+  pid: number,
+  tasks: string[],
+  options?: Record<string, TaskOptions>,
+];
 export type AckFrame = [typeof MessageType.ACK, seq: number];
 /** `rss` is sent only when the parent asked for memory accounting. */
 export type ResultOkFrame = [typeof MessageType.RESULT_OK, seq: number, value: unknown, rss?: number];
@@ -56,7 +67,8 @@ export type InitErrorFrame = [typeof MessageType.INIT_ERROR, error: SerializedEr
  * came, or a JOB that arrived after SHUTDOWN. They were never started.
  */
 export type WithdrawnFrame = [typeof MessageType.WITHDRAWN, seqs: number[]];
-export type ChildMessage = WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame | WithdrawnFrame;
+export type ChildMessage =
+  WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame | WithdrawnFrame;
 
 /** Configuration handed to a child through its environment. */
 export interface ChildConfig {

@@ -27,14 +27,25 @@ export function eachBrokerScope(kind: 'memory' | 'redis', prefix: string): Broke
   });
   return {
     async broker(options: BrokerOptions = {}): Promise<Broker> {
-      scope ??= { url: kind === 'memory' ? `memory://${prefix}-${randomUUID()}` : inject('redisUrl'), namespace: `${prefix}${randomUUID().slice(0, 8)}` };
+      scope ??= {
+        url: kind === 'memory' ? `memory://${prefix}-${randomUUID()}` : inject('redisUrl'),
+        namespace: `${prefix}${randomUUID().slice(0, 8)}`,
+      };
       const b = createBroker(scope.url, { namespace: scope.namespace, logger: silent, ...options });
       open.push(b);
       await b.connect();
       return b;
     },
     async node(b: Broker, id: string, queues: string[] = ['q']): Promise<string> {
-      await b.register({ id, name: `${id}@test`, host: 'test', pid: process.pid, queues, concurrency: '1', startedAt: Date.now() });
+      await b.register({
+        id,
+        name: `${id}@test`,
+        host: 'test',
+        pid: process.pid,
+        queues,
+        concurrency: '1',
+        startedAt: Date.now(),
+      });
       return id;
     },
   };

@@ -79,7 +79,11 @@ export function pids(pool: Pool): number[] {
 }
 
 /** Applies `name` and resolves with the pid of the child once it has started the job (its ACK arrived). */
-export function applyAndAwaitStart(pool: Pool, name: string, args: unknown[] = []): { result: Promise<unknown>; started: Promise<number> } {
+export function applyAndAwaitStart(
+  pool: Pool,
+  name: string,
+  args: unknown[] = [],
+): { result: Promise<unknown>; started: Promise<number> } {
   let onStart!: (info: { pid: number }) => void;
   const started = new Promise<number>((resolve) => {
     onStart = (info) => resolve(info.pid);

@@ -24,7 +24,8 @@ export function captureLog(): { log: Logger; lines: Record<string, unknown>[] } 
   const lines: Record<string, unknown>[] = [];
   const stream = new Writable({
     write(chunk: Buffer, _encoding, done) {
-      for (const line of chunk.toString().split('\n')) if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
+      for (const line of chunk.toString().split('\n'))
+        if (line.trim() !== '') lines.push(JSON.parse(line) as Record<string, unknown>);
       done();
     },
   });
@@ -71,10 +72,13 @@ export function readLedger(file: string): { id: string; queue: string; at: numbe
   } catch {
     return [];
   }
-  return text.split('\n').filter(Boolean).map((line) => {
-    const [id = '', queue = '', at = '0'] = line.split(' ');
-    return { id, queue, at: Number(at) };
-  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => {
+      const [id = '', queue = '', at = '0'] = line.split(' ');
+      return { id, queue, at: Number(at) };
+    });
 }
 
 export function makeWorker(options: Partial<WorkerOptions> & { broker: string; ledger?: string }): Worker {
@@ -102,7 +106,11 @@ export async function cleanup(): Promise<void> {
 }
 
 /** Waits until `check()` is true; the deadline only keeps a broken test from hanging. */
-export async function waitUntil(check: () => boolean | Promise<boolean>, what: string, deadlineMs = 30_000): Promise<void> {
+export async function waitUntil(
+  check: () => boolean | Promise<boolean>,
+  what: string,
+  deadlineMs = 30_000,
+): Promise<void> {
   const end = Date.now() + deadlineMs;
   while (!(await check())) {
     if (Date.now() > end) throw new Error(`gave up waiting: ${what}`);
@@ -118,11 +126,17 @@ export interface NodeProcess {
 
 /** A worker node in its own process (test/fixtures/worker-node.mjs); resolves once it consumes. */
 export function startNode(options: Record<string, unknown>, ledger: string): Promise<NodeProcess> {
-  const proc = spawn(process.execPath, [fixture('worker-node.mjs'), JSON.stringify({ app: fixture('worker-tasks.mjs'), ...options })], {
-    stdio: ['ignore', 'pipe', 'inherit'],
-    env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const proc = spawn(
+    process.execPath,
+    [fixture('worker-node.mjs'), JSON.stringify({ app: fixture('worker-tasks.mjs'), ...options })],
+    {
+      stdio: ['ignore', 'pipe', 'inherit'],
+      env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
+    },
+  );
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   stoppers.push(async () => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
     await exited;
@@ -134,6 +148,8 @@ export function startNode(options: Record<string, unknown>, ledger: string): Pro
       const m = /ready (\S+)/.exec(out);
       if (m) resolve({ proc, nodeId: m[1] as string, exited });
     });
-    void exited.then(({ code, signal }) => reject(new Error(`worker node exited before it was ready (code ${code}, signal ${signal})`)));
+    void exited.then(({ code, signal }) =>
+      reject(new Error(`worker node exited before it was ready (code ${code}, signal ${signal})`)),
+    );
   });
 }

@@ -18,21 +18,39 @@ const never = (): AbortSignal => new AbortController().signal;
 const ids = (items: readonly { job: { id: string } }[]): string[] => items.map((d) => d.job.id);
 
 function job(id: string, queue = 'q', extra: Partial<NewJob> = {}): NewJob {
-  return { id, task: 'work', queue, payload: new Uint8Array([0x91, 0x01]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: Date.now(), ...extra };
+  return {
+    id,
+    task: 'work',
+    queue,
+    payload: new Uint8Array([0x91, 0x01]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: Date.now(),
+    ...extra,
+  };
 }
 
 function result(d: Delivery, state: ResultRecord['state'], extra: Partial<ResultRecord> = {}): ResultRecord {
   return { id: d.job.id, task: d.job.task, queue: d.queue, state, retries: d.job.attempt, ...extra };
 }
 
-const ack = (delivery: Delivery, res?: ResultRecord): Settlement => (res === undefined ? { kind: 'ack', delivery } : { kind: 'ack', delivery, result: res });
+const ack = (delivery: Delivery, res?: ResultRecord): Settlement =>
+  res === undefined ? { kind: 'ack', delivery } : { kind: 'ack', delivery, result: res };
 
 describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) => {
   /** One namespace (and, for memory, one broker name) per test; every handle of the test shares it. */
   const { broker, node } = eachBrokerScope(kind, 'contract');
 
-  async function fetchAll(b: Broker, nodeId: string, queues: string[], count: number, settle: Settlement[] = []): Promise<Delivery[]> {
-    return (await b.fetch({ nodeId, plan: queues.map((queue) => ({ queue, quota: count })), count, settle })).deliveries;
+  async function fetchAll(
+    b: Broker,
+    nodeId: string,
+    queues: string[],
+    count: number,
+    settle: Settlement[] = [],
+  ): Promise<Delivery[]> {
+    return (await b.fetch({ nodeId, plan: queues.map((queue) => ({ queue, quota: count })), count, settle }))
+      .deliveries;
   }
 
   /**
@@ -41,14 +59,24 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
    * by itself only for work that arrives while it blocks), then fetch again.
    * Returns the jobs in delivery order, with when each arrived.
    */
-  async function collect(b: Broker, nodeId: string, queues: string[], n: number): Promise<{ d: Delivery; at: number }[]> {
+  async function collect(
+    b: Broker,
+    nodeId: string,
+    queues: string[],
+    n: number,
+  ): Promise<{ d: Delivery; at: number }[]> {
     const got: { d: Delivery; at: number }[] = [];
     const add = (ds: readonly Delivery[]): void => {
       const at = Date.now();
       for (const d of ds) got.push({ d, at });
     };
     for (let round = 0; round < 2 * n + 4 && got.length < n; round++) {
-      const r = await b.fetch({ nodeId, plan: queues.map((queue) => ({ queue, quota: n - got.length })), count: n - got.length, settle: [] });
+      const r = await b.fetch({
+        nodeId,
+        plan: queues.map((queue) => ({ queue, quota: n - got.length })),
+        count: n - got.length,
+        settle: [],
+      });
       add(r.deliveries);
       if (got.length >= n) break;
       const timeout = r.nextDueAt === undefined ? LONG : Math.min(LONG, Math.max(1, r.nextDueAt - Date.now()));
@@ -75,7 +103,13 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       const me = await node(b, 'n1');
       await b.enqueue([job('a'), job('b')]);
       const first = await fetchAll(b, me, ['q'], 1);
-      const second = await fetchAll(b, me, ['q'], 1, first.map((d) => ack(d)));
+      const second = await fetchAll(
+        b,
+        me,
+        ['q'],
+        1,
+        first.map((d) => ack(d)),
+      );
       expect([ids(first), ids(second)]).toEqual([['a'], ['b']]);
       expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
     });
@@ -95,7 +129,12 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       const b = await broker();
       const me = await node(b, 'n1');
       const payload = new Uint8Array([0x92, 0xa1, 0x78, 0xcc, 0xff]);
-      const input = job('a', 'q', { payload, options: { retries: 3, backoff: { type: 'fixed', delay: 10 }, timeLimit: 500 }, replyTo: 'client-x', enqueuedAt: 1_700_000_000_000 });
+      const input = job('a', 'q', {
+        payload,
+        options: { retries: 3, backoff: { type: 'fixed', delay: 10 }, timeLimit: 500 },
+        replyTo: 'client-x',
+        enqueuedAt: 1_700_000_000_000,
+      });
       await b.enqueue([input]);
       payload[0] = 0;
       input.options.retries = 99;
@@ -104,7 +143,15 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(d?.queue).toBe('q');
       expect(d?.malformed).toBeUndefined();
       expect(Array.from(d!.job.payload)).toEqual([0x92, 0xa1, 0x78, 0xcc, 0xff]);
-      expect(d!.job).toMatchObject({ id: 'a', task: 'work', queue: 'q', attempt: 0, redeliveries: 0, replyTo: 'client-x', enqueuedAt: 1_700_000_000_000 });
+      expect(d!.job).toMatchObject({
+        id: 'a',
+        task: 'work',
+        queue: 'q',
+        attempt: 0,
+        redeliveries: 0,
+        replyTo: 'client-x',
+        enqueuedAt: 1_700_000_000_000,
+      });
       expect(d!.job.options).toMatchObject({ retries: 3, backoff: { type: 'fixed', delay: 10 }, timeLimit: 500 });
     });
 
@@ -129,8 +176,24 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     it('strict: the first queue’s quota is the whole batch; other queues only get what it leaves', async () => {
       const b = await broker();
       const me = await node(b, 'n1', ['hi', 'lo']);
-      await b.enqueue([job('h1', 'hi'), job('h2', 'hi'), job('h3', 'hi'), job('h4', 'hi'), job('l1', 'lo'), job('l2', 'lo')]);
-      const strict = (count: number) => b.fetch({ nodeId: me, plan: [{ queue: 'hi', quota: count }, { queue: 'lo', quota: 0 }], count, settle: [] });
+      await b.enqueue([
+        job('h1', 'hi'),
+        job('h2', 'hi'),
+        job('h3', 'hi'),
+        job('h4', 'hi'),
+        job('l1', 'lo'),
+        job('l2', 'lo'),
+      ]);
+      const strict = (count: number) =>
+        b.fetch({
+          nodeId: me,
+          plan: [
+            { queue: 'hi', quota: count },
+            { queue: 'lo', quota: 0 },
+          ],
+          count,
+          settle: [],
+        });
       expect(ids((await strict(3)).deliveries)).toEqual(['h1', 'h2', 'h3']);
       expect(ids((await strict(3)).deliveries)).toEqual(['h4', 'l1', 'l2']);
     });
@@ -138,8 +201,26 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     it('quotas first, then leftovers in plan order', async () => {
       const b = await broker();
       const me = await node(b, 'n1', ['x', 'y', 'z']);
-      await b.enqueue([job('x1', 'x'), job('x2', 'x'), job('x3', 'x'), job('x4', 'x'), job('y1', 'y'), job('y2', 'y'), job('y3', 'y'), job('z1', 'z')]);
-      const r = await b.fetch({ nodeId: me, plan: [{ queue: 'y', quota: 1 }, { queue: 'x', quota: 2 }, { queue: 'z', quota: 1 }], count: 6, settle: [] });
+      await b.enqueue([
+        job('x1', 'x'),
+        job('x2', 'x'),
+        job('x3', 'x'),
+        job('x4', 'x'),
+        job('y1', 'y'),
+        job('y2', 'y'),
+        job('y3', 'y'),
+        job('z1', 'z'),
+      ]);
+      const r = await b.fetch({
+        nodeId: me,
+        plan: [
+          { queue: 'y', quota: 1 },
+          { queue: 'x', quota: 2 },
+          { queue: 'z', quota: 1 },
+        ],
+        count: 6,
+        settle: [],
+      });
       // pass 1: y1 | x1 x2 | z1; pass 2 (2 left): y2 y3
       expect(ids(r.deliveries)).toEqual(['y1', 'x1', 'x2', 'z1', 'y2', 'y3']);
       expect(r.fenced).toBe(false);
@@ -150,9 +231,25 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       const me = await node(b, 'n1', ['x', 'y']);
       await b.enqueue([job('x1', 'x'), job('x2', 'x'), job('x3', 'x'), job('y1', 'y')]);
       const taken = await fetchAll(b, me, ['x'], 2);
-      await b.settle([{ kind: 'giveBack', delivery: taken[1]! }, { kind: 'giveBack', delivery: taken[0]! }]);
-      const r = await b.fetch({ nodeId: me, plan: [{ queue: 'x', quota: 2 }, { queue: 'y', quota: 1 }], count: 4, settle: [] });
-      expect(r.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([['x2', 1], ['x1', 1], ['y1', 0], ['x3', 0]]);
+      await b.settle([
+        { kind: 'giveBack', delivery: taken[1]! },
+        { kind: 'giveBack', delivery: taken[0]! },
+      ]);
+      const r = await b.fetch({
+        nodeId: me,
+        plan: [
+          { queue: 'x', quota: 2 },
+          { queue: 'y', quota: 1 },
+        ],
+        count: 4,
+        settle: [],
+      });
+      expect(r.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([
+        ['x2', 1],
+        ['x1', 1],
+        ['y1', 0],
+        ['x3', 0],
+      ]);
     });
   });
 
@@ -275,7 +372,10 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       const me = await node(b, 'n1');
       await b.enqueue([job('a'), job('b')]);
       const [a, bb] = await fetchAll(b, me, ['q'], 2);
-      await b.settle([{ kind: 'retry', delivery: a!, delay: Number.NaN }, { kind: 'retry', delivery: bb!, delay: Number.POSITIVE_INFINITY }]);
+      await b.settle([
+        { kind: 'retry', delivery: a!, delay: Number.NaN },
+        { kind: 'retry', delivery: bb!, delay: Number.POSITIVE_INFINITY },
+      ]);
       expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 0, delayed: 2 });
       const again = await fetchAll(b, me, ['q'], 2);
       expect(again.map((d) => [d.job.id, d.job.attempt])).toEqual([['a', 1]]);
@@ -290,11 +390,18 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: `bad ${delivery.job.id}` })));
       expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 0, dead: 4 });
       const dead = await b.listDead('q', 10);
-      expect(dead.map((x) => [x.job.id, x.reason])).toEqual([['d', 'bad d'], ['c', 'bad c'], ['b', 'bad b'], ['a', 'bad a']]);
+      expect(dead.map((x) => [x.job.id, x.reason])).toEqual([
+        ['d', 'bad d'],
+        ['c', 'bad c'],
+        ['b', 'bad b'],
+        ['a', 'bad a'],
+      ]);
       expect(dead.every((x) => typeof x.diedAt === 'number' && x.diedAt > 0)).toBe(true);
       expect(ids(await b.listDead('q', 2))).toEqual(['d', 'c']);
       expect(await b.retryDead('q', ['c'])).toBe(1);
-      expect((await fetchAll(b, me, ['q'], 5)).map((x) => [x.job.id, x.job.attempt, x.job.redeliveries])).toEqual([['c', 0, 0]]);
+      expect((await fetchAll(b, me, ['q'], 5)).map((x) => [x.job.id, x.job.attempt, x.job.redeliveries])).toEqual([
+        ['c', 0, 0],
+      ]);
       expect(await b.retryDead('q', [])).toBe(0);
       expect(await b.retryDead('q', ['nope'])).toBe(0);
       expect(await b.retryDead('q', ['a'])).toBe(1);
@@ -329,27 +436,51 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       const me = await node(b, 'n1');
       await b.enqueue([job('r1')]);
       const [d] = await fetchAll(b, me, ['q'], 1);
-      await b.settle([{ kind: 'progress', delivery: d!, result: result(d!, 'STARTED', { node: me, pid: 42, startedAt: 1 }) }]);
+      await b.settle([
+        { kind: 'progress', delivery: d!, result: result(d!, 'STARTED', { node: me, pid: 42, startedAt: 1 }) },
+      ]);
       expect(await b.getResult('r1')).toMatchObject({ id: 'r1', state: 'STARTED', node: me, pid: 42 });
       expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 1 }); // progress settles nothing
       await b.settle([ack(d!, result(d!, 'SUCCESS', { value: { n: [1, 'two', null] }, runtime: 7 }))]);
-      expect(await b.getResult('r1')).toMatchObject({ id: 'r1', task: 'work', queue: 'q', state: 'SUCCESS', value: { n: [1, 'two', null] }, runtime: 7, retries: 0 });
+      expect(await b.getResult('r1')).toMatchObject({
+        id: 'r1',
+        task: 'work',
+        queue: 'q',
+        state: 'SUCCESS',
+        value: { n: [1, 'two', null] },
+        runtime: 7,
+        retries: 0,
+      });
       expect(await b.getResult('unknown')).toBeUndefined();
     });
 
     it('waitForResults wakes for final states only (SUCCESS, FAILURE) of jobs that name the client', async () => {
       const b = await broker();
       const me = await node(b, 'n1');
-      await b.enqueue([job('ok', 'q', { replyTo: 'client-1' }), job('bad', 'q', { replyTo: 'client-1' }), job('other', 'q', { replyTo: 'client-2' })]);
+      await b.enqueue([
+        job('ok', 'q', { replyTo: 'client-1' }),
+        job('bad', 'q', { replyTo: 'client-1' }),
+        job('other', 'q', { replyTo: 'client-2' }),
+      ]);
       const [ok, bad, other] = await fetchAll(b, me, ['q'], 3);
       const client = await broker();
       const waiting = client.waitForResults('client-1', LONG);
       await sleep(50);
-      await b.settle([{ kind: 'progress', delivery: ok!, result: result(ok!, 'STARTED') }, ack(other!, result(other!, 'SUCCESS', { value: 'not yours' }))]);
+      await b.settle([
+        { kind: 'progress', delivery: ok!, result: result(ok!, 'STARTED') },
+        ack(other!, result(other!, 'SUCCESS', { value: 'not yours' })),
+      ]);
       await b.settle([ack(ok!, result(ok!, 'SUCCESS', { value: 42 }))]);
       const first = await waiting;
       expect(first.map((r) => [r.id, r.state, r.value])).toEqual([['ok', 'SUCCESS', 42]]);
-      await b.settle([{ kind: 'dead', delivery: bad!, reason: 'boom', result: result(bad!, 'FAILURE', { error: { name: 'Error', message: 'boom' } }) }]);
+      await b.settle([
+        {
+          kind: 'dead',
+          delivery: bad!,
+          reason: 'boom',
+          result: result(bad!, 'FAILURE', { error: { name: 'Error', message: 'boom' } }),
+        },
+      ]);
       const second = await client.waitForResults('client-1', LONG);
       expect(second.map((r) => [r.id, r.state, r.error?.message])).toEqual([['bad', 'FAILURE', 'boom']]);
       expect((await client.waitForResults('client-2', LONG)).map((r) => r.id)).toEqual(['other']);
@@ -385,7 +516,13 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       await node(b, 'n2', ['y', 'z']);
       const listed = await b.listNodes();
       expect(listed.map((n) => n.id).sort()).toEqual(['n1', 'n2']);
-      expect(listed.find((n) => n.id === 'n2')).toMatchObject({ name: 'n2@test', host: 'test', pid: process.pid, queues: ['y', 'z'], concurrency: '1' });
+      expect(listed.find((n) => n.id === 'n2')).toMatchObject({
+        name: 'n2@test',
+        host: 'test',
+        pid: process.pid,
+        queues: ['y', 'z'],
+        concurrency: '1',
+      });
       expect(await b.heartbeat('n1', ['x'])).toMatchObject({ fenced: false, expired: [] });
       await b.unregister('n2');
       expect((await b.listNodes()).map((n) => n.id)).toEqual(['n1']);
@@ -447,7 +584,12 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
         nodeId: a,
         plan: [{ queue: 'q', quota: 4 }],
         count: 4,
-        settle: [ack(h1!), { kind: 'retry', delivery: h2!, delay: 0 }, { kind: 'dead', delivery: h3!, reason: 'late' }, { kind: 'giveBack', delivery: h4! }],
+        settle: [
+          ack(h1!),
+          { kind: 'retry', delivery: h2!, delay: 0 },
+          { kind: 'dead', delivery: h3!, reason: 'late' },
+          { kind: 'giveBack', delivery: h4! },
+        ],
       });
       expect(late).toMatchObject({ fenced: true, deliveries: [] });
       expect((await long.counts(['q']))[0]).toEqual({ queue: 'q', waiting: 0, reserved: 4, delayed: 0, dead: 0 });
@@ -464,9 +606,14 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       const held = await fetchAll(b, a, ['q'], 2);
       await b.unregister(a);
       expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 2, reserved: 0 });
-      expect(await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 2 }], count: 2, settle: held.map((d) => ack(d)) })).toMatchObject({ fenced: true, deliveries: [] });
+      expect(
+        await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 2 }], count: 2, settle: held.map((d) => ack(d)) }),
+      ).toMatchObject({ fenced: true, deliveries: [] });
       expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 2, reserved: 0 });
-      expect((await fetchAll(b, bNode, ['q'], 5)).map((d) => [d.job.id, d.job.redeliveries])).toEqual([['j1', 1], ['j2', 1]]);
+      expect((await fetchAll(b, bNode, ['q'], 5)).map((d) => [d.job.id, d.job.redeliveries])).toEqual([
+        ['j1', 1],
+        ['j2', 1],
+      ]);
     });
 
     it('a node fenced while blocked in waitForWork is not handed the job that wakes it: the job stays for the others', async () => {
@@ -488,7 +635,12 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       await b.enqueue([job('j1'), job('j2')]);
       const held = await fetchAll(b, a, ['q'], 1);
       await sleep(350);
-      const reply = await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: held.map((d) => ack(d)) });
+      const reply = await b.fetch({
+        nodeId: a,
+        plan: [{ queue: 'q', quota: 1 }],
+        count: 1,
+        settle: held.map((d) => ack(d)),
+      });
       expect(reply).toMatchObject({ fenced: true, deliveries: [] });
       expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 0 });
     });
@@ -498,11 +650,17 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     it('purge drops waiting (given-back included) and delayed jobs, not reserved ones, and says how many', async () => {
       const b = await broker();
       const me = await node(b, 'n1', ['p', 'other']);
-      await b.enqueue([job('a', 'p'), job('b', 'p'), job('c', 'p'), job('d', 'p', { delay: 60_000 }), job('o', 'other')]);
+      await b.enqueue([
+        job('a', 'p'),
+        job('b', 'p'),
+        job('c', 'p'),
+        job('d', 'p', { delay: 60_000 }),
+        job('o', 'other'),
+      ]);
       const [first, second] = await fetchAll(b, me, ['p'], 2);
       await b.settle([{ kind: 'giveBack', delivery: first! }]);
       expect(await b.purge('p')).toBe(3); // a (given back), c, d
-      expect((await b.counts(['p', 'other']))).toEqual([
+      expect(await b.counts(['p', 'other'])).toEqual([
         { queue: 'p', waiting: 0, reserved: 1, delayed: 0, dead: 0 },
         { queue: 'other', waiting: 1, reserved: 0, delayed: 0, dead: 0 },
       ]);
@@ -514,7 +672,9 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       const b = await broker();
       await b.enqueue([job('a', 'q1'), job('b', 'q2', { delay: 60_000 })]);
       await node(b, 'n1', ['q3']);
-      expect(await b.counts(['never-used'])).toEqual([{ queue: 'never-used', waiting: 0, reserved: 0, delayed: 0, dead: 0 }]);
+      expect(await b.counts(['never-used'])).toEqual([
+        { queue: 'never-used', waiting: 0, reserved: 0, delayed: 0, dead: 0 },
+      ]);
       expect(await b.listDead('never-used', 5)).toEqual([]);
       expect(await b.knownQueues()).toEqual(['q1', 'q2', 'q3']);
     });

@@ -15,7 +15,11 @@ const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout
 describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
   const { broker, node } = eachBrokerScope(kind, 'control');
 
-  const request = (command: ControlRequest['command'], args: number[] = []): ControlRequest => ({ id: randomUUID(), command, args });
+  const request = (command: ControlRequest['command'], args: number[] = []): ControlRequest => ({
+    id: randomUUID(),
+    command,
+    args,
+  });
 
   it('a heartbeat hands a live node its requests once; nothing is handed when nothing waits', async () => {
     const b = await broker();

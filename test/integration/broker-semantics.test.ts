@@ -13,7 +13,17 @@ afterEach(async () => {
 });
 
 function job(id: string, queue = 'q', extra: Partial<NewJob> = {}): NewJob {
-  return { id, task: 't', queue, payload: new Uint8Array([0x90]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: Date.now(), ...extra };
+  return {
+    id,
+    task: 't',
+    queue,
+    payload: new Uint8Array([0x90]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: Date.now(),
+    ...extra,
+  };
 }
 
 async function node(b: Broker, id: string, queues: string[] = ['q']): Promise<string> {
@@ -45,7 +55,15 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     const b = await broker();
     const me = await node(b, 'n1', ['x', 'y']);
     await b.enqueue([job('x1', 'x'), job('x2', 'x'), job('x3', 'x'), job('y1', 'y')]);
-    const r = await b.fetch({ nodeId: me, plan: [{ queue: 'y', quota: 2 }, { queue: 'x', quota: 1 }], count: 4, settle: [] });
+    const r = await b.fetch({
+      nodeId: me,
+      plan: [
+        { queue: 'y', quota: 2 },
+        { queue: 'x', quota: 1 },
+      ],
+      count: 4,
+      settle: [],
+    });
     expect(r.deliveries.map((d) => d.job.id)).toEqual(['y1', 'x1', 'x2', 'x3']);
   });
 
@@ -56,7 +74,10 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     const [first] = (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
     await b.settle([{ kind: 'giveBack', delivery: first! }]);
     const again = await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 2 }], count: 2, settle: [] });
-    expect(again.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([['a', 1], ['b', 0]]);
+    expect(again.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([
+      ['a', 1],
+      ['b', 0],
+    ]);
   });
 
   it('retry goes to the delayed set with attempt + 1 and comes back when due', async () => {
@@ -67,7 +88,10 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     await b.settle([{ kind: 'retry', delivery: d!, delay: 150 }]);
     expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 1 });
     const w = await b.waitForWork(me, ['q'], 5_000, new AbortController().signal, 1);
-    const got = w.deliveries.length > 0 ? w.deliveries : (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
+    const got =
+      w.deliveries.length > 0
+        ? w.deliveries
+        : (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
     expect(got.map((x) => [x.job.id, x.job.attempt])).toEqual([['a', 1]]);
   });
 
@@ -76,11 +100,22 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     const me = await node(b, 'n1');
     await b.enqueue([job('a'), job('b'), job('c')]);
     const r = await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 3 }], count: 3, settle: [] });
-    await b.settle(r.deliveries.map((delivery) => ({ kind: 'dead' as const, delivery, reason: `bad ${delivery.job.id}` })));
+    await b.settle(
+      r.deliveries.map((delivery) => ({ kind: 'dead' as const, delivery, reason: `bad ${delivery.job.id}` })),
+    );
     const dead = await b.listDead('q', 10);
-    expect(dead.map((d) => [d.job.id, d.reason])).toEqual([['c', 'bad c'], ['b', 'bad b'], ['a', 'bad a']]);
+    expect(dead.map((d) => [d.job.id, d.reason])).toEqual([
+      ['c', 'bad c'],
+      ['b', 'bad b'],
+      ['a', 'bad a'],
+    ]);
     expect(await b.retryDead('q', ['b'])).toBe(1);
-    expect((await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 5 }], count: 5, settle: [] })).deliveries.map((d) => [d.job.id, d.job.attempt])).toEqual([['b', 0]]);
+    expect(
+      (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 5 }], count: 5, settle: [] })).deliveries.map((d) => [
+        d.job.id,
+        d.job.attempt,
+      ]),
+    ).toEqual([['b', 0]]);
     expect(await b.purgeDead('q')).toBe(2);
     expect((await b.counts(['q']))[0]!.dead).toBe(0);
   });
@@ -109,12 +144,19 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     for (const id of expired) expect([a, other]).toContain(id);
     expect(await b.recover(a, 'node-c', 5)).toBe(2);
     const r = await b.fetch({ nodeId: 'node-c', plan: [{ queue: 'q', quota: 3 }], count: 3, settle: [] });
-    expect(r.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([['a', 1], ['b', 1], ['c', 0]]);
+    expect(r.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([
+      ['a', 1],
+      ['b', 1],
+      ['c', 0],
+    ]);
     // node-a's late settle changes nothing: the recovered copies are still reserved by node-c.
     await b.settle(held.deliveries.map((delivery) => ({ kind: 'ack' as const, delivery })));
     expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 3 });
     // A fenced node fetches nothing.
-    expect(await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).toMatchObject({ fenced: true, deliveries: [] });
+    expect(await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).toMatchObject({
+      fenced: true,
+      deliveries: [],
+    });
   });
 
   it('a job redelivered more than maxRedeliveries times is a poison job: dead set', async () => {
@@ -154,7 +196,10 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     await b.settle([{ kind: 'progress', delivery: d1!, result: { ...base, id: 'r1', state: 'STARTED' } }]);
     expect((await b.getResult('r1'))?.state).toBe('STARTED');
     const waiting = b.waitForResults('client-1', 5_000);
-    await b.settle([{ kind: 'ack', delivery: d1!, result: { ...base, id: 'r1', state: 'SUCCESS', value: { ok: [1, 2] } } }, { kind: 'ack', delivery: d2! }]);
+    await b.settle([
+      { kind: 'ack', delivery: d1!, result: { ...base, id: 'r1', state: 'SUCCESS', value: { ok: [1, 2] } } },
+      { kind: 'ack', delivery: d2! },
+    ]);
     expect((await waiting).map((r) => [r.id, r.state, r.value])).toEqual([['r1', 'SUCCESS', { ok: [1, 2] }]]);
     expect(await b.getResult('r2')).toBeUndefined();
   });

@@ -54,10 +54,19 @@ describe('prefork control and inspect stats against worker nodes', () => {
     expect(r.code).toBe(0);
     const lines = r.stdout.trim().split('\n').sort();
     expect(lines).toHaveLength(2);
-    expect(lines[0]).toMatch(new RegExp(`^-> ctl-a \\(${a.nodeId.replace(/[#]/g, '\\#')}\\): pong \\(pid ${a.proc.pid}, up [\\d.]+ s\\)$`));
+    expect(lines[0]).toMatch(
+      new RegExp(`^-> ctl-a \\(${a.nodeId.replace(/[#]/g, '\\#')}\\): pong \\(pid ${a.proc.pid}, up [\\d.]+ s\\)$`),
+    );
     expect(lines[1]).toMatch(new RegExp(`^-> ctl-b \\(.*\\): pong \\(pid ${b.proc.pid},`));
-    const json = JSON.parse(run(['control', 'ping', '--json', '--broker', url]).stdout) as { node: string; ok: boolean; value: { pid: number } }[];
-    expect(json.map((j) => [j.node, j.ok, j.value.pid]).sort()).toEqual([['ctl-a', true, a.proc.pid], ['ctl-b', true, b.proc.pid]]);
+    const json = JSON.parse(run(['control', 'ping', '--json', '--broker', url]).stdout) as {
+      node: string;
+      ok: boolean;
+      value: { pid: number };
+    }[];
+    expect(json.map((j) => [j.node, j.ok, j.value.pid]).sort()).toEqual([
+      ['ctl-a', true, a.proc.pid],
+      ['ctl-b', true, b.proc.pid],
+    ]);
   });
 
   it('--node targets one node by name', () => {
@@ -66,7 +75,7 @@ describe('prefork control and inspect stats against worker nodes', () => {
     expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^-> ctl-b /)]);
   });
 
-  it('grow and shrink resize one node\'s pool; inspect stats shows it', async () => {
+  it("grow and shrink resize one node's pool; inspect stats shows it", async () => {
     expect(stats('--node', 'ctl-a').map(live)).toEqual([2]);
     const grown = run(['control', 'grow', '2', '--node', 'ctl-a', '--broker', url]);
     expect(grown.code).toBe(0);
@@ -143,12 +152,24 @@ describe('prefork control: bad arguments are one line naming the value, exit 2',
 describe('control over memory:// (one process: the same broker interface)', () => {
   it('a Worker on memory:// answers ping and grow sent through the broker', async () => {
     const url = `memory://control-${process.pid}`;
-    const worker = new Worker({ app: fixture('worker-tasks.mjs'), broker: url, concurrency: 1, leaseMs: 1_000, logger: pino({ level: 'silent' }), pool: { env: { PREFORK_TEST_LEDGER: '/dev/null' } } });
+    const worker = new Worker({
+      app: fixture('worker-tasks.mjs'),
+      broker: url,
+      concurrency: 1,
+      leaseMs: 1_000,
+      logger: pino({ level: 'silent' }),
+      pool: { env: { PREFORK_TEST_LEDGER: '/dev/null' } },
+    });
     await worker.start();
     const sender = createBroker(url, { logger: pino({ level: 'silent' }) });
     try {
       const [pong] = await askNodes(sender, 'ping', [], undefined, 10_000);
-      expect(pong!.reply).toMatchObject({ node: worker.name, nodeId: worker.nodeId, ok: true, value: { pid: process.pid } });
+      expect(pong!.reply).toMatchObject({
+        node: worker.name,
+        nodeId: worker.nodeId,
+        ok: true,
+        value: { pid: process.pid },
+      });
       const [grown] = await askNodes(sender, 'grow', [1], worker.name, 10_000);
       expect(grown!.reply).toMatchObject({ ok: true, value: { processes: 2 } });
       expect(worker.pool.size).toBe(2);

@@ -10,7 +10,16 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork';
-import { cleanup, emptyRedisDb, fixture, makeClient, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
+import {
+  cleanup,
+  emptyRedisDb,
+  fixture,
+  makeClient,
+  newLedger,
+  readLedger,
+  silent,
+  waitUntil,
+} from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 9;
@@ -32,14 +41,31 @@ interface Node {
 }
 
 async function startNode(queue: string, ledger: string, marker: string, concurrency: number): Promise<Node> {
-  const proc = spawn(process.execPath, [CLI, 'worker', '--app', fixture('crashes-when-broken.mjs'), '--broker', url, '-c', String(concurrency), '-Q', queue], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    env: { ...process.env, PREFORK_TEST_LEDGER: ledger, PREFORK_TEST_BREAK: marker },
-  });
+  const proc = spawn(
+    process.execPath,
+    [
+      CLI,
+      'worker',
+      '--app',
+      fixture('crashes-when-broken.mjs'),
+      '--broker',
+      url,
+      '-c',
+      String(concurrency),
+      '-Q',
+      queue,
+    ],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: { ...process.env, PREFORK_TEST_LEDGER: ledger, PREFORK_TEST_BREAK: marker },
+    },
+  );
   let out = '';
   proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
   proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   procs.push(proc);
   await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
   return { output: () => out, exited, kill: (signal) => proc.kill(signal) };

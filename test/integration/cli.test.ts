@@ -11,14 +11,21 @@ import { cleanup, emptyRedisDb, fixture, newLedger, readLedger, silent, waitUnti
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 7;
 
-function run(args: string[], env: Record<string, string> = {}): { code: number | null; stdout: string; stderr: string } {
-  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', env: { ...process.env, ...env }, timeout: 60_000 });
+function run(
+  args: string[],
+  env: Record<string, string> = {},
+): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], {
+    encoding: 'utf8',
+    env: { ...process.env, ...env },
+    timeout: 60_000,
+  });
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
 describe('bad flags: one line naming the flag and the value, exit code 2', () => {
   it.each([
-    [['worker', '--app', 'x.mjs', '-c', 'zero'], "-c, --concurrency <n>", 'zero'],
+    [['worker', '--app', 'x.mjs', '-c', 'zero'], '-c, --concurrency <n>', 'zero'],
     [['worker', '--app', 'x.mjs', '--autoscale', '3,5'], '--autoscale <max,min>', '3,5'],
     [['worker', '--app', 'x.mjs', '-O', 'fast'], '-O, --strategy <name>', 'fast'],
     [['worker', '--app', 'x.mjs', '--queue-order', 'random'], '--queue-order <order>', 'random'],
@@ -50,7 +57,17 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
   });
 
   it('soft time limit not below the hard one is refused before anything starts', () => {
-    const r = run(['worker', '--app', fixture('worker-tasks.mjs'), '--time-limit', '1s', '--soft-time-limit', '2s', '--broker', 'memory://x']);
+    const r = run([
+      'worker',
+      '--app',
+      fixture('worker-tasks.mjs'),
+      '--time-limit',
+      '1s',
+      '--soft-time-limit',
+      '2s',
+      '--broker',
+      'memory://x',
+    ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/softTimeLimit/);
   });
@@ -79,13 +96,32 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
   });
 
   it('a worker prints its banner, runs jobs, and stops warm on SIGTERM with exit 0', async () => {
-    worker = spawn(process.execPath, [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '2', '-n', 'cli-node', '-Q', 'default,other'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PREFORK_TEST_LEDGER: '/dev/null' },
-    });
+    worker = spawn(
+      process.execPath,
+      [
+        CLI,
+        'worker',
+        '--app',
+        fixture('worker-tasks.mjs'),
+        '--broker',
+        url,
+        '-c',
+        '2',
+        '-n',
+        'cli-node',
+        '-Q',
+        'default,other',
+      ],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PREFORK_TEST_LEDGER: '/dev/null' },
+      },
+    );
     let out = '';
     worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => worker!.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      worker!.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
     const banner = out.split('\n')[0] ?? '';
     expect(banner).toMatch(/^prefork worker cli-node \(pid \d+\)/);
@@ -100,8 +136,17 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
 
     const id = run(['enqueue', 'echo', '{"a":1}', '--queue', 'other', '--broker', url]).stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    await waitUntil(() => run(['result', id, '--json', '--broker', url]).stdout.includes('SUCCESS'), 'the echo job finished');
-    expect(JSON.parse(run(['result', id, '--json', '--broker', url]).stdout)).toMatchObject({ id, state: 'SUCCESS', value: { a: 1 }, queue: 'other', node: 'cli-node' });
+    await waitUntil(
+      () => run(['result', id, '--json', '--broker', url]).stdout.includes('SUCCESS'),
+      'the echo job finished',
+    );
+    expect(JSON.parse(run(['result', id, '--json', '--broker', url]).stdout)).toMatchObject({
+      id,
+      state: 'SUCCESS',
+      value: { a: 1 },
+      queue: 'other',
+      node: 'cli-node',
+    });
 
     const nodes = run(['inspect', 'nodes', '--json', '--broker', url]);
     expect(JSON.parse(nodes.stdout).map((n: { name: string }) => n.name)).toContain('cli-node');
@@ -129,7 +174,7 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     expect(run(['result', 'no-such-id', '--broker', url]).stdout).toMatch(/PENDING/);
   });
 
-  it("one-shot commands log to stderr: stdout stays parseable even with logging turned up", () => {
+  it('one-shot commands log to stderr: stdout stays parseable even with logging turned up', () => {
     // An unreachable broker makes the Redis connection log a warning; it must not reach stdout.
     const r = run(['result', 'some-id', '--json', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'warn' });
     expect(r.code).toBe(1);
@@ -150,45 +195,60 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
   it.each([
     ['SIGQUIT', ['SIGQUIT']],
     ['a second SIGINT', ['SIGINT', 'SIGINT']],
-  ] as const)('%s is a cold shutdown: the running job is killed and goes back to its queue, exit 0', async (_, signals) => {
-    const ledger = newLedger();
-    const queue = `cold${signals.length}`;
-    const proc = spawn(process.execPath, [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
-    });
-    let out = '';
-    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
-    run(['enqueue', 'record', '60000', '--queue', queue, '--broker', url]);
-    await waitUntil(() => readLedger(ledger).length === 1, 'the long job started');
-    for (const signal of signals) {
-      proc.kill(signal);
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    expect(await exited).toEqual({ code: 0, signal: null });
-    const broker = createBroker(url, { logger: silent });
-    await broker.connect();
-    try {
-      expect(await broker.counts([queue])).toEqual([{ queue, waiting: 1, reserved: 0, delayed: 0, dead: 0 }]);
-    } finally {
-      await broker.close();
-    }
-  });
+  ] as const)(
+    '%s is a cold shutdown: the running job is killed and goes back to its queue, exit 0',
+    async (_, signals) => {
+      const ledger = newLedger();
+      const queue = `cold${signals.length}`;
+      const proc = spawn(
+        process.execPath,
+        [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue],
+        {
+          stdio: ['ignore', 'pipe', 'pipe'],
+          env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
+        },
+      );
+      let out = '';
+      proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+        proc.once('exit', (code, signal) => resolve({ code, signal })),
+      );
+      await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+      run(['enqueue', 'record', '60000', '--queue', queue, '--broker', url]);
+      await waitUntil(() => readLedger(ledger).length === 1, 'the long job started');
+      for (const signal of signals) {
+        proc.kill(signal);
+        await new Promise((resolve) => setTimeout(resolve, 50));
+      }
+      expect(await exited).toEqual({ code: 0, signal: null });
+      const broker = createBroker(url, { logger: silent });
+      await broker.connect();
+      try {
+        expect(await broker.counts([queue])).toEqual([{ queue, waiting: 1, reserved: 0, delayed: 0, dead: 0 }]);
+      } finally {
+        await broker.close();
+      }
+    },
+  );
 
-  it("Ctrl-C in a terminal (SIGINT to the whole process group) is a warm shutdown: the running job finishes", async () => {
+  it('Ctrl-C in a terminal (SIGINT to the whole process group) is a warm shutdown: the running job finishes', async () => {
     const ledger = newLedger();
     const queue = 'ctrlc';
     // detached: the worker leads its own process group, as a shell's foreground job does.
-    const proc = spawn(process.execPath, [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      detached: true,
-      env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
-    });
+    const proc = spawn(
+      process.execPath,
+      [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        detached: true,
+        env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
+      },
+    );
     let out = '';
     proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+      proc.once('exit', (code, signal) => resolve({ code, signal })),
+    );
     await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
     const id = run(['enqueue', 'record', '500', '--queue', queue, '--broker', url]).stdout.trim();
     await waitUntil(() => readLedger(ledger).length === 1, 'the job started');

@@ -36,7 +36,15 @@ async function strandedWaiter(clientBroker: Broker, workerBroker: Broker): Promi
 
   const client = new Client({ broker: clientBroker, logger: log });
   cleanups.push(() => client.close());
-  await workerBroker.register({ id: 'n', name: 'n@test', host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: Date.now() });
+  await workerBroker.register({
+    id: 'n',
+    name: 'n@test',
+    host: 'test',
+    pid: process.pid,
+    queues: ['default'],
+    concurrency: '1',
+    startedAt: Date.now(),
+  });
   const handles = await client.enqueueMany(Array.from({ length: OVER_CAP }, () => ({ name: 'add' })));
   const target = handles[0]!;
   const waiting = target.result({ timeout: '20s' });
@@ -46,15 +54,29 @@ async function strandedWaiter(clientBroker: Broker, workerBroker: Broker): Promi
 
   const deliveries: Delivery[] = [];
   while (deliveries.length < OVER_CAP) {
-    const reply = await workerBroker.fetch({ nodeId: 'n', plan: [{ queue: 'default', quota: 1000 }], count: 1000, settle: [] });
+    const reply = await workerBroker.fetch({
+      nodeId: 'n',
+      plan: [{ queue: 'default', quota: 1000 }],
+      count: 1000,
+      settle: [],
+    });
     deliveries.push(...reply.deliveries);
   }
   expect(deliveries[0]!.job.id).toBe(target.id);
   // The target's announcement goes first, so it is the oldest: the one dropped.
-  await workerBroker.settle(deliveries.map((d) => {
-    const result: ResultRecord = { id: d.job.id, task: d.job.task, queue: d.queue, state: 'SUCCESS', value: d.job.id === target.id ? 'the target' : 'other', retries: 0 };
-    return { kind: 'ack' as const, delivery: d, result };
-  }));
+  await workerBroker.settle(
+    deliveries.map((d) => {
+      const result: ResultRecord = {
+        id: d.job.id,
+        task: d.job.task,
+        queue: d.queue,
+        state: 'SUCCESS',
+        value: d.job.id === target.id ? 'the target' : 'other',
+        retries: 0,
+      };
+      return { kind: 'ack' as const, delivery: d, result };
+    }),
+  );
   release();
   return waiting;
 }

@@ -16,25 +16,32 @@ describe('Pool.apply', () => {
     await expect(pool.apply('rejects', ['async failure'])).rejects.toThrow('async failure');
   });
 
-  it.each(['fair', 'fcfs'] as StrategyName[])('with %s, runs every one of 3000 jobs exactly once and returns each its own result', async (strategy) => {
-    const pool = await startPool({ processes: 2, strategy });
-    const n = 3000;
-    const results = (await Promise.all(Array.from({ length: n }, (_, i) => pool.apply('tally', [i])))) as [number, number, number][];
-    results.forEach(([value], i) => expect(value).toBe(i));
-    expect(results.reduce((sum, [value]) => sum + value, 0)).toBe((n * (n - 1)) / 2);
-    // Each child numbers the jobs it executes 1, 2, 3...: the counts add up to n only if nothing ran twice.
-    const executedPerChild = new Map<number, number[]>();
-    for (const [, pid, count] of results) executedPerChild.set(pid, [...(executedPerChild.get(pid) ?? []), count]);
-    let executed = 0;
-    for (const counts of executedPerChild.values()) {
-      counts.sort((a, b) => a - b);
-      expect(counts).toEqual(Array.from({ length: counts.length }, (_, i) => i + 1));
-      executed += counts.length;
-    }
-    expect(executed).toBe(n);
-    expect([...executedPerChild.keys()].every((pid) => pids(pool).includes(pid))).toBe(true);
-    expect(pool.stats().totals).toMatchObject({ applied: n, done: n, failed: 0, lost: 0 });
-  });
+  it.each(['fair', 'fcfs'] as StrategyName[])(
+    'with %s, runs every one of 3000 jobs exactly once and returns each its own result',
+    async (strategy) => {
+      const pool = await startPool({ processes: 2, strategy });
+      const n = 3000;
+      const results = (await Promise.all(Array.from({ length: n }, (_, i) => pool.apply('tally', [i])))) as [
+        number,
+        number,
+        number,
+      ][];
+      results.forEach(([value], i) => expect(value).toBe(i));
+      expect(results.reduce((sum, [value]) => sum + value, 0)).toBe((n * (n - 1)) / 2);
+      // Each child numbers the jobs it executes 1, 2, 3...: the counts add up to n only if nothing ran twice.
+      const executedPerChild = new Map<number, number[]>();
+      for (const [, pid, count] of results) executedPerChild.set(pid, [...(executedPerChild.get(pid) ?? []), count]);
+      let executed = 0;
+      for (const counts of executedPerChild.values()) {
+        counts.sort((a, b) => a - b);
+        expect(counts).toEqual(Array.from({ length: counts.length }, (_, i) => i + 1));
+        executed += counts.length;
+      }
+      expect(executed).toBe(n);
+      expect([...executedPerChild.keys()].every((pid) => pids(pool).includes(pid))).toBe(true);
+      expect(pool.stats().totals).toMatchObject({ applied: n, done: n, failed: 0, lost: 0 });
+    },
+  );
 
   it('buffers jobs applied before start() and runs them once the children are up', async () => {
     const pool = makePool({ processes: 1 });
@@ -131,7 +138,7 @@ describe('per-task options declared with defineTasks', () => {
     expect(pool.taskOptions('echo')).toBeUndefined();
   });
 
-  it('a task\'s own timeLimit ends its jobs with TimeLimitExceeded, and the child is replaced', async () => {
+  it("a task's own timeLimit ends its jobs with TimeLimitExceeded, and the child is replaced", async () => {
     const pool = await startPool({ app: fixture('tasks-with-options.mjs'), processes: 1 });
     const [victim] = pids(pool);
     const err = await pool.apply('slowWithLimit').catch((e: unknown) => e);
@@ -141,7 +148,7 @@ describe('per-task options declared with defineTasks', () => {
     expect(pids(pool)).not.toContain(victim);
   });
 
-  it('a job\'s own timeLimit wins over the task\'s', async () => {
+  it("a job's own timeLimit wins over the task's", async () => {
     const pool = await startPool({ app: fixture('tasks-with-options.mjs'), processes: 1 });
     const err = await pool.apply('slowWithLimit', [], { timeLimit: 100 }).catch((e: unknown) => e);
     expect(err).toMatchObject({ limitMs: 100 });
@@ -176,7 +183,10 @@ describe('apply() options', () => {
       [{ retries: '2' }, 'retries'],
     ] as const;
     for (const [options, option] of bad) {
-      const err = await pool.apply('echo', [1], options as never).then(() => new Error('expected a rejection'), (e: unknown) => e as Error);
+      const err = await pool.apply('echo', [1], options as never).then(
+        () => new Error('expected a rejection'),
+        (e: unknown) => e as Error,
+      );
       expect(err).toBeInstanceOf(OptionError);
       expect((err as OptionError).option).toBe(option);
     }
@@ -187,7 +197,10 @@ describe('apply() options', () => {
 
   it('take a time limit as a duration string', async () => {
     const pool = await startPool({ processes: 1 });
-    const err = await pool.apply('hang', [], { timeLimit: '300ms' }).then(() => new Error('expected a rejection'), (e: unknown) => e as Error);
+    const err = await pool.apply('hang', [], { timeLimit: '300ms' }).then(
+      () => new Error('expected a rejection'),
+      (e: unknown) => e as Error,
+    );
     expect(err).toBeInstanceOf(TimeLimitExceeded);
     expect((err as TimeLimitExceeded).limitMs).toBe(300);
   });

@@ -1,6 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScaleEvent } from 'prefork';
-import { applyAndAwaitStart, pids, recordEvents, release, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+import {
+  applyAndAwaitStart,
+  pids,
+  recordEvents,
+  release,
+  startPool,
+  terminatePools,
+  waitUntil,
+} from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -26,7 +34,10 @@ describe('Autoscaler', () => {
     expect(pool.size).toBe(4);
     await Promise.all(burst);
 
-    await waitUntil(() => events.some((e) => e.direction === 'down') && pool.size === 1, 'the pool to shrink back to 1');
+    await waitUntil(
+      () => events.some((e) => e.direction === 'down') && pool.size === 1,
+      'the pool to shrink back to 1',
+    );
     await waitUntil(() => pids(pool).length === 1, 'the retired children to exit');
     for (const e of events) {
       expect(e.to).toBeLessThanOrEqual(4);
@@ -83,13 +94,15 @@ describe('Autoscaler', () => {
     [0, 0],
     [2.5, 1],
     [4, -1],
-  ])('setAutoscale(%d, %d) is rejected like the option, and the bounds and size stay as they were', async (max, min) => {
-    const pool = await startPool({ autoscale: '2,1', keepalive: 60_000, autoscaleInterval: 50 });
-    const events: ScaleEvent[] = recordEvents(pool, 'autoscale');
-    expect(() => pool.setAutoscale(max, min)).toThrow(/autoscale/);
-    expect(pool.stats().autoscale).toEqual({ max: 2, min: 1 });
-    expect(events).toEqual([]);
-    expect(pool.size).toBe(1);
-  });
+  ])(
+    'setAutoscale(%d, %d) is rejected like the option, and the bounds and size stay as they were',
+    async (max, min) => {
+      const pool = await startPool({ autoscale: '2,1', keepalive: 60_000, autoscaleInterval: 50 });
+      const events: ScaleEvent[] = recordEvents(pool, 'autoscale');
+      expect(() => pool.setAutoscale(max, min)).toThrow(/autoscale/);
+      expect(pool.stats().autoscale).toEqual({ max: 2, min: 1 });
+      expect(events).toEqual([]);
+      expect(pool.size).toBe(1);
+    },
+  );
 });
-

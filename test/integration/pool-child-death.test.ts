@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { SoftTimeLimitExceeded, TimeLimitExceeded, WorkerLostError } from 'prefork';
-import { applyAndAwaitStart, fixture, nextEvent, pids, recordEvents, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+import {
+  applyAndAwaitStart,
+  fixture,
+  nextEvent,
+  pids,
+  recordEvents,
+  startPool,
+  terminatePools,
+  waitUntil,
+} from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -38,7 +47,10 @@ describe('a child that dies under a job', () => {
     expect(lost[0]).toMatchObject({ name: 'hang', pid: victim });
     expect(lost[0]!.error).toBe(err);
 
-    await waitUntil(() => pids(pool).length === 2 && pool.stats().processes.every((p) => p.state === 'idle'), 'two idle children again');
+    await waitUntil(
+      () => pids(pool).length === 2 && pool.stats().processes.every((p) => p.state === 'idle'),
+      'two idle children again',
+    );
     expect(pids(pool)).not.toContain(victim);
     expect(pids(pool)).toContain(newPid);
     expect(pool.stats().totals).toMatchObject({ lost: 1, failed: 1, restarts: 1 });
@@ -120,7 +132,7 @@ describe('time limits', () => {
     await expect(pool.apply('sleep', [50])).resolves.toBe(50);
   });
 
-  it('softTimeLimit: the job\'s signal aborts and a task that then throws fails with SoftTimeLimitExceeded; the child lives on', async () => {
+  it("softTimeLimit: the job's signal aborts and a task that then throws fails with SoftTimeLimitExceeded; the child lives on", async () => {
     const pool = await startPool({ processes: 1, softTimeLimit: 200 });
     const [pid] = pids(pool);
     const err = await rejectionOf(pool.apply('awaitAbort'));
@@ -162,4 +174,3 @@ describe('a child that dies while idle', () => {
     await expect(Promise.all([pool.apply('add', [1, 2]), pool.apply('add', [3, 4])])).resolves.toEqual([3, 7]);
   });
 });
-

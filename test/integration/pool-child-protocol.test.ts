@@ -15,7 +15,8 @@ const CHILD_MAIN = fileURLToPath(new URL('../../dist/child/main.js', import.meta
 const spawned: ChildProcess[] = [];
 
 afterEach(() => {
-  for (const child of spawned.splice(0)) if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const child of spawned.splice(0))
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
 });
 
 interface Driven {
@@ -31,22 +32,31 @@ interface Driven {
 function startChild(): Driven {
   const child = spawn(process.execPath, [CHILD_MAIN], {
     stdio: ['pipe', 'pipe', 'inherit'],
-    env: { ...process.env, [CHILD_CONFIG_ENV]: JSON.stringify({ app: fixture('tasks-basic.mjs'), maxFrameSize: 1 << 20, reportMemory: false }) },
+    env: {
+      ...process.env,
+      [CHILD_CONFIG_ENV]: JSON.stringify({
+        app: fixture('tasks-basic.mjs'),
+        maxFrameSize: 1 << 20,
+        reportMemory: false,
+      }),
+    },
   });
   spawned.push(child);
   const messages: unknown[][] = [];
   const waiters: { accept: (msg: unknown[]) => boolean; resolve: (msg: unknown[]) => void }[] = [];
   const decoder = new FrameDecoder(1 << 20);
-  child.stdout!.on('data', (chunk: Buffer) => decoder.push(chunk, (body) => {
-    const msg = decodeBody(body) as unknown[];
-    messages.push(msg);
-    for (const w of [...waiters]) {
-      if (w.accept(msg)) {
-        waiters.splice(waiters.indexOf(w), 1);
-        w.resolve(msg);
+  child.stdout!.on('data', (chunk: Buffer) =>
+    decoder.push(chunk, (body) => {
+      const msg = decodeBody(body) as unknown[];
+      messages.push(msg);
+      for (const w of [...waiters]) {
+        if (w.accept(msg)) {
+          waiters.splice(waiters.indexOf(w), 1);
+          w.resolve(msg);
+        }
       }
-    }
-  }));
+    }),
+  );
   return {
     child,
     messages,
@@ -62,13 +72,19 @@ function startChild(): Driven {
 }
 
 const job = (seq: number, name: string, args: unknown[] = []): unknown[] => [MessageType.JOB, seq, name, args, null];
-const kinds = (messages: unknown[][]): unknown[][] => messages.filter((m) => m[0] !== MessageType.WORKER_UP).map((m) => [m[0], m[1]]);
+const kinds = (messages: unknown[][]): unknown[][] =>
+  messages.filter((m) => m[0] !== MessageType.WORKER_UP).map((m) => [m[0], m[1]]);
 
 describe('a child after SHUTDOWN', () => {
   it('still reads inq: a SOFT_TIMEOUT for its running job arrives, and a JOB sent after SHUTDOWN comes back WITHDRAWN; then it exits 0', async () => {
     const c = startChild();
     await c.next((m) => m[0] === MessageType.WORKER_UP);
-    c.send(job(1, 'awaitAbort'), job(2, 'echo', ['queued before SHUTDOWN']), [MessageType.SHUTDOWN], job(3, 'echo', ['after SHUTDOWN']));
+    c.send(
+      job(1, 'awaitAbort'),
+      job(2, 'echo', ['queued before SHUTDOWN']),
+      [MessageType.SHUTDOWN],
+      job(3, 'echo', ['after SHUTDOWN']),
+    );
     await c.next((m) => m[0] === MessageType.WITHDRAWN);
     c.send([MessageType.SOFT_TIMEOUT, 1]);
     expect(await c.exited).toBe(0);
@@ -106,6 +122,9 @@ describe('WITHDRAW', () => {
     await c.next((m) => m[0] === MessageType.WORKER_UP);
     c.send([MessageType.WITHDRAW], job(1, 'echo', [1]), [MessageType.SHUTDOWN]);
     expect(await c.exited).toBe(0);
-    expect(kinds(c.messages)).toEqual([[MessageType.ACK, 1], [MessageType.RESULT_OK, 1]]);
+    expect(kinds(c.messages)).toEqual([
+      [MessageType.ACK, 1],
+      [MessageType.RESULT_OK, 1],
+    ]);
   });
 });

@@ -5,13 +5,16 @@ import { applyAndAwaitStart, pids, release, startPool, terminatePools } from '..
 afterEach(terminatePools);
 
 describe('which child gets a job (TaskHandler)', () => {
-  it.each(['fair', 'fcfs'] as StrategyName[])('with %s and one job in flight at a time, keeps using the first idle child', async (strategy) => {
-    const pool = await startPool({ processes: 3, strategy });
-    const [first] = pids(pool);
-    const ran: unknown[] = [];
-    for (let i = 0; i < 12; i++) ran.push(await pool.apply('pid'));
-    expect(ran).toEqual(Array.from({ length: 12 }, () => first));
-  });
+  it.each(['fair', 'fcfs'] as StrategyName[])(
+    'with %s and one job in flight at a time, keeps using the first idle child',
+    async (strategy) => {
+      const pool = await startPool({ processes: 3, strategy });
+      const [first] = pids(pool);
+      const ran: unknown[] = [];
+      for (let i = 0; i < 12; i++) ran.push(await pool.apply('pid'));
+      expect(ran).toEqual(Array.from({ length: 12 }, () => first));
+    },
+  );
 
   it('with fcfs, a burst still reaches every child', async () => {
     const pool = await startPool({ processes: 2, strategy: 'fcfs' });

@@ -26,7 +26,12 @@ describe('close()', () => {
     const queued = pool.apply('echo', ['after the blocked ones']);
     const busy = await Promise.all([a.started, b.started]);
     const order: string[] = [];
-    for (const [label, p] of [['a', a.result], ['b', b.result], ['queued', queued]] as const) void p.then(() => order.push(label));
+    for (const [label, p] of [
+      ['a', a.result],
+      ['b', b.result],
+      ['queued', queued],
+    ] as const)
+      void p.then(() => order.push(label));
 
     const closing = pool.close().then(() => order.push('closed'));
     await expect(pool.apply('echo', [1])).rejects.toBeInstanceOf(PoolClosedError);
@@ -35,7 +40,11 @@ describe('close()', () => {
 
     expect(order.at(-1)).toBe('closed');
     expect(order.sort()).toEqual(['a', 'b', 'closed', 'queued']);
-    await expect(Promise.all([a.result, b.result, queued])).resolves.toEqual([busy[0], busy[1], 'after the blocked ones']);
+    await expect(Promise.all([a.result, b.result, queued])).resolves.toEqual([
+      busy[0],
+      busy[1],
+      'after the blocked ones',
+    ]);
     for (const pid of children) expectReaped(pid);
     expect(pool.stats().processes).toEqual([]);
   });
@@ -85,7 +94,8 @@ describe('terminate()', () => {
 
     await pool.terminate();
 
-    for (const job of [...running.map((r) => r.result), ...buffered]) await expect(job).rejects.toBeInstanceOf(PoolClosedError);
+    for (const job of [...running.map((r) => r.result), ...buffered])
+      await expect(job).rejects.toBeInstanceOf(PoolClosedError);
     for (const pid of children) expectReaped(pid);
     expect(pool.stats().processes).toEqual([]);
     expect(pool.stats().totals.lost).toBe(0);
@@ -154,7 +164,11 @@ describe('no orphans', () => {
       const exited = new Promise((resolve) => parent.once('exit', resolve));
       parent.kill('SIGKILL');
       await exited;
-      await waitUntil(() => children.every(isGone), `children ${children.join(', ')} of the killed parent to exit`, 30_000);
+      await waitUntil(
+        () => children.every(isGone),
+        `children ${children.join(', ')} of the killed parent to exit`,
+        30_000,
+      );
     } finally {
       parent.kill('SIGKILL');
     }

@@ -12,26 +12,29 @@ describe('a child that breaks the pipe protocol', () => {
     ['notATuple', /not a message tuple/],
     ['withdrawsItself', /gave back jobs \d+ that it does not hold unstarted/],
     ['withdrawsUnknown', /gave back jobs 987654 that it does not hold unstarted/],
-  ])('%s: the child is replaced, its job fails with WorkerLostError naming the protocol error, the pool carries on', async (task, detail) => {
-    const pool = await startPool({ app: fixture('garbage-frames.mjs'), processes: 1, maxFrameSize: '1MB' });
-    const [victim] = pids(pool);
-    const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
-    let err: Error | undefined;
-    try {
-      await pool.apply(task);
-    } catch (e) {
-      err = e as Error;
-    }
-    expect(err).toBeInstanceOf(WorkerLostError);
-    expect(err!.message).toContain('protocol error');
-    expect(err!.message).toMatch(detail);
-    const [downEvent] = await down;
-    expect(downEvent).toMatchObject({ pid: victim, expected: false });
-    const next = await pool.apply('pid');
-    expect(next).not.toBe(victim);
-    expect(pids(pool)).toEqual([next]);
-    await expect(pool.apply('pid')).resolves.toBe(next);
-  });
+  ])(
+    '%s: the child is replaced, its job fails with WorkerLostError naming the protocol error, the pool carries on',
+    async (task, detail) => {
+      const pool = await startPool({ app: fixture('garbage-frames.mjs'), processes: 1, maxFrameSize: '1MB' });
+      const [victim] = pids(pool);
+      const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
+      let err: Error | undefined;
+      try {
+        await pool.apply(task);
+      } catch (e) {
+        err = e as Error;
+      }
+      expect(err).toBeInstanceOf(WorkerLostError);
+      expect(err!.message).toContain('protocol error');
+      expect(err!.message).toMatch(detail);
+      const [downEvent] = await down;
+      expect(downEvent).toMatchObject({ pid: victim, expected: false });
+      const next = await pool.apply('pid');
+      expect(next).not.toBe(victim);
+      expect(pids(pool)).toEqual([next]);
+      await expect(pool.apply('pid')).resolves.toBe(next);
+    },
+  );
 
   it('jobs queued behind the garbage in the same pipe (fcfs) run on the replacement, none fails', async () => {
     const pool = await startPool({ app: fixture('garbage-frames.mjs'), processes: 1, strategy: 'fcfs' });
@@ -44,4 +47,3 @@ describe('a child that breaks the pipe protocol', () => {
     expect(ranOn.every((pid) => pid !== victim)).toBe(true);
   });
 });
-

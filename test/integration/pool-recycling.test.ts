@@ -5,20 +5,23 @@ import { fixture, nextEvent, pids, recordEvents, startPool, terminatePools, wait
 afterEach(terminatePools);
 
 describe('recycling children', () => {
-  it.each(['fair', 'fcfs'] as StrategyName[])('maxTasksPerChild (%s): each child runs exactly N jobs, then is replaced; every job succeeds', async (strategy) => {
-    const pool = await startPool({ processes: 1, maxTasksPerChild: 3, strategy });
-    const downs = recordEvents(pool, 'process-down');
-    const ran = (await Promise.all(Array.from({ length: 9 }, () => pool.apply('pid')))) as number[];
-    const perPid = new Map<number, number>();
-    for (const pid of ran) perPid.set(pid, (perPid.get(pid) ?? 0) + 1);
-    expect([...perPid.values()]).toEqual([3, 3, 3]);
-    // The third child retires after its third job too; its exit is an expected one, like the others'.
-    await waitUntil(() => downs.length === 3, 'the three used-up children to exit');
-    expect(downs.every((d) => d.expected && d.exitCode === 0)).toBe(true);
-    expect(new Set(downs.map((d) => d.pid))).toEqual(new Set(perPid.keys()));
-    expect(pool.stats().totals).toMatchObject({ done: 9, failed: 0, lost: 0 });
-    await expect(pool.apply('pid')).resolves.not.toBe(ran[8]);
-  });
+  it.each(['fair', 'fcfs'] as StrategyName[])(
+    'maxTasksPerChild (%s): each child runs exactly N jobs, then is replaced; every job succeeds',
+    async (strategy) => {
+      const pool = await startPool({ processes: 1, maxTasksPerChild: 3, strategy });
+      const downs = recordEvents(pool, 'process-down');
+      const ran = (await Promise.all(Array.from({ length: 9 }, () => pool.apply('pid')))) as number[];
+      const perPid = new Map<number, number>();
+      for (const pid of ran) perPid.set(pid, (perPid.get(pid) ?? 0) + 1);
+      expect([...perPid.values()]).toEqual([3, 3, 3]);
+      // The third child retires after its third job too; its exit is an expected one, like the others'.
+      await waitUntil(() => downs.length === 3, 'the three used-up children to exit');
+      expect(downs.every((d) => d.expected && d.exitCode === 0)).toBe(true);
+      expect(new Set(downs.map((d) => d.pid))).toEqual(new Set(perPid.keys()));
+      expect(pool.stats().totals).toMatchObject({ done: 9, failed: 0, lost: 0 });
+      await expect(pool.apply('pid')).resolves.not.toBe(ran[8]);
+    },
+  );
 
   it('maxMemoryPerChild: the child that leaked past the limit finishes its job and is replaced', async () => {
     const pool = await startPool({ app: fixture('leaky.mjs'), processes: 1, maxMemoryPerChild: '150MiB' });

@@ -1,5 +1,14 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { applyAndAwaitStart, makePool, nextEvent, pids, release, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+import {
+  applyAndAwaitStart,
+  makePool,
+  nextEvent,
+  pids,
+  release,
+  startPool,
+  terminatePools,
+  waitUntil,
+} from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -67,7 +76,7 @@ describe('grow and shrink', () => {
 });
 
 describe('stats()', () => {
-  it('reports each child\'s pid, state, jobs done, current job with its runtime, rss, and the pool totals', async () => {
+  it("reports each child's pid, state, jobs done, current job with its runtime, rss, and the pool totals", async () => {
     const pool = await startPool({ processes: 2 });
     await pool.apply('echo', [1]);
     await expect(pool.apply('fail', ['x'])).rejects.toThrow('x');

@@ -17,7 +17,13 @@ async function startFailure(pool: ReturnType<typeof makePool>): Promise<PoolFail
 
 describe('a pool whose children cannot become ready', () => {
   it('never-ready: each child is killed after procAliveTimeout, and start() fails with PoolFailedError', async () => {
-    const pool = makePool({ app: fixture('never-ready.mjs'), processes: 1, procAliveTimeout: 300, maxRestarts: 2, restartWindow: 60_000 });
+    const pool = makePool({
+      app: fixture('never-ready.mjs'),
+      processes: 1,
+      procAliveTimeout: 300,
+      maxRestarts: 2,
+      restartWindow: 60_000,
+    });
     const downs = recordEvents(pool, 'process-down');
     const err = await startFailure(pool);
     expect(err.code).toBe('PREFORK_POOL_FAILED');
@@ -51,7 +57,12 @@ describe('a pool whose children cannot become ready', () => {
   });
 
   it('emits failed with the same error when someone listens', async () => {
-    const pool = makePool({ app: fixture('throws-on-import.mjs'), processes: 1, maxRestarts: 1, restartWindow: 60_000 });
+    const pool = makePool({
+      app: fixture('throws-on-import.mjs'),
+      processes: 1,
+      maxRestarts: 1,
+      restartWindow: 60_000,
+    });
     const failed = recordEvents(pool, 'failed');
     const err = await startFailure(pool);
     expect(failed).toEqual([err]);
@@ -82,8 +93,13 @@ describe('a pool whose children cannot even be spawned', () => {
   it('spawn() throwing at once (an argument it refuses): start() still returns a promise, which rejects', async () => {
     const pool = makePool({ processes: 1, execArgv: ['--no-such\u0000flag'], maxRestarts: 1, restartWindow: 60_000 });
     let started: Promise<void> | undefined;
-    expect(() => { started = pool.start(); }).not.toThrow();
-    const err = await started!.then(() => new Error('expected start() to reject'), (e: unknown) => e as Error);
+    expect(() => {
+      started = pool.start();
+    }).not.toThrow();
+    const err = await started!.then(
+      () => new Error('expected start() to reject'),
+      (e: unknown) => e as Error,
+    );
     expect(err).toBeInstanceOf(PoolFailedError);
     expect(err.message).toContain('cannot start a child process');
     expect(pids(pool)).toEqual([]);
@@ -112,6 +128,17 @@ describe('a pool whose children cannot even be spawned', () => {
 
 /** Runs test/fixtures/spawn-emfile.mjs in its own process under `ulimit -n 256`; returns what it printed. */
 function runEmfile(mode: 'start' | 'replace' | 'transient'): Record<string, unknown> {
-  const out = execFileSync('sh', ['-c', 'ulimit -n 256 && exec "$0" "$1" "$2" "$3"', process.execPath, fixture('spawn-emfile.mjs'), fixture('tasks-basic.mjs'), mode], { encoding: 'utf8' });
+  const out = execFileSync(
+    'sh',
+    [
+      '-c',
+      'ulimit -n 256 && exec "$0" "$1" "$2" "$3"',
+      process.execPath,
+      fixture('spawn-emfile.mjs'),
+      fixture('tasks-basic.mjs'),
+      mode,
+    ],
+    { encoding: 'utf8' },
+  );
   return JSON.parse(out.trim().split('\n').pop()!) as Record<string, unknown>;
 }

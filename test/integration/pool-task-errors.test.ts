@@ -15,7 +15,7 @@ async function rejectionOf(promise: Promise<unknown>): Promise<Error & Record<st
 }
 
 describe('task failures', () => {
-  it('keeps a thrown error\'s name, message, stack, own properties and cause chain', async () => {
+  it("keeps a thrown error's name, message, stack, own properties and cause chain", async () => {
     const pool = await startPool({ processes: 1 });
     const err = await rejectionOf(pool.apply('fail', ['email is too short']));
     expect(err).toBeInstanceOf(Error);
@@ -102,7 +102,7 @@ describe('frames over maxFrameSize', () => {
     expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
   });
 
-  it('an error too large for a frame still fails its job with the error\'s name and message; the child lives on', async () => {
+  it("an error too large for a frame still fails its job with the error's name and message; the child lives on", async () => {
     const pool = await startPool({ processes: 1, maxFrameSize: '1MB' });
     const [pid] = pids(pool);
     const err = await rejectionOf(pool.apply('failHuge', [2_000_000]));
@@ -112,4 +112,3 @@ describe('frames over maxFrameSize', () => {
     expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
   });
 });
-

@@ -19,12 +19,14 @@ function ran(): string[] {
   return readdirSync(dir).sort();
 }
 
-describe('withdraw() with fcfs: jobs already written into a child\'s pipe', () => {
+describe("withdraw() with fcfs: jobs already written into a child's pipe", () => {
   it('are given back unstarted (JobWithdrawnError) while the running job finishes; none of them ran', async () => {
     const pool = await startPool({ app: fixture('tasks-marks.mjs'), processes: 1, strategy: 'fcfs' });
     const [pid] = pids(pool);
     let started!: () => void;
-    const firstStarted = new Promise<void>((resolve) => { started = resolve; });
+    const firstStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
     const first = pool.apply('markAndBlock', [dir, 'job-0'], { onStart: () => started() });
     first.catch(() => undefined);
     const rest = Array.from({ length: 5 }, (_, i) => pool.apply('markAndBlock', [dir, `job-${i + 1}`]));
@@ -47,12 +49,18 @@ describe('withdraw() with fcfs: jobs already written into a child\'s pipe', () =
     expect(pool.stats().totals).toMatchObject({ applied: 6, done: 1, failed: 0 });
   });
 
-  it('the Worker\'s warm stop (withdraw, then close at once) runs only the jobs already started', async () => {
+  it("the Worker's warm stop (withdraw, then close at once) runs only the jobs already started", async () => {
     const pool = await startPool({ app: fixture('tasks-marks.mjs'), processes: 2, strategy: 'fcfs' });
     const starts: number[] = [];
-    const jobs = Array.from({ length: 8 }, (_, i) => pool.apply('markAndBlock', [dir, `job-${i}`], { onStart: (info) => starts.push(info.pid) }));
+    const jobs = Array.from({ length: 8 }, (_, i) =>
+      pool.apply('markAndBlock', [dir, `job-${i}`], { onStart: (info) => starts.push(info.pid) }),
+    );
     let settled = 0;
-    for (const job of jobs) job.then(() => settled++, () => settled++);
+    for (const job of jobs)
+      job.then(
+        () => settled++,
+        () => settled++,
+      );
     await waitUntil(() => starts.length > 0, 'a child to start a job');
     pool.withdraw();
     const closed = pool.close();
@@ -60,7 +68,9 @@ describe('withdraw() with fcfs: jobs already written into a child\'s pipe', () =
     for (const pid of starts) release(pid);
     await closed;
     const outcomes = await Promise.allSettled(jobs);
-    const done = outcomes.filter((o): o is PromiseFulfilledResult<string> => o.status === 'fulfilled').map((o) => o.value);
+    const done = outcomes
+      .filter((o): o is PromiseFulfilledResult<string> => o.status === 'fulfilled')
+      .map((o) => o.value);
     const withdrawn = outcomes.filter((o) => o.status === 'rejected' && o.reason instanceof JobWithdrawnError);
     expect(done).toHaveLength(starts.length);
     expect(withdrawn).toHaveLength(jobs.length - starts.length);
@@ -72,7 +82,9 @@ describe('withdraw() with fcfs: jobs already written into a child\'s pipe', () =
     const pool = await startPool({ app: fixture('tasks-marks.mjs'), processes: 1, strategy: 'fcfs' });
     const [pid] = pids(pool);
     let started!: () => void;
-    const firstStarted = new Promise<void>((resolve) => { started = resolve; });
+    const firstStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
     const first = pool.apply('markAndBlock', [dir, 'a'], { onStart: () => started() });
     first.catch(() => undefined);
     const queued = pool.apply('mark', [dir, 'b']);
@@ -91,7 +103,10 @@ describe('a child told to SHUTDOWN while its job runs (maxTasksPerChild)', () =>
   it('still gets the soft time limit: the job fails with SoftTimeLimitExceeded, not the hard limit', async () => {
     const pool = await startPool({ processes: 1, maxTasksPerChild: 1, softTimeLimit: 200, timeLimit: 10_000 });
     const [pid] = pids(pool);
-    const err = await pool.apply('awaitAbort').then(() => new Error('expected the job to fail'), (e: unknown) => e as Error);
+    const err = await pool.apply('awaitAbort').then(
+      () => new Error('expected the job to fail'),
+      (e: unknown) => e as Error,
+    );
     expect(err).toBeInstanceOf(SoftTimeLimitExceeded);
     // The retired child then left by itself, and its replacement serves jobs.
     await waitUntil(() => !pids(pool).includes(pid!), 'the retired child to exit');

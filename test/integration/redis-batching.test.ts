@@ -59,7 +59,18 @@ describe('RedisBroker: bulk enqueue', () => {
     ];
     await broker.enqueue(jobs);
     const got = await fetchFrom(broker, NODE, ['x'], 50);
-    expect(got.deliveries.map((d) => d.job)).toEqual(jobs.map((j) => expect.objectContaining({ id: j.id, task: j.task, options: j.options, attempt: 0, redeliveries: 0, enqueuedAt: j.enqueuedAt })));
+    expect(got.deliveries.map((d) => d.job)).toEqual(
+      jobs.map((j) =>
+        expect.objectContaining({
+          id: j.id,
+          task: j.task,
+          options: j.options,
+          attempt: 0,
+          redeliveries: 0,
+          enqueuedAt: j.enqueuedAt,
+        }),
+      ),
+    );
     expect(got.deliveries[0]!.job.payload).toHaveLength(0);
     expect(Buffer.from(got.deliveries[1]!.job.payload).equals(Buffer.from(mid))).toBe(true);
     expect(Buffer.from(got.deliveries[2]!.job.payload).equals(Buffer.from(big))).toBe(true);
@@ -69,7 +80,11 @@ describe('RedisBroker: bulk enqueue', () => {
 
 describe('RedisBroker: batched settlements', () => {
   it('acks and deletes many entries across several streams (main and :rd) in one call, retries and dead letters alongside', async () => {
-    const jobs = [...Array.from({ length: 30 }, () => job('x')), ...Array.from({ length: 30 }, () => job('y')), ...Array.from({ length: 5 }, () => job('z'))];
+    const jobs = [
+      ...Array.from({ length: 30 }, () => job('x')),
+      ...Array.from({ length: 30 }, () => job('y')),
+      ...Array.from({ length: 5 }, () => job('z')),
+    ];
     await broker.enqueue(jobs);
     const first = await fetchFrom(broker, NODE, ['x', 'y', 'z'], 100);
     expect(first.deliveries).toHaveLength(65);
@@ -116,7 +131,12 @@ describe('RedisBroker: batched settlements', () => {
   it('settles a batch carried by a fetch and reserves the next jobs in the same call', async () => {
     await broker.enqueue(Array.from({ length: 6 }, () => job('x')));
     const one = await fetchFrom(broker, NODE, ['x'], 3);
-    const two = await broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 3 }], count: 3, settle: one.deliveries.map((delivery) => ({ kind: 'ack' as const, delivery })) });
+    const two = await broker.fetch({
+      nodeId: NODE,
+      plan: [{ queue: 'x', quota: 3 }],
+      count: 3,
+      settle: one.deliveries.map((delivery) => ({ kind: 'ack' as const, delivery })),
+    });
     expect(two.deliveries).toHaveLength(3);
     expect(await pending('q:x')).toBe(3);
     expect(await scope.raw.xlen(scope.key('q:x'))).toBe(3);
@@ -177,7 +197,9 @@ describe('RedisBroker: results of a batch', () => {
     // Another program wrote a plain string where the client's reply list should be: the announcement fails with WRONGTYPE after the script ran.
     await scope.raw.set(`${scope.ns}:reply:broken-client`, 'not a list');
     const settle: Settlement[] = [{ kind: 'ack', delivery: first!, result: result(first!, 'SUCCESS', 1) }];
-    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(/WRONGTYPE/);
+    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(
+      /WRONGTYPE/,
+    );
     // The script reserved the three jobs before the write failed; they are this node's, and the next fetch hands them out.
     expect((await broker.counts(['x']))[0]).toMatchObject({ waiting: 0, reserved: 3 });
     const again = await fetchFrom(broker, NODE, ['x'], 10);
@@ -193,9 +215,13 @@ describe('RedisBroker: results of a batch', () => {
     await scope.raw.set(`${scope.ns}:reply:broken-client`, 'not a list');
     const settle: Settlement[] = [{ kind: 'ack', delivery: first!, result: result(first!, 'SUCCESS', 1) }];
     // First failure: the script reserved the two jobs, the announcement failed.
-    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(/WRONGTYPE/);
+    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(
+      /WRONGTYPE/,
+    );
     // Second failure: this fetch finds the two reserved jobs, then fails the same way before handing them out.
-    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(/WRONGTYPE/);
+    await expect(broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 10 }], count: 10, settle })).rejects.toThrow(
+      /WRONGTYPE/,
+    );
     expect((await broker.counts(['x']))[0]).toMatchObject({ waiting: 0, reserved: 2 });
     // They are still this node's: the next fetch must hand them out, not leave them reserved until the node stops.
     const again = await fetchFrom(broker, NODE, ['x'], 10);
@@ -207,11 +233,66 @@ describe('RedisBroker: entry decoding', () => {
   it('reads an entry whose fields are in another order, or repeated, as the general rule says (the last one wins)', async () => {
     const stream = scope.key('q:x');
     await scope.raw.xgroup('CREATE', stream, 'w', '0', 'MKSTREAM');
-    await scope.raw.xadd(stream, '*', 'task', 'add', 'id', 'j1', 'attempt', '2', 'redeliveries', '1', 'payload', 'p', 'meta', '{"o":{},"e":5}');
-    await scope.raw.xadd(stream, '*', 'id', 'j2', 'task', 'add', 'payload', 'p', 'attempt', '0', 'redeliveries', '0', 'meta', '{"o":{},"e":5}', 'attempt', '3');
-    await scope.raw.xadd(stream, '*', 'id', 'j3', 'task', 'add', 'payload', 'p', 'attempt', 'x', 'redeliveries', '0', 'meta', '{"o":{},"e":5}');
+    await scope.raw.xadd(
+      stream,
+      '*',
+      'task',
+      'add',
+      'id',
+      'j1',
+      'attempt',
+      '2',
+      'redeliveries',
+      '1',
+      'payload',
+      'p',
+      'meta',
+      '{"o":{},"e":5}',
+    );
+    await scope.raw.xadd(
+      stream,
+      '*',
+      'id',
+      'j2',
+      'task',
+      'add',
+      'payload',
+      'p',
+      'attempt',
+      '0',
+      'redeliveries',
+      '0',
+      'meta',
+      '{"o":{},"e":5}',
+      'attempt',
+      '3',
+    );
+    await scope.raw.xadd(
+      stream,
+      '*',
+      'id',
+      'j3',
+      'task',
+      'add',
+      'payload',
+      'p',
+      'attempt',
+      'x',
+      'redeliveries',
+      '0',
+      'meta',
+      '{"o":{},"e":5}',
+    );
     const got = await fetchFrom(broker, NODE, ['x'], 10);
-    expect(got.deliveries.map((d) => [d.job.id, d.job.attempt, d.job.redeliveries, d.job.enqueuedAt, d.malformed === undefined])).toEqual([
+    expect(
+      got.deliveries.map((d) => [
+        d.job.id,
+        d.job.attempt,
+        d.job.redeliveries,
+        d.job.enqueuedAt,
+        d.malformed === undefined,
+      ]),
+    ).toEqual([
       ['j1', 2, 1, 5, true],
       ['j2', 3, 0, 5, true],
       ['j3', 0, 0, 5, false],

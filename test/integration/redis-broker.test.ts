@@ -46,7 +46,12 @@ describe('RedisBroker: enqueue, fetch, ack', () => {
   it('settles and fetches in one call', async () => {
     await broker.enqueue([job('default'), job('default')]);
     const one = await fetchFrom(broker, NODE, ['default'], 1);
-    const two = await broker.fetch({ nodeId: NODE, plan: [{ queue: 'default', quota: 1 }], count: 1, settle: [{ kind: 'ack', delivery: one.deliveries[0]! }] });
+    const two = await broker.fetch({
+      nodeId: NODE,
+      plan: [{ queue: 'default', quota: 1 }],
+      count: 1,
+      settle: [{ kind: 'ack', delivery: one.deliveries[0]! }],
+    });
     expect(two.deliveries).toHaveLength(1);
     expect(await scope.raw.xlen(scope.key('q:default'))).toBe(1);
   });
@@ -55,7 +60,15 @@ describe('RedisBroker: enqueue, fetch, ack', () => {
     const high = [job('high'), job('high')];
     const low = [job('low'), job('low')];
     await broker.enqueue([...low, ...high]);
-    const reply = await fetchFrom(broker, NODE, [{ queue: 'high', quota: 3 }, { queue: 'low', quota: 0 }], 3);
+    const reply = await fetchFrom(
+      broker,
+      NODE,
+      [
+        { queue: 'high', quota: 3 },
+        { queue: 'low', quota: 0 },
+      ],
+      3,
+    );
     expect(ids(reply.deliveries)).toEqual([high[0]!.id, high[1]!.id, low[0]!.id]);
   });
 
@@ -63,7 +76,15 @@ describe('RedisBroker: enqueue, fetch, ack', () => {
     const a = Array.from({ length: 5 }, () => job('high'));
     const b = Array.from({ length: 5 }, () => job('low'));
     await broker.enqueue([...a, ...b]);
-    const reply = await fetchFrom(broker, NODE, [{ queue: 'high', quota: 1 }, { queue: 'low', quota: 2 }], 5);
+    const reply = await fetchFrom(
+      broker,
+      NODE,
+      [
+        { queue: 'high', quota: 1 },
+        { queue: 'low', quota: 2 },
+      ],
+      5,
+    );
     expect(ids(reply.deliveries)).toEqual([a[0]!.id, b[0]!.id, b[1]!.id, a[1]!.id, a[2]!.id]);
   });
 
@@ -169,7 +190,8 @@ describe('RedisBroker: delayed jobs', () => {
     // Another node's fetch takes the first job off the delayed set before this one gets to it.
     await scope.raw.zpopmin(scope.key('q:default:delayed'));
     const woke = await waiting;
-    const got = woke.deliveries.length > 0 ? woke.deliveries : (await fetchFrom(broker, NODE, ['default'], 5)).deliveries;
+    const got =
+      woke.deliveries.length > 0 ? woke.deliveries : (await fetchFrom(broker, NODE, ['default'], 5)).deliveries;
     expect(ids(got)).toEqual([second.id]);
   });
 
@@ -235,7 +257,7 @@ describe('RedisBroker: dead letters and malformed entries', () => {
     await scope.raw.xadd(scope.key('q:default'), '*', 'task', 'add', 'meta', '{not json');
     const reply = await fetchFrom(broker, NODE, ['default'], 10);
     expect(reply.deliveries).toHaveLength(2);
-    const [a, b] = reply.deliveries as [typeof reply.deliveries[0] & object, typeof reply.deliveries[0] & object];
+    const [a, b] = reply.deliveries as [(typeof reply.deliveries)[0] & object, (typeof reply.deliveries)[0] & object];
     expect(a.malformed).toMatch(/no task name/);
     expect(a.job.id).toBe(a.receipt.slice(2));
     expect(b.malformed).toMatch(/no payload/);
@@ -263,7 +285,9 @@ describe('RedisBroker: results', () => {
     expect(await broker.getResult(j.id)).toMatchObject({ id: j.id, state: 'SUCCESS' });
     const ttl = await scope.raw.pttl(`${scope.ns}:res:${j.id}`);
     expect(ttl).toBeGreaterThan(0);
-    expect(unpack(await scope.raw.getBuffer(`${scope.ns}:res:${j.id}`) as Buffer)).toMatchObject({ state: 'SUCCESS' });
+    expect(unpack((await scope.raw.getBuffer(`${scope.ns}:res:${j.id}`)) as Buffer)).toMatchObject({
+      state: 'SUCCESS',
+    });
   });
 
   it('announces only final states; progress writes only the result', async () => {
@@ -315,6 +339,8 @@ describe('RedisBroker: admin', () => {
 
   it('masks the password in displayUrl', async () => {
     const { RedisBroker } = await import('../../dist/broker/redis/redis-broker.js');
-    expect(new RedisBroker('redis://user:s3cret@localhost:6379/2').displayUrl).toBe('redis://user:***@localhost:6379/2');
+    expect(new RedisBroker('redis://user:s3cret@localhost:6379/2').displayUrl).toBe(
+      'redis://user:***@localhost:6379/2',
+    );
   });
 });

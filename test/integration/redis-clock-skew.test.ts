@@ -26,7 +26,10 @@ function skew(ms: number): void {
 }
 
 async function broker(kind: 'memory' | 'redis', ns: string): Promise<Broker> {
-  const b = createBroker(kind === 'memory' ? `memory://skew-${ns}` : inject('redisUrl'), { namespace: ns, logger: log });
+  const b = createBroker(kind === 'memory' ? `memory://skew-${ns}` : inject('redisUrl'), {
+    namespace: ns,
+    logger: log,
+  });
   open.push(b);
   await b.connect();
   await b.register({ id: 'n1', name: 'n1', host: 'h', pid: 1, queues: ['q'], concurrency: '1', startedAt: 0 });
@@ -34,19 +37,22 @@ async function broker(kind: 'memory' | 'redis', ns: string): Promise<Broker> {
 }
 
 describe.each(['memory', 'redis'] as const)('clock skew between this process and the broker (%s)', (kind) => {
-  it.each([SKEW, -SKEW])('with this clock off by %d ms, fetch and heartbeat report due times on this clock', async (offset) => {
-    skew(offset);
-    const b = await broker(kind, `k${randomUUID().slice(0, 8)}`);
-    await b.enqueue([job('q', { delay: 5_000 })]);
-    const reply = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
-    expect(reply.deliveries).toEqual([]);
-    const left = reply.nextDueAt! - Date.now();
-    expect(left).toBeGreaterThan(0);
-    expect(left).toBeLessThanOrEqual(5_000);
-    const beat = await b.heartbeat('n1', ['q']);
-    expect(beat.nextDueAt! - Date.now()).toBeGreaterThan(0);
-    expect(beat.nextDueAt! - Date.now()).toBeLessThanOrEqual(5_000);
-  });
+  it.each([SKEW, -SKEW])(
+    'with this clock off by %d ms, fetch and heartbeat report due times on this clock',
+    async (offset) => {
+      skew(offset);
+      const b = await broker(kind, `k${randomUUID().slice(0, 8)}`);
+      await b.enqueue([job('q', { delay: 5_000 })]);
+      const reply = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+      expect(reply.deliveries).toEqual([]);
+      const left = reply.nextDueAt! - Date.now();
+      expect(left).toBeGreaterThan(0);
+      expect(left).toBeLessThanOrEqual(5_000);
+      const beat = await b.heartbeat('n1', ['q']);
+      expect(beat.nextDueAt! - Date.now()).toBeGreaterThan(0);
+      expect(beat.nextDueAt! - Date.now()).toBeLessThanOrEqual(5_000);
+    },
+  );
 
   it('a node whose clock is behind still gets a delayed job enqueued while it blocks, within the wait', async () => {
     skew(-SKEW);

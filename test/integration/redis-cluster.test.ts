@@ -32,7 +32,11 @@ describe('RedisBroker: membership', () => {
     await registerNode(b, 'B', ['default', 'other']);
     const nodes = await a.listNodes();
     expect(nodes.map((n) => n.id).sort()).toEqual(['A', 'B']);
-    expect(nodes.find((n) => n.id === 'B')).toMatchObject({ name: 'B@test', queues: ['default', 'other'], pid: process.pid });
+    expect(nodes.find((n) => n.id === 'B')).toMatchObject({
+      name: 'B@test',
+      queues: ['default', 'other'],
+      pid: process.pid,
+    });
     expect(await a.knownQueues()).toEqual(['default', 'other']);
     for (let i = 0; i < 4; i++) {
       await sleep(LEASE / 3);
@@ -44,7 +48,7 @@ describe('RedisBroker: membership', () => {
     expect((await a.heartbeat('A', ['default'])).fenced).toBe(true);
   });
 
-  it('heartbeat reports the next due time of the node\'s delayed jobs', async () => {
+  it("heartbeat reports the next due time of the node's delayed jobs", async () => {
     await registerNode(a, 'A', ['default']);
     const j = job('default', { eta: Date.now() + 60_000 });
     await a.enqueue([j]);

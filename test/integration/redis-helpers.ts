@@ -68,17 +68,38 @@ export function ids(deliveries: readonly Delivery[]): string[] {
   return deliveries.map((d) => d.job.id);
 }
 
-export function fetchFrom(broker: RedisBroker, nodeId: string, queues: string[] | { queue: string; quota: number }[], count: number): Promise<FetchReply> {
+export function fetchFrom(
+  broker: RedisBroker,
+  nodeId: string,
+  queues: string[] | { queue: string; quota: number }[],
+  count: number,
+): Promise<FetchReply> {
   const plan = queues.map((q) => (typeof q === 'string' ? { queue: q, quota: count } : q));
   return broker.fetch({ nodeId, plan, count, settle: [] });
 }
 
 export function result(d: Delivery, state: ResultRecord['state'], value?: unknown): ResultRecord {
-  return { id: d.job.id, task: d.job.task, queue: d.queue, state, value, retries: d.job.attempt, finishedAt: Date.now() };
+  return {
+    id: d.job.id,
+    task: d.job.task,
+    queue: d.queue,
+    state,
+    value,
+    retries: d.job.attempt,
+    finishedAt: Date.now(),
+  };
 }
 
 export async function registerNode(broker: RedisBroker, id: string, queues: string[]): Promise<void> {
-  await broker.register({ id, name: `${id}@test`, host: 'test', pid: process.pid, queues, concurrency: '1', startedAt: Date.now() });
+  await broker.register({
+    id,
+    name: `${id}@test`,
+    host: 'test',
+    pid: process.pid,
+    queues,
+    concurrency: '1',
+    startedAt: Date.now(),
+  });
 }
 
 export function sleep(ms: number): Promise<void> {

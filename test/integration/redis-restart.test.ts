@@ -22,7 +22,10 @@ describe('RedisBroker: Redis unreachable at connect', () => {
   it('rejects with BrokerUnavailableError, and connects once Redis is there', async () => {
     const port = await freePort();
     const broker = new RedisBroker(`redis://127.0.0.1:${port}`, { logger: log });
-    const err = await broker.connect().then(() => undefined, (e: unknown) => e);
+    const err = await broker.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
     expect(err).toBeInstanceOf(BrokerUnavailableError);
     expect(err).toMatchObject({ code: 'PREFORK_BROKER_UNAVAILABLE' });
     expect((err as Error).message).toContain(`127.0.0.1:${port}`);
@@ -110,7 +113,9 @@ describe('RedisBroker: Redis restarted mid-run', () => {
       await eventually(() => fetchFrom(broker, 'N', ['default'], 0));
       const next = await fetchFrom(broker, 'N', ['default'], 5);
       expect(ids(next.deliveries)).toEqual([lost.id]);
-      await broker.settle([...first.deliveries, ...next.deliveries].map((d) => ({ kind: 'ack' as const, delivery: d })));
+      await broker.settle(
+        [...first.deliveries, ...next.deliveries].map((d) => ({ kind: 'ack' as const, delivery: d })),
+      );
       expect(await raw.xlen('{orphans}:q:default')).toBe(0);
     } finally {
       await broker.close();

@@ -30,8 +30,28 @@ async function reserved(): Promise<Delivery> {
 
 /** The fetch script settling one delivery with op/arg, settle-only (node id ''). */
 function settleRaw(d: Delivery, op: string, arg: string, queueIndex: number | string = 1): Promise<unknown> {
-  const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('q:q:rd'), scope.key('q:q:delayed'), scope.key('q:q:dead')];
-  return callScript(scope.raw, 'fetchJobs', keys, ['', 0, 1, 0, 10, 100, 1, 0, op, queueIndex, 'q', d.receipt.slice(2), arg]);
+  const keys = [
+    scope.key('nodes'),
+    scope.key('q:q'),
+    scope.key('q:q:rd'),
+    scope.key('q:q:delayed'),
+    scope.key('q:q:dead'),
+  ];
+  return callScript(scope.raw, 'fetchJobs', keys, [
+    '',
+    0,
+    1,
+    0,
+    10,
+    100,
+    1,
+    0,
+    op,
+    queueIndex,
+    'q',
+    d.receipt.slice(2),
+    arg,
+  ]);
 }
 
 async function stillReserved(d: Delivery): Promise<void> {
@@ -65,30 +85,44 @@ describe('fetch script: a bad settlement argument loses no job', () => {
 
   it('a miscounted argument list fails before any ack', async () => {
     const d = await reserved();
-    const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('q:q:rd'), scope.key('q:q:delayed'), scope.key('q:q:dead')];
+    const keys = [
+      scope.key('nodes'),
+      scope.key('q:q'),
+      scope.key('q:q:rd'),
+      scope.key('q:q:delayed'),
+      scope.key('q:q:dead'),
+    ];
     // One ack group claiming two ids, followed by one: the count is wrong.
-    await expect(callScript(scope.raw, 'fetchJobs', keys, ['', 0, 1, 0, 10, 100, 0, 1, 1, 'q', 2, d.receipt.slice(2)])).rejects.toThrow(/number of acks/);
+    await expect(
+      callScript(scope.raw, 'fetchJobs', keys, ['', 0, 1, 0, 10, 100, 0, 1, 1, 'q', 2, d.receipt.slice(2)]),
+    ).rejects.toThrow(/number of acks/);
     await stillReserved(d);
   });
 });
 
 describe('other scripts check their arguments first', () => {
   it('claimRecovery with a bad hold leaves the node registered', async () => {
-    await expect(callScript(scope.raw, 'claimRecovery', [scope.key('nodes'), scope.key('recovering')], [NODE, 'soon', '1'])).rejects.toThrow(/claim hold/);
+    await expect(
+      callScript(scope.raw, 'claimRecovery', [scope.key('nodes'), scope.key('recovering')], [NODE, 'soon', '1']),
+    ).rejects.toThrow(/claim hold/);
     expect(await scope.raw.zscore(scope.key('nodes'), NODE)).not.toBeNull();
   });
 
   it('enqueueJobs with one bad row adds none of the batch', async () => {
     const { pack } = await import('msgpackr');
     const good = ['id1', 'add', 'p', '0', '0', '{}'];
-    await expect(callScript(scope.raw, 'enqueueJobs', [scope.key('q:q')], [pack([good, ['id2', 'add']])])).rejects.toThrow(/row 2/);
+    await expect(
+      callScript(scope.raw, 'enqueueJobs', [scope.key('q:q')], [pack([good, ['id2', 'add']])]),
+    ).rejects.toThrow(/row 2/);
     expect(await scope.raw.xlen(scope.key('q:q'))).toBe(0);
   });
 
   it('enqueueDelayed rejects an unknown mode and a non-integer delay', async () => {
     const keys = [scope.key('q:q:delayed'), scope.key('q:q')];
     await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['later', 5, 'id', 'x'])).rejects.toThrow(/mode/);
-    await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['delay', 'nan', 'id', 'x'])).rejects.toThrow(/delay \(ms\)/);
+    await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['delay', 'nan', 'id', 'x'])).rejects.toThrow(
+      /delay \(ms\)/,
+    );
     expect(await scope.raw.exists(scope.key('q:q:delayed'), scope.key('q:q'))).toBe(0);
   });
 });

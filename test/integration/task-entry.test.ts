@@ -11,7 +11,9 @@ function packagesLoadedBy(specifier: string): string[] {
   const script = `import ${JSON.stringify(specifier)}; import { createRequire } from 'node:module';
     const cache = createRequire(import.meta.url).cache;
     console.log(JSON.stringify([...new Set(Object.keys(cache).map((p) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(p)?.[1]).filter(Boolean))]));`;
-  return JSON.parse(execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fixture('.'), encoding: 'utf8' })) as string[];
+  return JSON.parse(
+    execFileSync(process.execPath, ['--input-type=module', '-e', script], { cwd: fixture('.'), encoding: 'utf8' }),
+  ) as string[];
 }
 
 describe("the light entry 'prefork/task'", () => {

@@ -21,7 +21,10 @@ eachNode(['x'], (s, b) => {
 });
 
 function within<T>(p: Promise<T>, ms: number): Promise<T | 'still pending'> {
-  return Promise.race([p, new Promise<'still pending'>((resolve) => setTimeout(() => resolve('still pending'), ms).unref())]);
+  return Promise.race([
+    p,
+    new Promise<'still pending'>((resolve) => setTimeout(() => resolve('still pending'), ms).unref()),
+  ]);
 }
 
 describe('Acker', () => {
@@ -35,7 +38,8 @@ describe('Acker', () => {
 
     const { log, lines } = capture();
     const acker = new Acker(broker, log);
-    for (const d of got.deliveries) acker.push({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', 1) } satisfies Settlement);
+    for (const d of got.deliveries)
+      acker.push({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', 1) } satisfies Settlement);
     expect(await within(acker.flush(), 20_000)).toBeUndefined();
     expect(acker.backlog).toBe(0);
 
@@ -73,7 +77,9 @@ describe('Acker', () => {
 
     it('an ack without a result waits for the fetch and rides on it: no round trip of its own', async () => {
       await broker.enqueue([job('x'), job('x')]);
-      const [first, second] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries.concat((await fetchFrom(broker, NODE, ['x'], 1)).deliveries);
+      const [first, second] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries.concat(
+        (await fetchFrom(broker, NODE, ['x'], 1)).deliveries,
+      );
       const acker = new Acker(broker, capture().log, { holdMs: LONG_HOLD_MS });
       acker.holdWhile(() => true);
       acker.push({ kind: 'ack', delivery: first! });

@@ -9,12 +9,30 @@ import { pack } from 'msgpackr';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createBroker } from 'prefork';
 import type { NewJob } from '../../dist/broker/types.js';
-import { cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName, waitUntil } from '../helpers/worker.js';
+import {
+  cleanup,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  silent,
+  uniqueName,
+  waitUntil,
+} from '../helpers/worker.js';
 
 afterEach(cleanup);
 
 function record(options: NewJob['options']): NewJob {
-  return { id: randomUUID(), task: 'record', queue: 'default', payload: pack([0]), attempt: 0, redeliveries: 0, options, enqueuedAt: Date.now() };
+  return {
+    id: randomUUID(),
+    task: 'record',
+    queue: 'default',
+    payload: pack([0]),
+    attempt: 0,
+    redeliveries: 0,
+    options,
+    enqueuedAt: Date.now(),
+  };
 }
 
 describe('Worker: a job record with options the pool refuses', () => {

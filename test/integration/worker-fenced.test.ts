@@ -4,7 +4,16 @@
  * into a child's pipe (fcfs) as well as those in the pool's buffer.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { captureLog, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName, waitUntil } from '../helpers/worker.js';
+import {
+  captureLog,
+  cleanup,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  uniqueName,
+  waitUntil,
+} from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -15,14 +24,28 @@ describe('Worker fenced', () => {
     const ledger = newLedger();
     const { log, lines } = captureLog();
     // fcfs writes jobs into the child's pipe while it runs one.
-    const worker = makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 4, strategy: 'fcfs', logger: log });
+    const worker = makeWorker({
+      broker: url,
+      namespace,
+      ledger,
+      concurrency: 1,
+      prefetchMultiplier: 4,
+      strategy: 'fcfs',
+      logger: log,
+    });
     await worker.start();
     const client = makeClient(url, namespace);
     await client.enqueueMany(Array.from({ length: 4 }, () => ({ name: 'record' as const, args: [600_000] })));
-    await waitUntil(() => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 4, 'one job runs, three wait in the node');
+    await waitUntil(
+      () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 4,
+      'one job runs, three wait in the node',
+    );
     const before = worker.nodeId;
     await (worker as unknown as { fenced(seenAs: string): Promise<void> }).fenced(before);
-    await waitUntil(() => lines.some((l) => l.oldNodeId === before && typeof l.dropped === 'number'), 'the count of dropped jobs is logged');
+    await waitUntil(
+      () => lines.some((l) => l.oldNodeId === before && typeof l.dropped === 'number'),
+      'the count of dropped jobs is logged',
+    );
     expect(lines.find((l) => l.oldNodeId === before && typeof l.dropped === 'number')).toMatchObject({ dropped: 3 });
     // The running job carries on; nothing was given back (the jobs belong to whoever recovered them).
     expect(worker.stats().consumer).toMatchObject({ reserved: 1, givenBack: 0 });

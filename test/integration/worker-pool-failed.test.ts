@@ -8,7 +8,17 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createBroker, PoolFailedError } from 'prefork';
-import { cleanup, fixture, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName, waitUntil } from '../helpers/worker.js';
+import {
+  cleanup,
+  fixture,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  silent,
+  uniqueName,
+  waitUntil,
+} from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -20,7 +30,13 @@ describe('Worker whose pool fails', () => {
     const marker = join(dirname(ledger), 'broken');
     // Each child runs one job and is replaced; once the marker exists, the replacements cannot load the module.
     const worker = makeWorker({
-      app: fixture('breaks-after-start.mjs'), broker: url, namespace, ledger, concurrency: 2, prefetchMultiplier: 4, maxTasksPerChild: 1,
+      app: fixture('breaks-after-start.mjs'),
+      broker: url,
+      namespace,
+      ledger,
+      concurrency: 2,
+      prefetchMultiplier: 4,
+      maxTasksPerChild: 1,
       pool: { maxRestarts: 1, restartWindow: 60_000, env: { PREFORK_TEST_BREAK: marker } },
     });
     const failed = new Promise<PoolFailedError>((resolve) => worker.once('failed', resolve));
@@ -62,7 +78,14 @@ describe('Worker whose pool fails', () => {
     const namespace = uniqueName('ns');
     const ledger = newLedger();
     const marker = join(dirname(ledger), 'broken');
-    const worker = makeWorker({ app: fixture('crashes-when-broken.mjs'), broker: url, namespace, ledger, concurrency: 2, pool: { env: { PREFORK_TEST_BREAK: marker } } });
+    const worker = makeWorker({
+      app: fixture('crashes-when-broken.mjs'),
+      broker: url,
+      namespace,
+      ledger,
+      concurrency: 2,
+      pool: { env: { PREFORK_TEST_BREAK: marker } },
+    });
     const failed = new Promise<PoolFailedError>((resolve) => worker.once('failed', resolve));
     await worker.start();
     const client = makeClient(url, namespace);
@@ -80,7 +103,13 @@ describe('Worker whose pool fails', () => {
   it('at start: start() rejects with PoolFailedError and the node does not stay registered', async () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('ns');
-    const worker = makeWorker({ app: fixture('throws-on-import.mjs'), broker: url, namespace, concurrency: 1, pool: { maxRestarts: 1, restartWindow: 60_000 } });
+    const worker = makeWorker({
+      app: fixture('throws-on-import.mjs'),
+      broker: url,
+      namespace,
+      concurrency: 1,
+      pool: { maxRestarts: 1, restartWindow: 60_000 },
+    });
     await expect(worker.start()).rejects.toBeInstanceOf(PoolFailedError);
     const broker = createBroker(url, { namespace, logger: silent });
     await broker.connect();

@@ -7,7 +7,17 @@ import { afterEach, describe, expect, inject, it } from 'vitest';
 // @ts-expect-error plain ESM helper shared with the benchmarks
 import { freePort, startRedisServer } from '../../scripts/redis.mjs';
 import { Redis } from 'ioredis';
-import { captureLog, cleanup, makeClient, makeWorker, newLedger, readLedger, startNode, uniqueName, waitUntil } from '../helpers/worker.js';
+import {
+  captureLog,
+  cleanup,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  startNode,
+  uniqueName,
+  waitUntil,
+} from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -25,7 +35,10 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     const ledger = newLedger();
     const concurrency = 2;
     const prefetchMultiplier = 4;
-    const a = await startNode({ broker: url, namespace, concurrency, prefetchMultiplier, leaseMs: 1500, name: 'node-a' }, ledger);
+    const a = await startNode(
+      { broker: url, namespace, concurrency, prefetchMultiplier, leaseMs: 1500, name: 'node-a' },
+      ledger,
+    );
     const client = makeClient(url, namespace);
     const jobs = await client.enqueueMany(Array.from({ length: 40 }, () => ({ name: 'record', args: [150] })));
     await waitUntil(() => readLedger(ledger).length >= 3, 'node A started some jobs');
@@ -45,7 +58,10 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('ns');
     const ledger = newLedger();
-    const a = await startNode({ broker: url, namespace, concurrency: 1, prefetchMultiplier: 10, name: 'node-a' }, ledger);
+    const a = await startNode(
+      { broker: url, namespace, concurrency: 1, prefetchMultiplier: 10, name: 'node-a' },
+      ledger,
+    );
     const client = makeClient(url, namespace);
     const jobs = await client.enqueueMany(Array.from({ length: 10 }, () => ({ name: 'record', args: [200] })));
     await waitUntil(() => readLedger(ledger).length >= 1, 'node A started a job');
@@ -87,7 +103,12 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
       await server.stop();
       // The job finishes, but its ack cannot land: without a deadline this stop never ended.
       const stopping = worker.stop({ deadline: 1_000 });
-      expect(await Promise.race([stopping.then(() => 'stopped'), new Promise((resolve) => setTimeout(resolve, 25_000, 'still stopping'))])).toBe('stopped');
+      expect(
+        await Promise.race([
+          stopping.then(() => 'stopped'),
+          new Promise((resolve) => setTimeout(resolve, 25_000, 'still stopping')),
+        ]),
+      ).toBe('stopped');
       expect(worker.stats().consumer.succeeded).toBe(1);
       const dropped = lines.find((l) => /did not confirm/.test(String(l.msg)));
       expect(dropped).toMatchObject({ unconfirmed: 1, jobIds: [job!.id], deadlineMs: 1_000 });
@@ -104,7 +125,9 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
 
   it('stop({ deadline }) refuses a deadline too long for a timer (Node would fire it at once and drop every settlement)', async () => {
     const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
-    await expect(worker.stop({ deadline: 2 ** 31 })).rejects.toThrow(/invalid option deadline: 2147483648 \(expected at most 2147483647 ms/);
+    await expect(worker.stop({ deadline: 2 ** 31 })).rejects.toThrow(
+      /invalid option deadline: 2147483648 \(expected at most 2147483647 ms/,
+    );
     await expect(worker.stop({ deadline: '30d' })).rejects.toThrow(/invalid option deadline: "30d"/);
   });
 
@@ -152,7 +175,10 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   it('a wrong password is a clear error naming the broker, with the password masked', async () => {
     const base = new URL(inject('redisUrl'));
     const client = makeClient(`redis://nobody:wrong-pw@${base.host}`, uniqueName('ns'));
-    const err = await client.enqueue('add', [1, 1]).then(() => undefined, (e: unknown) => e as Error);
+    const err = await client.enqueue('add', [1, 1]).then(
+      () => undefined,
+      (e: unknown) => e as Error,
+    );
     expect(err?.message).toMatch(/nobody:\*\*\*@/);
     expect(err?.message).not.toContain('wrong-pw');
   });

@@ -5,7 +5,17 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { encodeBody } from '../../dist/protocol/codec.js';
 import { createBroker, type ScaleEvent } from 'prefork';
-import { brokerFor, cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName, waitUntil } from '../helpers/worker.js';
+import {
+  brokerFor,
+  cleanup,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  silent,
+  uniqueName,
+  waitUntil,
+} from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -23,7 +33,15 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     const job = await client.enqueue('add', [2, 3]);
     expect(await job.result()).toBe(5);
     const record = await job.state();
-    expect(record).toMatchObject({ id: job.id, task: 'add', queue: 'default', state: 'SUCCESS', value: 5, node: 'node-a', retries: 0 });
+    expect(record).toMatchObject({
+      id: job.id,
+      task: 'add',
+      queue: 'default',
+      state: 'SUCCESS',
+      value: 5,
+      node: 'node-a',
+      retries: 0,
+    });
     expect(typeof record?.pid).toBe('number');
     expect(record?.runtime).toBeGreaterThanOrEqual(0);
   });
@@ -107,7 +125,19 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     const b = createBroker(broker, { namespace, logger: silent });
     await b.connect();
     try {
-      await b.enqueue([{ id: 'garbage-1', task: 'add', queue: 'default', payload: new Uint8Array([0xc1, 0xff, 0x00]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: Date.now(), replyTo: client.id }]);
+      await b.enqueue([
+        {
+          id: 'garbage-1',
+          task: 'add',
+          queue: 'default',
+          payload: new Uint8Array([0xc1, 0xff, 0x00]),
+          attempt: 0,
+          redeliveries: 0,
+          options: {},
+          enqueuedAt: Date.now(),
+          replyTo: client.id,
+        },
+      ]);
       await expect(client.handle('garbage-1').result()).rejects.toMatchObject({ name: 'PayloadDecodeError' });
       expect((await b.listDead('default', 10)).map((d) => d.job.id)).toEqual(['garbage-1']);
     } finally {
@@ -152,7 +182,15 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       ...Array.from({ length: 10 }, () => ({ name: 'record', options: { queue: 'low' } })),
       ...Array.from({ length: 10 }, () => ({ name: 'record', options: { queue: 'high' } })),
     ]);
-    await makeWorker({ broker, namespace, ledger, concurrency: 1, prefetchMultiplier: 1, queues: 'high,low', queueOrder: 'strict' }).start();
+    await makeWorker({
+      broker,
+      namespace,
+      ledger,
+      concurrency: 1,
+      prefetchMultiplier: 1,
+      queues: 'high,low',
+      queueOrder: 'strict',
+    }).start();
     await waitUntil(() => readLedger(ledger).length === 20, 'all 20 jobs ran');
     expect(readLedger(ledger).map((r) => r.queue)).toEqual([...Array(10).fill('high'), ...Array(10).fill('low')]);
   });
@@ -160,17 +198,34 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
   it('round-robin: the queue last used goes to the end', async () => {
     const { broker, namespace, client } = setup();
     const ledger = newLedger();
-    await client.enqueueMany(['a', 'b'].flatMap((queue) => Array.from({ length: 6 }, () => ({ name: 'record', options: { queue } }))));
+    await client.enqueueMany(
+      ['a', 'b'].flatMap((queue) => Array.from({ length: 6 }, () => ({ name: 'record', options: { queue } }))),
+    );
     await makeWorker({ broker, namespace, ledger, concurrency: 1, prefetchMultiplier: 1, queues: 'a,b' }).start();
     await waitUntil(() => readLedger(ledger).length === 12, 'all 12 jobs ran');
-    expect(readLedger(ledger).map((r) => r.queue).join('')).toBe('abababababab');
+    expect(
+      readLedger(ledger)
+        .map((r) => r.queue)
+        .join(''),
+    ).toBe('abababababab');
   });
 
   it('weighted: shares follow the weights, loosely, over many jobs', async () => {
     const { broker, namespace, client } = setup();
     const ledger = newLedger();
-    await client.enqueueMany(['heavy', 'light'].flatMap((queue) => Array.from({ length: 300 }, () => ({ name: 'record', options: { queue, ignoreResult: true } }))));
-    await makeWorker({ broker, namespace, ledger, concurrency: 1, prefetchMultiplier: 1, queues: 'heavy:3,light:1' }).start();
+    await client.enqueueMany(
+      ['heavy', 'light'].flatMap((queue) =>
+        Array.from({ length: 300 }, () => ({ name: 'record', options: { queue, ignoreResult: true } })),
+      ),
+    );
+    await makeWorker({
+      broker,
+      namespace,
+      ledger,
+      concurrency: 1,
+      prefetchMultiplier: 1,
+      queues: 'heavy:3,light:1',
+    }).start();
     await waitUntil(() => readLedger(ledger).length >= 200, '200 jobs ran');
     const first = readLedger(ledger).slice(0, 200);
     const heavy = first.filter((r) => r.queue === 'heavy').length / first.length;
@@ -215,7 +270,19 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     await b.connect();
     const c = makeClient(broker, namespace);
     try {
-      await b.enqueue([{ id: 'raw-1', task: 'echo', queue: 'default', payload: encodeBody([{ deep: [1, 'two', null] }]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: Date.now(), replyTo: c.id }]);
+      await b.enqueue([
+        {
+          id: 'raw-1',
+          task: 'echo',
+          queue: 'default',
+          payload: encodeBody([{ deep: [1, 'two', null] }]),
+          attempt: 0,
+          redeliveries: 0,
+          options: {},
+          enqueuedAt: Date.now(),
+          replyTo: c.id,
+        },
+      ]);
       expect(await c.handle('raw-1').result()).toEqual({ deep: [1, 'two', null] });
     } finally {
       await b.close();
@@ -236,7 +303,10 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       // What another node does when this one's lease has expired.
       expect(await other.recover(before, 'other-node', 5)).toBe(0);
       await waitUntil(() => worker.nodeId !== before, 'the worker noticed it was fenced');
-      await waitUntil(async () => (await other.listNodes()).some((n) => n.id === worker.nodeId), 'the worker re-registered');
+      await waitUntil(
+        async () => (await other.listNodes()).some((n) => n.id === worker.nodeId),
+        'the worker re-registered',
+      );
       expect((await other.listNodes()).map((n) => n.id)).not.toContain(before);
       // The heartbeat and a fetch can both see the same lost lease; the later report must not fence the new id again.
       const after = worker.nodeId;

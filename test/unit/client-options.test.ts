@@ -16,7 +16,10 @@ function client(): Client {
 }
 
 /** What the broker stored for a job enqueued with `options` (read back through the broker's admin view). */
-async function stored(c: Client, options: EnqueueOptions): Promise<{ options: Record<string, unknown>; delayed: number }> {
+async function stored(
+  c: Client,
+  options: EnqueueOptions,
+): Promise<{ options: Record<string, unknown>; delayed: number }> {
   await c.enqueue('t', [], { ...options, queue: 'q' });
   const [counts] = await c.broker.counts(['q']);
   await c.broker.register({ id: 'n', name: 'n', host: 'h', pid: 1, queues: ['q'], concurrency: '1', startedAt: 0 });
@@ -51,7 +54,9 @@ describe('Client.enqueue options', () => {
     ['queue', { queue: '' }, '""'],
     ['id', { id: 42 }, '42'],
   ])('rejects a bad %s (%j) with an OptionError naming it and the value', async (option, options, shown) => {
-    const err = await client().enqueue('t', [], options as EnqueueOptions).catch((e: unknown) => e);
+    const err = await client()
+      .enqueue('t', [], options as EnqueueOptions)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(OptionError);
     expect((err as OptionError).option).toBe(option);
     expect((err as OptionError).message).toContain(`invalid option ${option}: ${shown}`);
@@ -59,13 +64,28 @@ describe('Client.enqueue options', () => {
 
   it('enqueues nothing when one job of a batch is bad', async () => {
     const c = client();
-    await expect(c.enqueueMany([{ name: 't', options: { queue: 'q' } }, { name: 't', options: { queue: 'q', timeLimit: -1 } }])).rejects.toThrow(OptionError);
+    await expect(
+      c.enqueueMany([
+        { name: 't', options: { queue: 'q' } },
+        { name: 't', options: { queue: 'q', timeLimit: -1 } },
+      ]),
+    ).rejects.toThrow(OptionError);
     expect((await c.broker.counts(['q']))[0]!.waiting).toBe(0);
   });
 
   it('stores durations given as strings in ms, backoff included', async () => {
-    const { options } = await stored(client(), { retries: 2, backoff: { type: 'fixed', delay: '1.5s', cap: '1m', jitter: false }, timeLimit: '2m', softTimeLimit: '90s' });
-    expect(options).toEqual({ retries: 2, backoff: { type: 'fixed', delay: 1_500, cap: 60_000, jitter: false }, timeLimit: 120_000, softTimeLimit: 90_000 });
+    const { options } = await stored(client(), {
+      retries: 2,
+      backoff: { type: 'fixed', delay: '1.5s', cap: '1m', jitter: false },
+      timeLimit: '2m',
+      softTimeLimit: '90s',
+    });
+    expect(options).toEqual({
+      retries: 2,
+      backoff: { type: 'fixed', delay: 1_500, cap: 60_000, jitter: false },
+      timeLimit: 120_000,
+      softTimeLimit: 90_000,
+    });
   });
 
   it('accepts a delay longer than a timer can run (it waits in the broker)', async () => {

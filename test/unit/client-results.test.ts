@@ -15,14 +15,26 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-async function setup(): Promise<{ client: Client; finish: (d: Delivery, value?: unknown) => Promise<void>; take: (n: number) => Promise<Delivery[]> }> {
+async function setup(): Promise<{
+  client: Client;
+  finish: (d: Delivery, value?: unknown) => Promise<void>;
+  take: (n: number) => Promise<Delivery[]>;
+}> {
   const client = new Client({ broker: `memory://client-results-${randomUUID()}`, logger: silent });
   clients.push(client);
   const broker = client.broker;
   await broker.register({ id: 'n', name: 'n', host: 'h', pid: 1, queues: ['default'], concurrency: '1', startedAt: 0 });
-  const take = async (n: number): Promise<Delivery[]> => (await broker.fetch({ nodeId: 'n', plan: [{ queue: 'default', quota: n }], count: n, settle: [] })).deliveries;
+  const take = async (n: number): Promise<Delivery[]> =>
+    (await broker.fetch({ nodeId: 'n', plan: [{ queue: 'default', quota: n }], count: n, settle: [] })).deliveries;
   const finish = async (d: Delivery, value: unknown = d.job.id): Promise<void> => {
-    const result: ResultRecord = { id: d.job.id, task: d.job.task, queue: d.queue, state: 'SUCCESS', value, retries: 0 };
+    const result: ResultRecord = {
+      id: d.job.id,
+      task: d.job.task,
+      queue: d.queue,
+      state: 'SUCCESS',
+      value,
+      retries: 0,
+    };
     await broker.settle([{ kind: 'ack', delivery: d, result }]);
   };
   return { client, finish, take };

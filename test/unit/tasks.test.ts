@@ -36,7 +36,9 @@ describe('defineTasks', () => {
   });
 
   it('turns backoff durations given as strings into ms', () => {
-    const registry = defineTasks({ t: { run: () => 1, backoff: { type: 'fixed', delay: '2s', cap: '1m', jitter: false } } });
+    const registry = defineTasks({
+      t: { run: () => 1, backoff: { type: 'fixed', delay: '2s', cap: '1m', jitter: false } },
+    });
     expect(registry.options.t).toEqual({ backoff: { type: 'fixed', delay: 2_000, cap: 60_000, jitter: false } });
   });
 

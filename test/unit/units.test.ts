@@ -18,9 +18,12 @@ describe('parseDuration', () => {
     expect(parseDuration(input)).toBe(ms);
   });
 
-  it.each(['', 'abc', '-5s', '5 sec', '5y', '1,5s', 's', -1, Number.NaN, Number.POSITIVE_INFINITY])('%j is invalid', (input) => {
-    expect(parseDuration(input)).toBeUndefined();
-  });
+  it.each(['', 'abc', '-5s', '5 sec', '5y', '1,5s', 's', -1, Number.NaN, Number.POSITIVE_INFINITY])(
+    '%j is invalid',
+    (input) => {
+      expect(parseDuration(input)).toBeUndefined();
+    },
+  );
 });
 
 describe('parseSize', () => {
@@ -40,9 +43,12 @@ describe('parseSize', () => {
     expect(parseSize(input)).toBe(bytes);
   });
 
-  it.each(['', '0', '0.4b', 'abc', '5 parsecs', '-1MB', '1 TB', 0, -1, Number.NaN, Number.POSITIVE_INFINITY])('%j is invalid', (input) => {
-    expect(parseSize(input)).toBeUndefined();
-  });
+  it.each(['', '0', '0.4b', 'abc', '5 parsecs', '-1MB', '1 TB', 0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
+    '%j is invalid',
+    (input) => {
+      expect(parseSize(input)).toBeUndefined();
+    },
+  );
 });
 
 describe('parseAutoscale', () => {
@@ -50,8 +56,14 @@ describe('parseAutoscale', () => {
     ['4,1', [4, 1]],
     [' 8 , 0 ', [8, 0]],
     ['3,3', [3, 3]],
-    [[4, 2], [4, 2]],
-    [[1, 0], [1, 0]],
+    [
+      [4, 2],
+      [4, 2],
+    ],
+    [
+      [1, 0],
+      [1, 0],
+    ],
   ] as const)('%j is [max, min] %j', (input, pair) => {
     expect(parseAutoscale(input)).toEqual(pair);
   });

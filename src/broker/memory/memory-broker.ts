@@ -2,8 +2,21 @@ import type { Logger } from 'pino';
 import { OptionError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
-  Broker, BrokerOptions, ControlReply, ControlRequest, DeadJob, Delivery, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
-  QueueCounts, ResultRecord, Settlement, WaitReply,
+  Broker,
+  BrokerOptions,
+  ControlReply,
+  ControlRequest,
+  DeadJob,
+  Delivery,
+  FetchReply,
+  FetchRequest,
+  HeartbeatReply,
+  NewJob,
+  NodeInfo,
+  QueueCounts,
+  ResultRecord,
+  Settlement,
+  WaitReply,
 } from '../types.js';
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
@@ -52,7 +65,8 @@ export class MemoryBroker implements Broker {
 
   /** A handle on the broker named by `url` (`memory://` alone is `memory://default`). */
   static open(url: string, options: BrokerOptions = {}): MemoryBroker {
-    if (typeof url !== 'string' || !url.startsWith('memory://')) throw new OptionError('broker', url, 'a memory://[name] URL');
+    if (typeof url !== 'string' || !url.startsWith('memory://'))
+      throw new OptionError('broker', url, 'a memory://[name] URL');
     const name = url.slice('memory://'.length) || 'default';
     const key = `${options.namespace ?? DEFAULTS.namespace}/${name}`;
     const state = acquireState(key);
@@ -115,7 +129,10 @@ export class MemoryBroker implements Broker {
   async fetch(request: FetchRequest): Promise<FetchReply> {
     const now = Date.now();
     const touched = new Set<string>();
-    applySettlements({ state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now, touched }, request.settle);
+    applySettlements(
+      { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now, touched },
+      request.settle,
+    );
     const queues = request.plan.map((p) => p.queue);
     if (!this.state.reservations.holdsLease(request.nodeId, now)) {
       this.state.waiters.changed(touched);
@@ -125,13 +142,20 @@ export class MemoryBroker implements Broker {
     const deliveries: Delivery[] = [];
     let left = Math.max(0, request.count);
     // First pass: each queue's quota (rd before main); second pass: leftovers in plan order.
-    for (const { queue, quota } of request.plan) left -= this.reserve(request.nodeId, queue, Math.min(Math.max(0, quota), left), deliveries);
+    for (const { queue, quota } of request.plan)
+      left -= this.reserve(request.nodeId, queue, Math.min(Math.max(0, quota), left), deliveries);
     for (const { queue } of request.plan) left -= this.reserve(request.nodeId, queue, left, deliveries);
     this.state.waiters.changed(touched);
     return { deliveries, nextDueAt: this.state.nextDueAt(queues), fenced: false };
   }
 
-  async waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count = 1): Promise<WaitReply> {
+  async waitForWork(
+    nodeId: string,
+    queues: readonly string[],
+    timeoutMs: number,
+    signal: AbortSignal,
+    count = 1,
+  ): Promise<WaitReply> {
     const want = Math.max(1, count);
     const touched = new Set<string>();
     const attempt = (): Delivery[] | undefined => {
@@ -164,7 +188,10 @@ export class MemoryBroker implements Broker {
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
     const touched = new Set<string>();
-    applySettlements({ state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now: Date.now(), touched }, settlements);
+    applySettlements(
+      { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now: Date.now(), touched },
+      settlements,
+    );
     this.state.waiters.changed(touched);
   }
 
@@ -193,7 +220,11 @@ export class MemoryBroker implements Broker {
     const node = this.state.reservations.nodes.get(deadNodeId);
     if (node === undefined || node.leaseUntil > Date.now()) return 0;
     const moved = this.requeueAll(deadNodeId, maxRedeliveries);
-    if (moved > 0) this.log.info({ deadNode: deadNodeId, by: byNodeId, jobs: moved }, 'recovered the jobs of a node whose lease expired');
+    if (moved > 0)
+      this.log.info(
+        { deadNode: deadNodeId, by: byNodeId, jobs: moved },
+        'recovered the jobs of a node whose lease expired',
+      );
     return moved;
   }
 
@@ -204,7 +235,9 @@ export class MemoryBroker implements Broker {
 
   async listNodes(): Promise<NodeInfo[]> {
     const now = Date.now();
-    return [...this.state.reservations.nodes.values()].filter((n) => n.leaseUntil > now).map((n) => structuredClone(n.info));
+    return [...this.state.reservations.nodes.values()]
+      .filter((n) => n.leaseUntil > now)
+      .map((n) => structuredClone(n.info));
   }
 
   // control
@@ -268,7 +301,11 @@ export class MemoryBroker implements Broker {
   }
 
   async listDead(queue: string, limit: number): Promise<DeadJob[]> {
-    return (this.state.peek(queue)?.listDead(limit) ?? []).map((d) => ({ job: copyJob(d.job), reason: d.reason, diedAt: d.diedAt }));
+    return (this.state.peek(queue)?.listDead(limit) ?? []).map((d) => ({
+      job: copyJob(d.job),
+      reason: d.reason,
+      diedAt: d.diedAt,
+    }));
   }
 
   async retryDead(queue: string, ids: readonly string[] | undefined): Promise<number> {
@@ -311,7 +348,14 @@ export class MemoryBroker implements Broker {
       const q = this.state.queue(delivery.queue);
       const job = { ...delivery.job, redeliveries: delivery.job.redeliveries + 1 };
       if (job.redeliveries > maxRedeliveries) {
-        q.bury({ job, reason: `delivered ${job.redeliveries} times without an outcome (its node died each time)`, diedAt: now }, this.deadMax);
+        q.bury(
+          {
+            job,
+            reason: `delivered ${job.redeliveries} times without an outcome (its node died each time)`,
+            diedAt: now,
+          },
+          this.deadMax,
+        );
       } else {
         q.rd.push(job);
         touched.add(delivery.queue);

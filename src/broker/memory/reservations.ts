@@ -34,7 +34,11 @@ export class Reservations {
 
   register(info: NodeInfo, leaseMs: number, now: number): void {
     const previous = this.nodes.get(info.id);
-    this.nodes.set(info.id, { info: structuredClone(info), leaseUntil: now + leaseMs, reserved: previous?.reserved ?? new Set() });
+    this.nodes.set(info.id, {
+      info: structuredClone(info),
+      leaseUntil: now + leaseMs,
+      reserved: previous?.reserved ?? new Set(),
+    });
   }
 
   /** A lease is held until its deadline (exclusive). */
@@ -62,7 +66,8 @@ export class Reservations {
   nextExpiry(except: string, now: number): number | undefined {
     let next: number | undefined;
     for (const [id, node] of this.nodes) {
-      if (id !== except && node.leaseUntil > now && (next === undefined || node.leaseUntil < next)) next = node.leaseUntil;
+      if (id !== except && node.leaseUntil > now && (next === undefined || node.leaseUntil < next))
+        next = node.leaseUntil;
     }
     return next;
   }

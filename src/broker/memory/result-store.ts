@@ -124,8 +124,7 @@ export class ResultStore {
         // Ids it dropped are older than these, so their results are gone too.
         this.replies.delete(clientId);
         this.overflowed.delete(clientId);
-      }
-      else if (live.length < ids.length) this.replies.set(clientId, live);
+      } else if (live.length < ids.length) this.replies.set(clientId, live);
     }
     const first = this.results.values().next();
     if (!first.done) this.armSweep(first.value.expiresAt, now);

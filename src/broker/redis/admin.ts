@@ -33,12 +33,22 @@ export class Admin {
   }
 
   async purge(redis: Redis, queue: string): Promise<number> {
-    return Number(await callScript(redis, 'purgeQueue', [this.keys.stream(queue), this.keys.rd(queue), this.keys.delayed(queue)], []));
+    return Number(
+      await callScript(
+        redis,
+        'purgeQueue',
+        [this.keys.stream(queue), this.keys.rd(queue), this.keys.delayed(queue)],
+        [],
+      ),
+    );
   }
 
   async listDead(redis: Redis, queue: string, limit: number): Promise<DeadJob[]> {
     if (limit <= 0) return [];
-    const entries = (await redis.callBuffer('XREVRANGE', this.keys.dead(queue), '+', '-', 'COUNT', limit)) as [Buffer, Buffer[]][];
+    const entries = (await redis.callBuffer('XREVRANGE', this.keys.dead(queue), '+', '-', 'COUNT', limit)) as [
+      Buffer,
+      Buffer[],
+    ][];
     return entries.map(([rawId, fields]) => {
       const id = rawId.toString();
       const { job } = decodeJob(id, queue, fields);

@@ -1,6 +1,12 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { CONTROL_REPLY_TTL_MS, decodeControlReply, decodeControlRequests, encodeControlReply, encodeControlRequest } from '../control-codec.js';
+import {
+  CONTROL_REPLY_TTL_MS,
+  decodeControlReply,
+  decodeControlRequests,
+  encodeControlReply,
+  encodeControlRequest,
+} from '../control-codec.js';
 import type { ControlReply, ControlRequest } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import type { Keys } from './keys.js';
@@ -22,7 +28,13 @@ export class Control {
     if (nodeIds.length === 0) return [];
     const raw = encodeControlRequest(request);
     const pipe = redis.pipeline();
-    for (const id of nodeIds) callScript(pipe, 'sendControl', [this.keys.nodes, this.keys.control(id)], [id, raw, Math.max(1, Math.round(ttlMs)), this.keys.controlWake]);
+    for (const id of nodeIds)
+      callScript(
+        pipe,
+        'sendControl',
+        [this.keys.nodes, this.keys.control(id)],
+        [id, raw, Math.max(1, Math.round(ttlMs)), this.keys.controlWake],
+      );
     const replies = (await pipe.exec()) ?? [];
     const posted: string[] = [];
     replies.forEach(([err, n], i) => {
@@ -53,7 +65,12 @@ export class Control {
     await redis.multi().rpush(key, encodeControlReply(reply)).pexpire(key, CONTROL_REPLY_TTL_MS).exec();
   }
 
-  async waitForReplies(blocking: BlockingConnection, requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]> {
+  async waitForReplies(
+    blocking: BlockingConnection,
+    requestId: string,
+    count: number,
+    timeoutMs: number,
+  ): Promise<ControlReply[]> {
     const key = this.keys.controlReply(requestId);
     const deadline = Date.now() + timeoutMs;
     const out: ControlReply[] = [];
@@ -61,7 +78,10 @@ export class Control {
       const remaining = deadline - Date.now();
       if (remaining <= 0) break;
       const popped = await blocking.block(
-        (conn, ms) => conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'LEFT', 'COUNT', count - out.length) as Promise<[string, string[]] | null>,
+        (conn, ms) =>
+          conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'LEFT', 'COUNT', count - out.length) as Promise<
+            [string, string[]] | null
+          >,
         remaining,
       );
       if (popped === null) break;

@@ -20,12 +20,18 @@ export function encodeJob(job: JobRecord | NewJob): EntryFields {
   const meta: Meta = { o: job.options, e: job.enqueuedAt };
   if (job.replyTo !== undefined) meta.r = job.replyTo;
   return [
-    'id', job.id,
-    'task', job.task,
-    'payload', Buffer.from(job.payload.buffer, job.payload.byteOffset, job.payload.byteLength),
-    'attempt', String(job.attempt),
-    'redeliveries', String(job.redeliveries),
-    'meta', JSON.stringify(meta),
+    'id',
+    job.id,
+    'task',
+    job.task,
+    'payload',
+    Buffer.from(job.payload.buffer, job.payload.byteOffset, job.payload.byteLength),
+    'attempt',
+    String(job.attempt),
+    'redeliveries',
+    String(job.redeliveries),
+    'meta',
+    JSON.stringify(meta),
   ];
 }
 
@@ -68,7 +74,11 @@ function count(map: Map<string, Buffer>, name: string, problems: string[]): numb
  * named in `malformed` and the record is filled as well as possible (the
  * entry id stands in for a missing job id), so the entry can be dead-lettered.
  */
-export function decodeJob(entryId: string, queue: string, fields: readonly (string | Buffer)[]): { job: JobRecord; malformed?: string } {
+export function decodeJob(
+  entryId: string,
+  queue: string,
+  fields: readonly (string | Buffer)[],
+): { job: JobRecord; malformed?: string } {
   const fast = decodeCanonical(entryId, queue, fields);
   if (fast !== undefined) return { job: fast };
   const map = fieldMap(fields);
@@ -86,7 +96,7 @@ export function decodeJob(entryId: string, queue: string, fields: readonly (stri
     try {
       const parsed: unknown = JSON.parse(rawMeta.toString());
       if (parsed === null || typeof parsed !== 'object') throw new TypeError('not an object');
-      meta = parsed as Meta;
+      meta = parsed;
     } catch (err) {
       problems.push(`meta is not JSON: ${(err as Error).message}`);
     }
@@ -95,7 +105,10 @@ export function decodeJob(entryId: string, queue: string, fields: readonly (stri
     id,
     task,
     queue,
-    payload: payload === undefined ? new Uint8Array(0) : new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength),
+    payload:
+      payload === undefined
+        ? new Uint8Array(0)
+        : new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength),
     attempt: count(map, 'attempt', problems),
     redeliveries: count(map, 'redeliveries', problems),
     options: meta.o !== null && typeof meta.o === 'object' ? meta.o : {},
@@ -145,10 +158,28 @@ function decodeCanonical(entryId: string, queue: string, fields: readonly (strin
  * (step 2: a field/value list; step 1: the fetch script's bare values), or
  * undefined when any of them is unusual (the general path then names it).
  */
-function decodeValues(entryId: string, queue: string, values: readonly (string | Buffer)[], at: number, step: number): JobRecord | undefined {
-  const id = values[at], task = values[at + step], payload = values[at + 2 * step];
-  const attempt = values[at + 3 * step], redeliveries = values[at + 4 * step], rawMeta = values[at + 5 * step];
-  if (!Buffer.isBuffer(id) || !Buffer.isBuffer(task) || !Buffer.isBuffer(payload) || !Buffer.isBuffer(attempt) || !Buffer.isBuffer(redeliveries) || !Buffer.isBuffer(rawMeta)) return undefined;
+function decodeValues(
+  entryId: string,
+  queue: string,
+  values: readonly (string | Buffer)[],
+  at: number,
+  step: number,
+): JobRecord | undefined {
+  const id = values[at],
+    task = values[at + step],
+    payload = values[at + 2 * step];
+  const attempt = values[at + 3 * step],
+    redeliveries = values[at + 4 * step],
+    rawMeta = values[at + 5 * step];
+  if (
+    !Buffer.isBuffer(id) ||
+    !Buffer.isBuffer(task) ||
+    !Buffer.isBuffer(payload) ||
+    !Buffer.isBuffer(attempt) ||
+    !Buffer.isBuffer(redeliveries) ||
+    !Buffer.isBuffer(rawMeta)
+  )
+    return undefined;
   if (task.length === 0) return undefined;
   const att = smallCount(attempt);
   const red = smallCount(redeliveries);
@@ -157,7 +188,7 @@ function decodeValues(entryId: string, queue: string, values: readonly (string |
   try {
     const parsed: unknown = JSON.parse(rawMeta.toString());
     if (parsed === null || typeof parsed !== 'object') return undefined;
-    meta = parsed as Meta;
+    meta = parsed;
   } catch {
     return undefined;
   }
@@ -182,7 +213,13 @@ export type StreamKind = 'q' | 'r';
  * task, payload, attempt, redeliveries, meta from `values[at]` on). Values
  * the fast path cannot read go through the general decoder, rebuilt as fields.
  */
-export function makeCanonicalDelivery(queue: string, kind: StreamKind, entryId: string, values: readonly Buffer[], at: number): Delivery {
+export function makeCanonicalDelivery(
+  queue: string,
+  kind: StreamKind,
+  entryId: string,
+  values: readonly Buffer[],
+  at: number,
+): Delivery {
   const job = decodeValues(entryId, queue, values, at, 1);
   if (job !== undefined) return { receipt: `${kind}:${entryId}`, queue, job };
   const fields: (string | Buffer)[] = [];
@@ -191,9 +228,16 @@ export function makeCanonicalDelivery(queue: string, kind: StreamKind, entryId: 
 }
 
 /** The receipt is the stream kind and the entry id: all a settlement needs (the queue is on the delivery). */
-export function makeDelivery(queue: string, kind: StreamKind, entryId: string, fields: readonly (string | Buffer)[]): Delivery {
+export function makeDelivery(
+  queue: string,
+  kind: StreamKind,
+  entryId: string,
+  fields: readonly (string | Buffer)[],
+): Delivery {
   const { job, malformed } = decodeJob(entryId, queue, fields);
-  return malformed === undefined ? { receipt: `${kind}:${entryId}`, queue, job } : { receipt: `${kind}:${entryId}`, queue, job, malformed };
+  return malformed === undefined
+    ? { receipt: `${kind}:${entryId}`, queue, job }
+    : { receipt: `${kind}:${entryId}`, queue, job, malformed };
 }
 
 export function parseReceipt(receipt: string): { kind: StreamKind; entryId: string } {
@@ -201,7 +245,7 @@ export function parseReceipt(receipt: string): { kind: StreamKind; entryId: stri
   return { kind, entryId: receipt.slice(2) };
 }
 
-const resultPackr = new Packr({ useRecords: false, moreTypes: true, mapsAsObjects: true } as ConstructorParameters<typeof Packr>[0]);
+const resultPackr = new Packr({ useRecords: false, moreTypes: true, mapsAsObjects: true });
 
 export function encodeResult(record: ResultRecord): Buffer {
   return resultPackr.pack(record);

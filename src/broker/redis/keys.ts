@@ -12,7 +12,8 @@ export class Keys {
   readonly tag: string;
 
   constructor(readonly namespace: string) {
-    if (namespace === '' || /[{}\s]/.test(namespace)) throw new OptionError('namespace', namespace, 'a non-empty name without braces or spaces');
+    if (namespace === '' || /[{}\s]/.test(namespace))
+      throw new OptionError('namespace', namespace, 'a non-empty name without braces or spaces');
     this.tag = `{${namespace}}`;
   }
 

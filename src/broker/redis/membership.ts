@@ -40,13 +40,28 @@ export class Membership {
       startedAt: String(node.startedAt),
     };
     const pairs = Object.entries(info).flat();
-    await callScript(redis, 'registerNode', [this.keys.nodes, this.keys.node(node.id), this.keys.queues], [node.id, this.leaseMs, pairs.length / 2, ...pairs, ...node.queues]);
+    await callScript(
+      redis,
+      'registerNode',
+      [this.keys.nodes, this.keys.node(node.id), this.keys.queues],
+      [node.id, this.leaseMs, pairs.length / 2, ...pairs, ...node.queues],
+    );
   }
 
   async heartbeat(redis: Redis, nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
-    const keys = [this.keys.nodes, this.keys.recovering, this.keys.control(nodeId), ...queues.map((q) => this.keys.delayed(q))];
+    const keys = [
+      this.keys.nodes,
+      this.keys.recovering,
+      this.keys.control(nodeId),
+      ...queues.map((q) => this.keys.delayed(q)),
+    ];
     const claims = this.beats++ % CLAIM_CHECK_EVERY === 0 ? '1' : '0';
-    const [fenced, expired, nextDue, brokerNow, nextExpiry, control] = (await callScript(redis, 'heartbeat', keys, [nodeId, this.leaseMs, EXPIRED_REPORT, claims])) as [number, Buffer[], number, number, number, Buffer[]];
+    const [fenced, expired, nextDue, brokerNow, nextExpiry, control] = (await callScript(redis, 'heartbeat', keys, [
+      nodeId,
+      this.leaseMs,
+      EXPIRED_REPORT,
+      claims,
+    ])) as [number, Buffer[], number, number, number, Buffer[]];
     return {
       fenced: fenced === 1,
       expired: expired.map((b) => b.toString()),
@@ -57,8 +72,21 @@ export class Membership {
   }
 
   /** Idempotent: claim, move every reserved entry in batches, then drop the consumer. Returns jobs moved. */
-  async recover(redis: Redis, deadNodeId: string, byNodeId: string, maxRedeliveries: number, force = false): Promise<number> {
-    const claimed = Number(await callScript(redis, 'claimRecovery', [this.keys.nodes, this.keys.recovering], [deadNodeId, this.leaseMs, force ? '1' : '0']));
+  async recover(
+    redis: Redis,
+    deadNodeId: string,
+    byNodeId: string,
+    maxRedeliveries: number,
+    force = false,
+  ): Promise<number> {
+    const claimed = Number(
+      await callScript(
+        redis,
+        'claimRecovery',
+        [this.keys.nodes, this.keys.recovering],
+        [deadNodeId, this.leaseMs, force ? '1' : '0'],
+      ),
+    );
     if (claimed !== 1) return 0;
     const queues = (await redis.smembers(this.keys.queues)).sort();
     const streams = queues.flatMap((q) => [this.keys.stream(q), this.keys.rd(q)]);
@@ -67,17 +95,32 @@ export class Membership {
       for (const queue of queues) {
         for (const stream of [this.keys.stream(queue), this.keys.rd(queue)]) {
           for (;;) {
-            const [looked, n] = (await callScript(redis, 'recoverEntries', [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue)], [deadNodeId, RECOVER_BATCH, maxRedeliveries, this.deadMax])) as [number, number];
+            const [looked, n] = (await callScript(
+              redis,
+              'recoverEntries',
+              [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue)],
+              [deadNodeId, RECOVER_BATCH, maxRedeliveries, this.deadMax],
+            )) as [number, number];
             moved += n;
             if (looked < 0) return moved; // another recoverer finished it
             if (looked < RECOVER_BATCH) break;
           }
         }
       }
-      const done = Number(await callScript(redis, 'finishRecovery', [this.keys.nodes, this.keys.recovering, this.keys.node(deadNodeId), ...streams], [deadNodeId]));
+      const done = Number(
+        await callScript(
+          redis,
+          'finishRecovery',
+          [this.keys.nodes, this.keys.recovering, this.keys.node(deadNodeId), ...streams],
+          [deadNodeId],
+        ),
+      );
       if (done !== 0) return moved;
     }
-    this.log.warn({ deadNode: deadNodeId, by: byNodeId }, 'node still reserves jobs after recovery (is it alive?); will retry when its claim expires');
+    this.log.warn(
+      { deadNode: deadNodeId, by: byNodeId },
+      'node still reserves jobs after recovery (is it alive?); will retry when its claim expires',
+    );
     return moved;
   }
 
@@ -105,7 +148,15 @@ export class Membership {
       } catch {
         queues = [];
       }
-      nodes.push({ id: ids[i]!, name: h.name, host: h.host ?? '', pid: Number(h.pid), queues, concurrency: h.concurrency ?? '', startedAt: Number(h.startedAt) });
+      nodes.push({
+        id: ids[i]!,
+        name: h.name,
+        host: h.host ?? '',
+        pid: Number(h.pid),
+        queues,
+        concurrency: h.concurrency ?? '',
+        startedAt: Number(h.startedAt),
+      });
     });
     return nodes;
   }

@@ -3,8 +3,20 @@ import type { Logger } from 'pino';
 import { OptionError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
-  Broker, BrokerOptions, ControlReply, ControlRequest, DeadJob, FetchReply, FetchRequest, HeartbeatReply, NewJob, NodeInfo,
-  QueueCounts, ResultRecord, Settlement, WaitReply,
+  Broker,
+  BrokerOptions,
+  ControlReply,
+  ControlRequest,
+  DeadJob,
+  FetchReply,
+  FetchRequest,
+  HeartbeatReply,
+  NewJob,
+  NodeInfo,
+  QueueCounts,
+  ResultRecord,
+  Settlement,
+  WaitReply,
 } from '../types.js';
 import { Admin } from './admin.js';
 import { BlockingConnection } from './blocking.js';
@@ -124,8 +136,14 @@ export class RedisBroker implements Broker {
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new Admin(this.keys);
     this.control = new Control(this.keys, this.log);
-    const unblocker = (): Redis => this.commands ?? (() => { throw new Error('the broker is closed'); })();
-    this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker, () => this.work.markSuspect());
+    const unblocker = (): Redis =>
+      this.commands ??
+      (() => {
+        throw new Error('the broker is closed');
+      })();
+    this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker, () =>
+      this.work.markSuspect(),
+    );
     this.resultWaits = new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker);
     this.controlWaits = new BlockingConnection(url, this.displayUrl, 'prefork:control-wait', this.log, unblocker);
   }
@@ -192,7 +210,9 @@ export class RedisBroker implements Broker {
       } else {
         for (let i = 0; i < run.length; i += BULK_CHUNK) {
           // The values only (odd places of the field list), packed into one argument.
-          const values = run.slice(i, i + BULK_CHUNK).map((fields) => [fields[1]!, fields[3]!, fields[5]!, fields[7]!, fields[9]!, fields[11]!]);
+          const values = run
+            .slice(i, i + BULK_CHUNK)
+            .map((fields) => [fields[1]!, fields[3]!, fields[5]!, fields[7]!, fields[9]!, fields[11]!]);
           callScript(pipe, 'enqueueJobs', [stream], [packStrings(values)]);
         }
       }
@@ -214,8 +234,20 @@ export class RedisBroker implements Broker {
         continue;
       }
       flushRun();
-      if (job.eta !== undefined) callScript(pipe, 'enqueueDelayed', [this.keys.delayed(job.queue), this.keys.stream(job.queue)], ['eta', Math.round(job.eta), ...fields]);
-      else callScript(pipe, 'enqueueDelayed', [this.keys.delayed(job.queue), this.keys.stream(job.queue)], ['delay', Math.round(job.delay!), ...fields]);
+      if (job.eta !== undefined)
+        callScript(
+          pipe,
+          'enqueueDelayed',
+          [this.keys.delayed(job.queue), this.keys.stream(job.queue)],
+          ['eta', Math.round(job.eta), ...fields],
+        );
+      else
+        callScript(
+          pipe,
+          'enqueueDelayed',
+          [this.keys.delayed(job.queue), this.keys.stream(job.queue)],
+          ['delay', Math.round(job.delay!), ...fields],
+        );
     }
     flushRun();
     const replies = await pipe.exec().catch((err: unknown) => {
@@ -247,7 +279,13 @@ export class RedisBroker implements Broker {
     return this.work.fetch(await this.redis(), request);
   }
 
-  async waitForWork(nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count = 1): Promise<WaitReply> {
+  async waitForWork(
+    nodeId: string,
+    queues: readonly string[],
+    timeoutMs: number,
+    signal: AbortSignal,
+    count = 1,
+  ): Promise<WaitReply> {
     if (queues.length === 0 || signal.aborted) return { deliveries: [], nextDueAt: undefined };
     const redis = await this.redis();
     return this.work.waitForWork(redis, this.workWaits, nodeId, queues, timeoutMs, signal, count);

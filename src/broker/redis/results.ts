@@ -31,7 +31,10 @@ export class Results {
    * waiting client go in one LPUSH + LTRIM + PEXPIRE per reply list, after
    * the SETs (a woken client MGETs them), instead of commands per job.
    */
-  addWrites(pipe: ChainableCommander, settlements: readonly { kind: string; delivery: Settlement['delivery']; result?: ResultRecord | undefined }[]): void {
+  addWrites(
+    pipe: ChainableCommander,
+    settlements: readonly { kind: string; delivery: Settlement['delivery']; result?: ResultRecord | undefined }[],
+  ): void {
     let replies: Map<string, string[]> | undefined;
     for (const s of settlements) {
       if (s.kind === 'giveBack' || s.kind === 'release' || s.result === undefined) continue;
@@ -58,10 +61,19 @@ export class Results {
     return raw === null ? undefined : decodeResult(raw);
   }
 
-  async waitFor(redis: Redis, blocking: BlockingConnection, clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]> {
+  async waitFor(
+    redis: Redis,
+    blocking: BlockingConnection,
+    clientId: string,
+    timeoutMs: number,
+    pending?: () => Iterable<string>,
+  ): Promise<ResultRecord[]> {
     const key = this.keys.reply(clientId);
     const popped = await blocking.block(
-      (conn, ms) => conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'RIGHT', 'COUNT', REPLY_BATCH) as Promise<[string, string[]] | null>,
+      (conn, ms) =>
+        conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'RIGHT', 'COUNT', REPLY_BATCH) as Promise<
+          [string, string[]] | null
+        >,
       timeoutMs,
     );
     if (popped === null) return [];
@@ -77,7 +89,8 @@ export class Results {
     left?.catch(() => undefined); // awaited below, unless the read fails first
     const out = await this.read(redis, ids, false);
     // Then what the caller still waits for is re-read (results are SET before their id is pushed).
-    if (pending !== undefined && left !== undefined && ids.length + (await left) >= REPLY_MAX) out.push(...(await this.read(redis, [...pending()], true)));
+    if (pending !== undefined && left !== undefined && ids.length + (await left) >= REPLY_MAX)
+      out.push(...(await this.read(redis, [...pending()], true)));
     return out;
   }
 
@@ -85,7 +98,8 @@ export class Results {
   private async read(redis: Redis, ids: readonly string[], finalOnly: boolean): Promise<ResultRecord[]> {
     if (ids.length === 0) return [];
     const pipe = redis.pipeline();
-    for (let i = 0; i < ids.length; i += REPLY_BATCH) pipe.mgetBuffer(...ids.slice(i, i + REPLY_BATCH).map((id) => this.keys.result(id)));
+    for (let i = 0; i < ids.length; i += REPLY_BATCH)
+      pipe.mgetBuffer(...ids.slice(i, i + REPLY_BATCH).map((id) => this.keys.result(id)));
     const out: ResultRecord[] = [];
     for (const [err, raws] of (await pipe.exec()) ?? []) {
       if (err) throw err;

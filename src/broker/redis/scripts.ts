@@ -53,9 +53,24 @@ export function defineScripts(redis: Redis): void {
  * Buffers (payloads are binary); numbers stay numbers. Scripts with a
  * variable key count get the count first.
  */
-export function callScript(target: Redis, name: ScriptName, keys: readonly string[], args: readonly Arg[]): Promise<unknown>;
-export function callScript(target: ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly Arg[]): ChainableCommander;
-export function callScript(target: Redis | ChainableCommander, name: ScriptName, keys: readonly string[], args: readonly Arg[]): unknown {
+export function callScript(
+  target: Redis,
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly Arg[],
+): Promise<unknown>;
+export function callScript(
+  target: ChainableCommander,
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly Arg[],
+): ChainableCommander;
+export function callScript(
+  target: Redis | ChainableCommander,
+  name: ScriptName,
+  keys: readonly string[],
+  args: readonly Arg[],
+): unknown {
   const fixed = load().get(name)!.numberOfKeys;
   const method = (target as unknown as Record<string, (...a: Arg[]) => unknown>)[`${name}Buffer`];
   if (method === undefined) throw new Error(`script ${name} is not defined on this connection`);

@@ -63,14 +63,24 @@ export class Work {
     let reclaimed: Delivery[] = [];
     if (this.suspect && request.count > 0) {
       this.suspect = false;
-      reclaimed = await this.reclaim(redis, request.nodeId, request.plan.map((p) => p.queue)).catch((err: unknown) => {
+      reclaimed = await this.reclaim(
+        redis,
+        request.nodeId,
+        request.plan.map((p) => p.queue),
+      ).catch((err: unknown) => {
         this.suspect = true;
         throw err;
       });
     }
     let reply: RunReply;
     try {
-      reply = await this.run(redis, request.nodeId, request.plan, Math.max(0, request.count - reclaimed.length), request.settle);
+      reply = await this.run(
+        redis,
+        request.nodeId,
+        request.plan,
+        Math.max(0, request.count - reclaimed.length),
+        request.settle,
+      );
     } catch (err) {
       // The reclaimed entries were never handed out: the next fetch must find them again, not skip them as outstanding.
       if (reclaimed.length > 0) {
@@ -100,7 +110,17 @@ export class Work {
     const byKey = new Map(streams.map((s) => [s.key, s]));
     let reply: StreamsReply;
     try {
-      reply = (await redis.callBuffer('XREADGROUP', 'GROUP', GROUP, nodeId, 'COUNT', RECLAIM_MAX, 'STREAMS', ...streams.map((s) => s.key), ...streams.map(() => '0'))) as StreamsReply;
+      reply = (await redis.callBuffer(
+        'XREADGROUP',
+        'GROUP',
+        GROUP,
+        nodeId,
+        'COUNT',
+        RECLAIM_MAX,
+        'STREAMS',
+        ...streams.map((s) => s.key),
+        ...streams.map(() => '0'),
+      )) as StreamsReply;
     } catch (err) {
       if (/NOGROUP/.test(String((err as Error).message))) return [];
       throw err;
@@ -131,7 +151,13 @@ export class Work {
    * One round trip: the fetch script, then the result writes in the same
    * pipeline (so a client woken by its reply list finds the result set).
    */
-  private async run(redis: Redis, nodeId: string, plan: FetchRequest['plan'], count: number, settle: readonly AnySettlement[]): Promise<RunReply> {
+  private async run(
+    redis: Redis,
+    nodeId: string,
+    plan: FetchRequest['plan'],
+    count: number,
+    settle: readonly AnySettlement[],
+  ): Promise<RunReply> {
     const queues: string[] = [];
     const index = new Map<string, number>();
     const quotas: number[] = [];
@@ -169,7 +195,16 @@ export class Work {
     }
     const keys = [this.keys.nodes];
     for (const q of queues) keys.push(...this.keys.queueKeys(q));
-    const args: (string | number)[] = [nodeId, wholeCount(count), queues.length, planned, this.deadMax, PROMOTE_MAX, ops.length / 5, acks.size];
+    const args: (string | number)[] = [
+      nodeId,
+      wholeCount(count),
+      queues.length,
+      planned,
+      this.deadMax,
+      PROMOTE_MAX,
+      ops.length / 5,
+      acks.size,
+    ];
     for (let i = 0; i < planned; i++) args.push(quotas[i]!);
     for (const op of ops) args.push(op);
     for (const [group, ids] of acks) {
@@ -202,7 +237,7 @@ export class Work {
     }
     const [fenced, nextDue, raw, brokerNow] = replies[0]![1] as FetchScriptReply;
     const deliveries: Delivery[] = [];
-    for (let i = 0; i < raw.length; ) {
+    for (let i = 0; i < raw.length;) {
       const code = raw[i] as number;
       const abs = Math.abs(code);
       const queue = queues[(abs >> 1) - 1]!;
@@ -231,7 +266,15 @@ export class Work {
    * the timeout, waits for it here and fetches it, so the job is delivered
    * by this very call.
    */
-  async waitForWork(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], timeoutMs: number, signal: AbortSignal, count: number): Promise<WaitReply> {
+  async waitForWork(
+    redis: Redis,
+    blocking: BlockingConnection,
+    nodeId: string,
+    queues: readonly string[],
+    timeoutMs: number,
+    signal: AbortSignal,
+    count: number,
+  ): Promise<WaitReply> {
     const want = Math.max(1, count);
     const deadline = Date.now() + timeoutMs;
     const plan = queues.map((queue) => ({ queue, quota: want }));
@@ -252,7 +295,13 @@ export class Work {
         const next = await this.run(redis, nodeId, plan, want, []);
         // Another node took the job waited for (the next due is a later one): block again, so new
         // work wakes us, but only until that later job is due (no marker will announce it).
-        if (!next.fenced && next.deliveries.length === 0 && next.dueOnBroker !== undefined && due !== undefined && next.dueOnBroker > due) {
+        if (
+          !next.fenced &&
+          next.deliveries.length === 0 &&
+          next.dueOnBroker !== undefined &&
+          due !== undefined &&
+          next.dueOnBroker > due
+        ) {
           blockUntil = Math.min(deadline, next.nextDueAt ?? deadline);
           break;
         }
@@ -269,7 +318,15 @@ export class Work {
    * carry is on the broker's clock: the caller asks the broker instead);
    * entries beyond `want` (Redis applies COUNT per stream) are handed back untouched.
    */
-  private async blockOnce(redis: Redis, blocking: BlockingConnection, nodeId: string, queues: readonly string[], deadline: number, signal: AbortSignal, want: number): Promise<{ deliveries: Delivery[]; marker: boolean }> {
+  private async blockOnce(
+    redis: Redis,
+    blocking: BlockingConnection,
+    nodeId: string,
+    queues: readonly string[],
+    deadline: number,
+    signal: AbortSignal,
+    want: number,
+  ): Promise<{ deliveries: Delivery[]; marker: boolean }> {
     const streams: { key: string; queue: string; kind: StreamKind }[] = [];
     for (const queue of queues) {
       streams.push({ key: this.keys.rd(queue), queue, kind: 'r' }, { key: this.keys.stream(queue), queue, kind: 'q' });
@@ -277,10 +334,26 @@ export class Work {
     const byKey = new Map(streams.map((s) => [s.key, s]));
     let reply: StreamsReply = null;
     for (let attempt = 0; ; attempt++) {
-      await this.ensureGroups(redis, streams.map((s) => s.key));
+      await this.ensureGroups(
+        redis,
+        streams.map((s) => s.key),
+      );
       try {
         reply = await blocking.block(
-          (conn, ms) => conn.callBuffer('XREADGROUP', 'GROUP', GROUP, nodeId, 'COUNT', want, 'BLOCK', ms, 'STREAMS', ...streams.map((s) => s.key), ...streams.map(() => '>')) as Promise<StreamsReply>,
+          (conn, ms) =>
+            conn.callBuffer(
+              'XREADGROUP',
+              'GROUP',
+              GROUP,
+              nodeId,
+              'COUNT',
+              want,
+              'BLOCK',
+              ms,
+              'STREAMS',
+              ...streams.map((s) => s.key),
+              ...streams.map(() => '>'),
+            ) as Promise<StreamsReply>,
           Math.max(0, deadline - Date.now()),
           signal,
         );
@@ -323,7 +396,10 @@ export class Work {
     // lease decides, in the call that acks the markers anyway.
     const check = await this.run(redis, nodeId, [], 0, internal);
     if (!check.fenced) return { deliveries, marker };
-    await this.settle(redis, deliveries.map((delivery) => ({ kind: 'release', delivery })));
+    await this.settle(
+      redis,
+      deliveries.map((delivery) => ({ kind: 'release', delivery })),
+    );
     return { deliveries: [], marker };
   }
 

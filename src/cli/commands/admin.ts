@@ -37,7 +37,10 @@ export function registerAdmin(program: Command): void {
         const rows: (string | number)[][] = [];
         for (const queue of await queuesOf(b, flags.queue)) {
           for (const d of await b.listDead(queue, flags.limit)) {
-            if (flags.json) process.stdout.write(`${JSON.stringify({ id: d.job.id, task: d.job.task, queue, attempt: d.job.attempt, reason: d.reason, diedAt: d.diedAt })}\n`);
+            if (flags.json)
+              process.stdout.write(
+                `${JSON.stringify({ id: d.job.id, task: d.job.task, queue, attempt: d.job.attempt, reason: d.reason, diedAt: d.diedAt })}\n`,
+              );
             else rows.push([d.job.id, d.job.task, queue, d.job.attempt, new Date(d.diedAt).toISOString(), d.reason]);
           }
         }
@@ -56,7 +59,8 @@ export function registerAdmin(program: Command): void {
       if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
       const n = await withBroker(flags.broker, async (b) => {
         let total = 0;
-        for (const queue of await queuesOf(b, flags.queue)) total += await b.retryDead(queue, flags.all ? undefined : ids);
+        for (const queue of await queuesOf(b, flags.queue))
+          total += await b.retryDead(queue, flags.all ? undefined : ids);
         return total;
       });
       process.stdout.write(`requeued ${n} dead job(s)\n`);
@@ -77,46 +81,96 @@ export function registerAdmin(program: Command): void {
 
   program
     .command('inspect')
-    .description('show the nodes of the cluster, the queues, or each node\'s pool stats')
-    .argument('[what]', 'nodes, queues or stats', (v: string) => {
-      if (v !== 'nodes' && v !== 'queues' && v !== 'stats') throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes, queues or stats`);
-      return v;
-    }, 'nodes')
+    .description("show the nodes of the cluster, the queues, or each node's pool stats")
+    .argument(
+      '[what]',
+      'nodes, queues or stats',
+      (v: string) => {
+        if (v !== 'nodes' && v !== 'queues' && v !== 'stats')
+          throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes, queues or stats`);
+        return v;
+      },
+      'nodes',
+    )
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('--node <name>', 'stats: only this node (its name or id)')
-    .option('--timeout <duration>', 'stats: how long to wait for the nodes to answer', parse.duration, DEFAULT_CONTROL_TIMEOUT_MS)
+    .option(
+      '--timeout <duration>',
+      'stats: how long to wait for the nodes to answer',
+      parse.duration,
+      DEFAULT_CONTROL_TIMEOUT_MS,
+    )
     .option('--json', 'print JSON')
-    .action(async (what: 'nodes' | 'queues' | 'stats', flags: { broker?: string; node?: string; timeout: number; json?: boolean }) => {
-      await withBroker(flags.broker, async (b) => {
-        if (what === 'nodes') {
-          const nodes = await b.listNodes();
-          if (flags.json) process.stdout.write(`${JSON.stringify(nodes)}\n`);
-          else printTable(['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED'], nodes.map((n) => [n.id, n.host, n.pid, n.queues.join(','), n.concurrency, new Date(n.startedAt).toISOString()]));
-          return;
-        }
-        if (what === 'stats') {
-          await inspectStats(b, flags.node, flags.timeout, flags.json === true);
-          return;
-        }
-        const counts = await b.counts(await b.knownQueues());
-        if (flags.json) process.stdout.write(`${JSON.stringify(counts)}\n`);
-        else printTable(['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD'], counts.map((c) => [c.queue, c.waiting, c.reserved, c.delayed, c.dead]));
-      });
-    });
+    .action(
+      async (
+        what: 'nodes' | 'queues' | 'stats',
+        flags: { broker?: string; node?: string; timeout: number; json?: boolean },
+      ) => {
+        await withBroker(flags.broker, async (b) => {
+          if (what === 'nodes') {
+            const nodes = await b.listNodes();
+            if (flags.json) process.stdout.write(`${JSON.stringify(nodes)}\n`);
+            else
+              printTable(
+                ['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED'],
+                nodes.map((n) => [
+                  n.id,
+                  n.host,
+                  n.pid,
+                  n.queues.join(','),
+                  n.concurrency,
+                  new Date(n.startedAt).toISOString(),
+                ]),
+              );
+            return;
+          }
+          if (what === 'stats') {
+            await inspectStats(b, flags.node, flags.timeout, flags.json === true);
+            return;
+          }
+          const counts = await b.counts(await b.knownQueues());
+          if (flags.json) process.stdout.write(`${JSON.stringify(counts)}\n`);
+          else
+            printTable(
+              ['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD'],
+              counts.map((c) => [c.queue, c.waiting, c.reserved, c.delayed, c.dead]),
+            );
+        });
+      },
+    );
 }
 
 /** Each node answers a 'stats' control request with its Worker stats (pool, consumer counts). */
 async function inspectStats(broker: Broker, node: string | undefined, timeoutMs: number, json: boolean): Promise<void> {
   const answers = await askNodes(broker, 'stats', [], node, timeoutMs);
   if (json) {
-    process.stdout.write(`${JSON.stringify(answers.map(({ node: n, reply }) => ({ node: n.name, nodeId: n.id, stats: reply?.ok ? reply.value : null, ...(reply?.ok ? {} : { error: reply?.error ?? `no reply within ${timeoutMs} ms` }) })))}\n`);
+    process.stdout.write(
+      `${JSON.stringify(answers.map(({ node: n, reply }) => ({ node: n.name, nodeId: n.id, stats: reply?.ok ? reply.value : null, ...(reply?.ok ? {} : { error: reply?.error ?? `no reply within ${timeoutMs} ms` }) })))}\n`,
+    );
   } else {
-    printTable(['NODE', 'PROCESSES', 'BUSY', 'RESERVED', 'DONE', 'FAILED', 'LOST', 'RESTARTS', 'AUTOSCALE'], answers.map(({ node: n, reply }) => {
-      if (!reply?.ok) return [n.name, reply === undefined ? `no reply within ${timeoutMs} ms` : `error: ${reply.error ?? 'failed'}`];
-      const pool = (reply.value as { pool: PoolStats }).pool;
-      const live = pool.processes.filter((p) => p.state !== 'exited');
-      return [n.name, live.length, live.filter((p) => p.state === 'busy').length, pool.reserved, pool.totals.done, pool.totals.failed, pool.totals.lost, pool.totals.restarts, pool.autoscale ? `${pool.autoscale.max},${pool.autoscale.min}` : '-'];
-    }));
+    printTable(
+      ['NODE', 'PROCESSES', 'BUSY', 'RESERVED', 'DONE', 'FAILED', 'LOST', 'RESTARTS', 'AUTOSCALE'],
+      answers.map(({ node: n, reply }) => {
+        if (!reply?.ok)
+          return [
+            n.name,
+            reply === undefined ? `no reply within ${timeoutMs} ms` : `error: ${reply.error ?? 'failed'}`,
+          ];
+        const pool = (reply.value as { pool: PoolStats }).pool;
+        const live = pool.processes.filter((p) => p.state !== 'exited');
+        return [
+          n.name,
+          live.length,
+          live.filter((p) => p.state === 'busy').length,
+          pool.reserved,
+          pool.totals.done,
+          pool.totals.failed,
+          pool.totals.lost,
+          pool.totals.restarts,
+          pool.autoscale ? `${pool.autoscale.max},${pool.autoscale.min}` : '-',
+        ];
+      }),
+    );
   }
   if (answers.some((a) => a.reply?.ok !== true)) process.exitCode = 1;
 }

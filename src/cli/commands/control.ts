@@ -21,7 +21,10 @@ interface ControlFlags {
 /** The command and its numeric arguments, or a UsageError naming what is wrong. */
 export function parseControl(command: string, rest: readonly string[]): { command: ControlCommand; args: number[] } {
   const arity = (n: number): void => {
-    if (rest.length !== n) throw new UsageError(`control ${command}: expected ${n === 0 ? 'no argument' : 'one argument'}, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`);
+    if (rest.length !== n)
+      throw new UsageError(
+        `control ${command}: expected ${n === 0 ? 'no argument' : 'one argument'}, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`,
+      );
   };
   switch (command) {
     case 'ping':
@@ -32,13 +35,17 @@ export function parseControl(command: string, rest: readonly string[]): { comman
     case 'shrink': {
       arity(1);
       const n = rest[0]!;
-      if (!/^\d+$/.test(n) || Number(n) < 1) throw new UsageError(`control ${command}: argument '${n}' is invalid. expected an integer >= 1`);
+      if (!/^\d+$/.test(n) || Number(n) < 1)
+        throw new UsageError(`control ${command}: argument '${n}' is invalid. expected an integer >= 1`);
       return { command, args: [Number(n)] };
     }
     case 'autoscale': {
       arity(1);
       const bounds = parseAutoscale(rest[0]!);
-      if (bounds === undefined) throw new UsageError(`control autoscale: argument '${rest[0]!}' is invalid. expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3`);
+      if (bounds === undefined)
+        throw new UsageError(
+          `control autoscale: argument '${rest[0]!}' is invalid. expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3`,
+        );
       return { command, args: bounds };
     }
     default:
@@ -67,9 +74,16 @@ function summary(command: ControlCommand, value: unknown): string {
 }
 
 /** One line per node; returns whether every node replied ok. */
-export function printAnswers(command: ControlCommand, answers: readonly NodeAnswer[], json: boolean, timeoutMs: number): boolean {
+export function printAnswers(
+  command: ControlCommand,
+  answers: readonly NodeAnswer[],
+  json: boolean,
+  timeoutMs: number,
+): boolean {
   if (json) {
-    process.stdout.write(`${JSON.stringify(answers.map(({ node, reply }) => reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` }))}\n`);
+    process.stdout.write(
+      `${JSON.stringify(answers.map(({ node, reply }) => reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` }))}\n`,
+    );
   } else {
     for (const { node, reply } of answers) {
       const who = `-> ${node.name} (${node.id})`;

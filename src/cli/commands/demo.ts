@@ -8,5 +8,7 @@ export function registerDemo(program: Command): void {
     .description('run a demo of the pool on the embedded memory:// broker (no Redis needed)')
     .option('--jobs <n>', 'how many jobs', parse.positiveInt, 240)
     .option('-c, --concurrency <n>', 'child processes', parse.positiveInt, 3)
-    .action((flags: { jobs: number; concurrency: number }) => runDemo({ jobs: flags.jobs, processes: flags.concurrency, out: process.stdout }));
+    .action((flags: { jobs: number; concurrency: number }) =>
+      runDemo({ jobs: flags.jobs, processes: flags.concurrency, out: process.stdout }),
+    );
 }

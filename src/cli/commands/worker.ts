@@ -35,18 +35,34 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('start a worker node: fetch jobs from the broker and run them in a pool of child processes')
     .requiredOption('-A, --app <module>', 'task module (its default export is defineTasks({...}))')
-    .option('-b, --broker <url>', 'broker URL (default $PREFORK_BROKER_URL, else redis://127.0.0.1:6379)', parse.brokerUrl)
+    .option(
+      '-b, --broker <url>',
+      'broker URL (default $PREFORK_BROKER_URL, else redis://127.0.0.1:6379)',
+      parse.brokerUrl,
+    )
     .option('-c, --concurrency <n>', 'number of child processes (default: CPUs)', parse.positiveInt)
-    .option('--autoscale <max,min>', 'grow and shrink the pool between MAX and MIN from the reserved jobs', parse.autoscale)
+    .option(
+      '--autoscale <max,min>',
+      'grow and shrink the pool between MAX and MIN from the reserved jobs',
+      parse.autoscale,
+    )
     .option('-O, --strategy <name>', 'scheduling: fair (a job only to an idle child) or fcfs', parse.strategy, 'fair')
     .option('-Q, --queues <list>', 'queues to consume, name[:weight],...', parse.queues, 'default')
-    .option('--queue-order <order>', 'round-robin, weighted or strict (default: weighted if a weight is given, else round-robin)', parse.queueOrder)
+    .option(
+      '--queue-order <order>',
+      'round-robin, weighted or strict (default: weighted if a weight is given, else round-robin)',
+      parse.queueOrder,
+    )
     .option('--prefetch-multiplier <n>', 'jobs held per process, buffered + running', parse.positiveInt, 4)
     .option('--max-tasks-per-child <n>', 'replace a child after this many jobs', parse.positiveInt)
     .option('--max-memory-per-child <size>', 'replace a child whose RSS after a job is above this', parse.size)
     .option('--time-limit <duration>', 'hard limit per job: the child is killed', parse.duration)
     .option('--soft-time-limit <duration>', "soft limit per job: the job's AbortSignal fires", parse.duration)
-    .option('--max-redeliveries <n>', 'a job redelivered more often than this is a poison job (dead set)', parse.nonNegativeInt)
+    .option(
+      '--max-redeliveries <n>',
+      'a job redelivered more often than this is a poison job (dead set)',
+      parse.nonNegativeInt,
+    )
     .option('--track-started', 'also record RECEIVED and STARTED states')
     .option('-n, --name <name>', 'node name (default <pid>@<hostname>)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', parse.logLevel, 'info')
@@ -55,7 +71,8 @@ export function registerWorker(program: Command): void {
 
 async function runWorker(flags: WorkerFlags): Promise<void> {
   const app = resolve(flags.app);
-  if (!existsSync(app)) throw new UsageError(`option '-A, --app <module>' argument '${flags.app}' is invalid. no such file: ${app}`);
+  if (!existsSync(app))
+    throw new UsageError(`option '-A, --app <module>' argument '${flags.app}' is invalid. no such file: ${app}`);
   const log = createCliLogger(flags.logLevel);
   setDefaultLogger(log);
   const broker = flags.broker ?? defaultBrokerUrl();
@@ -83,23 +100,33 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     throw new UsageError((err as Error).message);
   }
   const pool = worker.pool.options;
-  const size = pool.autoscale ? `autoscale ${pool.autoscale.max},${pool.autoscale.min}` : `concurrency ${pool.processes}`;
+  const size = pool.autoscale
+    ? `autoscale ${pool.autoscale.max},${pool.autoscale.min}`
+    : `concurrency ${pool.processes}`;
   const queues = worker.options.queues.map((q) => (q.weight === 1 ? q.name : `${q.name}:${q.weight}`)).join(',');
-  process.stdout.write(`prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`);
+  process.stdout.write(
+    `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`,
+  );
   onStopSignals(log, (mode) => {
     if (mode === 'cold') {
       // A cold stop must end even if the broker is unreachable: what is unsettled stays reserved
       // in the broker and comes back when this node's lease expires (at least once).
       setTimeout(() => {
-        log.error({ unacked: worker.stats().unacked }, `cold shutdown did not finish within ${COLD_EXIT_MS} ms; exiting`);
+        log.error(
+          { unacked: worker.stats().unacked },
+          `cold shutdown did not finish within ${COLD_EXIT_MS} ms; exiting`,
+        );
         process.exit(1);
       }, COLD_EXIT_MS).unref();
     }
     // A pool that fails during the stop ('failed' comes after this) still makes the exit non-zero.
-    worker.stop({ cold: mode === 'cold' }).then(() => process.exit(worker.failed === undefined ? 0 : 1), (err: unknown) => {
-      log.fatal({ err }, 'shutdown failed');
-      process.exit(1);
-    });
+    worker.stop({ cold: mode === 'cold' }).then(
+      () => process.exit(worker.failed === undefined ? 0 : 1),
+      (err: unknown) => {
+        log.fatal({ err }, 'shutdown failed');
+        process.exit(1);
+      },
+    );
   });
   // The pool failed after start: the worker has already stopped and given its jobs back.
   worker.once('failed', (err) => {

@@ -20,7 +20,17 @@ function broker(url: string, namespace?: string): MemoryBroker {
 }
 
 function job(id: string, extra: Partial<NewJob> = {}): NewJob {
-  return { id, task: 't', queue: 'q', payload: new Uint8Array([0x90]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: 0, ...extra };
+  return {
+    id,
+    task: 't',
+    queue: 'q',
+    payload: new Uint8Array([0x90]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: 0,
+    ...extra,
+  };
 }
 
 async function node(b: MemoryBroker, id = 'n1'): Promise<string> {

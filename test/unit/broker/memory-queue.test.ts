@@ -3,7 +3,16 @@ import { MemoryQueue } from '../../../dist/broker/memory/memory-queue.js';
 import type { JobRecord } from '../../../dist/broker/types.js';
 
 function job(id: string): JobRecord {
-  return { id, task: 't', queue: 'q', payload: new Uint8Array([0x90]), attempt: 0, redeliveries: 0, options: {}, enqueuedAt: 0 };
+  return {
+    id,
+    task: 't',
+    queue: 'q',
+    payload: new Uint8Array([0x90]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: 0,
+  };
 }
 const ids = (jobs: readonly { id: string }[]): string[] => jobs.map((j) => j.id);
 

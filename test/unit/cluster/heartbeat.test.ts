@@ -47,7 +47,13 @@ describe('Heartbeat', () => {
       () => ({ fenced: false, expired: [], nextDueAt: undefined, nextExpiryAt: Date.now() + 1_000 }),
       () => ({ fenced: false, expired: ['dead#1'], nextDueAt: undefined }),
     ]);
-    const hb = new Heartbeat(broker, 8_000, 5, { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {} }, silent);
+    const hb = new Heartbeat(
+      broker,
+      8_000,
+      5,
+      { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {} },
+      silent,
+    );
     hb.start();
     await vi.advanceTimersByTimeAsync(8_000);
     expect(beats).toEqual([start + 8_000]);
@@ -66,7 +72,19 @@ describe('Heartbeat', () => {
     const request: ControlRequest = { id: 'r1', command: 'ping', args: [] };
     const { broker } = scripted([() => ({ fenced: false, expired: [], nextDueAt: undefined, control: [request] })]);
     const got: ControlRequest[][] = [];
-    const hb = new Heartbeat(broker, 1_000, 5, { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {}, onControl: (r) => got.push(r) }, silent);
+    const hb = new Heartbeat(
+      broker,
+      1_000,
+      5,
+      {
+        nodeId: () => 'me#1',
+        queues: () => ['q'],
+        onFenced: async () => {},
+        onDue: () => {},
+        onControl: (r) => got.push(r),
+      },
+      silent,
+    );
     hb.start();
     await vi.advanceTimersByTimeAsync(1_000);
     expect(got).toEqual([[request]]);

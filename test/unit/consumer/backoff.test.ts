@@ -45,8 +45,11 @@ describe('backoffDelay', () => {
     [{ type: 'linear' }, /backoff\.type: "linear"/],
     [{ jitter: 'yes' }, /backoff\.jitter: "yes"/],
     [{ delays: 5 }, /backoff\.delays: 5/],
-  ])('bad options %j are an OptionError naming the field, the same at enqueue and in the Consumer', (options, message) => {
-    expect(() => backoffDelay(0, options as never)).toThrow(message);
-    expect(() => checkBackoff('backoff', options, throwOptionError)).toThrow(message);
-  });
+  ])(
+    'bad options %j are an OptionError naming the field, the same at enqueue and in the Consumer',
+    (options, message) => {
+      expect(() => backoffDelay(0, options as never)).toThrow(message);
+      expect(() => checkBackoff('backoff', options, throwOptionError)).toThrow(message);
+    },
+  );
 });

@@ -1,7 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '../../../dist/broker/types.js';
 import { MAX_DELAY_MS } from '../../../dist/job-option-checks.js';
-import { DEFAULT_RETRY_BUDGET, malformedSettlement, settlementFor, type Attempt } from '../../../dist/consumer/outcome.js';
+import {
+  DEFAULT_RETRY_BUDGET,
+  malformedSettlement,
+  settlementFor,
+  type Attempt,
+} from '../../../dist/consumer/outcome.js';
 import {
   JobWithdrawnError,
   PayloadDecodeError,
@@ -18,7 +23,16 @@ function delivery(attempt = 0, options: Delivery['job']['options'] = {}): Delive
   return {
     receipt: 'r1',
     queue: 'default',
-    job: { id: 'j1', task: 'resize', queue: 'default', payload: new Uint8Array([0x90]), attempt, redeliveries: 0, options, enqueuedAt: 1 },
+    job: {
+      id: 'j1',
+      task: 'resize',
+      queue: 'default',
+      payload: new Uint8Array([0x90]),
+      attempt,
+      redeliveries: 0,
+      options,
+      enqueuedAt: 1,
+    },
   };
 }
 const at: Attempt = { node: 'n1', pid: 42, startedAt: 100, finishedAt: 150, task: undefined };
@@ -28,7 +42,15 @@ describe('settlementFor', () => {
   it('success → ack with a SUCCESS record (value, node, pid, runtime)', () => {
     const s = settlementFor(delivery(), true, 7, at);
     expect(s.kind).toBe('ack');
-    expect(s.kind === 'ack' && s.result).toMatchObject({ id: 'j1', state: 'SUCCESS', value: 7, node: 'n1', pid: 42, runtime: 50, retries: 0 });
+    expect(s.kind === 'ack' && s.result).toMatchObject({
+      id: 'j1',
+      state: 'SUCCESS',
+      value: 7,
+      node: 'n1',
+      pid: 42,
+      runtime: 50,
+      retries: 0,
+    });
   });
 
   it('ignoreResult → ack without a record', () => {
@@ -59,7 +81,13 @@ describe('settlementFor', () => {
     ['a lost worker', new WorkerLostError(1, null, 'SIGKILL')],
     ['a hard time limit', new TimeLimitExceeded(100, 'resize')],
   ])('%s with retries left → retry with backoff, RETRY record', (_, err) => {
-    const s = settlementFor(delivery(1, { retries: 3, backoff: { delay: 100, jitter: false } }), false, err, at, noJitter);
+    const s = settlementFor(
+      delivery(1, { retries: 3, backoff: { delay: 100, jitter: false } }),
+      false,
+      err,
+      at,
+      noJitter,
+    );
     expect(s).toMatchObject({ kind: 'retry', delay: 200 });
     expect(s.kind === 'retry' && s.result?.state).toBe('RETRY');
   });
@@ -76,21 +104,36 @@ describe('settlementFor', () => {
 
   it("the task's own retries apply when the job sets none; the job's win", () => {
     const task = { retries: 2, backoff: { type: 'fixed' as const, delay: 5, jitter: false } };
-    expect(settlementFor(delivery(1), false, new Error('x'), { ...at, task })).toMatchObject({ kind: 'retry', delay: 5 });
+    expect(settlementFor(delivery(1), false, new Error('x'), { ...at, task })).toMatchObject({
+      kind: 'retry',
+      delay: 5,
+    });
     expect(settlementFor(delivery(1, { retries: 1 }), false, new Error('x'), { ...at, task }).kind).toBe('dead');
   });
 
   it('Retry with a delay is honoured; without configured retries it has the default budget', () => {
-    expect(settlementFor(delivery(0), false, new Retry({ delay: 1234 }), at)).toMatchObject({ kind: 'retry', delay: 1234 });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: 1234 }), at)).toMatchObject({
+      kind: 'retry',
+      delay: 1234,
+    });
     expect(settlementFor(delivery(DEFAULT_RETRY_BUDGET), false, new Retry({ delay: 1 }), at).kind).toBe('dead');
   });
 
   it('a Retry delay below 0 waits 0; Infinity or a huge one is clamped to the maximum (100 years, as for enqueue delay): the due time stays finite', () => {
     expect(MAX_DELAY_MS).toBe(100 * 365.25 * 24 * 3_600_000);
     expect(settlementFor(delivery(0), false, new Retry({ delay: -5 }), at)).toMatchObject({ kind: 'retry', delay: 0 });
-    expect(settlementFor(delivery(0), false, new Retry({ delay: Infinity }), at)).toMatchObject({ kind: 'retry', delay: MAX_DELAY_MS });
-    expect(settlementFor(delivery(0), false, new Retry({ delay: 1e300 }), at)).toMatchObject({ kind: 'retry', delay: MAX_DELAY_MS });
-    expect(settlementFor(delivery(0), false, new Retry({ delay: 12.6 }), at)).toMatchObject({ kind: 'retry', delay: 13 });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: Infinity }), at)).toMatchObject({
+      kind: 'retry',
+      delay: MAX_DELAY_MS,
+    });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: 1e300 }), at)).toMatchObject({
+      kind: 'retry',
+      delay: MAX_DELAY_MS,
+    });
+    expect(settlementFor(delivery(0), false, new Retry({ delay: 12.6 }), at)).toMatchObject({
+      kind: 'retry',
+      delay: 13,
+    });
   });
 
   it.each([
@@ -115,13 +158,23 @@ describe('settlementFor', () => {
 
   it('a backoff cap up to 100 years, as enqueue and defineTasks accept it, is honoured, not cut shorter', () => {
     const backoff = { type: 'fixed' as const, delay: MAX_DELAY_MS, cap: MAX_DELAY_MS, jitter: false };
-    expect(settlementFor(delivery(0, { retries: 1, backoff }), false, new Error('boom'), at)).toMatchObject({ kind: 'retry', delay: MAX_DELAY_MS });
+    expect(settlementFor(delivery(0, { retries: 1, backoff }), false, new Error('boom'), at)).toMatchObject({
+      kind: 'retry',
+      delay: MAX_DELAY_MS,
+    });
   });
 
   it("a job's backoff beyond 100 years is refused as at enqueue: dead, FAILURE naming the field", () => {
-    const s = settlementFor(delivery(0, { retries: 1, backoff: { cap: MAX_DELAY_MS + 1 } }), false, new Error('boom'), at);
+    const s = settlementFor(
+      delivery(0, { retries: 1, backoff: { cap: MAX_DELAY_MS + 1 } }),
+      false,
+      new Error('boom'),
+      at,
+    );
     expect(s.kind).toBe('dead');
-    expect(s.kind === 'dead' && s.reason).toMatch(/invalid option backoff\.cap: 3155760000001 \(expected a duration >= 0 up to 100 years/);
+    expect(s.kind === 'dead' && s.reason).toMatch(
+      /invalid option backoff\.cap: 3155760000001 \(expected a duration >= 0 up to 100 years/,
+    );
   });
 
   it('a malformed delivery → dead with a FAILURE record saying why', () => {

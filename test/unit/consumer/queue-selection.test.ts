@@ -3,7 +3,10 @@ import { parseQueues, QueueSelection } from '../../../dist/consumer/queue-select
 
 describe('parseQueues', () => {
   it('reads names and weights', () => {
-    expect(parseQueues('critical:3,default')).toEqual([{ name: 'critical', weight: 3 }, { name: 'default', weight: 1 }]);
+    expect(parseQueues('critical:3,default')).toEqual([
+      { name: 'critical', weight: 3 },
+      { name: 'default', weight: 1 },
+    ]);
   });
   it.each(['', 'a:0', 'a:x', 'a:1:2', 'bad name', 'a,a'])('rejects %j naming the option', (spec) => {
     expect(() => parseQueues(spec)).toThrow(/queues/);
@@ -13,12 +16,19 @@ describe('parseQueues', () => {
 describe('QueueSelection', () => {
   it('strict: the first queue gets the whole batch, the rest only leftovers', () => {
     const s = new QueueSelection(parseQueues('high,low'), 'strict');
-    expect(s.plan(10)).toEqual([{ queue: 'high', quota: 10 }, { queue: 'low', quota: 0 }]);
+    expect(s.plan(10)).toEqual([
+      { queue: 'high', quota: 10 },
+      { queue: 'low', quota: 0 },
+    ]);
   });
 
   it('round-robin: equal quotas, remainder to the first in the cycle', () => {
     const s = new QueueSelection(parseQueues('a,b,c'), 'round-robin');
-    expect(s.plan(10)).toEqual([{ queue: 'a', quota: 4 }, { queue: 'b', quota: 3 }, { queue: 'c', quota: 3 }]);
+    expect(s.plan(10)).toEqual([
+      { queue: 'a', quota: 4 },
+      { queue: 'b', quota: 3 },
+      { queue: 'c', quota: 3 },
+    ]);
   });
 
   it('round-robin: a queue that delivered moves to the end (Kombu cycle)', () => {
@@ -46,7 +56,7 @@ describe('QueueSelection', () => {
 
   it('weighted: with batches of one, the heavier queue comes first about weight/total of the time', () => {
     let seed = 42;
-    const random = (): number => ((seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31);
+    const random = (): number => (seed = (seed * 1103515245 + 12345) % 2 ** 31) / 2 ** 31;
     const s = new QueueSelection(parseQueues('critical:3,default:1'), 'weighted', random);
     let first = 0;
     for (let i = 0; i < 4000; i++) if (s.plan(1).find((q) => q.quota === 1)?.queue === 'critical') first++;

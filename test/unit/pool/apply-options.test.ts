@@ -22,7 +22,11 @@ describe('resolveApplyOptions', () => {
   });
 
   it('turns duration strings into ms', () => {
-    expect(resolveApplyOptions({ id: 'x', timeLimit: '5s', softTimeLimit: '250ms' })).toEqual({ id: 'x', timeLimit: 5000, softTimeLimit: 250 });
+    expect(resolveApplyOptions({ id: 'x', timeLimit: '5s', softTimeLimit: '250ms' })).toEqual({
+      id: 'x',
+      timeLimit: 5000,
+      softTimeLimit: 250,
+    });
   });
 
   it('rejects an unknown option, naming it', () => {
@@ -36,7 +40,10 @@ describe('resolveApplyOptions', () => {
     expect(rejectionOf({ timeLimit: 0 })).toMatchObject({ option: 'timeLimit', value: 0 });
     expect(rejectionOf({ timeLimit: 2 ** 31 })).toMatchObject({ option: 'timeLimit', value: 2 ** 31 });
     expect(rejectionOf({ softTimeLimit: -1 })).toMatchObject({ option: 'softTimeLimit' });
-    expect(rejectionOf({ timeLimit: 1000, softTimeLimit: '1s' })).toMatchObject({ option: 'softTimeLimit', value: '1s' });
+    expect(rejectionOf({ timeLimit: 1000, softTimeLimit: '1s' })).toMatchObject({
+      option: 'softTimeLimit',
+      value: '1s',
+    });
     expect(rejectionOf({ retries: 1.5 })).toMatchObject({ option: 'retries', value: 1.5 });
     expect(rejectionOf({ retries: -1 })).toMatchObject({ option: 'retries' });
     expect(rejectionOf({ id: 7 })).toMatchObject({ option: 'id', value: 7 });

@@ -155,10 +155,13 @@ describe('resolvePoolOptions', () => {
   });
 
   it('accepts long keepalive and restartWindow (compared with clocks, never waited on)', () => {
-    expect(resolvePoolOptions({ app: APP, keepalive: '30d', restartWindow: '30d' })).toMatchObject({ keepalive: 30 * 86_400_000, restartWindow: 30 * 86_400_000 });
+    expect(resolvePoolOptions({ app: APP, keepalive: '30d', restartWindow: '30d' })).toMatchObject({
+      keepalive: 30 * 86_400_000,
+      restartWindow: 30 * 86_400_000,
+    });
   });
 
-  it('takes execPath (default: the parent\'s node) and rejects one that is not a path', () => {
+  it("takes execPath (default: the parent's node) and rejects one that is not a path", () => {
     expect(resolvePoolOptions({ app: APP }).execPath).toBe(process.execPath);
     expect(resolvePoolOptions({ app: APP, execPath: '/opt/node/bin/node' }).execPath).toBe('/opt/node/bin/node');
     expect(rejectionOf({ app: APP, execPath: '' }).option).toBe('execPath');

@@ -45,8 +45,18 @@ describe('FrameDecoder', () => {
   });
 
   it('decodes the stream split in three at every pair of points', () => {
-    const small = encodeAll([[11, 1], [12, 1, 'ok'], [11, 2], [12, 2, [1, 2]]]);
-    const expected = [[11, 1], [12, 1, 'ok'], [11, 2], [12, 2, [1, 2]]];
+    const small = encodeAll([
+      [11, 1],
+      [12, 1, 'ok'],
+      [11, 2],
+      [12, 2, [1, 2]],
+    ]);
+    const expected = [
+      [11, 1],
+      [12, 1, 'ok'],
+      [11, 2],
+      [12, 2, [1, 2]],
+    ];
     for (let i = 0; i <= small.length; i++) {
       for (let j = i; j <= small.length; j++) {
         const chunks = [small.subarray(0, i), small.subarray(i, j), small.subarray(j)];
@@ -117,7 +127,9 @@ describe('FrameDecoder', () => {
     const decoder = new FrameDecoder(1024);
     const seen: unknown[] = [];
     const bad = Buffer.from([0x7f, 0xff, 0xff, 0xff]);
-    expect(() => decoder.push(Buffer.concat([encodeAll([[11, 1]]), bad]), (b) => seen.push(decodeBody(b)))).toThrow(FrameTooLargeError);
+    expect(() => decoder.push(Buffer.concat([encodeAll([[11, 1]]), bad]), (b) => seen.push(decodeBody(b)))).toThrow(
+      FrameTooLargeError,
+    );
     expect(seen).toEqual([[11, 1]]);
   });
 });
