@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
-import type { Broker, JobOptions, NewJob, ResultRecord } from './broker/types.js';
+import type { Broker, NewJob, ResultRecord } from './broker/types.js';
+import type { JobOptions } from './job-types.js';
 import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
 import {
   checkBackoff,

@@ -6,7 +6,6 @@ export {
   type TaskFunction,
   type TaskRegistry,
   type TaskDefinition,
-  type TaskOptions,
 } from './tasks.js';
 export { Pool, type PoolEvents, type ProcessUpEvent, type ProcessDownEvent, type JobLostEvent } from './pool/pool.js';
 export type { PoolOptions, StrategyName } from './pool/options.js';
@@ -17,12 +16,11 @@ export { Worker, type WorkerStats, type WorkerEvents } from './worker.js';
 export type { WorkerOptions } from './worker-options.js';
 export { Client, JobHandle, type ClientOptions, type EnqueueOptions } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
+export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';
 export { createBroker } from './broker/index.js';
 export type {
   Broker,
   BrokerOptions,
-  BackoffOptions,
-  JobOptions,
   JobRecord,
   JobState,
   ResultRecord,

@@ -1,4 +1,4 @@
-import type { BackoffOptions } from './broker/types.js';
+import type { BackoffOptions } from './job-types.js';
 import { OptionError } from './errors.js';
 import { parseDuration } from './units.js';
 

@@ -12,6 +12,6 @@ export {
   type TaskFunction,
   type TaskRegistry,
   type TaskDefinition,
-  type TaskOptions,
 } from './tasks.js';
+export type { TaskOptions } from './job-types.js';
 export * from './errors.js';

@@ -1,6 +1,6 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { describeValue } from './errors.js';
-import type { BackoffOptions } from './broker/types.js';
+import type { TaskOptions } from './job-types.js';
 import {
   checkBackoff,
   checkLimitOrder,
@@ -11,22 +11,6 @@ import {
 } from './job-option-checks.js';
 
 export type TaskFunction = (...args: any[]) => unknown;
-
-/**
- * Per-task defaults, declared next to the task and sent to the parent with
- * WORKER_UP (the parent never loads the task module). A job's own options win.
- */
-export interface TaskOptions {
-  /** Retries after the first attempt (default 0). */
-  retries?: number;
-  /** Durations in ms. */
-  backoff?: BackoffOptions;
-  /** Hard / soft time limits, in ms. */
-  timeLimit?: number;
-  softTimeLimit?: number;
-  /** Store no result for this task. */
-  ignoreResult?: boolean;
-}
 
 /** A task with options: `defineTasks({ resize: { run: resize, retries: 3, timeLimit: '1m' } })`. */
 export interface TaskDefinition extends Omit<TaskOptions, 'backoff' | 'timeLimit' | 'softTimeLimit'> {

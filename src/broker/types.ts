@@ -1,4 +1,4 @@
-import type { SerializedError } from '../protocol/messages.js';
+import type { JobOptions, SerializedError } from '../job-types.js';
 
 /**
  * The Consumer's view of a broker: where jobs wait (queues, delayed set, dead
@@ -6,30 +6,6 @@ import type { SerializedError } from '../protocol/messages.js';
  * implementations: `redis://` (distributed) and `memory://` (one process).
  * The Pool never sees this; the Consumer never names a Redis command.
  */
-
-/** How a failed job waits before its next attempt. */
-export interface BackoffOptions {
-  /** 'exponential' (default): delay × 2^attempt; 'fixed': delay every time. */
-  type?: 'exponential' | 'fixed';
-  /** Base delay in ms (default 1000). */
-  delay?: number;
-  /** Largest delay in ms (default 10 minutes). */
-  cap?: number;
-  /** Randomise each delay in [delay/2, delay] so retries of a burst spread out (default true). */
-  jitter?: boolean;
-}
-
-/** What a producer attaches to a job; stored with it and honoured by the worker. */
-export interface JobOptions {
-  /** Retries allowed after the first attempt (default 0). */
-  retries?: number;
-  backoff?: BackoffOptions;
-  /** Do not store a result (no key is written). */
-  ignoreResult?: boolean;
-  /** Per-job hard / soft time limits in ms, overriding the worker's. */
-  timeLimit?: number;
-  softTimeLimit?: number;
-}
 
 /** One job as the broker stores it. The arguments stay msgpack-encoded: only the child decodes them. */
 export interface JobRecord {

@@ -7,7 +7,8 @@ import {
 } from '../errors.js';
 import { decodeBody } from '../protocol/codec.js';
 import { serializeError } from '../protocol/error-codec.js';
-import { MessageType, type JobFrame, type SerializedError } from '../protocol/messages.js';
+import type { SerializedError } from '../job-types.js';
+import { MessageType, type JobFrame } from '../protocol/messages.js';
 import { taskContextStore, type TaskFunction } from '../tasks.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';

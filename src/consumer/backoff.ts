@@ -1,4 +1,4 @@
-import type { BackoffOptions } from '../broker/types.js';
+import type { BackoffOptions } from '../job-types.js';
 import { checkBackoff, clampDelay, throwOptionError } from '../job-option-checks.js';
 
 export const BACKOFF_DEFAULTS = { type: 'exponential', delay: 1_000, cap: 600_000, jitter: true } as const;

@@ -11,7 +11,7 @@ import {
   messageOf,
 } from '../errors.js';
 import { serializeError } from '../protocol/error-codec.js';
-import type { TaskOptions } from '../tasks.js';
+import type { TaskOptions } from '../job-types.js';
 import { clampDelay } from '../job-option-checks.js';
 import { backoffDelay } from './backoff.js';
 

@@ -11,7 +11,8 @@ import {
 } from '../errors.js';
 import { defaultLogger } from '../logger.js';
 import { parseAutoscale } from '../units.js';
-import { MessageType, type ChildMessage, type SerializedError } from '../protocol/messages.js';
+import type { SerializedError, TaskOptions } from '../job-types.js';
+import { MessageType, type ChildMessage } from '../protocol/messages.js';
 import { createStrategy } from '../scheduling/index.js';
 import { Autoscaler, type ScaleEvent } from './autoscaler.js';
 import { resolveApplyOptions } from './apply-options.js';
@@ -23,7 +24,6 @@ import { Supervisor } from './supervisor.js';
 import { TaskHandler } from './task-handler.js';
 import { TimeoutHandler } from './timeout-handler.js';
 import type { ProcessOwner, WorkerProcess } from './worker-process.js';
-import type { TaskOptions } from '../tasks.js';
 
 export interface ProcessUpEvent {
   pid: number;

@@ -7,11 +7,10 @@ import {
   type InitErrorFrame,
   type ResultErrorFrame,
   type ResultOkFrame,
-  type SerializedError,
   type WithdrawnFrame,
   type WorkerUpFrame,
 } from '../protocol/messages.js';
-import type { TaskOptions } from '../tasks.js';
+import type { SerializedError, TaskOptions } from '../job-types.js';
 import type { PoolJob } from './job.js';
 import type { WorkerProcess } from './worker-process.js';
 

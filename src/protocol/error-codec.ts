@@ -6,7 +6,7 @@ import {
   SoftTimeLimitExceeded,
   UnknownTaskError,
 } from '../errors.js';
-import type { SerializedError } from './messages.js';
+import type { SerializedError } from '../job-types.js';
 import { encodeBody } from './codec.js';
 
 const SKIPPED_PROPS = new Set(['name', 'message', 'stack']);

@@ -1,4 +1,4 @@
-import type { TaskOptions } from '../tasks.js';
+import type { SerializedError, TaskOptions } from '../job-types.js';
 
 /**
  * The parent ↔ child contract. Every frame body is a msgpack array whose first
@@ -26,14 +26,6 @@ export interface JobMeta {
   id: string;
   queue?: string;
   retries?: number;
-}
-
-/** An error as it crosses the pipe: name, message, stack and own properties. */
-export interface SerializedError {
-  name: string;
-  message: string;
-  stack?: string;
-  props?: Record<string, unknown>;
 }
 
 /** `args` is an array, or msgpack bytes of one that the child decodes (the parent never decodes a broker's payload). */

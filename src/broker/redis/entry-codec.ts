@@ -1,5 +1,6 @@
 import { Packr } from 'msgpackr';
-import type { Delivery, JobOptions, JobRecord, NewJob, ResultRecord } from '../types.js';
+import type { JobOptions } from '../../job-types.js';
+import type { Delivery, JobRecord, NewJob, ResultRecord } from '../types.js';
 
 /**
  * How a job lives in a stream entry: the fixed field set id, task, payload,

@@ -9,7 +9,7 @@ import {
 } from 'prefork';
 import { decodeBody, encodeBody } from '../../../dist/protocol/codec.js';
 import { deserializeError, serializeError } from '../../../dist/protocol/error-codec.js';
-import type { SerializedError } from '../../../dist/protocol/messages.js';
+import type { SerializedError } from '../../../dist/job-types.js';
 
 /** serialize → msgpack → bytes → msgpack → deserialize: the trip an error makes from child to parent. */
 function roundTrip(err: unknown): Error {
