@@ -21,9 +21,11 @@ if (config === null) {
   process.exit(EXIT_INIT_FAILED);
 }
 
-// Ctrl-C in a terminal signals the whole process group: the parent decides
-// (warm or cold shutdown), so a child must not die of it mid-job.
+// Ctrl-C, `timeout`, `kill -TERM -<pgid>` and systemd signal the whole process
+// group: the parent alone decides (warm or cold shutdown) and tells a child over
+// the pipe, so a child must not die of them mid-job. The parent kills with SIGKILL.
 process.on('SIGINT', () => undefined);
+process.on('SIGTERM', () => undefined);
 process.on('SIGQUIT', () => undefined);
 
 let runner: JobRunner | undefined;
@@ -59,7 +61,7 @@ function exitWhenFlushed(): void {
   channel.flushAndWait(() => process.exit(0));
 }
 
-async function load(app: string): Promise<void> {
+async function load({ app, reportMemory }: ChildConfig): Promise<void> {
   const url = pathToFileURL(isAbsolute(app) ? app : resolve(app)).href;
   let mod: { default?: unknown };
   try {
@@ -70,7 +72,7 @@ async function load(app: string): Promise<void> {
   if (!isTaskRegistry(mod.default)) {
     return initFailed(new TypeError(`the default export of ${app} is not defineTasks({...})`));
   }
-  runner = new JobRunner(mod.default.tasks, channel, config!.reportMemory, exitWhenFlushed);
+  runner = new JobRunner(mod.default.tasks, channel, reportMemory, exitWhenFlushed);
   channel.send([MessageType.WORKER_UP, process.pid, [...mod.default.tasks.keys()], mod.default.options]);
   channel.flush();
   for (const msg of early.splice(0)) onMessage(msg);
@@ -81,4 +83,4 @@ function initFailed(err: unknown): void {
   channel.flushAndWait(() => process.exit(EXIT_INIT_FAILED));
 }
 
-void load(config.app);
+void load(config);

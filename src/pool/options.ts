@@ -42,7 +42,12 @@ export interface PoolOptions {
   execArgv?: string[];
   /** Extra environment variables for the children. */
   env?: Record<string, string>;
-  /** How long terminate() waits after SIGTERM before SIGKILL (default 2 s). */
+  /**
+   * How long close() waits for children told to exit (once every job has
+   * settled) before it SIGKILLs them. terminate() SIGKILLs at once: children
+   * ignore SIGTERM, which may come from the whole process group.
+   * @defaultValue 2 s
+   */
   killTimeout?: number | string;
   /** A pino logger; the pool logs through a child of it. */
   logger?: Logger;

@@ -169,8 +169,9 @@ export class Pool extends EventEmitter<PoolEvents> {
       this.tasks.schedule();
       this.autoscaler?.maybeGrow();
     } catch (err) {
-      this.fail(new PoolFailedError(`pool failed to start: ${(err as Error).message}`, { cause: err }));
-      return Promise.reject(this.failure);
+      const failure = new PoolFailedError(`pool failed to start: ${(err as Error).message}`, { cause: err });
+      this.fail(failure);
+      return Promise.reject(this.failure ?? failure);
     }
     if (initial === 0) return Promise.resolve();
     return new Promise((resolve, reject) => this.startWaiters.push({ resolve, reject }));
@@ -191,13 +192,9 @@ export class Pool extends EventEmitter<PoolEvents> {
         new TypeError(`apply(${name}): args must be an array (or msgpack-encoded bytes), got ${typeof args}`),
       );
     }
-    let opts: ResolvedApplyOptions | undefined;
-    try {
-      opts = resolveApplyOptions(options);
-    } catch (err) {
-      return Promise.reject(err);
-    }
     return new Promise((resolve, reject) => {
+      // Throws an OptionError naming the option and the value: the promise rejects with it.
+      const opts: ResolvedApplyOptions | undefined = resolveApplyOptions(options);
       const seq = ++this.seq;
       const meta =
         opts && (opts.id !== undefined || opts.queue !== undefined || opts.retries !== undefined)
@@ -322,7 +319,8 @@ export class Pool extends EventEmitter<PoolEvents> {
     const procs = [...this.supervisor.procs];
     const exits = procs.map((proc) => proc.exited);
     for (const proc of procs) {
-      if (kill || proc.state === 'starting') proc.kill('SIGTERM');
+      // Children ignore SIGTERM (it may come from the whole process group): only SIGKILL ends one at once.
+      if (kill || proc.state === 'starting') proc.kill('SIGKILL');
       else proc.shutdown();
     }
     const escalate = setTimeout(() => {

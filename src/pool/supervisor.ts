@@ -114,7 +114,8 @@ export class Supervisor {
     const chosen = candidates.slice(0, Math.max(0, n));
     this.target = Math.max(0, this.target - chosen.length);
     for (const proc of chosen) {
-      if (proc.state === 'starting') proc.kill('SIGTERM');
+      // Not up yet, so nothing to finish; children ignore SIGTERM.
+      if (proc.state === 'starting') proc.kill('SIGKILL');
       else proc.shutdown();
     }
     return chosen.length;

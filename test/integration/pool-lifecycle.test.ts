@@ -113,8 +113,25 @@ describe('terminate()', () => {
   });
 });
 
+describe('signals sent to the whole process group (Ctrl-C, `timeout`, `kill -TERM -<pgid>`, systemd)', () => {
+  it.each(['SIGTERM', 'SIGINT', 'SIGQUIT'] as const)(
+    '%s reaching a child mid-job: the job finishes and the child lives on (the parent decides when it stops)',
+    async (signal) => {
+      const pool = await startPool({ processes: 1 });
+      const job = applyAndAwaitStart(pool, 'block');
+      const pid = await job.started;
+      // Pending in the child before the release is even sent: a child that dies of it never returns.
+      process.kill(pid, signal);
+      release(pid);
+      await expect(job.result).resolves.toBe(pid);
+      await expect(pool.apply('pid')).resolves.toBe(pid);
+      expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
+    },
+  );
+});
+
 describe('terminate() on children that ignore SIGTERM', () => {
-  it('escalates to SIGKILL after killTimeout; the running job is rejected with PoolClosedError and no child is left', async () => {
+  it('kills them with SIGKILL; the running job is rejected with PoolClosedError and no child is left', async () => {
     const pool = await startPool({ app: fixture('ignores-sigterm.mjs'), processes: 2, killTimeout: 300 });
     const children = pids(pool);
     const downs: { signal: string | null }[] = [];
