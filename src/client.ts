@@ -15,7 +15,7 @@ import {
   throwOptionError as bad,
   type BackoffInput,
 } from './job-option-checks.js';
-import { defaultLogger } from './logger.js';
+import { defaultClientLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
 import { parseDuration } from './units.js';
@@ -26,6 +26,10 @@ export interface ClientOptions {
   broker?: string | Broker;
   namespace?: string;
   resultTtl?: number | string;
+  /**
+   * Where the client logs (a pino logger).
+   * @defaultValue pino on stderr at `warn` (`$PREFORK_LOG_LEVEL` overrides): nothing on the application's stdout
+   */
   logger?: Logger;
 }
 
@@ -136,13 +140,14 @@ export class Client {
   constructor(options: ClientOptions = {}) {
     const broker = options.broker ?? defaultBrokerUrl();
     this.ownsBroker = typeof broker === 'string';
-    this.log = (options.logger ?? defaultLogger()).child({ component: 'client' });
+    const base = options.logger ?? defaultClientLogger();
+    this.log = base.child({ component: 'client' });
     const resultTtl = options.resultTtl === undefined ? undefined : parseDuration(options.resultTtl);
     if (options.resultTtl !== undefined && (resultTtl === undefined || resultTtl <= 0))
       throw new OptionError('resultTtl', options.resultTtl, 'a positive duration');
     this.broker =
       typeof broker === 'string'
-        ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: this.log })
+        ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: base })
         : broker;
   }
 

@@ -37,6 +37,7 @@ export function createCliLogger(level: string): Logger {
 }
 
 let root: Logger | undefined;
+let clientRoot: Logger | undefined;
 
 /** The default logger, created on first use so that importing prefork costs nothing. */
 export function defaultLogger(): Logger {
@@ -47,4 +48,13 @@ export function defaultLogger(): Logger {
 /** The CLI sets its logger as the default, so components created without one log through it. */
 export function setDefaultLogger(logger: Logger): void {
   root = logger;
+}
+
+/**
+ * The Client's logger when none is given: stderr, warnings and errors only
+ * ($PREFORK_LOG_LEVEL says otherwise), so an application's stdout stays its own.
+ */
+export function defaultClientLogger(): Logger {
+  clientRoot ??= createStderrLogger(process.env.PREFORK_LOG_LEVEL ?? 'warn');
+  return clientRoot;
 }

@@ -1,6 +1,7 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import type { Broker } from './broker/types.js';
+import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
 import type { PoolOptions, StrategyName } from './pool/options.js';
@@ -40,6 +41,13 @@ export interface WorkerOptions {
   maxRedeliveries?: number;
   /** Also record RECEIVED and STARTED states (default false, as Celery's track_started). */
   trackStarted?: boolean;
+  /**
+   * The level of the per-job log lines (received, succeeded, retry asked by
+   * the task): `debug` keeps a high-volume node's info log to what goes wrong.
+   * Failures log at error either way.
+   * @defaultValue `'info'`
+   */
+  jobLogLevel?: JobLogLevel;
   /** Broker settings when `broker` is a URL. */
   namespace?: string;
   resultTtl?: number | string;
@@ -68,6 +76,7 @@ export interface ResolvedWorkerOptions {
   name: string;
   maxRedeliveries: number;
   trackStarted: boolean;
+  jobLogLevel: JobLogLevel;
   namespace: string | undefined;
   resultTtl: number | undefined;
   leaseMs: number | undefined;
@@ -91,6 +100,7 @@ const KNOWN = new Set([
   'name',
   'maxRedeliveries',
   'trackStarted',
+  'jobLogLevel',
   'namespace',
   'resultTtl',
   'leaseMs',
@@ -127,6 +137,9 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
   const maxRedeliveries = input.maxRedeliveries ?? 5;
   if (!Number.isInteger(maxRedeliveries) || maxRedeliveries < 0)
     throw new OptionError('maxRedeliveries', input.maxRedeliveries, 'an integer >= 0');
+  const jobLogLevel = input.jobLogLevel ?? 'info';
+  if (!JOB_LOG_LEVELS.includes(jobLogLevel))
+    throw new OptionError('jobLogLevel', input.jobLogLevel, JOB_LOG_LEVELS.join(' | '));
   const name = input.name ?? `${process.pid}@${hostname()}`;
   if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', input.name, 'a non-empty string');
   if (input.autoscale !== undefined && parseAutoscale(input.autoscale) === undefined) {
@@ -153,6 +166,7 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     name,
     maxRedeliveries,
     trackStarted: input.trackStarted ?? false,
+    jobLogLevel,
     namespace: input.namespace,
     resultTtl: optionalDuration('resultTtl', input.resultTtl),
     leaseMs: optionalDuration('leaseMs', input.leaseMs),

@@ -117,6 +117,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // With autoscale the prefetch limit follows max (Celery's _update_consumer_prefetch_count), so a burst can grow the pool.
       prefetchLimit: () => o.prefetchMultiplier * processes,
       trackStarted: o.trackStarted,
+      jobLogLevel: o.jobLogLevel,
       log: this.log.child({ component: 'consumer' }),
     });
     this.consumer.onFenced((seenAs) => this.fenced(seenAs));
@@ -198,7 +199,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     this.state = 'running';
     this.consumer.start();
-    this.log.info({ nodeId: this.nodeIdValue, queues: this.options.queues.map((q) => q.name) }, 'worker ready');
+    this.log.info(
+      { nodeId: this.nodeIdValue, queues: this.options.queues.map((q) => q.name), tasks: this.pool.taskNames },
+      'worker ready',
+    );
     this.emit('ready', { nodeId: this.nodeIdValue });
   }
 

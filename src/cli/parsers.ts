@@ -1,4 +1,5 @@
 import { InvalidArgumentError } from 'commander';
+import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
 import { parseAutoscale, parseDuration, parseSize } from '../units.js';
 
@@ -61,6 +62,12 @@ const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 export function logLevel(value: string): string {
   if (!LEVELS.includes(value)) throw new InvalidArgumentError(`expected one of ${LEVELS.join(', ')}`);
   return value;
+}
+
+export function jobLogLevel(value: string): JobLogLevel {
+  if (!(JOB_LOG_LEVELS as readonly string[]).includes(value))
+    throw new InvalidArgumentError(`expected ${JOB_LOG_LEVELS.join(' or ')}`);
+  return value as JobLogLevel;
 }
 
 export function brokerUrl(value: string): string {

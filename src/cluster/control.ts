@@ -58,7 +58,8 @@ export class ControlHandler {
     } catch (err) {
       reply = { ...base, ok: false, error: messageOf(err) };
     }
-    this.log.info(
+    // `inspect stats` may poll every node every few seconds: only commands that change something log at info.
+    this.log[request.command === 'stats' || request.command === 'ping' ? 'debug' : 'info'](
       { command: request.command, args: request.args, requestId: request.id, ok: reply.ok, error: reply.error },
       `control: ${request.command}`,
     );

@@ -6,6 +6,7 @@ import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
+import { JobLog, type JobLogLevel } from './job-log.js';
 import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
 import { abortableSleep } from '../sleep.js';
@@ -32,6 +33,8 @@ export interface ConsumerSettings {
   prefetchLimit: () => number;
   /** Write RECEIVED and STARTED states too (one more result write per job each). */
   trackStarted: boolean;
+  /** The level of the per-job lines (default info). */
+  jobLogLevel?: JobLogLevel;
   log: Logger;
 }
 
@@ -54,6 +57,7 @@ export interface ConsumerCounts {
 export class Consumer {
   readonly counts: ConsumerCounts = { reserved: 0, fetched: 0, succeeded: 0, retried: 0, dead: 0, givenBack: 0 };
   readonly acker: Acker;
+  private readonly jobLog: JobLog;
   private loop: Promise<void> | undefined;
   private stopping = false;
   /** Aborted by stopFetching(): cuts a retry pause short. */
@@ -74,6 +78,7 @@ export class Consumer {
 
   constructor(private readonly s: ConsumerSettings) {
     this.acker = new Acker(s.broker, s.log);
+    this.jobLog = new JobLog(s.log, s.jobLogLevel ?? 'info');
     // While the loop is fetching (not blocked, not stopped), a fetch will carry result-less acks.
     this.acker.holdWhile(() => this.loop !== undefined && !this.stopping && !this.blocked);
   }
@@ -246,19 +251,20 @@ export class Consumer {
     if (job.options.timeLimit !== undefined) options.timeLimit = job.options.timeLimit;
     if (job.options.softTimeLimit !== undefined) options.softTimeLimit = job.options.softTimeLimit;
     if (this.badOptions(d, options, keep)) return;
+    this.jobLog.received(d);
     this.unstarted.add(entry);
     options.onStart = (info) => {
       leave(false);
-      if (!keep) return;
       pid = info.pid;
       startedAt = info.startedAt;
-      if (this.s.trackStarted) this.progress(d, 'STARTED', pid, startedAt);
+      if (keep && this.s.trackStarted) this.progress(d, 'STARTED', pid, startedAt);
     };
     if (keep && this.s.trackStarted) this.progress(d, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {
       if (!ok && this.poolFailure !== undefined && outcome instanceof WorkerLostError) outcome = this.poolFailure;
       const task = this.s.pool.taskOptions(job.task);
-      const s = settlementFor(d, ok, outcome, { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task });
+      const finishedAt = Date.now();
+      const s = settlementFor(d, ok, outcome, { node: this.s.nodeName, pid, startedAt, finishedAt, task });
       // A fenced node's buffered jobs now belong to another node: do not give them back twice.
       if (s.kind === 'giveBack' && epoch !== this.epoch) {
         leave(true);
@@ -266,13 +272,8 @@ export class Consumer {
         return;
       }
       leave(false);
-      if (s.kind === 'dead' || s.kind === 'retry') {
-        this.s.log[s.kind === 'dead' ? 'error' : 'info'](
-          { jobId: job.id, task: job.task, queue: d.queue, err: outcome },
-          s.kind === 'dead' ? `job failed: ${s.reason}` : `job will be retried in ${s.delay} ms`,
-        );
-      }
       this.finish(s);
+      this.jobLog.settled(s, outcome, { pid, startedAt, finishedAt });
     };
     this.s.pool.apply(job.task, job.payload, options).then(
       (v) => settle(true, v),

@@ -368,7 +368,8 @@ export class Pool extends EventEmitter<PoolEvents> {
         this.settle(started, false, new PoolClosedError('the pool was terminated while the job was running'));
       } else {
         this.totals.lost++;
-        this.log.warn(
+        // The caller reports the job's failure (a Worker logs it once); the child's death is logged on its own.
+        this.log.debug(
           { childPid: proc.pid, jobId: started.id, task: started.name, err: error },
           'job lost with its child',
         );

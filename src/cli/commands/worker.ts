@@ -26,6 +26,7 @@ interface WorkerFlags {
   softTimeLimit?: number;
   name?: string;
   logLevel: string;
+  jobLogLevel: 'info' | 'debug';
   maxRedeliveries?: number;
   trackStarted?: boolean;
 }
@@ -66,6 +67,12 @@ export function registerWorker(program: Command): void {
     .option('--track-started', 'also record RECEIVED and STARTED states')
     .option('-n, --name <name>', 'node name (default <pid>@<hostname>)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', parse.logLevel, 'info')
+    .option(
+      '--job-log-level <level>',
+      'level of the per-job lines (received, succeeded): info, or debug on a busy node',
+      parse.jobLogLevel,
+      'info',
+    )
     .action((flags: WorkerFlags) => runWorker(flags));
 }
 
@@ -94,6 +101,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       name: flags.name,
       maxRedeliveries: flags.maxRedeliveries,
       trackStarted: flags.trackStarted,
+      jobLogLevel: flags.jobLogLevel,
       logger: log,
     });
   } catch (err) {
@@ -142,9 +150,17 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   try {
     await worker.start();
     started = true;
+    process.stdout.write(`${tasksLine(worker.pool.taskNames)}\n`);
   } catch (err) {
     log.fatal({ err }, `worker failed to start: ${(err as Error).message}`);
     await worker.stop({ cold: true }).catch(() => undefined);
     process.exit(1);
   }
+}
+
+/** The banner's second line, once a child has loaded the task module (Celery's [tasks] list). */
+function tasksLine(names: readonly string[]): string {
+  return names.length === 0
+    ? 'tasks: none (the task module registers no task)'
+    : `tasks (${names.length}): ${[...names].sort().join(', ')}`;
 }

@@ -1,0 +1,116 @@
+import { fileURLToPath } from 'node:url';
+import type { Logger } from 'pino';
+import type { Delivery, Settlement } from '../broker/types.js';
+import { Retry } from '../errors.js';
+
+/** The level of the per-job lines (received, succeeded, retry by Retry): `debug` keeps a busy node's info log quiet. */
+export type JobLogLevel = 'info' | 'debug';
+export const JOB_LOG_LEVELS: readonly JobLogLevel[] = ['info', 'debug'];
+
+/** What the Consumer knows of an attempt when it logs the outcome. */
+export interface JobRun {
+  pid: number | undefined;
+  startedAt: number | undefined;
+  finishedAt: number;
+}
+
+/**
+ * The per-job lines a person follows (Celery's "Task add[id] received" and
+ * "succeeded in 0.01s"): one when a job arrives, one for its outcome, with
+ * the task, the job id and the child pid. Failures log at error whatever the
+ * job level, with the task's own stack frames only.
+ */
+export class JobLog {
+  constructor(
+    private readonly log: Logger,
+    private readonly level: JobLogLevel,
+  ) {}
+
+  received(d: Delivery): void {
+    if (!this.log.isLevelEnabled(this.level)) return;
+    const { job } = d;
+    this.log[this.level](
+      { task: job.task, jobId: job.id, queue: d.queue, attempt: job.attempt },
+      `${job.task}[${job.id}] received`,
+    );
+  }
+
+  settled(s: Settlement, outcome: unknown, run: JobRun): void {
+    const { job } = s.delivery;
+    const took = run.startedAt === undefined ? undefined : run.finishedAt - run.startedAt;
+    const fields = { task: job.task, jobId: job.id, queue: s.delivery.queue, childPid: run.pid, runtimeMs: took };
+    const where = `${took === undefined ? '' : ` in ${took} ms`}${run.pid === undefined ? '' : ` (pid ${run.pid})`}`;
+    const name = `${job.task}[${job.id}]`;
+    switch (s.kind) {
+      case 'ack':
+        if (this.log.isLevelEnabled(this.level)) this.log[this.level](fields, `${name} succeeded${where}`);
+        return;
+      case 'retry': {
+        const next = `retry in ${s.delay} ms (attempt ${job.attempt + 2})`;
+        // Asked for by the task: an expected turn, so no stack; an error that will be retried keeps its stack.
+        if (outcome instanceof Retry) {
+          if (this.log.isLevelEnabled(this.level))
+            this.log[this.level]({ ...fields, retryInMs: s.delay }, `${name} ${next}: ${outcome.message}`);
+        } else {
+          this.log.warn(
+            { ...fields, retryInMs: s.delay, err: shownError(outcome) },
+            `${name} failed${where}; ${next}: ${describe(outcome)}`,
+          );
+        }
+        return;
+      }
+      case 'dead': {
+        const why = outcome instanceof Error && s.reason === outcome.message ? describe(outcome) : s.reason;
+        this.log.error({ ...fields, err: shownError(outcome) }, `${name} failed${where}: ${why}`);
+        return;
+      }
+      case 'giveBack':
+        this.log.debug(fields, `${name} given back to its queue (not started)`);
+        return;
+      case 'progress':
+        return;
+    }
+  }
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+}
+
+/** prefork's own code (all of it but the demo's task module): its frames say nothing about the task that failed. */
+const ROOT = new URL('../', import.meta.url);
+const OWN = [ROOT.href, fileURLToPath(ROOT)];
+const DEMO = [new URL('demo/', ROOT).href, fileURLToPath(new URL('demo/', ROOT))];
+
+/**
+ * A task's stack without prefork's frames (the child's job runner, the pipe
+ * decoder) nor Node's internals: what is left is the task's own code. A stack
+ * with nothing left (a time limit, a lost child) is dropped.
+ */
+export function taskStack(stack: string | undefined): string | undefined {
+  if (stack === undefined) return undefined;
+  const lines = stack.split('\n');
+  const first = lines.findIndex((line) => /^\s+at /.test(line));
+  if (first < 0) return stack;
+  const frames = lines.slice(first).filter((line) => !isOwnFrame(line));
+  return frames.length === 0 ? undefined : [...lines.slice(0, first), ...frames].join('\n');
+}
+
+function isOwnFrame(line: string): boolean {
+  if (/\(node:|at node:|\bAsyncLocalStorage\.run\b/.test(line)) return true;
+  return OWN.some((root) => line.includes(root)) && !DEMO.some((demo) => line.includes(demo));
+}
+
+/**
+ * The error as the log shows it: a copy with the task's stack only (the
+ * error the pool settled with is left as it is). pino types an error by its
+ * constructor, which for a task's error rebuilt in the parent is
+ * RemoteTaskError: the copy has none, so the log says the task's own name.
+ */
+function shownError(err: unknown): unknown {
+  if (!(err instanceof Error)) return err;
+  const shown = Object.create(Object.getPrototypeOf(err) as object, Object.getOwnPropertyDescriptors(err)) as Error;
+  Object.defineProperty(shown, 'constructor', { value: undefined, enumerable: false });
+  Object.defineProperty(shown, 'stack', { value: taskStack(err.stack), enumerable: false, writable: true });
+  return shown;
+}

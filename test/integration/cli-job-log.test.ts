@@ -1,0 +1,130 @@
+/**
+ * What `prefork worker` logs as people follow it: one line per job event
+ * (received, succeeded / failed / retry) with the task, the job id and the
+ * child pid; a failure with the task's own stack only; a Retry without a
+ * stack; a time limit once; `inspect stats` requests only at debug.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { emptyRedisDb, fixture, newLedger, cleanup } from '../helpers/worker.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const DIST = fileURLToPath(new URL('../../dist/', import.meta.url));
+const DB = 10;
+
+type Line = Record<string, unknown> & { level: number; msg: string };
+
+function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+interface RunningWorker {
+  proc: ChildProcess;
+  out: () => string;
+  lines: () => Line[];
+  exited: Promise<{ code: number | null; signal: string | null }>;
+}
+
+const workers: ChildProcess[] = [];
+afterEach(async () => {
+  for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
+  await cleanup();
+});
+
+async function startWorker(url: string, queue: string, extra: string[] = []): Promise<RunningWorker> {
+  const proc = spawn(
+    process.execPath,
+    [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue, ...extra],
+    { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PREFORK_TEST_LEDGER: newLedger() } },
+  );
+  workers.push(proc);
+  let out = '';
+  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
+    proc.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const lines = (): Line[] =>
+    out
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as Line);
+  await expect.poll(() => out, { timeout: 30_000 }).toMatch(/^tasks \(\d+\): .*\n/m);
+  return { proc, out: () => out, lines, exited };
+}
+
+function enqueueAndWait(url: string, queue: string, task: string, ...args: string[]): string {
+  const r = run(['enqueue', task, ...args, '--queue', queue, '--wait', '--timeout', '20s', '--json', '--broker', url]);
+  return (JSON.parse(r.stdout) as { id: string }).id;
+}
+
+describe('prefork worker: the per-job log lines', () => {
+  let url = '';
+  beforeAll(async () => {
+    url = await emptyRedisDb(DB);
+  });
+
+  it('received and succeeded, failed with the task stack, retry without one, a time limit once, stats quiet', async () => {
+    const w = await startWorker(url, 'log1');
+    expect(w.out()).toMatch(
+      /^tasks \(9\): add, crash, ctx, echo, flaky, record, retryMe, returnsFunction, slowWithLimit$/m,
+    );
+    const ofJob = (id: string): Line[] => w.lines().filter((l) => l.jobId === id);
+
+    const ok = enqueueAndWait(url, 'log1', 'add', '2', '3');
+    await expect.poll(() => ofJob(ok).length).toBe(2);
+    const [received, succeeded] = ofJob(ok) as [Line, Line];
+    expect(received).toMatchObject({ level: 30, task: 'add', jobId: ok, queue: 'log1', msg: `add[${ok}] received` });
+    expect(succeeded).toMatchObject({ level: 30, task: 'add', jobId: ok, childPid: expect.any(Number) });
+    expect(succeeded.msg).toMatch(
+      new RegExp(`^add\\[${ok}\\] succeeded in \\d+ ms \\(pid ${String(succeeded.childPid)}\\)$`),
+    );
+
+    const failed = enqueueAndWait(url, 'log1', 'flaky', '"k1"', '5');
+    await expect.poll(() => ofJob(failed).length).toBe(2);
+    const failure = ofJob(failed)[1]!;
+    expect(failure).toMatchObject({ level: 50, task: 'flaky', childPid: expect.any(Number) });
+    expect(failure.msg).toMatch(/failed in \d+ ms \(pid \d+\): Error: flaky attempt 1$/);
+    const err = failure.err as { type: string; stack: string };
+    expect(err.type).toBe('Error');
+    expect(err.stack).toContain('worker-tasks.mjs');
+    expect(err.stack).not.toContain(DIST);
+    expect(err.stack).not.toContain('node:');
+
+    const retried = enqueueAndWait(url, 'log1', 'retryMe', '"k2"', '2');
+    await expect
+      .poll(() => ofJob(retried).map((l) => l.msg.replace(`[${retried}]`, '[id]').replace(/\d+ ms \(pid \d+\)/, 'T')))
+      .toEqual([
+        'retryMe[id] received',
+        'retryMe[id] retry in 10 ms (attempt 2): retry requested',
+        'retryMe[id] received',
+        'retryMe[id] succeeded in T',
+      ]);
+    expect(ofJob(retried)[1]).not.toHaveProperty('err');
+
+    const limited = enqueueAndWait(url, 'log1', 'slowWithLimit');
+    await expect.poll(() => ofJob(limited).length).toBe(2);
+    const warnings = w.lines().filter((l) => l.level >= 40 && (l.jobId === limited || String(l.msg).includes(limited)));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]!.msg).toMatch(/failed in \d+ ms \(pid \d+\): TimeLimitExceeded/);
+
+    expect(run(['inspect', 'stats', '--broker', url]).code).toBe(0);
+    expect(run(['control', 'ping', '--broker', url]).code).toBe(0);
+    expect(w.lines().filter((l) => /^control: (stats|ping)/.test(l.msg))).toEqual([]);
+
+    w.proc.kill('SIGTERM');
+    expect(await w.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('--job-log-level debug keeps the job lines out of an info log; failures still show', async () => {
+    const w = await startWorker(url, 'log2', ['--job-log-level', 'debug']);
+    const ok = enqueueAndWait(url, 'log2', 'add', '1', '1');
+    const failed = enqueueAndWait(url, 'log2', 'flaky', '"k3"', '5');
+    await expect.poll(() => w.lines().filter((l) => l.jobId === failed).length).toBe(1);
+    expect(w.lines().filter((l) => l.jobId === ok)).toEqual([]);
+    expect(w.lines().find((l) => l.jobId === failed)).toMatchObject({ level: 50, task: 'flaky' });
+    w.proc.kill('SIGTERM');
+    expect(await w.exited).toEqual({ code: 0, signal: null });
+  });
+});
