@@ -77,7 +77,7 @@ export function brokerUrl(value: string): string {
 }
 
 export function queueName(value: string): string {
-  if (!/^[A-Za-z0-9_.\-]+$/.test(value))
+  if (!/^[A-Za-z0-9_.-]+$/.test(value))
     throw new InvalidArgumentError('expected a queue name of letters, digits, _ - .');
   return value;
 }
