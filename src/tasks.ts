@@ -10,6 +10,8 @@ import {
   type Bad,
 } from './job-option-checks.js';
 
+// any[]: a task declares its own parameter types, and (a: number) => x is not assignable to (...args: unknown[]) => x.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export type TaskFunction = (...args: any[]) => unknown;
 
 /** A task with options: `defineTasks({ resize: { run: resize, retries: 3, timeLimit: '1m' } })`. */

@@ -160,7 +160,7 @@ export class JobRunner {
 
 /** Arguments arrive as an array, or as msgpack bytes straight from a broker: decoded here, where a bad payload fails only its job. */
 function decodeArgs(task: string, raw: unknown): unknown[] | PayloadDecodeError {
-  if (Array.isArray(raw)) return raw;
+  if (isArgumentArray(raw)) return raw;
   if (!(raw instanceof Uint8Array))
     return new PayloadDecodeError(task, `expected an argument array, got ${typeof raw}`);
   let value: unknown;
@@ -169,7 +169,14 @@ function decodeArgs(task: string, raw: unknown): unknown[] | PayloadDecodeError 
   } catch (err) {
     return new PayloadDecodeError(task, messageOf(err));
   }
-  return Array.isArray(value) ? value : new PayloadDecodeError(task, `expected an argument array, got ${typeof value}`);
+  return isArgumentArray(value)
+    ? value
+    : new PayloadDecodeError(task, `expected an argument array, got ${typeof value}`);
+}
+
+/** Array.isArray without its `any[]`: the elements are still unknown. */
+function isArgumentArray(v: unknown): v is unknown[] {
+  return Array.isArray(v);
 }
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {

@@ -9,7 +9,7 @@ export interface QueueSpec {
   weight: number;
 }
 
-const QUEUE_NAME = /^[A-Za-z0-9_.\-]+$/;
+const QUEUE_NAME = /^[A-Za-z0-9_.-]+$/;
 
 /** Parses `-Q critical:3,default` (or an array of names / specs). Weights are positive integers, default 1. */
 export function parseQueues(value: string | readonly (string | QueueSpec)[]): QueueSpec[] {

@@ -6,6 +6,7 @@ import {
   OptionError,
   PoolClosedError,
   PoolFailedError,
+  messageOf,
   TimeLimitExceeded,
   type WorkerLostError,
 } from '../errors.js';
@@ -169,9 +170,9 @@ export class Pool extends EventEmitter<PoolEvents> {
       this.tasks.schedule();
       this.autoscaler?.maybeGrow();
     } catch (err) {
-      const failure = new PoolFailedError(`pool failed to start: ${(err as Error).message}`, { cause: err });
+      const failure = new PoolFailedError(`pool failed to start: ${messageOf(err)}`, { cause: err });
       this.fail(failure);
-      return Promise.reject(this.failure ?? failure);
+      return Promise.reject(failure);
     }
     if (initial === 0) return Promise.resolve();
     return new Promise((resolve, reject) => this.startWaiters.push({ resolve, reject }));

@@ -42,12 +42,18 @@ export function serializeError(err: unknown): SerializedError {
 
 type ErrorFactory = (e: SerializedError) => Error;
 
+/** The task name a serialized prefork error carries, or '?'. */
+function taskOf(e: SerializedError): string {
+  const task = e.props?.task;
+  return typeof task === 'string' ? task : '?';
+}
+
 /** prefork's own errors come back as their own classes so `instanceof` works in the parent. */
 const KNOWN: Record<string, ErrorFactory> = {
   SoftTimeLimitExceeded: (e) => new SoftTimeLimitExceeded(e.message),
-  UnknownTaskError: (e) => new UnknownTaskError(String(e.props?.task ?? '?')),
-  ResultSerializationError: (e) => new ResultSerializationError(String(e.props?.task ?? '?'), e.message),
-  PayloadDecodeError: (e) => new PayloadDecodeError(String(e.props?.task ?? '?'), e.message),
+  UnknownTaskError: (e) => new UnknownTaskError(taskOf(e)),
+  ResultSerializationError: (e) => new ResultSerializationError(taskOf(e), e.message),
+  PayloadDecodeError: (e) => new PayloadDecodeError(taskOf(e), e.message),
   Retry: (e) =>
     new Retry({ delay: typeof e.props?.delay === 'number' ? e.props.delay : undefined, message: e.message }),
 };

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { DeadJob, QueueCounts } from '../types.js';
-import { decodeJob, entryTime } from './entry-codec.js';
+import { decodeJob, entryTime, fieldMap } from './entry-codec.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
 
@@ -52,13 +52,9 @@ export class Admin {
     return entries.map(([rawId, fields]) => {
       const id = rawId.toString();
       const { job } = decodeJob(id, queue, fields);
-      let reason = '';
-      let diedAt = entryTime(id);
-      for (let i = 0; i + 1 < fields.length; i += 2) {
-        const name = fields[i]!.toString();
-        if (name === 'reason') reason = fields[i + 1]!.toString();
-        if (name === 'diedAt') diedAt = Number(fields[i + 1]!.toString()) || diedAt;
-      }
+      const map = fieldMap(fields);
+      const reason = map.get('reason')?.toString() ?? '';
+      const diedAt = Number(map.get('diedAt')?.toString()) || entryTime(id);
       return { job, reason, diedAt };
     });
   }

@@ -37,9 +37,10 @@ export class Control {
       );
     const replies = (await pipe.exec()) ?? [];
     const posted: string[] = [];
-    replies.forEach(([err, n], i) => {
+    nodeIds.forEach((id, i) => {
+      const [err, n] = replies[i] ?? [null, 0];
       if (err) throw err;
-      if (Number(n) === 1) posted.push(nodeIds[i]!);
+      if (Number(n) === 1) posted.push(id);
     });
     return posted;
   }

@@ -1,4 +1,5 @@
 import { Packr } from 'msgpackr';
+import { messageOf } from '../../errors.js';
 import type { JobOptions } from '../../job-types.js';
 import type { Delivery, JobRecord, NewJob, ResultRecord } from '../types.js';
 
@@ -37,11 +38,13 @@ export function encodeJob(job: JobRecord | NewJob): EntryFields {
 }
 
 /** Field name → value (the last one wins, as the Lua helpers read it). */
-function fieldMap(fields: readonly (string | Buffer)[]): Map<string, Buffer> {
+export function fieldMap(fields: readonly (string | Buffer)[]): Map<string, Buffer> {
   const map = new Map<string, Buffer>();
   for (let i = 0; i + 1 < fields.length; i += 2) {
-    const value = fields[i + 1]!;
-    map.set(fields[i]!.toString(), Buffer.isBuffer(value) ? value : Buffer.from(value));
+    const name = fields[i];
+    const value = fields[i + 1];
+    if (name === undefined || value === undefined) continue; // a hole in a sparse array: no field
+    map.set(name.toString(), Buffer.isBuffer(value) ? value : Buffer.from(value));
   }
   return map;
 }
@@ -54,7 +57,8 @@ export function entryTime(entryId: string): number {
 /** The due time carried by a timer marker, or undefined for a job entry. */
 export function markerDue(fields: readonly (string | Buffer)[]): number | undefined {
   // A canonical job entry (the common case) has a non-empty task in fourth place: no Map needed.
-  if (isCanonical(fields) && fields[3]!.length > 0) return undefined;
+  const task = fields[3];
+  if (isCanonical(fields) && task !== undefined && task.length > 0) return undefined;
   const map = fieldMap(fields);
   if (map.get('id')?.length !== 0 || map.get('task')?.length !== 0) return undefined;
   const due = Number(map.get('meta')?.toString());
@@ -99,7 +103,7 @@ export function decodeJob(
       if (parsed === null || typeof parsed !== 'object') throw new TypeError('not an object');
       meta = parsed;
     } catch (err) {
-      problems.push(`meta is not JSON: ${(err as Error).message}`);
+      problems.push(`meta is not JSON: ${messageOf(err)}`);
     }
   }
   const job: JobRecord = {
@@ -125,8 +129,8 @@ const NAMES = ['id', 'task', 'payload', 'attempt', 'redeliveries', 'meta'].map((
 function smallCount(b: Buffer): number {
   if (b.length === 0 || b.length > 9) return -1;
   let n = 0;
-  for (let i = 0; i < b.length; i++) {
-    const d = b[i]! - 48;
+  for (const byte of b) {
+    const d = byte - 48;
     if (d < 0 || d > 9) return -1;
     n = n * 10 + d;
   }
@@ -136,11 +140,10 @@ function smallCount(b: Buffer): number {
 /** Exactly the six field names of encodeJob, in order, as Buffers (names distinct: each value is the one a lookup would find). */
 function isCanonical(fields: readonly (string | Buffer)[]): boolean {
   if (fields.length !== 12) return false;
-  for (let i = 0; i < 6; i++) {
-    const name = fields[2 * i]!;
-    if (!Buffer.isBuffer(name) || !name.equals(NAMES[i]!)) return false;
-  }
-  return true;
+  return NAMES.every((expected, i) => {
+    const name = fields[2 * i];
+    return Buffer.isBuffer(name) && name.equals(expected);
+  });
 }
 
 /**
@@ -224,7 +227,11 @@ export function makeCanonicalDelivery(
   const job = decodeValues(entryId, queue, values, at, 1);
   if (job !== undefined) return { receipt: `${kind}:${entryId}`, queue, job };
   const fields: (string | Buffer)[] = [];
-  for (let i = 0; i < 6; i++) fields.push(NAMES[i]!, values[at + i]!);
+  NAMES.forEach((name, i) => {
+    const value = values[at + i];
+    // A value missing from the reply leaves its field out: the general decoder names it.
+    if (value !== undefined) fields.push(name, value);
+  });
   return makeDelivery(queue, kind, entryId, fields);
 }
 

@@ -139,25 +139,31 @@ export class Membership {
     for (const id of ids) pipe.hgetall(this.keys.node(id));
     const replies = (await pipe.exec()) ?? [];
     const nodes: NodeInfo[] = [];
-    replies.forEach(([err, raw], i) => {
+    ids.forEach((id, i) => {
+      const [err, raw] = replies[i] ?? [null, null];
       const h = raw as Record<string, string> | null;
       if (err || h === null || h.name === undefined) return; // info gone: the node is being recovered
-      let queues: string[] = [];
-      try {
-        queues = JSON.parse(h.queues ?? '[]') as string[];
-      } catch {
-        queues = [];
-      }
       nodes.push({
-        id: ids[i]!,
+        id,
         name: h.name,
         host: h.host ?? '',
         pid: Number(h.pid),
-        queues,
+        queues: queueList(h.queues),
         concurrency: h.concurrency ?? '',
         startedAt: Number(h.startedAt),
       });
     });
     return nodes;
   }
+}
+
+/** The queue names a node registered (a JSON array); anything unreadable reads as none. */
+function queueList(raw: string | undefined): string[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(raw ?? '[]');
+  } catch {
+    return [];
+  }
+  return Array.isArray(parsed) ? parsed.filter((q): q is string => typeof q === 'string') : [];
 }

@@ -210,9 +210,7 @@ export class RedisBroker implements Broker {
       } else {
         for (let i = 0; i < run.length; i += BULK_CHUNK) {
           // The values only (odd places of the field list), packed into one argument.
-          const values = run
-            .slice(i, i + BULK_CHUNK)
-            .map((fields) => [fields[1]!, fields[3]!, fields[5]!, fields[7]!, fields[9]!, fields[11]!]);
+          const values = run.slice(i, i + BULK_CHUNK).map((fields) => fields.filter((_, at) => at % 2 === 1));
           callScript(pipe, 'enqueueJobs', [stream], [packStrings(values)]);
         }
       }
@@ -226,28 +224,25 @@ export class RedisBroker implements Broker {
         pipe.sadd(this.keys.queues, job.queue);
       }
       const fields = encodeJob(job);
-      const delayed = job.eta !== undefined || (job.delay !== undefined && job.delay > 0);
-      if (!delayed) {
+      const due: [string, number] | undefined =
+        job.eta !== undefined
+          ? ['eta', Math.round(job.eta)]
+          : job.delay !== undefined && job.delay > 0
+            ? ['delay', Math.round(job.delay)]
+            : undefined;
+      if (due === undefined) {
         if (job.queue !== runQueue) flushRun();
         runQueue = job.queue;
         run.push(fields);
         continue;
       }
       flushRun();
-      if (job.eta !== undefined)
-        callScript(
-          pipe,
-          'enqueueDelayed',
-          [this.keys.delayed(job.queue), this.keys.stream(job.queue)],
-          ['eta', Math.round(job.eta), ...fields],
-        );
-      else
-        callScript(
-          pipe,
-          'enqueueDelayed',
-          [this.keys.delayed(job.queue), this.keys.stream(job.queue)],
-          ['delay', Math.round(job.delay!), ...fields],
-        );
+      callScript(
+        pipe,
+        'enqueueDelayed',
+        [this.keys.delayed(job.queue), this.keys.stream(job.queue)],
+        [...due, ...fields],
+      );
     }
     flushRun();
     const replies = await pipe.exec().catch((err: unknown) => {

@@ -28,15 +28,22 @@ type Arg = string | number | Buffer;
 
 let sources: Map<ScriptName, { lua: string; numberOfKeys: number | undefined }> | undefined;
 
+/** The key count a script's file name declares (`-<n>.lua`), or undefined for a variable count (`-n.lua`). */
+function keyCount(file: string): number | undefined {
+  const keys = /-(\d+|n)\.lua$/.exec(file)?.[1];
+  return keys === undefined || keys === 'n' ? undefined : Number(keys);
+}
+
+/** Every script's fixed key count (undefined: variable), read once: callScript is on the hot path. */
+const KEY_COUNT = new Map(Object.values(SCRIPTS).map((file) => [file, keyCount(file)]));
+
 function load(): Map<ScriptName, { lua: string; numberOfKeys: number | undefined }> {
   if (sources) return sources;
   const dir = new URL('./lua/', import.meta.url);
   const prelude = readFileSync(new URL('lib/prelude.lua', dir), 'utf8');
   sources = new Map();
   for (const [name, file] of Object.entries(SCRIPTS) as [ScriptName, string][]) {
-    const keys = /-(\d+|n)\.lua$/.exec(file)?.[1];
-    const numberOfKeys = keys === undefined || keys === 'n' ? undefined : Number(keys);
-    sources.set(name, { lua: `${prelude}\n${readFileSync(new URL(file, dir), 'utf8')}`, numberOfKeys });
+    sources.set(name, { lua: `${prelude}\n${readFileSync(new URL(file, dir), 'utf8')}`, numberOfKeys: keyCount(file) });
   }
   return sources;
 }
@@ -71,7 +78,7 @@ export function callScript(
   keys: readonly string[],
   args: readonly Arg[],
 ): unknown {
-  const fixed = load().get(name)!.numberOfKeys;
+  const fixed = KEY_COUNT.get(SCRIPTS[name]);
   const method = (target as unknown as Record<string, (...a: Arg[]) => unknown>)[`${name}Buffer`];
   if (method === undefined) throw new Error(`script ${name} is not defined on this connection`);
   const head: Arg[] = fixed === undefined ? [keys.length] : [];

@@ -1,4 +1,5 @@
 import type { Redis } from 'ioredis';
+import { messageOf } from '../../errors.js';
 import { retryDelayMs } from '../../job-option-checks.js';
 import type { Delivery, FetchReply, FetchRequest, Settlement, WaitReply } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
@@ -122,7 +123,7 @@ export class Work {
         ...streams.map(() => '0'),
       )) as StreamsReply;
     } catch (err) {
-      if (/NOGROUP/.test(String((err as Error).message))) return [];
+      if (/NOGROUP/.test(messageOf(err))) return [];
       throw err;
     }
     const found: Delivery[] = [];
@@ -160,7 +161,8 @@ export class Work {
   ): Promise<RunReply> {
     const queues: string[] = [];
     const index = new Map<string, number>();
-    const quotas: number[] = [];
+    // Per planned queue, in the order of `queues` (the plan's queues come first).
+    const quotas = new Map<string, number>();
     const indexOf = (queue: string): number => {
       let i = index.get(queue);
       if (i === undefined) {
@@ -171,9 +173,8 @@ export class Work {
       return i;
     };
     for (const { queue, quota } of plan) {
-      const known = index.get(queue);
-      if (known !== undefined) quotas[known - 1]! += wholeCount(quota);
-      else quotas[indexOf(queue) - 1] = wholeCount(quota);
+      indexOf(queue);
+      quotas.set(queue, (quotas.get(queue) ?? 0) + wholeCount(quota));
     }
     const planned = queues.length;
     const ops: (string | number)[] = [];
@@ -205,7 +206,7 @@ export class Work {
       ops.length / 5,
       acks.size,
     ];
-    for (let i = 0; i < planned; i++) args.push(quotas[i]!);
+    for (const quota of quotas.values()) args.push(quota);
     for (const op of ops) args.push(op);
     for (const [group, ids] of acks) {
       const colon = group.indexOf(':');
@@ -224,7 +225,8 @@ export class Work {
       if (count > 0) this.suspect = true;
       throw err;
     }
-    const scriptRan = replies[0]?.[0] === null;
+    const scriptReply = replies[0];
+    const scriptRan = scriptReply?.[0] === null;
     // The script settled what it was given: those receipts are done even if a result write after it fails.
     if (scriptRan) for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(receiptKey(s.delivery));
     for (const [err] of replies) {
@@ -235,11 +237,13 @@ export class Work {
       if (count > 0 && scriptRan) this.suspect = true;
       throw err;
     }
-    const [fenced, nextDue, raw, brokerNow] = replies[0]![1] as FetchScriptReply;
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- exec() answers every queued command; the script is first
+    const [fenced, nextDue, raw, brokerNow] = scriptReply![1] as FetchScriptReply;
     const deliveries: Delivery[] = [];
     for (let i = 0; i < raw.length;) {
       const code = raw[i] as number;
       const abs = Math.abs(code);
+      // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- the script names only queues it was given
       const queue = queues[(abs >> 1) - 1]!;
       const kind: StreamKind = (abs & 1) === 1 ? 'r' : 'q';
       const entryId = (raw[i + 1] as Buffer).toString();
@@ -332,7 +336,7 @@ export class Work {
       streams.push({ key: this.keys.rd(queue), queue, kind: 'r' }, { key: this.keys.stream(queue), queue, kind: 'q' });
     }
     const byKey = new Map(streams.map((s) => [s.key, s]));
-    let reply: StreamsReply = null;
+    let reply: StreamsReply;
     for (let attempt = 0; ; attempt++) {
       await this.ensureGroups(
         redis,
@@ -360,7 +364,7 @@ export class Work {
         break;
       } catch (err) {
         // The groups vanished (Redis restarted empty, or a key was deleted): create them and block again.
-        if (attempt < 3 && /NOGROUP/.test(String((err as Error).message))) {
+        if (attempt < 3 && /NOGROUP/.test(messageOf(err))) {
           this.grouped.clear();
           continue;
         }
@@ -409,9 +413,12 @@ export class Work {
     const pipe = redis.pipeline();
     for (const key of missing) pipe.xgroup('CREATE', key, GROUP, '0', 'MKSTREAM');
     const replies = (await pipe.exec()) ?? [];
-    replies.forEach(([err], i) => {
+    missing.forEach((key, i) => {
+      const reply = replies[i];
+      if (reply === undefined) return;
+      const [err] = reply;
       if (err && !/BUSYGROUP/.test(err.message)) throw err;
-      this.grouped.add(missing[i]!);
+      this.grouped.add(key);
     });
   }
 }

@@ -20,31 +20,36 @@ interface ControlFlags {
 
 /** The command and its numeric arguments, or a UsageError naming what is wrong. */
 export function parseControl(command: string, rest: readonly string[]): { command: ControlCommand; args: number[] } {
-  const arity = (n: number): void => {
-    if (rest.length !== n)
-      throw new UsageError(
-        `control ${command}: expected ${n === 0 ? 'no argument' : 'one argument'}, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`,
-      );
+  const wrongArity = (n: number): UsageError =>
+    new UsageError(
+      `control ${command}: expected ${n === 0 ? 'no argument' : 'one argument'}, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`,
+    );
+  const noArgument = (): void => {
+    if (rest.length !== 0) throw wrongArity(0);
+  };
+  const oneArgument = (): string => {
+    const [arg] = rest;
+    if (arg === undefined || rest.length !== 1) throw wrongArity(1);
+    return arg;
   };
   switch (command) {
     case 'ping':
     case 'shutdown':
-      arity(0);
+      noArgument();
       return { command, args: [] };
     case 'grow':
     case 'shrink': {
-      arity(1);
-      const n = rest[0]!;
+      const n = oneArgument();
       if (!/^\d+$/.test(n) || Number(n) < 1)
         throw new UsageError(`control ${command}: argument '${n}' is invalid. expected an integer >= 1`);
       return { command, args: [Number(n)] };
     }
     case 'autoscale': {
-      arity(1);
-      const bounds = parseAutoscale(rest[0]!);
+      const arg = oneArgument();
+      const bounds = parseAutoscale(arg);
       if (bounds === undefined)
         throw new UsageError(
-          `control autoscale: argument '${rest[0]!}' is invalid. expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3`,
+          `control autoscale: argument '${arg}' is invalid. expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3`,
         );
       return { command, args: bounds };
     }

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
+import { messageOf } from '../../errors.js';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import { Worker } from '../../worker.js';
 import { defaultBrokerUrl } from '../../worker-options.js';
@@ -105,7 +106,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       logger: log,
     });
   } catch (err) {
-    throw new UsageError((err as Error).message);
+    throw new UsageError(messageOf(err));
   }
   const pool = worker.pool.options;
   const size = pool.autoscale
@@ -152,7 +153,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     started = true;
     process.stdout.write(`${tasksLine(worker.pool.taskNames)}\n`);
   } catch (err) {
-    log.fatal({ err }, `worker failed to start: ${(err as Error).message}`);
+    log.fatal({ err }, `worker failed to start: ${messageOf(err)}`);
     await worker.stop({ cold: true }).catch(() => undefined);
     process.exit(1);
   }
