@@ -11,14 +11,13 @@ import {
   checkLimitOrder,
   checkRetries,
   checkTimeLimit,
-  MAX_TIMER_MS,
   throwOptionError as bad,
   type BackoffInput,
 } from './job-option-checks.js';
 import { defaultClientLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
-import { parseDuration } from './units.js';
+import { checkDuration } from './util/units.js';
 import { defaultBrokerUrl } from './worker-options.js';
 
 export interface ClientOptions {
@@ -142,9 +141,8 @@ export class Client {
     this.ownsBroker = typeof broker === 'string';
     const base = options.logger ?? defaultClientLogger();
     this.log = base.child({ component: 'client' });
-    const resultTtl = options.resultTtl === undefined ? undefined : parseDuration(options.resultTtl);
-    if (options.resultTtl !== undefined && (resultTtl === undefined || resultTtl <= 0))
-      throw new OptionError('resultTtl', options.resultTtl, 'a positive duration');
+    const resultTtl =
+      options.resultTtl === undefined ? undefined : checkDuration('resultTtl', options.resultTtl, 'positive', bad);
     this.broker =
       typeof broker === 'string'
         ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: base })
@@ -183,13 +181,7 @@ export class Client {
    * with a growing pause (0.1 s to 2 s).
    */
   async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
-    const ms = timeout === undefined ? undefined : parseDuration(timeout);
-    if (timeout !== undefined && (ms === undefined || ms > MAX_TIMER_MS))
-      throw new OptionError(
-        'timeout',
-        timeout,
-        `a duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`,
-      );
+    const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
     await this.connect();
     const early = this.arrived.get(id);
     if (early !== undefined) {

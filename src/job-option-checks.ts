@@ -1,26 +1,17 @@
 import type { BackoffOptions } from './job-types.js';
 import { OptionError } from './errors.js';
-import { parseDuration } from './units.js';
+import { checkDuration, MAX_DELAY_MS, type Bad } from './util/units.js';
+
+export type { Bad } from './util/units.js';
 
 /**
  * Checks of the per-job options shared by `Client.enqueue` and
  * `defineTasks` (each reports a bad value its own way through `bad`). Kept
- * free of package imports at run time (errors.ts and units.ts import none; the types import is erased): task modules load it through 'prefork/task'.
+ * free of package imports at run time (errors.ts and util/ import none; the types import is erased): task modules load it through 'prefork/task'.
  */
 
-/** Longest delay a Node timer honours: setTimeout fires at once for more (and warns). */
-export const MAX_TIMER_MS = 2 ** 31 - 1;
-/**
- * Longest delay of a job or a retry (100 years), the one limit for `delay`,
- * backoff `delay`/`cap` and `new Retry({ delay })`: a typo guard that keeps
- * due times exact integers everywhere.
- */
-export const MAX_DELAY_MS = 3_155_760_000_000;
 /** Largest epoch ms a Date can hold. */
 const MAX_EPOCH_MS = 8.64e15;
-
-/** Reports a bad value: throws, naming the option, the value and what was expected. */
-export type Bad = (option: string, value: unknown, expected: string) => never;
 
 /** The usual Bad: an OptionError (defineTasks reports its own way). */
 export const throwOptionError: Bad = (option, value, expected) => {
@@ -39,18 +30,12 @@ const BACKOFF_KEYS = new Set(['type', 'delay', 'cap', 'jitter']);
 
 /** A time limit: positive, and short enough for a timer (about 24.8 days). */
 export function checkTimeLimit(option: string, value: unknown, bad: Bad): number {
-  const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || ms <= 0 || ms > MAX_TIMER_MS)
-    bad(option, value, `a positive duration up to ${MAX_TIMER_MS} ms (about 24.8 days), in ms or a string like "30s"`);
-  return ms;
+  return checkDuration(option, value, 'timer', bad);
 }
 
 /** A delay before a job runs (or reruns): >= 0, up to MAX_DELAY_MS. It waits in the broker, not in a timer. */
 export function checkDelay(option: string, value: unknown, bad: Bad): number {
-  const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || ms > MAX_DELAY_MS)
-    bad(option, value, `a duration >= 0 up to 100 years, in ms or a string like "30s"`);
-  return ms;
+  return checkDuration(option, value, 'delay', bad);
 }
 
 /** An absolute due time: a valid Date or epoch ms. */

@@ -4,8 +4,8 @@ import type { Broker } from './broker/types.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
-import type { PoolOptions, StrategyName } from './pool/options.js';
-import { parseAutoscale, parseDuration } from './units.js';
+import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
+import { parseAutoscale } from './util/units.js';
 
 export const DEFAULT_BROKER_URL = 'redis://127.0.0.1:6379';
 
@@ -50,7 +50,16 @@ export interface WorkerOptions {
   jobLogLevel?: JobLogLevel;
   /** Broker settings when `broker` is a URL. */
   namespace?: string;
+  /**
+   * How long results are kept (ms or "1d").
+   * @defaultValue 1 day
+   */
   resultTtl?: number | string;
+  /**
+   * A node silent this long is presumed dead and its jobs recovered; heartbeats
+   * renew it every 2/5 of it, on a timer, so at most 2^31-1 ms (about 24.8 days).
+   * @defaultValue 20 s
+   */
   leaseMs?: number | string;
   /** Any other Pool option (procAliveTimeout, keepalive, maxRestarts, execArgv, env, ...). */
   pool?: Omit<
@@ -168,17 +177,10 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     trackStarted: input.trackStarted ?? false,
     jobLogLevel,
     namespace: input.namespace,
-    resultTtl: optionalDuration('resultTtl', input.resultTtl),
-    leaseMs: optionalDuration('leaseMs', input.leaseMs),
+    resultTtl: optionalDuration('resultTtl', input.resultTtl, 'positive'),
+    // Heartbeats are timers of a fraction of it.
+    leaseMs: optionalDuration('leaseMs', input.leaseMs, 'timer'),
     pool,
     logger: input.logger,
   };
-}
-
-function optionalDuration(name: string, value: number | string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0)
-    throw new OptionError(name, value, 'a positive duration in ms or a string like "30s"');
-  return ms;
 }

@@ -8,7 +8,7 @@ import { ControlHandler } from './cluster/control.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
-import { abortableSleep } from './sleep.js';
+import { abortableSleep } from './util/sleep.js';
 import { PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';

@@ -1,7 +1,7 @@
 import { InvalidArgumentError } from 'commander';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
-import { parseAutoscale, parseDuration, parseSize } from '../units.js';
+import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/units.js';
 
 /**
  * Flag parsers for commander. Each throws InvalidArgumentError with what was
@@ -18,16 +18,23 @@ export function nonNegativeInt(value: string): number {
   return Number(value);
 }
 
+/** The shared checks report through this: commander already names the flag and the value. */
+const invalid: Bad = (_flag, _value, expected) => {
+  throw new InvalidArgumentError(`expected ${expected}`);
+};
+
+/** A positive duration such as 500ms, 30s, 5m or 1h. */
 export function duration(value: string): number {
-  const ms = parseDuration(value);
-  if (ms === undefined || ms <= 0) throw new InvalidArgumentError('expected a duration such as 500ms, 30s, 5m or 1h');
-  return ms;
+  return checkDuration('', value, 'positive', invalid);
+}
+
+/** A positive duration short enough for a timer (a time limit, a wait). */
+export function timerDuration(value: string): number {
+  return checkDuration('', value, 'timer', invalid);
 }
 
 export function size(value: string): number {
-  const bytes = parseSize(value);
-  if (bytes === undefined) throw new InvalidArgumentError('expected a size such as 512MB, 200MiB or 1G');
-  return bytes;
+  return checkSize('', value, invalid);
 }
 
 export function autoscale(value: string): string {

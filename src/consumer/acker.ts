@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { Broker, Settlement } from '../broker/types.js';
 import { messageOf } from '../errors.js';
 import { isDeterministic } from './settle-errors.js';
-import { abortableSleep } from '../sleep.js';
+import { abortableSleep } from '../util/sleep.js';
 
 const RETRY_MIN_MS = 100;
 const RETRY_MAX_MS = 5_000;

@@ -9,7 +9,7 @@ import { Acker } from './acker.js';
 import { JobLog, type JobLogLevel } from './job-log.js';
 import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
-import { abortableSleep } from '../sleep.js';
+import { abortableSleep } from '../util/sleep.js';
 
 /**
  * A blocking wait never outlives this. Wake-ups are not lost (new entries and

@@ -1,8 +1,8 @@
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { OptionError } from '../errors.js';
-import { MAX_TIMER_MS } from '../job-option-checks.js';
-import { parseAutoscale, parseDuration, parseSize } from '../units.js';
+import { throwOptionError } from '../job-option-checks.js';
+import { checkDuration, checkSize, parseAutoscale, type DurationKind } from '../util/units.js';
 
 export type StrategyName = 'fair' | 'fcfs';
 
@@ -180,35 +180,13 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
   };
 }
 
-/**
- * - any: >= 0, any length (compared with clocks, never waited on).
- * - positive: > 0, any length.
- * - timer: > 0 and at most MAX_TIMER_MS: it arms a setTimeout/setInterval, which fires at once past that.
- * - wait: >= 0 and at most MAX_TIMER_MS (a grace period before escalating).
- */
-type DurationKind = 'any' | 'positive' | 'timer' | 'wait';
-
+/** A duration option of `kind` (see DurationKind) in ms, or undefined when not given. */
 export function optionalDuration(name: string, value: unknown, kind: DurationKind): number | undefined {
-  if (value === undefined) return undefined;
-  const positive = kind === 'positive' || kind === 'timer';
-  const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
-  if (ms === undefined || (positive && ms <= 0))
-    throw new OptionError(name, value, `a ${positive ? 'positive ' : ''}duration in ms or a string like "30s"`);
-  if ((kind === 'timer' || kind === 'wait') && ms > MAX_TIMER_MS) {
-    throw new OptionError(
-      name,
-      value,
-      `at most ${MAX_TIMER_MS} ms (about 24.8 days): longer timers fire at once in Node`,
-    );
-  }
-  return ms;
+  return value === undefined ? undefined : checkDuration(name, value, kind, throwOptionError);
 }
 
-function optionalSize(name: string, value: number | string | undefined): number | undefined {
-  if (value === undefined) return undefined;
-  const bytes = typeof value === 'number' || typeof value === 'string' ? parseSize(value) : undefined;
-  if (bytes === undefined) throw new OptionError(name, value, 'a positive size in bytes or a string like "512MB"');
-  return bytes;
+function optionalSize(name: string, value: unknown): number | undefined {
+  return value === undefined ? undefined : checkSize(name, value, throwOptionError);
 }
 
 function optionalInteger(name: string, value: number | undefined, min: number): number | undefined {

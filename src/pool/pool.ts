@@ -11,7 +11,7 @@ import {
   type WorkerLostError,
 } from '../errors.js';
 import { defaultLogger } from '../logger.js';
-import { parseAutoscale } from '../units.js';
+import { parseAutoscale } from '../util/units.js';
 import type { SerializedError, TaskOptions } from '../job-types.js';
 import { MessageType, type ChildMessage } from '../protocol/messages.js';
 import { createStrategy } from '../scheduling/index.js';

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../job-option-checks.js';
+import { MAX_TIMER_MS } from '../../util/units.js';
 
 /** How a blocked call learns that it may be able to finish now. */
 export type Subscribe = (retry: () => void) => () => void;

@@ -18,18 +18,11 @@ import type {
   Settlement,
   WaitReply,
 } from '../types.js';
+import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
 import { applySettlements } from './settle.js';
-
-const DEFAULTS = { namespace: 'prefork', resultTtl: 86_400_000, leaseMs: 20_000, deadMax: 10_000 };
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new OptionError(name, value, 'a positive number');
-  return Math.round(value);
-}
 
 /**
  * The embedded broker (`memory://[name]`): one process, the semantics of the
@@ -54,13 +47,14 @@ export class MemoryBroker implements Broker {
     private readonly key: string,
     private readonly state: MemoryState,
     url: string,
-    options: BrokerOptions,
+    settings: ResolvedBrokerOptions,
+    logger: Logger | undefined,
   ) {
     this.displayUrl = url;
-    this.leaseMs = positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
-    this.resultTtl = positive('resultTtl', options.resultTtl, DEFAULTS.resultTtl);
-    this.deadMax = options.deadMax === undefined ? DEFAULTS.deadMax : Math.max(0, Math.round(options.deadMax));
-    this.log = (options.logger ?? defaultLogger()).child({ component: 'memory-broker', broker: url });
+    this.leaseMs = settings.leaseMs;
+    this.resultTtl = settings.resultTtl;
+    this.deadMax = settings.deadMax;
+    this.log = (logger ?? defaultLogger()).child({ component: 'memory-broker', broker: url });
   }
 
   /** A handle on the broker named by `url` (`memory://` alone is `memory://default`). */
@@ -68,14 +62,9 @@ export class MemoryBroker implements Broker {
     if (typeof url !== 'string' || !url.startsWith('memory://'))
       throw new OptionError('broker', url, 'a memory://[name] URL');
     const name = url.slice('memory://'.length) || 'default';
-    const key = `${options.namespace ?? DEFAULTS.namespace}/${name}`;
-    const state = acquireState(key);
-    try {
-      return new MemoryBroker(key, state, `memory://${name}`, options);
-    } catch (err) {
-      releaseState(key, state);
-      throw err;
-    }
+    const settings = resolveBrokerOptions(options);
+    const key = `${settings.namespace}/${name}`;
+    return new MemoryBroker(key, acquireState(key), `memory://${name}`, settings, options.logger);
   }
 
   async connect(): Promise<void> {}

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../job-option-checks.js';
+import { MAX_TIMER_MS } from '../../util/units.js';
 import type { ResultRecord } from '../types.js';
 
 interface StoredResult {

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../job-option-checks.js';
+import { MAX_TIMER_MS } from '../../util/units.js';
 
 /** A blocked `waitForWork` call: `attempt()` tries to reserve jobs (and removes the waiter once it got some). */
 export interface WorkWaiter {

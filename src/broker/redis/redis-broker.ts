@@ -18,6 +18,7 @@ import type {
   Settlement,
   WaitReply,
 } from '../types.js';
+import { resolveBrokerOptions } from '../broker-options.js';
 import { Admin } from './admin.js';
 import { BlockingConnection } from './blocking.js';
 import { checkUrl, createConnection, maskUrl, open } from './connection.js';
@@ -87,14 +88,6 @@ function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Buffer {
   return out.subarray(0, at);
 }
 
-const DEFAULTS = { namespace: 'prefork', resultTtl: 24 * 3600_000, leaseMs: 20_000, deadMax: 10_000 };
-
-function positive(name: string, value: number | undefined, fallback: number): number {
-  if (value === undefined) return fallback;
-  if (!Number.isFinite(value) || value <= 0) throw new OptionError(name, value, 'a positive number');
-  return Math.round(value);
-}
-
 /**
  * The `redis://` broker: Redis Streams with one consumer group ("w"), a lease
  * per node, delayed jobs in a ZSET per queue (see BROKER.md). Three
@@ -126,10 +119,9 @@ export class RedisBroker implements Broker {
   ) {
     this.displayUrl = maskUrl(url);
     checkUrl(url);
-    this.leaseMs = positive('leaseMs', options.leaseMs, DEFAULTS.leaseMs);
-    const resultTtl = positive('resultTtl', options.resultTtl, DEFAULTS.resultTtl);
-    const deadMax = options.deadMax === undefined ? DEFAULTS.deadMax : Math.max(0, Math.round(options.deadMax));
-    this.keys = new Keys(options.namespace ?? DEFAULTS.namespace);
+    const { namespace, resultTtl, leaseMs, deadMax } = resolveBrokerOptions(options);
+    this.leaseMs = leaseMs;
+    this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
     this.results = new Results(this.keys, resultTtl);
     this.work = new Work(this.keys, this.results, deadMax);

@@ -7,7 +7,7 @@ import { makeCanonicalDelivery, makeDelivery, markerDue, parseReceipt, type Stre
 import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
 import { callScript, onLocalClock } from './scripts.js';
-import { abortableSleep } from '../../sleep.js';
+import { abortableSleep } from '../../util/sleep.js';
 
 /** Most delayed jobs one fetch promotes per queue (the rest on the next fetch). */
 const PROMOTE_MAX = 1000;

@@ -97,7 +97,7 @@ export function registerAdmin(program: Command): void {
     .option(
       '--timeout <duration>',
       'stats: how long to wait for the nodes to answer',
-      parse.duration,
+      parse.timerDuration,
       DEFAULT_CONTROL_TIMEOUT_MS,
     )
     .option('--json', 'print JSON')

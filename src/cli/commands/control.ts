@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
 import type { ControlCommand } from '../../broker/types.js';
-import { parseAutoscale } from '../../units.js';
+import { parseAutoscale } from '../../util/units.js';
 import { withBroker } from '../connect.js';
 import { askNodes, type NodeAnswer } from '../control-request.js';
 import * as parse from '../parsers.js';
@@ -108,7 +108,7 @@ export function registerControl(program: Command): void {
     .argument('[args...]', 'N for grow and shrink, MAX,MIN for autoscale')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('--node <name>', 'only this node (its name, or its id from inspect nodes)')
-    .option('--timeout <duration>', 'how long to wait for the replies', parse.duration, DEFAULT_CONTROL_TIMEOUT_MS)
+    .option('--timeout <duration>', 'how long to wait for the replies', parse.timerDuration, DEFAULT_CONTROL_TIMEOUT_MS)
     .option('--json', 'print the replies as JSON')
     .action(async (name: string, rest: string[], flags: ControlFlags) => {
       const { command, args } = parseControl(name, rest);

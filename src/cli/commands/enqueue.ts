@@ -25,7 +25,7 @@ export function registerEnqueue(program: Command): void {
     .option('--delay <duration>', 'run after this long (e.g. 30s)', parse.duration)
     .option('--retries <n>', 'retries after the first attempt', parse.nonNegativeInt)
     .option('--wait', 'wait for the result and print it')
-    .option('--timeout <duration>', 'with --wait: give up after this long', parse.duration)
+    .option('--timeout <duration>', 'with --wait: give up after this long', parse.timerDuration)
     .option('--json', 'print JSON')
     .action((task: string, args: string[], flags: EnqueueFlags) => enqueue(task, args.map(parse.jsonArg), flags));
 }

@@ -58,8 +58,8 @@ export function registerWorker(program: Command): void {
     .option('--prefetch-multiplier <n>', 'jobs held per process, buffered + running', parse.positiveInt, 4)
     .option('--max-tasks-per-child <n>', 'replace a child after this many jobs', parse.positiveInt)
     .option('--max-memory-per-child <size>', 'replace a child whose RSS after a job is above this', parse.size)
-    .option('--time-limit <duration>', 'hard limit per job: the child is killed', parse.duration)
-    .option('--soft-time-limit <duration>', "soft limit per job: the job's AbortSignal fires", parse.duration)
+    .option('--time-limit <duration>', 'hard limit per job: the child is killed', parse.timerDuration)
+    .option('--soft-time-limit <duration>', "soft limit per job: the job's AbortSignal fires", parse.timerDuration)
     .option(
       '--max-redeliveries <n>',
       'a job redelivered more often than this is a poison job (dead set)',

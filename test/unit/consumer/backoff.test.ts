@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { backoffDelay } from '../../../dist/consumer/backoff.js';
-import { checkBackoff, MAX_DELAY_MS, throwOptionError } from '../../../dist/job-option-checks.js';
+import { checkBackoff, throwOptionError } from '../../../dist/job-option-checks.js';
+import { MAX_DELAY_MS } from '../../../dist/util/units.js';
 
 describe('backoffDelay', () => {
   const top = (): number => 1; // jitter draws its upper bound

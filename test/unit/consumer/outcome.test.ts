@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '../../../dist/broker/types.js';
-import { MAX_DELAY_MS } from '../../../dist/job-option-checks.js';
+import { MAX_DELAY_MS } from '../../../dist/util/units.js';
 import {
   DEFAULT_RETRY_BUDGET,
   malformedSettlement,

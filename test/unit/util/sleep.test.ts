@@ -1,6 +1,6 @@
 import { getEventListeners } from 'node:events';
 import { describe, expect, it } from 'vitest';
-import { abortableSleep } from '../../dist/sleep.js';
+import { abortableSleep } from '../../../dist/util/sleep.js';
 
 describe('abortableSleep', () => {
   it('leaves no abort listener behind when the timer fires (one signal, many retry waits)', async () => {

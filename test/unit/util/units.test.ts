@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAutoscale, parseDuration, parseSize } from '../../dist/units.js';
+import { parseAutoscale, parseDuration, parseSize } from '../../../dist/util/units.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -30,9 +30,11 @@ describe('parseSize', () => {
   it.each([
     ['512MB', 512_000_000],
     ['200MiB', 200 * 1024 ** 2],
-    ['1G', 1024 ** 3],
+    ['1G', 1000 ** 3],
+    ['1Gi', 1024 ** 3],
     ['2GB', 2_000_000_000],
-    ['300k', 300 * 1024],
+    ['300k', 300_000],
+    ['300Ki', 300 * 1024],
     ['1kb', 1000],
     ['64b', 64],
     ['1.5KiB', 1536],
@@ -42,6 +44,21 @@ describe('parseSize', () => {
   ] as const)('%j is %d bytes', (input, bytes) => {
     expect(parseSize(input)).toBe(bytes);
   });
+
+  it.each([
+    ['k', 1],
+    ['m', 2],
+    ['g', 3],
+  ] as const)(
+    'one rule for %s: with an i it is a power of 1024, without one a power of 1000, whatever the case',
+    (letter, power) => {
+      const upper = letter.toUpperCase();
+      for (const unit of [letter, upper, `${letter}b`, `${upper}B`])
+        expect(parseSize(`2${unit}`)).toBe(2 * 1000 ** power);
+      for (const unit of [`${letter}i`, `${upper}i`, `${letter}ib`, `${upper}iB`])
+        expect(parseSize(`2${unit}`)).toBe(2 * 1024 ** power);
+    },
+  );
 
   it.each(['', '0', '0.4b', 'abc', '5 parsecs', '-1MB', '1 TB', 0, -1, Number.NaN, Number.POSITIVE_INFINITY])(
     '%j is invalid',

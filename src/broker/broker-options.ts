@@ -1,0 +1,31 @@
+import { throwOptionError } from '../job-option-checks.js';
+import { checkDuration } from '../util/units.js';
+import type { BrokerOptions } from './types.js';
+
+export const BROKER_DEFAULTS = { namespace: 'prefork', resultTtl: 86_400_000, leaseMs: 20_000, deadMax: 10_000 };
+
+/** The settings both brokers share, defaults applied; a bad one is an OptionError naming it. */
+export interface ResolvedBrokerOptions {
+  namespace: string;
+  /** Whole ms: Redis takes integer expiries. */
+  resultTtl: number;
+  leaseMs: number;
+  deadMax: number;
+}
+
+export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
+  const { resultTtl, leaseMs, deadMax } = options;
+  return {
+    namespace: options.namespace ?? BROKER_DEFAULTS.namespace,
+    resultTtl:
+      resultTtl === undefined
+        ? BROKER_DEFAULTS.resultTtl
+        : Math.round(checkDuration('resultTtl', resultTtl, 'positive', throwOptionError)),
+    // Heartbeats renew the lease on a timer of a fraction of it.
+    leaseMs:
+      leaseMs === undefined
+        ? BROKER_DEFAULTS.leaseMs
+        : Math.round(checkDuration('leaseMs', leaseMs, 'timer', throwOptionError)),
+    deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : Math.max(0, Math.round(deadMax)),
+  };
+}

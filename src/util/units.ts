@@ -1,0 +1,121 @@
+/**
+ * Durations and sizes as people write them, for options and CLI flags: one
+ * parser and one check each, and the limits a duration must keep. Imports
+ * nothing, so any layer may use it.
+ */
+
+/** Longest delay a Node timer honours: setTimeout fires at once for more (and warns). */
+export const MAX_TIMER_MS = 2 ** 31 - 1;
+/**
+ * Longest delay of a job or a retry (100 years), the one limit for `delay`,
+ * backoff `delay`/`cap` and `new Retry({ delay })`: a typo guard that keeps
+ * due times exact integers everywhere.
+ */
+export const MAX_DELAY_MS = 3_155_760_000_000;
+
+/** Reports a bad value: throws, naming the option, the value and what was expected. */
+export type Bad = (option: string, value: unknown, expected: string) => never;
+
+const DURATION_UNITS = new Map([
+  ['ms', 1],
+  ['s', 1000],
+  ['m', 60_000],
+  ['h', 3_600_000],
+  ['d', 86_400_000],
+]);
+
+/** "250ms", "30s", "2m", "1.5h", "1d", or a bare number of milliseconds; undefined when not valid. */
+export function parseDuration(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
+  if (m === null) return undefined;
+  const unit = DURATION_UNITS.get((m[2] ?? 'ms').toLowerCase()) as number;
+  return Math.round(Number(m[1]) * unit);
+}
+
+/** The size rule as data: k, m, g with an `i` are powers of 1024, without one powers of 1000; a `b` after either is optional. */
+const SIZE_UNITS = new Map<string, number>([['b', 1]]);
+for (const [i, letter] of ['k', 'm', 'g'].entries()) {
+  for (const end of ['', 'b']) {
+    SIZE_UNITS.set(letter + end, 1000 ** (i + 1));
+    SIZE_UNITS.set(`${letter}i${end}`, 1024 ** (i + 1));
+  }
+}
+
+/**
+ * A size in bytes: a bare number, or a number and a unit, case ignored.
+ * One rule: a unit with an `i` is binary (IEC: `KiB`/`Ki` = 1024, `MiB`,
+ * `GiB`), any other is decimal (SI: `k` = `kB` = 1000, `M` = `MB` = 10^6,
+ * `G` = `GB` = 10^9). "512MB" is 512,000,000 bytes; "512MiB" is 536,870,912.
+ * Undefined when not valid or not at least one byte.
+ */
+export function parseSize(value: string | number): number | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) && value > 0 ? Math.floor(value) : undefined;
+  const m = /^\s*(\d+(?:\.\d+)?)\s*([a-z]+)?\s*$/i.exec(value);
+  if (m === null) return undefined;
+  const unit = SIZE_UNITS.get((m[2] ?? 'b').toLowerCase());
+  if (unit === undefined) return undefined;
+  const bytes = Math.floor(Number(m[1]) * unit);
+  return bytes > 0 ? bytes : undefined;
+}
+
+/**
+ * What a duration is for, which sets its range:
+ * - any: >= 0, any length (compared with clocks, never waited on).
+ * - positive: > 0, any length.
+ * - timer: > 0 and at most MAX_TIMER_MS: it arms a setTimeout/setInterval, which fires at once past that.
+ * - wait: >= 0 and at most MAX_TIMER_MS (a grace period or a timeout).
+ * - delay: >= 0 and at most MAX_DELAY_MS (waits in the broker, not in a timer).
+ */
+export type DurationKind = 'any' | 'positive' | 'timer' | 'wait' | 'delay';
+
+const DURATION_RANGES = new Map<DurationKind, { positive: boolean; max: number }>([
+  ['any', { positive: false, max: Infinity }],
+  ['positive', { positive: true, max: Infinity }],
+  ['timer', { positive: true, max: MAX_TIMER_MS }],
+  ['wait', { positive: false, max: MAX_TIMER_MS }],
+  ['delay', { positive: false, max: MAX_DELAY_MS }],
+]);
+
+/** A duration of `kind` in ms, from ms or a string like "30s"; anything else or out of range goes to `bad`. */
+export function checkDuration(option: string, value: unknown, kind: DurationKind, bad: Bad): number {
+  const { positive, max } = DURATION_RANGES.get(kind) as { positive: boolean; max: number };
+  const ms = typeof value === 'number' || typeof value === 'string' ? parseDuration(value) : undefined;
+  if (ms !== undefined && ms > max && max === MAX_TIMER_MS)
+    bad(option, value, `at most ${MAX_TIMER_MS} ms (about 24.8 days): longer timers fire at once in Node`);
+  if (ms === undefined || (positive && ms <= 0) || ms > max) {
+    const upTo =
+      max === MAX_TIMER_MS
+        ? ` up to ${MAX_TIMER_MS} ms (about 24.8 days)`
+        : max === MAX_DELAY_MS
+          ? ' up to 100 years'
+          : '';
+    bad(option, value, `${positive ? 'a positive duration' : 'a duration >= 0'}${upTo}, in ms or a string like "30s"`);
+  }
+  return ms;
+}
+
+/** A size in bytes (see parseSize), from bytes or a string like "512MB"; anything else goes to `bad`. */
+export function checkSize(option: string, value: unknown, bad: Bad): number {
+  const bytes = typeof value === 'number' || typeof value === 'string' ? parseSize(value) : undefined;
+  if (bytes === undefined) bad(option, value, 'a positive size in bytes or a string like "512MB" or "200MiB"');
+  return bytes;
+}
+
+/** `[max, min]` or "max,min" (Celery's --autoscale); validated by the caller. */
+export function parseAutoscale(value: unknown): [number, number] | undefined {
+  let pair: unknown[];
+  if (typeof value === 'string') {
+    const parts = value.split(',').map((p) => p.trim());
+    if (parts.length !== 2 || parts.some((p) => !/^\d+$/.test(p))) return undefined;
+    pair = parts.map(Number);
+  } else if (Array.isArray(value) && value.length === 2) {
+    pair = value;
+  } else {
+    return undefined;
+  }
+  const [max, min] = pair;
+  if (!Number.isInteger(max) || !Number.isInteger(min)) return undefined;
+  if ((max as number) < 1 || (min as number) < 0 || (min as number) > (max as number)) return undefined;
+  return [max as number, min as number];
+}
