@@ -8,6 +8,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerResult } from './commands/result.js';
 import { registerWorker } from './commands/worker.js';
+import { asFlagError } from './flag-names.js';
 import { UsageError } from './usage-error.js';
 
 const EXIT_USAGE = 2;
@@ -39,7 +40,8 @@ try {
     process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
   }
   if (err instanceof UsageError || err instanceof OptionError) {
-    process.stderr.write(`error: ${err.message}\n`);
+    const usage = err instanceof OptionError ? asFlagError(err) : err;
+    process.stderr.write(`error: ${usage.message}\n`);
     process.exit(EXIT_USAGE);
   }
   process.stderr.write(`error: ${messageOf(err)}\n`);

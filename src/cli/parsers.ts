@@ -1,4 +1,8 @@
 import { InvalidArgumentError } from 'commander';
+import { describeValue, messageOf } from '../errors.js';
+import { checkBackoff, checkEta } from '../job-option-checks.js';
+import type { BackoffOptions } from '../job-types.js';
+import { UsageError } from './usage-error.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
 import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/units.js';
@@ -89,11 +93,60 @@ export function queueName(value: string): string {
   return value;
 }
 
-/** A task argument on the command line: JSON, or a bare word taken as a string. */
+/**
+ * A task argument on the command line: JSON, or a bare word taken as a
+ * string. One that looks like JSON (starts with {, [ or ") but does not parse
+ * is a mistake, not a string: it would reach the task as text.
+ */
 export function jsonArg(value: string): unknown {
   try {
     return JSON.parse(value);
-  } catch {
+  } catch (err) {
+    if (/^\s*[[{"]/.test(value))
+      throw new UsageError(
+        `argument '${value}' is invalid. it looks like JSON but does not parse (${messageOf(err)}); for a string that starts so, quote it as JSON: '${JSON.stringify(value)}'`,
+      );
     return value;
   }
 }
+
+/** An absolute time: an ISO 8601 date-time or epoch milliseconds. */
+export function eta(value: string): number {
+  const ms = /^\d+$/.test(value.trim()) ? Number(value) : Date.parse(value);
+  if (!Number.isFinite(ms))
+    throw new InvalidArgumentError('expected an ISO date-time such as 2030-01-31T09:00:00Z, or epoch milliseconds');
+  return checkEta('eta', ms, invalidPart);
+}
+
+/**
+ * How retries wait: `TYPE[:DELAY[:CAP]]` (e.g. `fixed:5s`, `exponential:1s:10m`)
+ * or the JSON of the enqueue option (`{"type":"fixed","delay":"5s","jitter":false}`).
+ */
+export function backoff(value: string): BackoffOptions {
+  let input: unknown;
+  if (value.trim().startsWith('{')) {
+    try {
+      input = JSON.parse(value);
+    } catch (err) {
+      throw new InvalidArgumentError(`expected TYPE[:DELAY[:CAP]] or a JSON object (${messageOf(err)})`);
+    }
+  } else {
+    const [type, delay, cap, ...rest] = value.split(':');
+    if (rest.length > 0 || (type !== 'fixed' && type !== 'exponential'))
+      throw new InvalidArgumentError('expected TYPE[:DELAY[:CAP]] with TYPE fixed or exponential, e.g. fixed:5s');
+    input = { type, ...(delay ? { delay } : {}), ...(cap ? { cap } : {}) };
+  }
+  return checkBackoff('backoff', input, invalidPart);
+}
+
+/** A job id of your own. */
+export function jobId(value: string): string {
+  if (value.trim() === '') throw new InvalidArgumentError('expected a non-empty id');
+  return value;
+}
+
+/** As `invalid`, naming the part of a compound value that is wrong (backoff.delay: "delay"). */
+const invalidPart: Bad = (option, value, expected) => {
+  const field = option.includes('.') ? `${option.slice(option.indexOf('.') + 1)} ` : '';
+  throw new InvalidArgumentError(`expected ${field}${field ? 'to be ' : ''}${expected} (got ${describeValue(value)})`);
+};

@@ -1,5 +1,14 @@
 import type { ResultRecord } from '../broker/types.js';
 
+/**
+ * `--json` output, one convention for every command: a single JSON document
+ * on one line — an array for a list (nodes, queues, dead jobs, replies), an
+ * object for one thing (a result, an enqueued id).
+ */
+export function printJson(value: unknown): void {
+  process.stdout.write(`${JSON.stringify(value)}\n`);
+}
+
 /** A result for people (one field a line) or as JSON. */
 export function printRecord(record: ResultRecord, json: boolean): void {
   if (json) {

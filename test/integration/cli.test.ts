@@ -69,7 +69,7 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
       'memory://x',
     ]);
     expect(r.code).toBe(2);
-    expect(r.stderr).toMatch(/softTimeLimit/);
+    expect(r.stderr).toMatch(/--soft-time-limit/);
   });
 });
 

@@ -3,9 +3,9 @@ import type { Broker } from '../../broker/types.js';
 import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
 import { askNodes } from '../control-request.js';
-import { DEFAULT_CONTROL_TIMEOUT_MS } from './control.js';
+import { timeoutOption } from './control.js';
 import * as parse from '../parsers.js';
-import { printTable } from '../print.js';
+import { printJson, printTable } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 /** The queues a command acts on: the one named, else every queue the broker has seen. */
@@ -31,20 +31,27 @@ export function registerAdmin(program: Command): void {
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('-q, --queue <name>', 'only this queue', parse.queueName)
     .option('--limit <n>', 'at most this many per queue', parse.positiveInt, 50)
-    .option('--json', 'print JSON lines')
+    .option('--json', 'print a JSON array')
     .action(async (flags: { broker?: string; queue?: string; limit: number; json?: boolean }) => {
       await withBroker(flags.broker, async (b) => {
-        const rows: (string | number)[][] = [];
+        const dead: { id: string; task: string; queue: string; attempt: number; reason: string; diedAt: number }[] = [];
         for (const queue of await queuesOf(b, flags.queue)) {
-          for (const d of await b.listDead(queue, flags.limit)) {
-            if (flags.json)
-              process.stdout.write(
-                `${JSON.stringify({ id: d.job.id, task: d.job.task, queue, attempt: d.job.attempt, reason: d.reason, diedAt: d.diedAt })}\n`,
-              );
-            else rows.push([d.job.id, d.job.task, queue, d.job.attempt, new Date(d.diedAt).toISOString(), d.reason]);
-          }
+          for (const d of await b.listDead(queue, flags.limit))
+            dead.push({
+              id: d.job.id,
+              task: d.job.task,
+              queue,
+              attempt: d.job.attempt,
+              reason: d.reason,
+              diedAt: d.diedAt,
+            });
         }
-        if (!flags.json) printTable(['ID', 'TASK', 'QUEUE', 'RETRIES', 'DIED', 'REASON'], rows);
+        if (flags.json) printJson(dead);
+        else
+          printTable(
+            ['ID', 'TASK', 'QUEUE', 'RETRIES', 'DIED', 'REASON'],
+            dead.map((d) => [d.id, d.task, d.queue, d.attempt, new Date(d.diedAt).toISOString(), d.reason]),
+          );
       });
     });
   dead
@@ -57,13 +64,30 @@ export function registerAdmin(program: Command): void {
     .action(async (ids: string[], flags: { all?: boolean; broker?: string; queue?: string }) => {
       if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
       if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
-      const n = await withBroker(flags.broker, async (b) => {
+      const { requeued, unknown } = await withBroker(flags.broker, async (b) => {
+        const queues = await queuesOf(b, flags.queue);
+        if (flags.all) {
+          let total = 0;
+          for (const queue of queues) total += await b.retryDead(queue, undefined);
+          return { requeued: total, unknown: [] };
+        }
+        // One id at a time, so the ones that are not in the dead set can be named.
+        const missing: string[] = [];
         let total = 0;
-        for (const queue of await queuesOf(b, flags.queue))
-          total += await b.retryDead(queue, flags.all ? undefined : ids);
-        return total;
+        for (const id of new Set(ids)) {
+          let found = 0;
+          for (const queue of queues) found += await b.retryDead(queue, [id]);
+          if (found === 0) missing.push(id);
+          total += found;
+        }
+        return { requeued: total, unknown: missing };
       });
-      process.stdout.write(`requeued ${n} dead job(s)\n`);
+      process.stdout.write(`requeued ${requeued} dead job(s)\n`);
+      if (unknown.length > 0) {
+        const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
+        process.stderr.write(`error: not in ${where}: ${unknown.join(', ')}\n`);
+        process.exitCode = 1;
+      }
     });
   dead
     .command('purge')
@@ -94,12 +118,7 @@ export function registerAdmin(program: Command): void {
     )
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('--node <name>', 'stats: only this node (its name or id)')
-    .option(
-      '--timeout <duration>',
-      'stats: how long to wait for the nodes to answer',
-      parse.timerDuration,
-      DEFAULT_CONTROL_TIMEOUT_MS,
-    )
+    .addOption(timeoutOption('stats: how long to wait for the nodes to answer'))
     .option('--json', 'print JSON')
     .action(
       async (
@@ -109,7 +128,7 @@ export function registerAdmin(program: Command): void {
         await withBroker(flags.broker, async (b) => {
           if (what === 'nodes') {
             const nodes = await b.listNodes();
-            if (flags.json) process.stdout.write(`${JSON.stringify(nodes)}\n`);
+            if (flags.json) printJson(nodes);
             else
               printTable(
                 ['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED'],
@@ -129,7 +148,7 @@ export function registerAdmin(program: Command): void {
             return;
           }
           const counts = await b.counts(await b.knownQueues());
-          if (flags.json) process.stdout.write(`${JSON.stringify(counts)}\n`);
+          if (flags.json) printJson(counts);
           else
             printTable(
               ['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD'],

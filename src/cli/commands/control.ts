@@ -1,4 +1,4 @@
-import type { Command } from 'commander';
+import { Option, type Command } from 'commander';
 import type { ControlCommand } from '../../broker/types.js';
 import { parseAutoscale } from '../../util/units.js';
 import { withBroker } from '../connect.js';
@@ -8,6 +8,13 @@ import { UsageError } from '../usage-error.js';
 
 /** Default --timeout: above the default heartbeat interval (8 s), which bounds how late a node sees a request. */
 export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
+
+/** `--timeout` for requests to the nodes; the help shows the default with its unit (10s), not a bare 10000. */
+export function timeoutOption(description: string): Option {
+  return new Option('--timeout <duration>', `${description} (e.g. 5s; a bare number is ms)`)
+    .argParser(parse.timerDuration)
+    .default(DEFAULT_CONTROL_TIMEOUT_MS, `${DEFAULT_CONTROL_TIMEOUT_MS / 1000}s`);
+}
 
 const USAGE = 'ping | grow N | shrink N | autoscale MAX,MIN | shutdown';
 
@@ -108,7 +115,7 @@ export function registerControl(program: Command): void {
     .argument('[args...]', 'N for grow and shrink, MAX,MIN for autoscale')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('--node <name>', 'only this node (its name, or its id from inspect nodes)')
-    .option('--timeout <duration>', 'how long to wait for the replies', parse.timerDuration, DEFAULT_CONTROL_TIMEOUT_MS)
+    .addOption(timeoutOption('how long to wait for the replies'))
     .option('--json', 'print the replies as JSON')
     .action(async (name: string, rest: string[], flags: ControlFlags) => {
       const { command, args } = parseControl(name, rest);

@@ -1,14 +1,24 @@
 import type { Command } from 'commander';
+import type { Broker } from '../../broker/types.js';
 import type { EnqueueOptions } from '../../client.js';
+import type { BackoffOptions } from '../../job-types.js';
 import { withClient } from '../connect.js';
+import { checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
 import { printRecord } from '../print.js';
+import { UsageError } from '../usage-error.js';
 
 interface EnqueueFlags {
   broker?: string;
   queue: string;
   delay?: number;
+  eta?: number;
   retries?: number;
+  backoff?: BackoffOptions;
+  timeLimit?: number;
+  softTimeLimit?: number;
+  id?: string;
+  ignoreResult?: boolean;
   wait?: boolean;
   timeout?: number;
   json?: boolean;
@@ -22,26 +32,72 @@ export function registerEnqueue(program: Command): void {
     .argument('[args...]', 'task arguments, e.g. 3 \'"text"\' \'{"a":1}\'')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('-q, --queue <name>', 'queue', parse.queueName, 'default')
-    .option('--delay <duration>', 'run after this long (e.g. 30s)', parse.duration)
-    .option('--retries <n>', 'retries after the first attempt', parse.nonNegativeInt)
+    .option('--delay <duration>', 'run after this long (e.g. 30s, 5m; a bare number is ms)', parse.duration)
+    .option('--eta <time>', 'run at this time: an ISO date-time (2030-01-31T09:00:00Z) or epoch ms', parse.eta)
+    .option('--retries <n>', 'retries after the first attempt (default: the task’s own, else 0)', parse.nonNegativeInt)
+    .option(
+      '--backoff <spec>',
+      'how retries wait: TYPE[:DELAY[:CAP]] (fixed:5s, exponential:1s:10m) or JSON ({"type":"fixed","delay":"5s"})',
+      parse.backoff,
+    )
+    .option('--time-limit <duration>', 'hard limit for this job (e.g. 5m): its child is killed', parse.timerDuration)
+    .option(
+      '--soft-time-limit <duration>',
+      "soft limit for this job (e.g. 4m): the job's signal aborts",
+      parse.timerDuration,
+    )
+    .option('--id <id>', 'your own job id (default: a random UUID)', parse.jobId)
+    .option('--ignore-result', 'store no result')
     .option('--wait', 'wait for the result and print it')
-    .option('--timeout <duration>', 'with --wait: give up after this long', parse.timerDuration)
+    .option(
+      '--timeout <duration>',
+      'with --wait: give up after this long (e.g. 30s, 5m; a bare number is ms; default: no limit)',
+      parse.timerDuration,
+    )
     .option('--json', 'print JSON')
     .action((task: string, args: string[], flags: EnqueueFlags) => enqueue(task, args.map(parse.jsonArg), flags));
 }
 
-async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Promise<void> {
+function optionsOf(flags: EnqueueFlags): EnqueueOptions {
+  if (flags.delay !== undefined && flags.eta !== undefined) throw new UsageError('give --delay or --eta, not both');
+  if (flags.ignoreResult && flags.wait)
+    throw new UsageError('--wait and --ignore-result: a job that stores no result has none to wait for');
+  if (flags.timeout !== undefined && !flags.wait)
+    throw new UsageError('--timeout is how long --wait waits: add --wait');
+  checkLimitFlags(flags.timeLimit, flags.softTimeLimit);
   const options: EnqueueOptions = { queue: flags.queue };
   if (flags.delay !== undefined) options.delay = flags.delay;
+  if (flags.eta !== undefined) options.eta = flags.eta;
   if (flags.retries !== undefined) options.retries = flags.retries;
+  if (flags.backoff !== undefined) options.backoff = flags.backoff;
+  if (flags.timeLimit !== undefined) options.timeLimit = flags.timeLimit;
+  if (flags.softTimeLimit !== undefined) options.softTimeLimit = flags.softTimeLimit;
+  if (flags.id !== undefined) options.id = flags.id;
+  if (flags.ignoreResult) options.ignoreResult = true;
+  return options;
+}
+
+async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Promise<void> {
+  const options = optionsOf(flags);
   await withClient(flags.broker, async (client) => {
     const handle = await client.enqueue(task, args, options);
     if (!flags.wait) {
       process.stdout.write(flags.json ? `${JSON.stringify({ id: handle.id })}\n` : `${handle.id}\n`);
       return;
     }
+    await warnIfNobodyConsumes(client.broker, flags.queue);
     const record = await client.waitForResult(handle.id, flags.timeout, true);
     printRecord(record, flags.json === true);
     if (record.state !== 'SUCCESS') process.exitCode = 1;
   });
+}
+
+/** --wait on a queue no live node consumes would wait for ever without a word: say so (the job stays queued). */
+async function warnIfNobodyConsumes(broker: Broker, queue: string): Promise<void> {
+  const nodes = await broker.listNodes();
+  if (nodes.some((n) => n.queues.includes(queue))) return;
+  const running = nodes.length === 0 ? 'no worker node is running' : `no live worker node consumes queue ${queue}`;
+  process.stderr.write(
+    `warning: ${running}; waiting until one does (start one with: prefork worker --app <module> -Q ${queue})\n`,
+  );
 }

@@ -1,10 +1,11 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
-import { messageOf } from '../../errors.js';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import { Worker } from '../../worker.js';
 import { defaultBrokerUrl } from '../../worker-options.js';
+import { OptionError, messageOf } from '../../errors.js';
+import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
 import { onStopSignals } from '../signals.js';
 import { UsageError } from '../usage-error.js';
@@ -58,8 +59,12 @@ export function registerWorker(program: Command): void {
     .option('--prefetch-multiplier <n>', 'jobs held per process, buffered + running', parse.positiveInt, 4)
     .option('--max-tasks-per-child <n>', 'replace a child after this many jobs', parse.positiveInt)
     .option('--max-memory-per-child <size>', 'replace a child whose RSS after a job is above this', parse.size)
-    .option('--time-limit <duration>', 'hard limit per job: the child is killed', parse.timerDuration)
-    .option('--soft-time-limit <duration>', "soft limit per job: the job's AbortSignal fires", parse.timerDuration)
+    .option('--time-limit <duration>', 'hard limit per job (e.g. 5m): the child is killed', parse.timerDuration)
+    .option(
+      '--soft-time-limit <duration>',
+      "soft limit per job (e.g. 4m): the job's AbortSignal fires",
+      parse.timerDuration,
+    )
     .option(
       '--max-redeliveries <n>',
       'a job redelivered more often than this is a poison job (dead set)',
@@ -81,6 +86,11 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   const app = resolve(flags.app);
   if (!existsSync(app))
     throw new UsageError(`option '-A, --app <module>' argument '${flags.app}' is invalid. no such file: ${app}`);
+  if (flags.concurrency !== undefined && flags.autoscale !== undefined)
+    throw new UsageError(
+      'give -c/--concurrency or --autoscale, not both: with --autoscale the pool sizes itself between MAX and MIN',
+    );
+  checkLimitFlags(flags.timeLimit, flags.softTimeLimit);
   const log = createCliLogger(flags.logLevel);
   setDefaultLogger(log);
   const broker = flags.broker ?? defaultBrokerUrl();
@@ -106,7 +116,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       logger: log,
     });
   } catch (err) {
-    throw new UsageError(messageOf(err));
+    throw err instanceof OptionError ? asFlagError(err) : new UsageError(messageOf(err));
   }
   const pool = worker.pool.options;
   const size = pool.autoscale

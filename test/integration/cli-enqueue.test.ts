@@ -1,0 +1,218 @@
+/**
+ * `prefork enqueue` with every per-job option, the mistakes the CLI refuses
+ * (naming the flag as typed), `--wait` on a queue nobody consumes, `dead
+ * retry` of an id that is not dead, and one `--json` convention.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { emptyRedisDb, fixture, newLedger, waitUntil } from '../helpers/worker.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const DB = 11;
+
+function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function usageError(args: string[]): string {
+  const r = run(args);
+  expect(r.code).toBe(2);
+  const lines = r.stderr.trim().split('\n');
+  expect(lines).toHaveLength(1);
+  return lines[0]!;
+}
+
+describe('enqueue and worker flags: mistakes are one line naming the flag, exit 2', () => {
+  it.each([
+    [['enqueue', 'add', '--eta', 'tomorrow'], "'--eta <time>' argument 'tomorrow'"],
+    [['enqueue', 'add', '--backoff', 'fixed:later'], "'--backoff <spec>' argument 'fixed:later'"],
+    [['enqueue', 'add', '--backoff', 'linear'], "'--backoff <spec>' argument 'linear'"],
+    [['enqueue', 'add', '--backoff', '{"type":"fixd"}'], '\'--backoff <spec>\' argument \'{"type":"fixd"}\''],
+    [['enqueue', 'add', '--id', ''], "'--id <id>' argument ''"],
+    [['enqueue', 'add', '--time-limit', '30d'], "'--time-limit <duration>' argument '30d'"],
+    [['enqueue', 'add', '--soft-time-limit', 'soon'], "'--soft-time-limit <duration>' argument 'soon'"],
+    [['enqueue', 'add', '--wait', '--timeout', 'forever'], "'--timeout <duration>' argument 'forever'"],
+    [['control', 'ping', '--timeout', '30d'], "'--timeout <duration>' argument '30d'"],
+  ])('%j', (args, named) => {
+    expect(usageError(args)).toContain(named);
+  });
+
+  it.each([['{a:1}'], ['[1,'], ['"open']])('an argument that looks like JSON but does not parse: %s', (arg) => {
+    const line = usageError(['enqueue', 'echo', arg]);
+    expect(line).toContain(`argument '${arg}'`);
+    expect(line).toContain('does not parse');
+  });
+
+  it('a soft limit not below the hard one names both flags, for enqueue and for the worker', () => {
+    for (const command of [
+      ['enqueue', 'add'],
+      ['worker', '--app', fixture('worker-tasks.mjs'), '--broker', 'memory://x'],
+    ]) {
+      const line = usageError([...command, '--time-limit', '1s', '--soft-time-limit', '2s']);
+      expect(line).toContain('--soft-time-limit (2000 ms)');
+      expect(line).toContain('--time-limit (1000 ms)');
+      expect(line).not.toMatch(/softTimeLimit|timeLimit/);
+    }
+  });
+
+  it('-c with --autoscale is refused, saying why', () => {
+    const line = usageError(['worker', '--app', fixture('worker-tasks.mjs'), '-c', '2', '--autoscale', '4,1']);
+    expect(line).toContain('-c/--concurrency or --autoscale, not both');
+  });
+
+  it.each([
+    [['enqueue', 'add', '--delay', '1s', '--eta', '0'], '--delay or --eta'],
+    [['enqueue', 'add', '--wait', '--ignore-result'], '--ignore-result'],
+    [['enqueue', 'add', '--timeout', '5s'], 'add --wait'],
+  ])('%j is refused', (args, says) => {
+    expect(usageError(args)).toContain(says);
+  });
+
+  it('--timeout says its unit, and its default with one', () => {
+    for (const command of [['control'], ['inspect']]) {
+      const help = run([...command, '--help']).stdout.replace(/\s+/g, ' ');
+      expect(help).toContain('a bare number is ms');
+      expect(help).toContain('(default: 10s)');
+    }
+    expect(run(['enqueue', '--help']).stdout.replace(/\s+/g, ' ')).toContain('a bare number is ms; default: no limit');
+  });
+});
+
+describe('enqueue options against a worker on Redis', () => {
+  let url = '';
+  let worker: ChildProcess | undefined;
+  beforeAll(async () => {
+    url = await emptyRedisDb(DB);
+    worker = spawn(
+      process.execPath,
+      [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1'],
+      {
+        stdio: ['ignore', 'pipe', 'inherit'],
+        env: { ...process.env, PREFORK_TEST_LEDGER: newLedger() },
+      },
+    );
+    let out = '';
+    worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+  });
+  afterAll(() => {
+    if (worker?.exitCode === null) worker.kill('SIGKILL');
+  });
+
+  const result = (id: string): Record<string, unknown> =>
+    JSON.parse(run(['result', id, '--json', '--broker', url]).stdout) as Record<string, unknown>;
+
+  it('--id, --retries and --backoff: the job runs under that id and is retried as asked', () => {
+    const r = run([
+      'enqueue',
+      'flaky',
+      '"cli-backoff"',
+      '3',
+      '--id',
+      'my-own-id',
+      '--retries',
+      '2',
+      '--backoff',
+      'fixed:10ms',
+      '--wait',
+      '--timeout',
+      '20s',
+      '--json',
+      '--broker',
+      url,
+    ]);
+    expect(r.code).toBe(0);
+    expect(JSON.parse(r.stdout)).toMatchObject({ id: 'my-own-id', state: 'SUCCESS', value: 3, retries: 2 });
+  });
+
+  it('--time-limit fails a job that overruns it', () => {
+    const r = run(['enqueue', 'record', '10000', '--time-limit', '300ms', '--wait', '--json', '--broker', url]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ state: 'FAILURE', error: { name: 'TimeLimitExceeded' } });
+  });
+
+  it('--soft-time-limit aborts the job before the hard one', () => {
+    const r = run([
+      'enqueue',
+      'waitForAbort',
+      '10000',
+      '--soft-time-limit',
+      '200ms',
+      '--time-limit',
+      '20s',
+      '--wait',
+      '--json',
+      '--broker',
+      url,
+    ]);
+    expect(r.code).toBe(1);
+    expect(JSON.parse(r.stdout)).toMatchObject({ state: 'FAILURE', error: { name: 'SoftTimeLimitExceeded' } });
+  });
+
+  it('--ignore-result runs the job and stores nothing', async () => {
+    const marker = run(['enqueue', 'echo', '1', '--ignore-result', '--broker', url]).stdout.trim();
+    // A job enqueued after it on the same queue and node finishes after it (one child, fair).
+    const after = run(['enqueue', 'echo', '2', '--wait', '--json', '--broker', url]);
+    expect(JSON.parse(after.stdout)).toMatchObject({ state: 'SUCCESS' });
+    expect(result(marker)).toEqual({ id: marker, state: 'PENDING' });
+  });
+
+  it('--eta in the future waits in the delayed set; one now runs', () => {
+    const later = new Date(Date.now() + 3_600_000).toISOString();
+    run(['enqueue', 'echo', '1', '--queue', 'eta-later', '--eta', later, '--broker', url]);
+    const queues = JSON.parse(run(['inspect', 'queues', '--json', '--broker', url]).stdout) as {
+      queue: string;
+      delayed: number;
+    }[];
+    expect(queues.find((q) => q.queue === 'eta-later')).toMatchObject({ delayed: 1 });
+    const now = run(['enqueue', 'echo', '7', '--eta', String(Date.now()), '--wait', '--json', '--broker', url]);
+    expect(JSON.parse(now.stdout)).toMatchObject({ state: 'SUCCESS', value: 7 });
+  });
+
+  it('--wait on a queue no live node consumes warns on stderr, and the job stays queued', () => {
+    const r = run(['enqueue', 'echo', '1', '--queue', 'nobody-here', '--wait', '--timeout', '1s', '--broker', url]);
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/^warning: no live worker node consumes queue nobody-here/m);
+    expect(r.stderr).toMatch(/no result for job .* within 1000 ms/);
+    const served = run(['enqueue', 'echo', '1', '--wait', '--timeout', '20s', '--broker', url]);
+    expect(served.stderr).toBe('');
+  });
+
+  it('dead retry: a known id is requeued, an unknown one is named and exits 1', () => {
+    expect(run(['enqueue', 'noSuchTask', '--wait', '--broker', url]).code).toBe(1);
+    const list = JSON.parse(run(['dead', 'list', '--json', '--broker', url]).stdout) as { id: string }[];
+    expect(Array.isArray(list)).toBe(true);
+    expect(list.length).toBeGreaterThan(0);
+    const known = list[0]!.id;
+    const r = run(['dead', 'retry', known, 'not-a-dead-id', '--broker', url]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('requeued 1 dead job(s)\n');
+    expect(r.stderr).toBe('error: not in the dead set: not-a-dead-id\n');
+    expect(run(['dead', 'retry', 'not-a-dead-id', '--broker', url]).code).toBe(1);
+  });
+
+  it('--json is one JSON document for every command: an array for a list, an object for one thing', () => {
+    for (const args of [
+      ['dead', 'list'],
+      ['inspect', 'nodes'],
+      ['inspect', 'queues'],
+      ['inspect', 'stats'],
+      ['control', 'ping'],
+    ]) {
+      const out = run([...args, '--json', '--broker', url]).stdout;
+      expect(out.trim().split('\n'), args.join(' ')).toHaveLength(1);
+      expect(Array.isArray(JSON.parse(out)), args.join(' ')).toBe(true);
+    }
+    for (const args of [
+      ['enqueue', 'echo', '1'],
+      ['result', 'some-id'],
+    ]) {
+      const out = run([...args, '--json', '--broker', url]).stdout;
+      expect(out.trim().split('\n')).toHaveLength(1);
+      expect(JSON.parse(out)).toBeTypeOf('object');
+      expect(Array.isArray(JSON.parse(out))).toBe(false);
+    }
+  });
+});
