@@ -17,6 +17,7 @@ import {
 import { defaultClientLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
+import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { checkDuration } from './util/units.js';
 import { defaultBrokerUrl } from './worker-options.js';
 
@@ -81,6 +82,10 @@ const ARRIVED_MAX = 1_000;
 /** Most ids remembered as already handed to a waiter, so a second announcement of one is dropped. */
 const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
+/** Re-reads of a result enqueued elsewhere: 0.1 s doubling to 2 s. */
+const FOREIGN_POLL: BackoffPolicy = { delay: 100, cap: 2_000 };
+/** The pause after a failed wait for results. */
+const LISTEN_RETRY: BackoffPolicy = { type: 'fixed', delay: 500, cap: 500 };
 
 interface Waiter {
   resolve: (r: ResultRecord) => void;
@@ -290,7 +295,7 @@ export class Client {
         } catch (err) {
           if (this.closed) break;
           this.log.warn({ err }, 'waiting for results failed; retrying');
-          await new Promise((resolve) => setTimeout(resolve, 500));
+          await new Promise((resolve) => setTimeout(resolve, retryDelay(0, LISTEN_RETRY)));
         }
       }
     })().finally(() => {
@@ -330,15 +335,16 @@ export class Client {
   }
 
   /** Ids enqueued elsewhere are never announced here: re-read their state with a growing pause. */
-  private pollForeign(id: string, waiter: Waiter, pause = 100): void {
+  private pollForeign(id: string, waiter: Waiter, polls = 0): void {
+    const pause = retryDelay(polls, FOREIGN_POLL);
     setTimeout(() => {
       if (!this.waiters.get(id)?.includes(waiter) || this.closed) return;
       this.broker.getResult(id).then(
         (record) => {
           if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
-          else this.pollForeign(id, waiter, Math.min(2_000, pause * 2));
+          else this.pollForeign(id, waiter, polls + 1);
         },
-        () => this.pollForeign(id, waiter, Math.min(2_000, pause * 2)),
+        () => this.pollForeign(id, waiter, polls + 1),
       );
     }, pause).unref();
   }

@@ -20,9 +20,26 @@ export const throwOptionError: Bad = (option, value, expected) => {
 
 /** The backoff of a job or a task as given: durations in ms or strings like "30s". */
 export interface BackoffInput {
+  /**
+   * 'exponential': delay × 2^attempt; 'fixed': delay every time.
+   * @defaultValue 'exponential'
+   */
   type?: 'exponential' | 'fixed';
+  /**
+   * The first delay.
+   * @defaultValue 1 s
+   */
   delay?: number | string;
+  /**
+   * The largest delay (up to 100 years).
+   * @defaultValue 10 minutes
+   */
   cap?: number | string;
+  /**
+   * Draw each delay from [delay/2, delay], so retries of a burst spread out.
+   * A fixed backoff waits its delay exactly unless this is true.
+   * @defaultValue true for 'exponential', false for 'fixed'
+   */
   jitter?: boolean;
 }
 

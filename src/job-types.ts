@@ -12,7 +12,7 @@ export interface BackoffOptions {
   delay?: number;
   /** Largest delay in ms (default 10 minutes). */
   cap?: number;
-  /** Randomise each delay in [delay/2, delay] so retries of a burst spread out (default true). */
+  /** Randomise each delay in [delay/2, delay] so retries of a burst spread out (default true for 'exponential', false for 'fixed'). */
   jitter?: boolean;
 }
 

@@ -8,6 +8,7 @@ import { ControlHandler } from './cluster/control.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
+import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
 import { PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
 import { defaultLogger } from './logger.js';
@@ -16,8 +17,8 @@ import { Pool } from './pool/pool.js';
 import type { PoolStats } from './pool/stats.js';
 import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
 
-const CONNECT_RETRY_MIN_MS = 500;
-const CONNECT_RETRY_MAX_MS = 10_000;
+/** Pauses while the broker is unreachable at start: 0.5 s doubling to 10 s. */
+const CONNECT_RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
 /** How long a stop waits for the broker to confirm the last settlements (stop({ deadline })). */
 export const STOP_DEADLINE_MS = 30_000;
 /** Job ids listed in the log line of settlements dropped at the stop deadline. */
@@ -319,7 +320,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (attempt > 0) this.log.info({ broker: this.broker.displayUrl }, 'connected to the broker');
         return;
       } catch (err) {
-        const wait = Math.min(CONNECT_RETRY_MAX_MS, CONNECT_RETRY_MIN_MS * 2 ** attempt);
+        const wait = retryDelay(attempt, CONNECT_RETRY);
         this.log.error(
           { broker: this.broker.displayUrl, retryInMs: wait },
           `cannot reach the broker at ${this.broker.displayUrl}: ${messageOf(err)}; retrying`,

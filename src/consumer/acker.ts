@@ -2,10 +2,11 @@ import type { Logger } from 'pino';
 import type { Broker, Settlement } from '../broker/types.js';
 import { messageOf } from '../errors.js';
 import { isDeterministic } from './settle-errors.js';
+import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
 
-const RETRY_MIN_MS = 100;
-const RETRY_MAX_MS = 5_000;
+/** Pauses between failed settlement batches: 0.1 s doubling to 5 s. */
+const SETTLE_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 /**
  * How long a settlement without a result may wait for the next fetch to
  * carry it. Nobody waits on it (no result to announce), and under load a
@@ -182,7 +183,7 @@ export class Acker {
       }
       if (this.abandoned) break;
       this.queue = failed.rest.concat(this.queue);
-      const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** this.failures++);
+      const wait = retryDelay(this.failures++, SETTLE_RETRY);
       this.log.warn(
         { err: failed.err, pending: this.queue.length, retryInMs: wait },
         'could not settle jobs with the broker; will retry',

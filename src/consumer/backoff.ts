@@ -1,15 +1,16 @@
 import type { BackoffOptions } from '../job-types.js';
 import { checkBackoff, clampDelay, throwOptionError } from '../job-option-checks.js';
+import { retryDelay } from '../util/backoff.js';
 
-export const BACKOFF_DEFAULTS = { type: 'exponential', delay: 1_000, cap: 600_000, jitter: true } as const;
+export const BACKOFF_DEFAULTS = { type: 'exponential', delay: 1_000, cap: 600_000 } as const;
 
 /**
- * Delay before retry number `attempt + 1` (attempt counts retries already
- * spent). Exponential doubles from `delay`; jitter draws from [d/2, d] so a
- * burst of failures does not retry in lockstep; never above `cap`. The job
- * record may come from any producer, so its backoff goes through the same
- * check as at enqueue (checkBackoff): a bad one throws an OptionError naming
- * the field.
+ * Delay before retry number `attempt + 1` of a job (attempt counts retries
+ * already spent), by its backoff with the defaults filled in: jittered
+ * unless it says `jitter: false`, except a fixed backoff, which waits its
+ * delay exactly unless it says `jitter: true`. The job record may come from
+ * any producer, so its backoff goes through the same check as at enqueue
+ * (checkBackoff): a bad one throws an OptionError naming the field.
  */
 export function backoffDelay(
   attempt: number,
@@ -18,10 +19,11 @@ export function backoffDelay(
 ): number {
   const checked = options === undefined ? undefined : checkBackoff('backoff', options, throwOptionError);
   const type = checked?.type ?? BACKOFF_DEFAULTS.type;
-  const base = checked?.delay ?? BACKOFF_DEFAULTS.delay;
-  const cap = checked?.cap ?? BACKOFF_DEFAULTS.cap;
-  const jitter = checked?.jitter ?? BACKOFF_DEFAULTS.jitter;
-  const raw = type === 'fixed' ? base : base * 2 ** Math.min(Math.max(0, attempt), 30);
-  const capped = Math.min(raw, cap);
-  return clampDelay(jitter ? capped / 2 + (random() * capped) / 2 : capped, 'backoff.delay');
+  const policy = {
+    type,
+    delay: checked?.delay ?? BACKOFF_DEFAULTS.delay,
+    cap: checked?.cap ?? BACKOFF_DEFAULTS.cap,
+    jitter: checked?.jitter ?? type !== 'fixed',
+  };
+  return clampDelay(retryDelay(attempt, policy, random), 'backoff.delay');
 }

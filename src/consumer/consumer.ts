@@ -9,6 +9,7 @@ import { Acker } from './acker.js';
 import { JobLog, type JobLogLevel } from './job-log.js';
 import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
+import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
 
 /**
@@ -18,8 +19,8 @@ import { abortableSleep } from '../util/sleep.js';
  * block and a fetch per wait (see MAX_BLOCK_MS in broker/redis/blocking.ts).
  */
 const MAX_WAIT_MS = 120_000;
-const RETRY_MIN_MS = 100;
-const RETRY_MAX_MS = 5_000;
+/** Pauses between failed fetches: 0.1 s doubling to 5 s. */
+const FETCH_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 
 export interface ConsumerSettings {
   broker: Broker;
@@ -148,7 +149,7 @@ export class Consumer {
         if (reply.deliveries.length < room && !this.stopping)
           await this.waitForWork(reply.nextDueAt, room - reply.deliveries.length);
       } catch (err) {
-        const wait = Math.min(RETRY_MAX_MS, RETRY_MIN_MS * 2 ** failures++);
+        const wait = retryDelay(failures++, FETCH_RETRY);
         this.s.log.warn({ err, retryInMs: wait }, 'fetch from the broker failed; retrying');
         await abortableSleep(wait, this.stopController.signal);
       }

@@ -1,12 +1,12 @@
 import type { Logger } from 'pino';
 import { PoolFailedError, ProtocolError, WorkerLostError } from '../errors.js';
 import type { PoolJob } from './job.js';
+import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { RestartLimiter } from './restart-limiter.js';
 import { WorkerProcess, type ProcessOwner, type SpawnSettings } from './worker-process.js';
 
-/** The first pause before spawning again after a spawn failed for want of resources; doubles up to the max. */
-export const SPAWN_BACKOFF_MIN_MS = 100;
-export const SPAWN_BACKOFF_MAX_MS = 5_000;
+/** Pauses before spawning again after spawns failed for want of resources: 0.1 s doubling to 5 s. */
+const SPAWN_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 /** Spawn errors that a moment may cure (fd table or process table full, memory short): worth a pause. */
 const TRANSIENT_SPAWN_ERRORS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 
@@ -41,8 +41,8 @@ export class Supervisor {
   private readonly limiter: RestartLimiter;
   private readonly aliveTimers = new Map<WorkerProcess, NodeJS.Timeout>();
   private readonly initErrors = new Map<WorkerProcess, string>();
-  /** The pause before the next spawn after a transient spawn error (0: none yet since the last WORKER_UP). */
-  private spawnBackoff = 0;
+  /** Transient spawn errors since the last WORKER_UP: they set the next pause. */
+  private spawnFailures = 0;
   /** Set while spawning waits out a transient spawn error: maintain() spawns nothing until it fires. */
   private spawnTimer: NodeJS.Timeout | undefined;
 
@@ -92,7 +92,7 @@ export class Supervisor {
     clearTimeout(this.aliveTimers.get(proc));
     this.aliveTimers.delete(proc);
     if (proc.state === 'starting') proc.state = 'idle';
-    this.spawnBackoff = 0;
+    this.spawnFailures = 0;
     this.log.debug({ childPid: proc.pid }, 'process up');
     this.hooks.onProcessUp(proc);
   }
@@ -176,24 +176,18 @@ export class Supervisor {
   /**
    * A spawn failed for want of resources (a burst of EMFILE/EAGAIN): spawning
    * again at once would fail the same way and spend the restart limit within
-   * microseconds. Pausing (doubling up to SPAWN_BACKOFF_MAX_MS, reset by the
+   * microseconds. Pausing (doubling up to SPAWN_RETRY's cap, reset by the
    * next WORKER_UP) spreads the attempts over the limiter's window, so a
    * shortage that clears lets the pool recover and one that lasts still fails it.
    */
   private spawnLater(): void {
     if (this.spawnTimer !== undefined) return;
-    this.spawnBackoff = Math.min(
-      SPAWN_BACKOFF_MAX_MS,
-      this.spawnBackoff === 0 ? SPAWN_BACKOFF_MIN_MS : this.spawnBackoff * 2,
-    );
-    this.log.warn(
-      { retryInMs: this.spawnBackoff },
-      'spawning a child failed for want of resources; trying again after a pause',
-    );
+    const wait = retryDelay(this.spawnFailures++, SPAWN_RETRY);
+    this.log.warn({ retryInMs: wait }, 'spawning a child failed for want of resources; trying again after a pause');
     this.spawnTimer = setTimeout(() => {
       this.spawnTimer = undefined;
       this.maintain();
-    }, this.spawnBackoff);
+    }, wait);
   }
 
   private fail(

@@ -25,6 +25,12 @@ describe('backoffDelay', () => {
     expect(backoffDelay(9, { type: 'fixed', delay: 250, jitter: false })).toBe(250);
   });
 
+  it('fixed is not jittered unless asked: it waits its delay exactly', () => {
+    expect(backoffDelay(3, { type: 'fixed', delay: 100 }, bottom)).toBe(100);
+    expect(backoffDelay(3, { type: 'fixed', delay: 100 }, top)).toBe(100);
+    expect(backoffDelay(3, { type: 'fixed', delay: 100, jitter: true }, bottom)).toBe(50);
+  });
+
   it('jitter stays within [d/2, d]', () => {
     expect(backoffDelay(3, { delay: 100 }, top)).toBe(800);
     expect(backoffDelay(3, { delay: 100 }, bottom)).toBe(400);
