@@ -10,6 +10,7 @@ import { serializeError } from '../protocol/error-codec.js';
 import type { SerializedError } from '../job-types.js';
 import { MessageType, type JobFrame } from '../protocol/messages.js';
 import { taskContextStore, type TaskFunction } from '../tasks.js';
+import { Fifo } from '../util/fifo.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
 
@@ -20,8 +21,7 @@ import { JobContext } from './job-context.js';
  * this process dies in the middle of it.
  */
 export class JobRunner {
-  private readonly queue: JobFrame[] = [];
-  private head = 0;
+  private readonly queue = new Fifo<JobFrame>();
   private running = false;
   private current: JobContext | undefined;
   private stopping = false;
@@ -58,10 +58,7 @@ export class JobRunner {
 
   /** WITHDRAW: give back every job received and not started; the running one (if any) goes on. */
   withdraw(): void {
-    const seqs: number[] = [];
-    for (let i = this.head; i < this.queue.length; i++) seqs.push((this.queue[i] as JobFrame)[1]);
-    this.queue.length = 0;
-    this.head = 0;
+    const seqs = this.queue.drain().map((job) => job[1]);
     if (seqs.length > 0) this.sendWithdrawn(seqs);
   }
 
@@ -72,13 +69,7 @@ export class JobRunner {
 
   private runQueued(): void {
     this.running = true;
-    while (this.head < this.queue.length) {
-      const job = this.queue[this.head] as JobFrame;
-      this.queue[this.head++] = undefined as unknown as JobFrame;
-      if (this.head > 1024 && this.head * 2 > this.queue.length) {
-        this.queue.splice(0, this.head);
-        this.head = 0;
-      }
+    for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
       const [, seq, name, rawArgs, meta] = job;
       this.channel.send([MessageType.ACK, seq]);
       this.channel.flush();

@@ -2,7 +2,8 @@ import { ArgumentSerializationError } from '../errors.js';
 import { FrameBatch } from '../protocol/frame-encoder.js';
 import { MessageType } from '../protocol/messages.js';
 import type { SchedulingStrategy } from '../scheduling/index.js';
-import { Fifo, type PoolJob } from './job.js';
+import { Fifo } from '../util/fifo.js';
+import type { PoolJob } from './job.js';
 import type { WorkerProcess } from './worker-process.js';
 
 export interface TaskHandlerHooks {

@@ -11,7 +11,8 @@ import {
   type ChildMessage,
   type ParentMessage,
 } from '../protocol/messages.js';
-import { Fifo, type PoolJob } from './job.js';
+import { Fifo } from '../util/fifo.js';
+import type { PoolJob } from './job.js';
 
 /** After a child exits, how long to keep reading frames still in its outq. */
 const OUTQ_DRAIN_MS = 1_000;

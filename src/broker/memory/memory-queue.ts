@@ -1,4 +1,4 @@
-import { Fifo } from '../../pool/job.js';
+import { Fifo } from '../../util/fifo.js';
 import type { DeadJob, JobRecord } from '../types.js';
 
 /** A delayed job: due at `dueAt` (epoch ms). */

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { Fifo } from '../../../dist/pool/job.js';
+import { Fifo } from '../../../dist/util/fifo.js';
 
 describe('Fifo', () => {
   it('gives items back in the order they went in', () => {
