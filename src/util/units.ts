@@ -13,6 +13,14 @@ export const MAX_TIMER_MS = 2 ** 31 - 1;
  */
 export const MAX_DELAY_MS = 3_155_760_000_000;
 
+/**
+ * `ms` as a timer can wait it: never negative, and at most MAX_TIMER_MS,
+ * where the caller wakes early and re-arms rather than spin.
+ */
+export function timerMs(ms: number): number {
+  return Math.min(MAX_TIMER_MS, Math.max(0, ms));
+}
+
 /** Reports a bad value: throws, naming the option, the value and what was expected. */
 export type Bad = (option: string, value: unknown, expected: string) => never;
 

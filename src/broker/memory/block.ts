@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../util/units.js';
+import { timerMs } from '../../util/units.js';
 
 /** How a blocked call learns that it may be able to finish now. */
 export type Subscribe = (retry: () => void) => () => void;
@@ -35,8 +35,7 @@ export function blockUntil<T>(
       const value = attempt();
       if (value !== undefined) finish(value);
     };
-    // setTimeout fires at once for more than 2^31-1 ms: clamp (about 24 days) rather than spin.
-    const deadline = setTimeout(cancel, Math.min(timeoutMs, MAX_TIMER_MS));
+    const deadline = setTimeout(cancel, timerMs(timeoutMs));
     const unsubscribe = subscribe(retry);
     signal?.addEventListener('abort', cancel, { once: true });
     cancels.add(cancel);

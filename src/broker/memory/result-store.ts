@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../util/units.js';
+import { timerMs } from '../../util/units.js';
 import type { ResultRecord } from '../types.js';
 
 interface StoredResult {
@@ -106,7 +106,7 @@ export class ResultStore {
   }
 
   private armSweep(at: number, now: number): void {
-    this.sweepTimer = setTimeout(() => this.sweep(), Math.min(MAX_TIMER_MS, Math.max(at - now, SWEEP_GRANULARITY)));
+    this.sweepTimer = setTimeout(() => this.sweep(), timerMs(Math.max(at - now, SWEEP_GRANULARITY)));
     this.sweepTimer.unref();
   }
 

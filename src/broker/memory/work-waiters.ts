@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS } from '../../util/units.js';
+import { timerMs } from '../../util/units.js';
 
 /** A blocked `waitForWork` call: `attempt()` tries to reserve jobs (and removes the waiter once it got some). */
 export interface WorkWaiter {
@@ -97,8 +97,7 @@ export class WorkWaiters {
     this.dueAt = next;
     if (next === undefined) return;
     // Unref'd: the waiters' own deadlines keep the process alive while anybody waits.
-    // setTimeout fires at once for more than 2^31-1 ms (a delay of weeks): wake then and re-arm, rather than spin.
-    this.dueTimer = setTimeout(() => this.fire(), Math.min(MAX_TIMER_MS, Math.max(0, next - Date.now())));
+    this.dueTimer = setTimeout(() => this.fire(), timerMs(next - Date.now()));
     this.dueTimer.unref();
   }
 

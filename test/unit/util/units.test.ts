@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { parseAutoscale, parseDuration, parseSize } from '../../../dist/util/units.js';
+import { MAX_TIMER_MS, parseAutoscale, parseDuration, parseSize, timerMs } from '../../../dist/util/units.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -107,5 +107,15 @@ describe('parseAutoscale', () => {
     { max: 4, min: 1 },
   ])('%j is invalid', (input) => {
     expect(parseAutoscale(input)).toBeUndefined();
+  });
+});
+
+describe('timerMs', () => {
+  it('keeps a wait a timer can honour, and cuts a longer one to the longest timer (never negative)', () => {
+    expect(timerMs(1_500)).toBe(1_500);
+    expect(timerMs(MAX_TIMER_MS)).toBe(2 ** 31 - 1);
+    expect(timerMs(100 * 86_400_000)).toBe(2 ** 31 - 1);
+    expect(timerMs(Infinity)).toBe(2 ** 31 - 1);
+    expect(timerMs(-5)).toBe(0);
   });
 });
