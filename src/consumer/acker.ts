@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Broker, Settlement } from '../broker/types.js';
+import type { BrokerConsumer, Settlement } from '../broker/types.js';
 import { BrokerRefusedError, messageOf } from '../errors.js';
 import { abortableSleep } from '../util/sleep.js';
 
@@ -47,7 +47,7 @@ export class Acker {
   private readonly holdMs: number;
 
   constructor(
-    private readonly broker: Broker,
+    private readonly broker: BrokerConsumer,
     private readonly log: Logger,
     options: AckerOptions = {},
   ) {
