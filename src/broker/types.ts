@@ -1,10 +1,12 @@
 import type { JobOptions, SerializedError } from '../job-types.js';
 
 /**
- * The Consumer's view of a broker: where jobs wait (queues, delayed set, dead
- * set), where results live, and how nodes find each other. Two
- * implementations: `redis://` (distributed) and `memory://` (one process).
- * The Pool never sees this; the Consumer never names a Redis command.
+ * The broker SPI: where jobs wait (queues, delayed set, dead set), where
+ * results live, and how nodes find each other, as one interface per role
+ * (producer, results, consumer, membership, control, admin) that Broker
+ * composes. Two implementations: `redis://` (distributed) and `memory://`
+ * (one process). The Pool never sees this; the Consumer never names a Redis
+ * command.
  */
 
 /** One job as the broker stores it. The arguments stay msgpack-encoded: only the child decodes them. */
@@ -184,19 +186,25 @@ export interface DeadJob {
   diedAt: number;
 }
 
-export interface Broker {
+/** Opening and closing a broker handle: whoever creates one owns these. */
+export interface BrokerConnection {
   /** The URL with any password masked, for banners and logs. */
   readonly displayUrl: string;
-  /** Lease length in ms: a node silent this long is presumed dead. */
-  readonly leaseMs: number;
-
+  /** Opens the connection; rejects with BrokerUnavailableError (never hangs) when the broker cannot be reached. */
   connect(): Promise<void>;
+  /** Closes the connections. */
   close(): Promise<void>;
+}
 
-  // producer
+/** Adds jobs (the Client). */
+export interface BrokerProducer {
+  /** Adds jobs in one round trip: ready ones to their queue, delayed ones (`delay`, `eta`) to the delayed set. */
   enqueue(jobs: readonly NewJob[]): Promise<void>;
+}
 
-  // results
+/** Reads stored results and waits for announced ones (the Client). */
+export interface BrokerResults {
+  /** The stored state and outcome of a job, or undefined when the broker knows nothing of it (or its result expired). */
   getResult(id: string): Promise<ResultRecord | undefined>;
   /**
    * Blocks up to `timeoutMs` for results announced to `clientId`; returns those
@@ -206,8 +214,11 @@ export interface Broker {
    * the caller still waits for): a dropped announcement never strands a waiter.
    */
   waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]>;
+}
 
-  // consumer
+/** Reserves jobs for a node and settles them (the Consumer and its Acker). */
+export interface BrokerConsumer {
+  /** Settles `request.settle`, renews the node's lease, promotes due delayed jobs, then reserves up to `count` jobs by the plan: one round trip. */
   fetch(request: FetchRequest): Promise<FetchReply>;
   /**
    * Blocks until a job arrives on one of `queues` (returned, already reserved
@@ -221,17 +232,33 @@ export interface Broker {
     signal: AbortSignal,
     count?: number,
   ): Promise<WaitReply>;
+  /**
+   * Rejects with a BrokerRefusedError when the broker refuses these
+   * settlements for good (sent again, they would fail the same way): the
+   * Acker then isolates the one at fault. Any other rejection is transient:
+   * they are sent again.
+   */
   settle(settlements: readonly Settlement[]): Promise<void>;
+}
 
-  // membership
+/** Nodes, their leases and the recovery of a dead node's jobs (the Worker and its Heartbeat). */
+export interface BrokerMembership {
+  /** Lease length in ms: a node silent this long is presumed dead. */
+  readonly leaseMs: number;
+  /** Registers a node and starts its lease. */
   register(node: NodeInfo): Promise<void>;
+  /** Renews `nodeId`'s lease; the reply says whether it was fenced, which leases expired, and what control requests wait for it. */
   heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply>;
   /** Moves every job reserved by `deadNodeId` back to its queue (or to the dead set past `maxRedeliveries`); returns how many. */
   recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number>;
+  /** Removes a node; the jobs it still holds go back to their queues. */
   unregister(nodeId: string): Promise<void>;
+  /** The registered nodes whose lease is alive. */
   listNodes(): Promise<NodeInfo[]>;
+}
 
-  // control
+/** Control requests to nodes and their replies (the CLI asks, a node's ControlHandler answers). */
+export interface BrokerControl {
   /**
    * Posts `request` to each of `nodeIds` that is alive; returns the ids it
    * was posted to. A node takes its requests when woken (`watchControl`),
@@ -248,21 +275,41 @@ export interface Broker {
   watchControl(wake: (nodeId: string) => void): Promise<() => Promise<void>>;
   /** Takes the control requests waiting for `nodeId`. */
   takeControl(nodeId: string): Promise<ControlRequest[]>;
+  /** Posts a node's reply to a control request, for the asker's `waitForControlReplies`. */
   replyControl(requestId: string, reply: ControlReply): Promise<void>;
   /** Waits up to `timeoutMs` for `count` replies to `requestId`; returns those that came. */
   waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]>;
+}
 
-  // admin
+/** Queue counts, purges and the dead set (the CLI's admin commands). */
+export interface BrokerAdmin {
   /** Every queue a job was ever enqueued to (for listings across queues). */
   knownQueues(): Promise<string[]>;
+  /** Waiting, reserved, delayed and dead jobs of each queue. */
   counts(queues: readonly string[]): Promise<QueueCounts[]>;
   /** Drops every waiting and delayed job of a queue; returns how many. */
   purge(queue: string): Promise<number>;
+  /** Up to `limit` dead jobs of a queue, newest first. */
   listDead(queue: string, limit: number): Promise<DeadJob[]>;
   /** Moves dead jobs back to their queue (attempt and redeliveries reset); `ids` undefined = all. Returns how many. */
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
+  /** Drops every dead job of a queue; returns how many. */
   purgeDead(queue: string): Promise<number>;
 }
+
+/**
+ * A whole broker: every role. `createBroker` returns one; each part of
+ * prefork depends on the roles it uses only.
+ */
+export interface Broker
+  extends
+    BrokerConnection,
+    BrokerProducer,
+    BrokerResults,
+    BrokerConsumer,
+    BrokerMembership,
+    BrokerControl,
+    BrokerAdmin {}
 
 /** Settings common to both brokers (from the URL's query string or the Worker/Client options). */
 export interface BrokerOptions {

@@ -7,7 +7,7 @@
  * The foundation is what every layer may import: job-types.ts (the job and
  * option types shared by the pool, the protocol, the tasks and the brokers:
  * their single home), errors.ts (the error classes) and util/. It imports
- * nothing but itself.
+ * nothing but itself, and util/ and job-types.ts not even errors.ts.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, relative, resolve } from 'node:path';
@@ -68,7 +68,40 @@ const knowsBrokers = under(
   'worker-options.ts',
   'ioredis',
 );
-const isRedis = under('broker/redis/');
+const isRedis = under('broker/redis/', 'ioredis');
+/** The broker implementations, which only the factory (broker/index.ts) picks from. */
+const isBrokerImplementation = under('broker/redis/', 'broker/memory/');
+
+/**
+ * Words that only Redis speaks: its commands and error replies (the
+ * distinctive ones: GET or TIME may be plain words), and ioredis's error
+ * class. Matched in code, not comments: string, template and regex literals,
+ * and identifiers.
+ */
+const REDIS_WORDS = new RegExp(
+  `\\b(${[
+    ...['XADD', 'XREADGROUP', 'XACK', 'XDEL', 'XPENDING', 'XCLAIM', 'XAUTOCLAIM', 'XGROUP', 'XINFO', 'XRANGE'],
+    ...['XREVRANGE', 'XLEN', 'XTRIM', 'MKSTREAM', 'ZADD', 'ZRANGE', 'ZRANGEBYSCORE', 'ZREM', 'ZCARD', 'LPUSH'],
+    ...['RPUSH', 'LPOP', 'RPOP', 'BLPOP', 'BRPOP', 'BLMPOP', 'LMPOP', 'LRANGE', 'LTRIM', 'LLEN', 'HSET', 'HGETALL'],
+    ...['HMGET', 'SADD', 'SMEMBERS', 'SREM', 'EVALSHA', 'PEXPIRE', 'PUBLISH', 'SUBSCRIBE', 'UNLINK', 'FLUSHALL'],
+    ...['WRONGTYPE', 'NOSCRIPT', 'NOGROUP', 'BUSYGROUP', 'TRYAGAIN', 'MASTERDOWN', 'CLUSTERDOWN', 'NOREPLICAS'],
+    ...['MISCONF', 'EXECABORT', 'NOAUTH', 'NOPERM', 'WRONGPASS', 'ReplyError'],
+  ].join('|')})\\b`,
+);
+
+/** The Redis words `file` uses in its code, each as "file: word". */
+function redisWords(file: Module): string[] {
+  const found = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node) || ts.isLiteralExpression(node) || ts.isTemplateLiteralToken(node)) {
+      const word = REDIS_WORDS.exec(node.text)?.[1];
+      if (word !== undefined) found.add(`${file}: ${word}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(file, TEXT.get(file)!, ts.ScriptTarget.Latest, true));
+  return [...found];
+}
 
 /** The edges `from` files matching `source` make to modules matching `forbidden`, as "a -> b" lines. */
 function directEdges(source: (m: Module) => boolean, forbidden: (m: Module) => boolean): string[] {
@@ -154,6 +187,20 @@ function cycles(): string[] {
   });
 }
 
+/** The names `file` imports from the modules `from` matches, each as "file: name". */
+function namesImported(file: Module, from: (m: Module) => boolean): string[] {
+  const names: string[] = [];
+  const source = ts.createSourceFile(file, TEXT.get(file)!, ts.ScriptTarget.Latest, true);
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    if (!from(target(file, statement.moduleSpecifier.text))) continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (bindings !== undefined && ts.isNamedImports(bindings))
+      for (const element of bindings.elements) names.push(`${file}: ${(element.propertyName ?? element.name).text}`);
+  }
+  return names;
+}
+
 describe('the import graph of src/', () => {
   it('resolves every relative import to a file of src/ (else the checks below would miss it)', () => {
     const unresolved = FILES.flatMap((from) =>
@@ -177,7 +224,30 @@ describe('the import graph of src/', () => {
     expect(directEdges(under('protocol/'), (m) => ours(m) && !under('protocol/')(m) && !isFoundation(m))).toEqual([]);
   });
 
-  it('the foundation imports nothing of ours outside itself', () => {
-    expect(directEdges(isFoundation, (m) => ours(m) && !isFoundation(m))).toEqual([]);
+  it('Redis stays in broker/redis: nothing else imports ioredis or names a Redis command or reply', () => {
+    const outside = (m: Module): boolean => !isRedis(m);
+    expect([...directEdges(outside, under('ioredis')), ...FILES.filter(outside).flatMap(redisWords)]).toEqual([]);
+  });
+
+  it('only the factory (broker/index.ts) picks a broker implementation', () => {
+    const outside = (m: Module): boolean => !isBrokerImplementation(m) && m !== 'broker/index.ts';
+    expect(directEdges(outside, isBrokerImplementation)).toEqual([]);
+    expect(directEdges(under('broker/memory/'), under('broker/redis/'))).toEqual([]);
+    expect(directEdges(under('broker/redis/'), under('broker/memory/'))).toEqual([]);
+  });
+
+  it('outside the brokers, each part takes the broker roles it uses: only the CLI, which opens one, names the whole Broker', () => {
+    const outside = (m: Module): boolean => !under('broker/', 'cli/connect.ts')(m);
+    const named = FILES.filter(outside).flatMap((file) =>
+      namesImported(file, under('broker/types.ts', 'broker/index.ts')),
+    );
+    expect(named.filter((entry) => entry.endsWith(': Broker'))).toEqual([]);
+  });
+
+  it('the foundation imports nothing of ours outside itself; util/ and job-types.ts nothing outside util/', () => {
+    expect([
+      ...directEdges(isFoundation, (m) => ours(m) && !isFoundation(m)),
+      ...directEdges(under('util/', 'job-types.ts'), (m) => ours(m) && !under('util/')(m)),
+    ]).toEqual([]);
   });
 });
