@@ -53,8 +53,15 @@ export interface WorkerOptions {
    */
   resultTtl?: number | string;
   /**
-   * A node silent this long is presumed dead and its jobs recovered; heartbeats
-   * renew it every 2/5 of it, on a timer, so at most 2^31-1 ms (about 24.8 days).
+   * How long a silent node keeps its jobs before another node recovers them
+   * (ms or a string like "20s"); heartbeats renew it every 2/5 of it, on a
+   * timer, so at most 2^31-1 ms (about 24.8 days).
+   * @defaultValue 20 s
+   */
+  lease?: number | string;
+  /**
+   * The old name of `lease`, still accepted (not both at once).
+   * @deprecated Use `lease`.
    * @defaultValue 20 s
    */
   leaseMs?: number | string;
@@ -109,6 +116,7 @@ const KNOWN = new Set([
   'jobLogLevel',
   'namespace',
   'resultTtl',
+  'lease',
   'leaseMs',
   'pool',
   'logger',
@@ -175,9 +183,17 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     jobLogLevel,
     namespace: input.namespace,
     resultTtl: optionalDuration('resultTtl', input.resultTtl, 'positive'),
-    // Heartbeats are timers of a fraction of it.
-    leaseMs: optionalDuration('leaseMs', input.leaseMs, 'timer'),
+    leaseMs: lease(input),
     pool,
     logger: input.logger,
   };
+}
+
+/** `lease`, or its old name `leaseMs`; heartbeats are timers of a fraction of it. */
+function lease(input: WorkerOptions): number | undefined {
+  if (input.lease !== undefined && input.leaseMs !== undefined)
+    throw new OptionError('leaseMs', input.leaseMs, 'to be left out when lease is given (leaseMs is its old name)');
+  return input.lease !== undefined
+    ? optionalDuration('lease', input.lease, 'timer')
+    : optionalDuration('leaseMs', input.leaseMs, 'timer');
 }

@@ -77,9 +77,9 @@ export class Consumer {
   /** Blocked on the broker waiting for work: no fetch comes until something arrives. */
   private blocked = false;
 
-  constructor(private readonly s: ConsumerSettings) {
-    this.acker = new Acker(s.broker, s.log);
-    this.jobLog = new JobLog(s.log, s.jobLogLevel ?? 'info');
+  constructor(private readonly settings: ConsumerSettings) {
+    this.acker = new Acker(settings.broker, settings.log);
+    this.jobLog = new JobLog(settings.log, settings.jobLogLevel ?? 'info');
     // While the loop is fetching (not blocked, not stopped), a fetch will carry result-less acks.
     this.acker.holdWhile(() => this.loop !== undefined && !this.stopping && !this.blocked);
   }
@@ -87,7 +87,7 @@ export class Consumer {
   start(): void {
     this.stopping = false;
     this.stopController = new AbortController();
-    this.loop = this.run().catch((err: unknown) => this.s.log.fatal({ err }, 'consumer loop crashed'));
+    this.loop = this.run().catch((err: unknown) => this.settings.log.fatal({ err }, 'consumer loop crashed'));
   }
 
   /** Stop fetching; resolves when the fetch loop has ended (jobs already handed to the pool carry on). */
@@ -120,13 +120,13 @@ export class Consumer {
   }
 
   private room(): number {
-    return this.s.prefetchLimit() - this.counts.reserved;
+    return this.settings.prefetchLimit() - this.counts.reserved;
   }
 
   private async run(): Promise<void> {
     let failures = 0;
     while (!this.stopping) {
-      const limit = this.s.prefetchLimit();
+      const limit = this.settings.prefetchLimit();
       const room = this.room();
       // Fetch in batches: wait until at least half the prefetch window is free.
       if (room < Math.max(1, Math.floor(limit / 2))) {
@@ -136,10 +136,12 @@ export class Consumer {
       }
       try {
         // The fetch carries the settlements gathered so far: one round trip instead of two under load.
-        const plan = this.s.selection.plan(room);
-        const nodeId = this.s.nodeId();
-        const reply = await this.acker.carry((settle) => this.s.broker.fetch({ nodeId, plan, count: room, settle }));
-        if (failures > 0) this.s.log.info({ failures }, 'broker reachable again; fetching');
+        const plan = this.settings.selection.plan(room);
+        const nodeId = this.settings.nodeId();
+        const reply = await this.acker.carry((settle) =>
+          this.settings.broker.fetch({ nodeId, plan, count: room, settle }),
+        );
+        if (failures > 0) this.settings.log.info({ failures }, 'broker reachable again; fetching');
         failures = 0;
         if (reply.fenced) {
           await this.fencedHandler?.(nodeId);
@@ -150,7 +152,7 @@ export class Consumer {
           await this.waitForWork(reply.nextDueAt, room - reply.deliveries.length);
       } catch (err) {
         const wait = retryDelay(failures++, FETCH_RETRY);
-        this.s.log.warn({ err, retryInMs: wait }, 'fetch from the broker failed; retrying');
+        this.settings.log.warn({ err, retryInMs: wait }, 'fetch from the broker failed; retrying');
         await abortableSleep(wait, this.stopController.signal);
       }
     }
@@ -165,9 +167,9 @@ export class Consumer {
     this.blocked = true;
     this.acker.release();
     try {
-      const reply = await this.s.broker.waitForWork(
-        this.s.nodeId(),
-        this.s.selection.names,
+      const reply = await this.settings.broker.waitForWork(
+        this.settings.nodeId(),
+        this.settings.selection.names,
         timeout,
         this.waitController.signal,
         count,
@@ -203,7 +205,7 @@ export class Consumer {
     // A wait under the old id would take jobs for a node that no longer exists.
     this.waitController?.abort();
     const held = [...this.unstarted];
-    this.s.pool.withdraw();
+    this.settings.pool.withdraw();
     if (held.length === 0) return Promise.resolve(0);
     return new Promise((resolve) => {
       let left = held.length;
@@ -223,24 +225,27 @@ export class Consumer {
   private dispatchAll(deliveries: readonly Delivery[]): void {
     if (deliveries.length === 0) return;
     const queues = new Set<string>();
-    for (const d of deliveries) {
-      queues.add(d.queue);
-      this.dispatch(d);
+    for (const delivery of deliveries) {
+      queues.add(delivery.queue);
+      this.dispatch(delivery);
     }
-    this.s.selection.delivered(queues);
+    this.settings.selection.delivered(queues);
   }
 
-  private dispatch(d: Delivery): void {
+  private dispatch(delivery: Delivery): void {
     this.counts.reserved++;
     this.counts.fetched++;
-    if (d.malformed !== undefined) {
-      this.s.log.error({ jobId: d.job.id, queue: d.queue, reason: d.malformed }, 'malformed job moved to the dead set');
-      this.finish(malformedSettlement(d, this.s.nodeName));
+    if (delivery.malformed !== undefined) {
+      this.settings.log.error(
+        { jobId: delivery.job.id, queue: delivery.queue, reason: delivery.malformed },
+        'malformed job moved to the dead set',
+      );
+      this.finish(malformedSettlement(delivery, this.settings.nodeName));
       return;
     }
     const epoch = this.epoch;
-    const { job } = d;
-    const keep = storesResult(d, this.s.pool.taskOptions(job.task));
+    const { job } = delivery;
+    const keep = storesResult(delivery, this.settings.pool.taskOptions(job.task));
     let pid: number | undefined;
     let startedAt: number | undefined;
     const entry: Unstarted = { onLeave: undefined };
@@ -248,35 +253,41 @@ export class Consumer {
       if (!this.unstarted.delete(entry)) return;
       entry.onLeave?.(dropped);
     };
-    const options: ApplyOptions = { id: job.id, queue: d.queue, retries: job.attempt };
+    const options: ApplyOptions = { id: job.id, queue: delivery.queue, retries: job.attempt };
     if (job.options.timeLimit !== undefined) options.timeLimit = job.options.timeLimit;
     if (job.options.softTimeLimit !== undefined) options.softTimeLimit = job.options.softTimeLimit;
-    if (this.badOptions(d, options, keep)) return;
-    this.jobLog.received(d);
+    if (this.badOptions(delivery, options, keep)) return;
+    this.jobLog.received(delivery);
     this.unstarted.add(entry);
     options.onStart = (info) => {
       leave(false);
       pid = info.pid;
       startedAt = info.startedAt;
-      if (keep && this.s.trackStarted) this.progress(d, 'STARTED', pid, startedAt);
+      if (keep && this.settings.trackStarted) this.progress(delivery, 'STARTED', pid, startedAt);
     };
-    if (keep && this.s.trackStarted) this.progress(d, 'RECEIVED', undefined, undefined);
+    if (keep && this.settings.trackStarted) this.progress(delivery, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {
       if (!ok && this.poolFailure !== undefined && outcome instanceof WorkerLostError) outcome = this.poolFailure;
-      const task = this.s.pool.taskOptions(job.task);
+      const task = this.settings.pool.taskOptions(job.task);
       const finishedAt = Date.now();
-      const s = settlementFor(d, ok, outcome, { node: this.s.nodeName, pid, startedAt, finishedAt, task });
+      const settlement = settlementFor(delivery, ok, outcome, {
+        node: this.settings.nodeName,
+        pid,
+        startedAt,
+        finishedAt,
+        task,
+      });
       // A fenced node's buffered jobs now belong to another node: do not give them back twice.
-      if (s.kind === 'giveBack' && epoch !== this.epoch) {
+      if (settlement.kind === 'giveBack' && epoch !== this.epoch) {
         leave(true);
         this.release();
         return;
       }
       leave(false);
-      this.finish(s);
-      this.jobLog.settled(s, outcome, { pid, startedAt, finishedAt });
+      this.finish(settlement);
+      this.jobLog.settled(settlement, outcome, { pid, startedAt, finishedAt });
     };
-    this.s.pool.apply(job.task, job.payload, options).then(
+    this.settings.pool.apply(job.task, job.payload, options).then(
       (v) => settle(true, v),
       (e: unknown) => settle(false, e),
     );
@@ -290,7 +301,7 @@ export class Consumer {
    * rejects with, since a task may throw an OptionError of its own (that one
    * is retried as usual).
    */
-  private badOptions(d: Delivery, options: ApplyOptions, keep: boolean): boolean {
+  private badOptions(delivery: Delivery, options: ApplyOptions, keep: boolean): boolean {
     // Only the time limits come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).
     if (options.timeLimit === undefined && options.softTimeLimit === undefined) return false;
     try {
@@ -299,12 +310,12 @@ export class Consumer {
     } catch (err) {
       if (!(err instanceof OptionError)) throw err;
       const reason = `the job's options cannot be applied: ${messageOf(err)}`;
-      this.s.log.error(
-        { jobId: d.job.id, task: d.job.task, queue: d.queue, option: err.option, err },
+      this.settings.log.error(
+        { jobId: delivery.job.id, task: delivery.job.task, queue: delivery.queue, option: err.option, err },
         `job failed: ${reason}`,
       );
       const attempt = {
-        node: this.s.nodeName,
+        node: this.settings.nodeName,
         pid: undefined,
         startedAt: undefined,
         finishedAt: Date.now(),
@@ -312,37 +323,37 @@ export class Consumer {
       };
       this.finish({
         kind: 'dead',
-        delivery: d,
+        delivery,
         reason,
-        result: keep ? record(d, attempt, 'FAILURE', { error: serializeError(err) }) : undefined,
+        result: keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(err) }) : undefined,
       });
       return true;
     }
   }
 
   private progress(
-    d: Delivery,
+    delivery: Delivery,
     state: 'RECEIVED' | 'STARTED',
     pid: number | undefined,
     startedAt: number | undefined,
   ): void {
     const result = record(
-      d,
-      { node: this.s.nodeName, pid, startedAt, finishedAt: Date.now(), task: undefined },
+      delivery,
+      { node: this.settings.nodeName, pid, startedAt, finishedAt: Date.now(), task: undefined },
       state,
       {},
     );
     delete result.finishedAt;
     delete result.runtime;
-    this.acker.push({ kind: 'progress', delivery: d, result });
+    this.acker.push({ kind: 'progress', delivery, result });
   }
 
-  private finish(s: Settlement): void {
-    if (s.kind === 'ack') this.counts.succeeded++;
-    else if (s.kind === 'retry') this.counts.retried++;
-    else if (s.kind === 'dead') this.counts.dead++;
-    else if (s.kind === 'giveBack') this.counts.givenBack++;
-    this.acker.push(s);
+  private finish(settlement: Settlement): void {
+    if (settlement.kind === 'ack') this.counts.succeeded++;
+    else if (settlement.kind === 'retry') this.counts.retried++;
+    else if (settlement.kind === 'dead') this.counts.dead++;
+    else if (settlement.kind === 'giveBack') this.counts.givenBack++;
+    this.acker.push(settlement);
     this.release();
   }
 

@@ -6,7 +6,7 @@ import { Worker } from '../worker.js';
 
 export interface DemoOptions {
   jobs: number;
-  processes: number;
+  concurrency: number;
   out: NodeJS.WriteStream;
 }
 
@@ -29,10 +29,10 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   const { out } = options;
   const logger = createLogger({ level: process.env.PREFORK_LOG_LEVEL ?? 'silent' });
   const broker = `memory://demo-${process.pid}`;
-  const worker = new Worker({ app: TASKS, broker, concurrency: options.processes, logger, name: 'demo@local' });
+  const worker = new Worker({ app: TASKS, broker, concurrency: options.concurrency, logger, name: 'demo@local' });
   const client = new Client({ broker, logger });
   out.write(
-    `prefork demo: ${options.jobs} jobs on ${options.processes} child processes, broker ${broker} (embedded)\n`,
+    `prefork demo: ${options.jobs} jobs on ${options.concurrency} child processes, broker ${broker} (embedded)\n`,
   );
   await worker.start();
   const started = performance.now();

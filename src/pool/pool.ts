@@ -276,7 +276,6 @@ export class Pool extends EventEmitter<PoolEvents> {
       this.supervisor.procs,
       { ...this.totals, restarts: this.supervisor.restarts },
       {
-        pending: this.pending,
         reserved: this.reserved,
         outbound: this.tasks.outbound.length,
         strategy: this.options.strategy,

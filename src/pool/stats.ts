@@ -23,9 +23,7 @@ export interface PoolTotals {
 export interface PoolStats {
   processes: ProcessStats[];
   totals: PoolTotals;
-  /** Jobs applied and not yet settled. */
-  pending: number;
-  /** What the Autoscaler sizes the pool from (equal to pending: fetched jobs are applied at once). */
+  /** Reserved requests: jobs applied and not yet settled (buffered or in a child); what the Autoscaler sizes the pool from. */
   reserved: number;
   /** Jobs waiting in the outbound buffer for a child. */
   outbound: number;

@@ -44,8 +44,8 @@ describe('prefork control and inspect stats against worker nodes', () => {
   beforeAll(async () => {
     url = await emptyRedisDb(DB);
     const ledger = newLedger();
-    a = await startNode({ broker: url, name: 'ctl-a', concurrency: 2, leaseMs: LEASE_MS }, ledger);
-    b = await startNode({ broker: url, name: 'ctl-b', autoscale: '3,1', leaseMs: LEASE_MS }, ledger);
+    a = await startNode({ broker: url, name: 'ctl-a', concurrency: 2, lease: LEASE_MS }, ledger);
+    b = await startNode({ broker: url, name: 'ctl-b', autoscale: '3,1', lease: LEASE_MS }, ledger);
   });
   afterAll(cleanup);
 
@@ -111,7 +111,7 @@ describe('prefork control and inspect stats against worker nodes', () => {
   });
 
   it('a node takes a request at once, not only with its heartbeat (a 2 min lease: its first beat is 48 s away)', async () => {
-    const slow = await startNode({ broker: url, name: 'ctl-slow', concurrency: 1, leaseMs: 120_000 }, newLedger());
+    const slow = await startNode({ broker: url, name: 'ctl-slow', concurrency: 1, lease: 120_000 }, newLedger());
     const r = run(['control', 'ping', '--node', 'ctl-slow', '--timeout', '20s', '--broker', url]);
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(new RegExp(`-> ctl-slow .*: pong \\(pid ${slow.proc.pid},`));
@@ -156,7 +156,7 @@ describe('control over memory:// (one process: the same broker interface)', () =
       app: fixture('worker-tasks.mjs'),
       broker: url,
       concurrency: 1,
-      leaseMs: 1_000,
+      lease: 1_000,
       logger: pino({ level: 'silent' }),
       pool: { env: { PREFORK_TEST_LEDGER: '/dev/null' } },
     });

@@ -165,7 +165,7 @@ describe('withdraw()', () => {
     await Promise.resolve();
     expect(pool.withdraw()).toBe(3);
     for (const job of waiting) await expect(job).rejects.toBeInstanceOf(JobWithdrawnError);
-    expect(pool.stats()).toMatchObject({ outbound: 0, pending: 1 });
+    expect(pool.stats()).toMatchObject({ outbound: 0, reserved: 1 });
     expect(pool.stats().totals.failed).toBe(0);
     release(busy);
     await expect(running.result).resolves.toBe(busy);

@@ -99,7 +99,7 @@ describe('stats()', () => {
     }
     expect(stats.processes.reduce((sum, p) => sum + p.jobsDone, 0)).toBe(2);
     expect(stats.totals).toEqual({ applied: 3, done: 1, failed: 1, lost: 0, restarts: 0 });
-    expect(stats).toMatchObject({ pending: 1, reserved: 1, outbound: 0, strategy: 'fair', autoscale: undefined });
+    expect(stats).toMatchObject({ reserved: 1, outbound: 0, strategy: 'fair', autoscale: undefined });
 
     release(busy);
     await result;
@@ -107,7 +107,7 @@ describe('stats()', () => {
     expect(after.processes.find((p) => p.pid === busy)).toMatchObject({ state: 'idle', current: null });
     expect(after.processes.reduce((sum, p) => sum + p.jobsDone, 0)).toBe(3);
     expect(after.totals).toMatchObject({ applied: 3, done: 2, failed: 1 });
-    expect(after.pending).toBe(0);
+    expect(after.reserved).toBe(0);
   });
 
   it('counts jobs waiting for a child in outbound and pending', async () => {
@@ -116,7 +116,7 @@ describe('stats()', () => {
     const busy = await first.started;
     const waiting = [pool.apply('echo', [1]), pool.apply('echo', [2])];
     await Promise.resolve();
-    expect(pool.stats()).toMatchObject({ pending: 3, outbound: 2 });
+    expect(pool.stats()).toMatchObject({ reserved: 3, outbound: 2 });
     release(busy);
     await expect(Promise.all([first.result, ...waiting])).resolves.toEqual([busy, 1, 2]);
   });

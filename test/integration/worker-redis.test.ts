@@ -36,7 +36,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     const concurrency = 2;
     const prefetchMultiplier = 4;
     const a = await startNode(
-      { broker: url, namespace, concurrency, prefetchMultiplier, leaseMs: 1500, name: 'node-a' },
+      { broker: url, namespace, concurrency, prefetchMultiplier, lease: 1500, name: 'node-a' },
       ledger,
     );
     const client = makeClient(url, namespace);
@@ -45,7 +45,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     a.proc.kill('SIGKILL');
     expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
-    await makeWorker({ broker: url, namespace, ledger, concurrency, leaseMs: 1500, name: 'node-b' }).start();
+    await makeWorker({ broker: url, namespace, ledger, concurrency, lease: 1500, name: 'node-b' }).start();
     const values = await Promise.all(jobs.map((j) => j.result({ timeout: 60_000 })));
     expect(values).toEqual(jobs.map((j) => j.id));
     const runs = readLedger(ledger).map((r) => r.id);

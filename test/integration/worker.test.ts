@@ -292,7 +292,7 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
 
   it('a fenced node (its jobs recovered by another) re-registers under a new id and carries on', async () => {
     const { broker, namespace, client } = setup();
-    const worker = makeWorker({ broker, namespace, leaseMs: 1_000 });
+    const worker = makeWorker({ broker, namespace, lease: 1_000 });
     await worker.start();
     const before = worker.nodeId;
     const other = createBroker(broker, { namespace, logger: silent });

@@ -2,6 +2,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { OptionError, Worker } from 'prefork';
 import { createBroker } from 'prefork/broker';
+import { resolveWorkerOptions } from '../../dist/worker-options.js';
 
 const silent = pino({ level: 'silent' });
 const APP = '/srv/app/tasks.mjs';
@@ -34,5 +35,24 @@ describe('leaseMs: heartbeats run on a timer of a fraction of it, so it is bound
     const broker = createBroker('memory://lease-option', { leaseMs: 2 ** 31 - 1, logger: silent });
     expect(broker.leaseMs).toBe(2 ** 31 - 1);
     return broker.close();
+  });
+});
+
+describe('lease: the Worker option (leaseMs is its old name)', () => {
+  it('takes a duration in ms or a string', () => {
+    expect(resolveWorkerOptions({ app: APP, lease: '2s' }).leaseMs).toBe(2_000);
+    expect(resolveWorkerOptions({ app: APP, lease: 1_500 }).leaseMs).toBe(1_500);
+    expect(resolveWorkerOptions({ app: APP }).leaseMs).toBeUndefined();
+  });
+
+  it('still takes leaseMs, but not both at once', () => {
+    expect(resolveWorkerOptions({ app: APP, leaseMs: '3s' }).leaseMs).toBe(3_000);
+    expect(rejectionOf(() => resolveWorkerOptions({ app: APP, lease: '2s', leaseMs: '3s' })).option).toBe('leaseMs');
+  });
+
+  it.each(['100d', 0, 'soon'])('refuses lease %j, naming lease', (lease) => {
+    const err = rejectionOf(() => resolveWorkerOptions({ app: APP, lease }));
+    expect(err.option).toBe('lease');
+    expect(err.value).toBe(lease);
   });
 });

@@ -19,7 +19,7 @@ import type {
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
-import { Admin } from './admin.js';
+import { QueueAdmin } from './queue-admin.js';
 import { BlockingConnection } from './blocking.js';
 import { checkUrl, createConnection, maskUrl, open } from './connection.js';
 import { Control } from './control.js';
@@ -29,7 +29,7 @@ import { Membership } from './membership.js';
 import { Results } from './results.js';
 import { callScript, defineScripts } from './scripts.js';
 import { settleError } from './settle-errors.js';
-import { Work } from './work.js';
+import { Deliveries } from './deliveries.js';
 
 /** Ready jobs of one queue below this go as plain pipelined XADDs; from it, through the bulk script. */
 const BULK_MIN = 8;
@@ -101,9 +101,9 @@ export class RedisBroker implements Broker {
   private readonly keys: Keys;
   private readonly log: Logger;
   private readonly results: Results;
-  private readonly work: Work;
+  private readonly deliveries: Deliveries;
   private readonly membership: Membership;
-  private readonly admin: Admin;
+  private readonly admin: QueueAdmin;
   private readonly control: Control;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
@@ -125,9 +125,9 @@ export class RedisBroker implements Broker {
     this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
     this.results = new Results(this.keys, resultTtl);
-    this.work = new Work(this.keys, this.results, deadMax);
+    this.deliveries = new Deliveries(this.keys, this.results, deadMax);
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
-    this.admin = new Admin(this.keys);
+    this.admin = new QueueAdmin(this.keys);
     this.control = new Control(this.keys, this.log);
     const unblocker = (): Redis =>
       this.commands ??
@@ -135,7 +135,7 @@ export class RedisBroker implements Broker {
         throw new Error('the broker is closed');
       })();
     this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker, () =>
-      this.work.markSuspect(),
+      this.deliveries.markSuspect(),
     );
     this.resultWaits = new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker);
     this.controlWaits = new BlockingConnection(url, this.displayUrl, 'prefork:control-wait', this.log, unblocker);
@@ -153,7 +153,7 @@ export class RedisBroker implements Broker {
       const conn = createConnection(this.url, 'command', 'prefork:commands', this.log);
       defineScripts(conn);
       // A reply lost with the connection may have reserved entries: look for them on the next fetch.
-      conn.on('close', () => this.work.markSuspect());
+      conn.on('close', () => this.deliveries.markSuspect());
       try {
         await open(conn, this.displayUrl);
       } catch (err) {
@@ -264,7 +264,7 @@ export class RedisBroker implements Broker {
   // consumer
 
   async fetch(request: FetchRequest): Promise<FetchReply> {
-    return this.work.fetch(await this.redis(), request);
+    return this.deliveries.fetch(await this.redis(), request);
   }
 
   async waitForWork(
@@ -276,12 +276,11 @@ export class RedisBroker implements Broker {
   ): Promise<WaitReply> {
     if (queues.length === 0 || signal.aborted) return { deliveries: [], nextDueAt: undefined };
     const redis = await this.redis();
-    return this.work.waitForWork(redis, this.workWaits, nodeId, queues, timeoutMs, signal, count);
+    return this.deliveries.waitForWork(redis, this.workWaits, nodeId, queues, timeoutMs, signal, count);
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
-    const redis = await this.redis();
-    await this.work.settle(redis, settlements).catch((err: unknown) => {
+    await this.deliveries.settle(await this.redis(), settlements).catch((err: unknown) => {
       throw settleError(err);
     });
   }

@@ -9,6 +9,6 @@ export function registerDemo(program: Command): void {
     .option('--jobs <n>', 'how many jobs', parse.positiveInt, 240)
     .option('-c, --concurrency <n>', 'child processes', parse.positiveInt, 3)
     .action((flags: { jobs: number; concurrency: number }) =>
-      runDemo({ jobs: flags.jobs, processes: flags.concurrency, out: process.stdout }),
+      runDemo({ jobs: flags.jobs, concurrency: flags.concurrency, out: process.stdout }),
     );
 }

@@ -13,7 +13,7 @@ const MARKER_SCAN = 1000;
  * and the waiting ones: waiting = XLEN − pending − timer markers, over the
  * stream and its :rd.
  */
-export class Admin {
+export class QueueAdmin {
   constructor(private readonly keys: Keys) {}
 
   async knownQueues(redis: Redis): Promise<string[]> {

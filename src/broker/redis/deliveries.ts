@@ -37,11 +37,11 @@ interface Release {
 type AnySettlement = Settlement | Release;
 
 /**
- * The hot path: fetch (settle + lease + promote + reserve in one script,
+ * Deliveries of jobs to this node and their settlement, the hot path: fetch (settle + lease + promote + reserve in one script,
  * results pipelined in the same round trip), settle alone, and the blocking
  * wait for work.
  */
-export class Work {
+export class Deliveries {
   /** Streams whose consumer group exists (created at 0 with MKSTREAM); cleared on NOGROUP. */
   private readonly grouped = new Set<string>();
   /** Deliveries handed out and not yet settled (queue + receipt). */
