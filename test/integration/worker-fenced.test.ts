@@ -41,7 +41,7 @@ describe('Worker fenced', () => {
       'one job runs, three wait in the node',
     );
     const before = worker.nodeId;
-    await (worker as unknown as { fenced(seenAs: string): Promise<void> }).fenced(before);
+    await worker.reportFenced(before);
     await waitUntil(
       () => lines.some((l) => l.oldNodeId === before && typeof l.dropped === 'number'),
       'the count of dropped jobs is logged',

@@ -192,7 +192,10 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       queueOrder: 'strict',
     }).start();
     await waitUntil(() => readLedger(ledger).length === 20, 'all 20 jobs ran');
-    expect(readLedger(ledger).map((r) => r.queue)).toEqual([...Array(10).fill('high'), ...Array(10).fill('low')]);
+    expect(readLedger(ledger).map((r) => r.queue)).toEqual([
+      ...Array<string>(10).fill('high'),
+      ...Array<string>(10).fill('low'),
+    ]);
   });
 
   it('round-robin: the queue last used goes to the end', async () => {
@@ -311,7 +314,7 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       // The heartbeat and a fetch can both see the same lost lease; the later report must not fence the new id again.
       const after = worker.nodeId;
       const registered = (await other.listNodes()).map((n) => n.id).sort();
-      await (worker as unknown as { fenced(seenAs: string): Promise<void> }).fenced(before);
+      await worker.reportFenced(before);
       expect(worker.nodeId).toBe(after);
       expect((await other.listNodes()).map((n) => n.id).sort()).toEqual(registered);
     } finally {
