@@ -4,7 +4,8 @@
  * and tests on memory:// tell the truth about production.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createBroker, type Broker, type NewJob } from 'prefork';
+import { createBroker, type Broker } from 'prefork';
+import type { NewJob } from '../../dist/broker/types.js';
 import { brokerFor, silent, uniqueName } from '../helpers/worker.js';
 
 const open: Broker[] = [];

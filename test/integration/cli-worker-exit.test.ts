@@ -61,8 +61,8 @@ async function startNode(queue: string, ledger: string, marker: string, concurre
     },
   );
   let out = '';
-  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     proc.once('exit', (code, signal) => resolve({ code, signal })),
   );

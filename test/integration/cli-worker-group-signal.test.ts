@@ -65,8 +65,8 @@ describe('a SIGTERM sent to the whole process group of prefork worker', () => {
     const pgid = node.pid!;
     groups.push(pgid);
     let out = '';
-    node.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    node.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    node.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    node.stderr.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       node.once('exit', (code, signal) => resolve({ code, signal })),
     );

@@ -149,7 +149,7 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     });
 
     const nodes = run(['inspect', 'nodes', '--json', '--broker', url]);
-    expect(JSON.parse(nodes.stdout).map((n: { name: string }) => n.name)).toContain('cli-node');
+    expect((JSON.parse(nodes.stdout) as { name: string }[]).map((n) => n.name)).toContain('cli-node');
 
     const failed = run(['enqueue', 'noSuchTask', '--wait', '--broker', url]);
     expect(failed.code).toBe(1);
@@ -209,7 +209,7 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
         },
       );
       let out = '';
-      proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
       const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
         proc.once('exit', (code, signal) => resolve({ code, signal })),
       );
@@ -245,7 +245,7 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
       },
     );
     let out = '';
-    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       proc.once('exit', (code, signal) => resolve({ code, signal })),
     );

@@ -25,7 +25,7 @@ describe('Autoscaler', () => {
     });
 
     const burst = Array.from({ length: 40 }, (_, i) => pool.apply('sleep', [20 + (i % 5)]));
-    burst.forEach((p) => p.catch(() => undefined));
+    for (const p of burst) p.catch(() => undefined);
     // Each apply() re-evaluates: the pool follows the reserved count up to max at once, without waiting for a tick.
     const ups = events.filter((e) => e.direction === 'up');
     expect(ups.length).toBeGreaterThanOrEqual(1);

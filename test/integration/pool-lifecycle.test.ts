@@ -90,7 +90,7 @@ describe('terminate()', () => {
     const running = [applyAndAwaitStart(pool, 'hang'), applyAndAwaitStart(pool, 'hang')];
     await Promise.all(running.map((r) => r.started));
     const buffered = [pool.apply('echo', [1]), pool.apply('echo', [2]), pool.apply('echo', [3])];
-    buffered.forEach((p) => p.catch(() => undefined));
+    for (const p of buffered) p.catch(() => undefined);
 
     await pool.terminate();
 
@@ -170,7 +170,7 @@ describe('no orphans', () => {
     const parent = spawn(process.execPath, [fixture('orphan-parent.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const line = await new Promise<string>((resolve, reject) => {
-        const rl = createInterface({ input: parent.stdout! });
+        const rl = createInterface({ input: parent.stdout });
         rl.once('line', resolve);
         parent.once('exit', (code, signal) => reject(new Error(`orphan-parent exited early: ${code ?? signal}`)));
       });

@@ -111,7 +111,10 @@ describe('Acker', () => {
       // Not held: it is on its way without a fetch (a held one would still be queued for the carry below).
       await turns(3);
       let carried: Settlement[] | undefined;
-      await acker.carry(async (settle) => (carried = settle));
+      await acker.carry((settle) => {
+        carried = settle;
+        return Promise.resolve();
+      });
       expect(carried).toEqual([]);
       await acker.flush();
       expect((await broker.getResult(d!.job.id))?.state).toBe('SUCCESS');

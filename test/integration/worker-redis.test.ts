@@ -4,7 +4,6 @@
  * start.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-// @ts-expect-error plain ESM helper shared with the benchmarks
 import { freePort, startRedisServer } from '../../scripts/redis.mjs';
 import { Redis } from 'ioredis';
 import {
@@ -20,13 +19,6 @@ import {
 } from '../helpers/worker.js';
 
 afterEach(cleanup);
-
-interface RedisServer {
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-  restart(): Promise<void>;
-}
 
 describe('Worker over Redis: failures of nodes and of Redis', () => {
   it('a node SIGKILLed with jobs buffered and running loses none: another node recovers and completes them', async () => {
@@ -73,7 +65,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   });
 
   it('Redis restarted under a running node: it reconnects, re-arms its blocking read and keeps working', async () => {
-    const server = (await startRedisServer()) as RedisServer;
+    const server = await startRedisServer();
     try {
       const namespace = uniqueName('ns');
       await makeWorker({ broker: server.url, namespace }).start();
@@ -90,7 +82,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   });
 
   it('Redis stopped mid-run: a warm stop({ deadline }) still ends; what the broker could not confirm is logged with the job ids and dropped', async () => {
-    const server = (await startRedisServer()) as RedisServer;
+    const server = await startRedisServer();
     try {
       const namespace = uniqueName('ns');
       const ledger = newLedger();
@@ -132,14 +124,14 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   });
 
   it('Redis absent at start: the worker keeps retrying and starts once Redis is there', async () => {
-    const port = (await freePort()) as number;
+    const port = await freePort();
     const namespace = uniqueName('ns');
     const worker = makeWorker({ broker: `redis://127.0.0.1:${port}`, namespace });
     let started = false;
     const starting = worker.start().then(() => (started = true));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(started).toBe(false);
-    const server = (await startRedisServer({ port })) as RedisServer;
+    const server = await startRedisServer({ port });
     try {
       await starting;
       const client = makeClient(server.url, namespace);

@@ -68,7 +68,6 @@ const knowsBrokers = under(
   'worker-options.ts',
   'ioredis',
 );
-const isRedis = under('broker/redis/');
 
 /** The edges `from` files matching `source` make to modules matching `forbidden`, as "a -> b" lines. */
 function directEdges(source: (m: Module) => boolean, forbidden: (m: Module) => boolean): string[] {
