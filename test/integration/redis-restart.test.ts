@@ -108,7 +108,7 @@ describe('RedisBroker: Redis restarted mid-run', () => {
       expect(ids(first.deliveries)).toEqual([seen.id]);
       // As if a fetch ran on Redis and its reply died with the connection: reserved for N, never seen by N.
       await raw.xreadgroup('GROUP', 'w', 'N', 'COUNT', 1, 'STREAMS', '{orphans}:q:default', '>');
-      await raw.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await raw.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       // Any round trip after the kill goes over a new connection; the one after it looks for orphans.
       await eventually(() => fetchFrom(broker, 'N', ['default'], 0));
       const next = await fetchFrom(broker, 'N', ['default'], 5);
