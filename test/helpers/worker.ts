@@ -108,19 +108,6 @@ export async function cleanup(): Promise<void> {
   for (const stop of stoppers.splice(0).reverse()) await stop();
 }
 
-/** Waits until `check()` is true; the deadline only keeps a broken test from hanging. */
-export async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  deadlineMs = 30_000,
-): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export interface NodeProcess {
   proc: ChildProcess;
   nodeId: string;

@@ -12,7 +12,6 @@ import {
   release,
   startPool,
   terminatePools,
-  waitUntil,
 } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -181,11 +180,12 @@ describe('no orphans', () => {
       const exited = new Promise((resolve) => parent.once('exit', resolve));
       parent.kill('SIGKILL');
       await exited;
-      await waitUntil(
-        () => children.every(isGone),
-        `children ${children.join(', ')} of the killed parent to exit`,
-        30_000,
-      );
+      await expect
+        .poll(() => children.filter((pid) => !isGone(pid)), {
+          message: `children ${children.join(', ')} of the killed parent to exit`,
+          timeout: 30_000,
+        })
+        .toEqual([]);
     } finally {
       parent.kill('SIGKILL');
     }

@@ -15,7 +15,6 @@ import {
   readLedger,
   startNode,
   uniqueName,
-  waitUntil,
 } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -33,7 +32,9 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     );
     const client = makeClient(url, namespace);
     const jobs = await client.enqueueMany(Array.from({ length: 40 }, () => ({ name: 'record', args: [150] })));
-    await waitUntil(() => readLedger(ledger).length >= 3, 'node A started some jobs');
+    await expect
+      .poll(() => readLedger(ledger).length, { message: 'node A started some jobs' })
+      .toBeGreaterThanOrEqual(3);
     a.proc.kill('SIGKILL');
     expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
@@ -56,7 +57,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     );
     const client = makeClient(url, namespace);
     const jobs = await client.enqueueMany(Array.from({ length: 10 }, () => ({ name: 'record', args: [200] })));
-    await waitUntil(() => readLedger(ledger).length >= 1, 'node A started a job');
+    await expect.poll(() => readLedger(ledger).length, { message: 'node A started a job' }).toBeGreaterThanOrEqual(1);
     a.proc.kill('SIGTERM');
     expect(await a.exited).toEqual({ code: 0, signal: null });
     await makeWorker({ broker: url, namespace, ledger, concurrency: 2 }).start();
@@ -91,7 +92,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
       await worker.start();
       const client = makeClient(server.url, namespace);
       const [job] = await client.enqueueMany([{ name: 'record', args: [500] }]);
-      await waitUntil(() => readLedger(ledger).length >= 1, 'the job started');
+      await expect.poll(() => readLedger(ledger).length, { message: 'the job started' }).toBeGreaterThanOrEqual(1);
       await server.stop();
       // The job finishes, but its ack cannot land: without a deadline this stop never ended.
       const stopping = worker.stop({ deadline: 1_000 });
