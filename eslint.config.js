@@ -6,7 +6,6 @@ import tseslint from 'typescript-eslint';
 export default tseslint.config(
   {
     ignores: [
-      'test/',
       'dist/',
       'node_modules/',
       'coverage/',

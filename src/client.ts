@@ -174,6 +174,15 @@ export class Client {
     return jobs.map((job) => new JobHandle(job.id, this, job.options.ignoreResult === true, true));
   }
 
+  /**
+   * Results announced before anyone waited for them, kept (up to a bound) for
+   * the waiter to come. For tests: the memory this holds shows nowhere else.
+   * @internal
+   */
+  get parkedResults(): number {
+    return this.arrived.size;
+  }
+
   /** A handle for a job enqueued elsewhere (its result is not announced to this client, so waiting re-reads it). */
   handle(id: string): JobHandle {
     return new JobHandle(id, this, false, false);

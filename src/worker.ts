@@ -336,6 +336,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
+   * What a fetch or a heartbeat does when the broker says `seenAs` lost its
+   * lease. For tests: a real fence needs the node stalled past its lease (and
+   * the recovered jobs then come back to it), and a late second report of one
+   * fence is a race no public call can order.
+   * @internal
+   */
+  reportFenced(seenAs: string): Promise<void> {
+    return this.fenced(seenAs);
+  }
+
+  /**
    * Fenced (seen by a fetch or a heartbeat under `seenAs`): drop the buffer,
    * take a fresh id and lease. Once per lost lease: when both saw the same
    * id fenced, the second one finds the id already replaced and does nothing

@@ -12,9 +12,9 @@ import { silent } from './worker.js';
 
 export interface BrokerScope {
   /** A connected handle on this test's broker. */
-  broker(options?: BrokerOptions): Promise<Broker>;
+  broker: (options?: BrokerOptions) => Promise<Broker>;
   /** Registers node `id` on `queues` through `b`; returns the id. */
-  node(b: Broker, id: string, queues?: string[]): Promise<string>;
+  node: (b: Broker, id: string, queues?: string[]) => Promise<string>;
 }
 
 /** Call inside the describe; `prefix` names the memory brokers and namespaces of the file. */
@@ -26,7 +26,7 @@ export function eachBrokerScope(kind: 'memory' | 'redis', prefix: string): Broke
     await Promise.all(open.splice(0).map((b) => b.close()));
   });
   return {
-    async broker(options: BrokerOptions = {}): Promise<Broker> {
+    broker: async (options: BrokerOptions = {}): Promise<Broker> => {
       scope ??= {
         url: kind === 'memory' ? `memory://${prefix}-${randomUUID()}` : inject('redisUrl'),
         namespace: `${prefix}${randomUUID().slice(0, 8)}`,
@@ -36,7 +36,7 @@ export function eachBrokerScope(kind: 'memory' | 'redis', prefix: string): Broke
       await b.connect();
       return b;
     },
-    async node(b: Broker, id: string, queues: string[] = ['q']): Promise<string> {
+    node: async (b: Broker, id: string, queues: string[] = ['q']): Promise<string> => {
       await b.register({
         id,
         name: `${id}@test`,

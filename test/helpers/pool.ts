@@ -61,18 +61,6 @@ export function recordEvents<K extends keyof PoolEvents>(pool: Pool, name: K): P
   return seen;
 }
 
-/**
- * Polls `condition` until it holds. The deadline only bounds a hang; it is
- * generous on purpose and asserts nothing about speed.
- */
-export async function waitUntil(condition: () => boolean, what: string, deadlineMs = 20_000): Promise<void> {
-  const giveUp = Date.now() + deadlineMs;
-  while (!condition()) {
-    if (Date.now() > giveUp) throw new Error(`gave up waiting for ${what} after ${deadlineMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 /** The pids of the pool's children, in the pool's order. */
 export function pids(pool: Pool): number[] {
   return pool.stats().processes.map((p) => p.pid);

@@ -60,13 +60,16 @@ export async function emptyRedisDb(db: number): Promise<string> {
 /** A ledger file; tasks append to it through $PREFORK_TEST_LEDGER (set on the children via pool.env). */
 export function newLedger(): string {
   const dir = mkdtempSync(join(tmpdir(), 'prefork-test-'));
-  stoppers.push(async () => rmSync(dir, { recursive: true, force: true }));
+  stoppers.push(() => {
+    rmSync(dir, { recursive: true, force: true });
+    return Promise.resolve();
+  });
   return join(dir, 'ledger');
 }
 
 /** Lines of the ledger: [jobId, queue, epochMs]. */
 export function readLedger(file: string): { id: string; queue: string; at: number }[] {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(file, 'utf8');
   } catch {
@@ -105,19 +108,6 @@ export async function cleanup(): Promise<void> {
   for (const stop of stoppers.splice(0).reverse()) await stop();
 }
 
-/** Waits until `check()` is true; the deadline only keeps a broken test from hanging. */
-export async function waitUntil(
-  check: () => boolean | Promise<boolean>,
-  what: string,
-  deadlineMs = 30_000,
-): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`gave up waiting: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
-
 export interface NodeProcess {
   proc: ChildProcess;
   nodeId: string;
@@ -143,7 +133,7 @@ export function startNode(options: Record<string, unknown>, ledger: string): Pro
   });
   return new Promise((resolve, reject) => {
     let out = '';
-    proc.stdout!.on('data', (chunk: Buffer) => {
+    proc.stdout.on('data', (chunk: Buffer) => {
       out += chunk.toString();
       const m = /ready (\S+)/.exec(out);
       if (m) resolve({ proc, nodeId: m[1] as string, exited });

@@ -75,7 +75,7 @@ describe('prefork control and inspect stats against worker nodes', () => {
     expect(r.stdout.trim().split('\n')).toEqual([expect.stringMatching(/^-> ctl-b /)]);
   });
 
-  it("grow and shrink resize one node's pool; inspect stats shows it", async () => {
+  it("grow and shrink resize one node's pool; inspect stats shows it", () => {
     expect(stats('--node', 'ctl-a').map(live)).toEqual([2]);
     const grown = run(['control', 'grow', '2', '--node', 'ctl-a', '--broker', url]);
     expect(grown.code).toBe(0);

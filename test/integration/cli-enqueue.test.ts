@@ -5,8 +5,9 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { emptyRedisDb, fixture, newLedger, waitUntil } from '../helpers/worker.js';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { WAIT } from '../helpers/wait.js';
+import { emptyRedisDb, fixture, newLedger } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 11;
@@ -95,7 +96,8 @@ describe('enqueue options against a worker on Redis', () => {
     );
     let out = '';
     worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+    // In a hook: vi.waitFor (expect.poll runs only inside a test).
+    await vi.waitFor(() => expect(out, 'the worker is ready').toContain('worker ready'), WAIT);
   });
   afterAll(() => {
     if (worker?.exitCode === null) worker.kill('SIGKILL');
@@ -151,7 +153,7 @@ describe('enqueue options against a worker on Redis', () => {
     expect(JSON.parse(r.stdout)).toMatchObject({ state: 'FAILURE', error: { name: 'SoftTimeLimitExceeded' } });
   });
 
-  it('--ignore-result runs the job and stores nothing', async () => {
+  it('--ignore-result runs the job and stores nothing', () => {
     const marker = run(['enqueue', 'echo', '1', '--ignore-result', '--broker', url]).stdout.trim();
     // A job enqueued after it on the same queue and node finishes after it (one child, fair).
     const after = run(['enqueue', 'echo', '2', '--wait', '--json', '--broker', url]);

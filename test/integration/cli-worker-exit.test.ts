@@ -10,16 +10,7 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
-import {
-  cleanup,
-  emptyRedisDb,
-  fixture,
-  makeClient,
-  newLedger,
-  readLedger,
-  silent,
-  waitUntil,
-} from '../helpers/worker.js';
+import { cleanup, emptyRedisDb, fixture, makeClient, newLedger, readLedger, silent } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 9;
@@ -61,13 +52,13 @@ async function startNode(queue: string, ledger: string, marker: string, concurre
     },
   );
   let out = '';
-  proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
   const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
     proc.once('exit', (code, signal) => resolve({ code, signal })),
   );
   procs.push(proc);
-  await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+  await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
   return { output: () => out, exited, kill: (signal) => proc.kill(signal) };
 }
 
@@ -88,7 +79,7 @@ describe('prefork worker whose pool fails', () => {
     const marker = join(dirname(ledger), 'broken');
     const node = await startNode(queue, ledger, marker, 1);
     await makeClient(url).enqueue('crashWhenBroken', [], { queue });
-    await waitUntil(() => readLedger(ledger).length === 1, 'the job started');
+    await expect.poll(() => readLedger(ledger).length, { message: 'the job started' }).toBe(1);
     // Its child dies and no replacement can load the module: the pool fails.
     writeFileSync(marker, '');
     expect(await node.exited).toEqual({ code: 1, signal: null });
@@ -103,10 +94,10 @@ describe('prefork worker whose pool fails', () => {
     const client = makeClient(url);
     await client.enqueue('record', [600_000], { queue });
     await client.enqueue('crashWhenBroken', [], { queue });
-    await waitUntil(() => readLedger(ledger).length === 2, 'both jobs started');
+    await expect.poll(() => readLedger(ledger).length, { message: 'both jobs started' }).toBe(2);
     node.kill('SIGTERM');
     // The warm stop waits for the long job; only then does a child die and the pool fail.
-    await waitUntil(() => node.output().includes('worker stopping'), 'the worker is stopping');
+    await expect.poll(() => node.output(), { message: 'the worker is stopping' }).toContain('worker stopping');
     writeFileSync(marker, '');
     expect(await node.exited).toEqual({ code: 1, signal: null });
     expect(node.output()).toMatch(/pool failed/);

@@ -8,16 +8,7 @@ import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
-import {
-  cleanup,
-  emptyRedisDb,
-  fixture,
-  makeClient,
-  newLedger,
-  readLedger,
-  silent,
-  waitUntil,
-} from '../helpers/worker.js';
+import { cleanup, emptyRedisDb, fixture, makeClient, newLedger, readLedger, silent } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 13;
@@ -65,25 +56,26 @@ describe('a SIGTERM sent to the whole process group of prefork worker', () => {
     const pgid = node.pid!;
     groups.push(pgid);
     let out = '';
-    node.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    node.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    node.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    node.stderr.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       node.once('exit', (code, signal) => resolve({ code, signal })),
     );
-    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+    await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
 
     const client = makeClient(url);
     const running = [
       await client.enqueue('record', [1_500], { queue }),
       await client.enqueue('record', [1_500], { queue }),
     ];
-    await waitUntil(() => readLedger(ledger).length === 2, 'both children run a job');
+    await expect.poll(() => readLedger(ledger).length, { message: 'both children run a job' }).toBe(2);
     // Prefetched behind the running jobs (fair: no idle child), never started.
     const unstarted = [await client.enqueue('record', [], { queue }), await client.enqueue('record', [], { queue })];
-    await waitUntil(
-      async () => ((await counts(queue)) as { reserved: number }).reserved === 4,
-      'the node holds all four jobs',
-    );
+    await expect
+      .poll(async () => ((await counts(queue)) as { reserved: number }).reserved, {
+        message: 'the node holds all four jobs',
+      })
+      .toBe(4);
 
     process.kill(-pgid, 'SIGTERM');
 

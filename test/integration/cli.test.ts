@@ -6,7 +6,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
-import { cleanup, emptyRedisDb, fixture, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
+import { cleanup, emptyRedisDb, fixture, newLedger, readLedger, silent } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 7;
@@ -122,7 +122,7 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       worker!.once('exit', (code, signal) => resolve({ code, signal })),
     );
-    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+    await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
     const banner = out.split('\n')[0] ?? '';
     expect(banner).toMatch(/^prefork worker cli-node \(pid \d+\)/);
     expect(banner).toContain('queues default,other');
@@ -136,10 +136,9 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
 
     const id = run(['enqueue', 'echo', '{"a":1}', '--queue', 'other', '--broker', url]).stdout.trim();
     expect(id).toMatch(/^[0-9a-f-]{36}$/);
-    await waitUntil(
-      () => run(['result', id, '--json', '--broker', url]).stdout.includes('SUCCESS'),
-      'the echo job finished',
-    );
+    await expect
+      .poll(() => run(['result', id, '--json', '--broker', url]).stdout, { message: 'the echo job finished' })
+      .toContain('SUCCESS');
     expect(JSON.parse(run(['result', id, '--json', '--broker', url]).stdout)).toMatchObject({
       id,
       state: 'SUCCESS',
@@ -149,7 +148,7 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     });
 
     const nodes = run(['inspect', 'nodes', '--json', '--broker', url]);
-    expect(JSON.parse(nodes.stdout).map((n: { name: string }) => n.name)).toContain('cli-node');
+    expect((JSON.parse(nodes.stdout) as { name: string }[]).map((n) => n.name)).toContain('cli-node');
 
     const failed = run(['enqueue', 'noSuchTask', '--wait', '--broker', url]);
     expect(failed.code).toBe(1);
@@ -209,13 +208,13 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
         },
       );
       let out = '';
-      proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+      proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
       const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
         proc.once('exit', (code, signal) => resolve({ code, signal })),
       );
-      await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+      await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
       run(['enqueue', 'record', '60000', '--queue', queue, '--broker', url]);
-      await waitUntil(() => readLedger(ledger).length === 1, 'the long job started');
+      await expect.poll(() => readLedger(ledger).length, { message: 'the long job started' }).toBe(1);
       for (const signal of signals) {
         proc.kill(signal);
         await new Promise((resolve) => setTimeout(resolve, 50));
@@ -245,13 +244,13 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
       },
     );
     let out = '';
-    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
       proc.once('exit', (code, signal) => resolve({ code, signal })),
     );
-    await waitUntil(() => out.includes('worker ready'), 'the worker is ready');
+    await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
     const id = run(['enqueue', 'record', '500', '--queue', queue, '--broker', url]).stdout.trim();
-    await waitUntil(() => readLedger(ledger).length === 1, 'the job started');
+    await expect.poll(() => readLedger(ledger).length, { message: 'the job started' }).toBe(1);
     process.kill(-proc.pid!, 'SIGINT');
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(JSON.parse(run(['result', id, '--json', '--broker', url]).stdout)).toMatchObject({ id, state: 'SUCCESS' });

@@ -161,7 +161,7 @@ describe('withdraw()', () => {
     const running = applyAndAwaitStart(pool, 'block');
     const busy = await running.started;
     const waiting = [pool.apply('echo', [1]), pool.apply('echo', [2]), pool.apply('echo', [3])];
-    waiting.forEach((p) => p.catch(() => undefined));
+    for (const p of waiting) p.catch(() => undefined);
     await Promise.resolve();
     expect(pool.withdraw()).toBe(3);
     for (const job of waiting) await expect(job).rejects.toBeInstanceOf(JobWithdrawnError);

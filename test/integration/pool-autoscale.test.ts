@@ -1,14 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ScaleEvent } from 'prefork';
-import {
-  applyAndAwaitStart,
-  pids,
-  recordEvents,
-  release,
-  startPool,
-  terminatePools,
-  waitUntil,
-} from '../helpers/pool.js';
+import { applyAndAwaitStart, pids, recordEvents, release, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -25,7 +17,7 @@ describe('Autoscaler', () => {
     });
 
     const burst = Array.from({ length: 40 }, (_, i) => pool.apply('sleep', [20 + (i % 5)]));
-    burst.forEach((p) => p.catch(() => undefined));
+    for (const p of burst) p.catch(() => undefined);
     // Each apply() re-evaluates: the pool follows the reserved count up to max at once, without waiting for a tick.
     const ups = events.filter((e) => e.direction === 'up');
     expect(ups.length).toBeGreaterThanOrEqual(1);
@@ -34,11 +26,12 @@ describe('Autoscaler', () => {
     expect(pool.size).toBe(4);
     await Promise.all(burst);
 
-    await waitUntil(
-      () => events.some((e) => e.direction === 'down') && pool.size === 1,
-      'the pool to shrink back to 1',
-    );
-    await waitUntil(() => pids(pool).length === 1, 'the retired children to exit');
+    await expect
+      .poll(() => events.some((e) => e.direction === 'down') && pool.size === 1, {
+        message: 'the pool to shrink back to 1',
+      })
+      .toBe(true);
+    await expect.poll(() => pids(pool).length, { message: 'the retired children to exit' }).toBe(1);
     for (const e of events) {
       expect(e.to).toBeLessThanOrEqual(4);
       expect(e.to).toBeGreaterThanOrEqual(1);
@@ -63,14 +56,16 @@ describe('Autoscaler', () => {
     const idle = pids(pool).find((pid) => pid !== busy)!;
     expect(idle).toBeDefined();
 
-    await waitUntil(() => events.some((e) => e.direction === 'down'), 'a scale-down after keepalive');
+    await expect
+      .poll(() => events.some((e) => e.direction === 'down'), { message: 'a scale-down after keepalive' })
+      .toBe(true);
     expect(events.find((e) => e.direction === 'down')).toMatchObject({ from: 2, to: 1, reserved: 1 });
-    await waitUntil(() => !pids(pool).includes(idle), 'the idle child to exit');
+    await expect.poll(() => pids(pool), { message: 'the idle child to exit' }).not.toContain(idle);
     expect(pool.stats().processes).toMatchObject([{ pid: busy, state: 'busy' }]);
 
     release(busy);
     await expect(job.result).resolves.toBe(busy);
-    await waitUntil(() => pids(pool).length === 0, 'the pool to shrink to min = 0 once idle');
+    await expect.poll(() => pids(pool).length, { message: 'the pool to shrink to min = 0 once idle' }).toBe(0);
     expect(events.at(-1)).toMatchObject({ direction: 'down', to: 0, reserved: 0 });
     expect(pool.stats().totals).toMatchObject({ done: 1, lost: 0, failed: 0 });
   });
@@ -81,7 +76,9 @@ describe('Autoscaler', () => {
     pool.setAutoscale(4, 3);
     expect(pool.stats().autoscale).toEqual({ max: 4, min: 3 });
     expect(events[0]).toMatchObject({ direction: 'up', from: 1, to: 3 });
-    await waitUntil(() => pool.stats().processes.filter((p) => p.state === 'idle').length === 3, 'three idle children');
+    await expect
+      .poll(() => pool.stats().processes.filter((p) => p.state === 'idle').length, { message: 'three idle children' })
+      .toBe(3);
   });
 
   it('setAutoscale() on a pool without autoscale throws', async () => {

@@ -8,7 +8,6 @@ import {
   recordEvents,
   startPool,
   terminatePools,
-  waitUntil,
 } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -47,10 +46,9 @@ describe('a child that dies under a job', () => {
     expect(lost[0]).toMatchObject({ name: 'hang', pid: victim });
     expect(lost[0]!.error).toBe(err);
 
-    await waitUntil(
-      () => pids(pool).length === 2 && pool.stats().processes.every((p) => p.state === 'idle'),
-      'two idle children again',
-    );
+    await expect
+      .poll(() => pool.stats().processes.map((p) => p.state), { message: 'two idle children again' })
+      .toEqual(['idle', 'idle']);
     expect(pids(pool)).not.toContain(victim);
     expect(pids(pool)).toContain(newPid);
     expect(pool.stats().totals).toMatchObject({ lost: 1, failed: 1, restarts: 1 });

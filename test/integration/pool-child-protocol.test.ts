@@ -45,7 +45,7 @@ function startChild(): Driven {
   const messages: unknown[][] = [];
   const waiters: { accept: (msg: unknown[]) => boolean; resolve: (msg: unknown[]) => void }[] = [];
   const decoder = new FrameDecoder(1 << 20);
-  child.stdout!.on('data', (chunk: Buffer) =>
+  child.stdout.on('data', (chunk: Buffer) =>
     decoder.push(chunk, (body) => {
       const msg = decodeBody(body) as unknown[];
       messages.push(msg);
@@ -65,7 +65,7 @@ function startChild(): Driven {
       return seen ? Promise.resolve(seen) : new Promise((resolve) => waiters.push({ accept, resolve }));
     },
     send: (...frames) => {
-      child.stdin!.write(Buffer.concat(frames.map((f) => encodeFrame(f))));
+      child.stdin.write(Buffer.concat(frames.map((f) => encodeFrame(f))));
     },
     exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
   };

@@ -12,7 +12,6 @@ import {
   release,
   startPool,
   terminatePools,
-  waitUntil,
 } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -90,7 +89,7 @@ describe('terminate()', () => {
     const running = [applyAndAwaitStart(pool, 'hang'), applyAndAwaitStart(pool, 'hang')];
     await Promise.all(running.map((r) => r.started));
     const buffered = [pool.apply('echo', [1]), pool.apply('echo', [2]), pool.apply('echo', [3])];
-    buffered.forEach((p) => p.catch(() => undefined));
+    for (const p of buffered) p.catch(() => undefined);
 
     await pool.terminate();
 
@@ -170,7 +169,7 @@ describe('no orphans', () => {
     const parent = spawn(process.execPath, [fixture('orphan-parent.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
     try {
       const line = await new Promise<string>((resolve, reject) => {
-        const rl = createInterface({ input: parent.stdout! });
+        const rl = createInterface({ input: parent.stdout });
         rl.once('line', resolve);
         parent.once('exit', (code, signal) => reject(new Error(`orphan-parent exited early: ${code ?? signal}`)));
       });
@@ -181,11 +180,12 @@ describe('no orphans', () => {
       const exited = new Promise((resolve) => parent.once('exit', resolve));
       parent.kill('SIGKILL');
       await exited;
-      await waitUntil(
-        () => children.every(isGone),
-        `children ${children.join(', ')} of the killed parent to exit`,
-        30_000,
-      );
+      await expect
+        .poll(() => children.filter((pid) => !isGone(pid)), {
+          message: `children ${children.join(', ')} of the killed parent to exit`,
+          timeout: 30_000,
+        })
+        .toEqual([]);
     } finally {
       parent.kill('SIGKILL');
     }

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StrategyName } from 'prefork';
-import { fixture, nextEvent, pids, recordEvents, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+import { fixture, nextEvent, pids, recordEvents, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -15,7 +15,7 @@ describe('recycling children', () => {
       for (const pid of ran) perPid.set(pid, (perPid.get(pid) ?? 0) + 1);
       expect([...perPid.values()]).toEqual([3, 3, 3]);
       // The third child retires after its third job too; its exit is an expected one, like the others'.
-      await waitUntil(() => downs.length === 3, 'the three used-up children to exit');
+      await expect.poll(() => downs.length, { message: 'the three used-up children to exit' }).toBe(3);
       expect(downs.every((d) => d.expected && d.exitCode === 0)).toBe(true);
       expect(new Set(downs.map((d) => d.pid))).toEqual(new Set(perPid.keys()));
       expect(pool.stats().totals).toMatchObject({ done: 9, failed: 0, lost: 0 });

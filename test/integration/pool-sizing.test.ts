@@ -1,14 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import {
-  applyAndAwaitStart,
-  makePool,
-  nextEvent,
-  pids,
-  release,
-  startPool,
-  terminatePools,
-  waitUntil,
-} from '../helpers/pool.js';
+import { applyAndAwaitStart, makePool, nextEvent, pids, release, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -30,7 +21,7 @@ describe('grow and shrink', () => {
     const ups: number[] = [];
     pool.on('process-up', ({ pid }) => ups.push(pid));
     pool.grow(2);
-    await waitUntil(() => ups.length === 2, 'two new children to come up');
+    await expect.poll(() => ups.length, { message: 'two new children to come up' }).toBe(2);
     expect(pool.size).toBe(3);
     const procs = pool.stats().processes;
     expect(procs.map((p) => p.pid).sort()).toEqual([first!, ...ups].sort());

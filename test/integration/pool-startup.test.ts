@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PoolFailedError } from 'prefork';
-import { fixture, makePool, pids, recordEvents, terminatePools, waitUntil } from '../helpers/pool.js';
+import { fixture, makePool, pids, recordEvents, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -32,7 +32,7 @@ describe('a pool whose children cannot become ready', () => {
     expect(downs.length).toBeGreaterThanOrEqual(2);
     for (const down of downs.slice(0, 2)) expect(down).toMatchObject({ signal: 'SIGKILL', expected: false });
     await expect(pool.apply('echo', [1])).rejects.toBeInstanceOf(PoolFailedError);
-    await waitUntil(() => pids(pool).length === 0, 'the last child to be gone');
+    await expect.poll(() => pids(pool).length, { message: 'the last child to be gone' }).toBe(0);
   });
 
   it('throws-on-import: start() fails with PoolFailedError naming the module and the import error, without fork-looping', async () => {
@@ -42,7 +42,7 @@ describe('a pool whose children cannot become ready', () => {
     const err = await startFailure(pool);
     expect(err.message).toContain(app);
     expect(err.message).toContain('fixture refuses to load: DATABASE_URL is not set');
-    await waitUntil(() => pids(pool).length === 0, 'every child to be gone');
+    await expect.poll(() => pids(pool).length, { message: 'every child to be gone' }).toBe(0);
     // maxRestarts + 1 deaths fail the pool; at most the children already starting then die too.
     expect(downs.length).toBeGreaterThanOrEqual(4);
     expect(downs.length).toBeLessThanOrEqual(4 + 2);

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobWithdrawnError, SoftTimeLimitExceeded } from 'prefork';
-import { fixture, pids, release, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+import { fixture, pids, release, startPool, terminatePools } from '../helpers/pool.js';
 
 let dir: string;
 beforeEach(() => {
@@ -37,7 +37,7 @@ describe("withdraw() with fcfs: jobs already written into a child's pipe", () =>
     expect(pool.stats().outbound).toBe(0);
     expect(pool.withdraw()).toBe(0);
     // The child answers while its running job is still blocked.
-    await waitUntil(() => outcomes.length === 5, 'the queued jobs to come back from the child');
+    await expect.poll(() => outcomes.length, { message: 'the queued jobs to come back from the child' }).toBe(5);
     for (const outcome of outcomes) {
       expect(outcome.status).toBe('rejected');
       expect((outcome as PromiseRejectedResult).reason).toBeInstanceOf(JobWithdrawnError);
@@ -61,10 +61,12 @@ describe("withdraw() with fcfs: jobs already written into a child's pipe", () =>
         () => settled++,
         () => settled++,
       );
-    await waitUntil(() => starts.length > 0, 'a child to start a job');
+    await expect.poll(() => starts.length, { message: 'a child to start a job' }).toBeGreaterThan(0);
     pool.withdraw();
     const closed = pool.close();
-    await waitUntil(() => settled === jobs.length - starts.length, 'the unstarted jobs to come back');
+    await expect
+      .poll(() => settled === jobs.length - starts.length, { message: 'the unstarted jobs to come back' })
+      .toBe(true);
     for (const pid of starts) release(pid);
     await closed;
     const outcomes = await Promise.allSettled(jobs);
@@ -109,7 +111,7 @@ describe('a child told to SHUTDOWN while its job runs (maxTasksPerChild)', () =>
     );
     expect(err).toBeInstanceOf(SoftTimeLimitExceeded);
     // The retired child then left by itself, and its replacement serves jobs.
-    await waitUntil(() => !pids(pool).includes(pid!), 'the retired child to exit');
+    await expect.poll(() => pids(pool), { message: 'the retired child to exit' }).not.toContain(pid!);
     await expect(pool.apply('echo', [1])).resolves.toBe(1);
   });
 });

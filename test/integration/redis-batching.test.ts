@@ -61,7 +61,7 @@ describe('RedisBroker: bulk enqueue', () => {
     await broker.enqueue(jobs);
     const got = await fetchFrom(broker, NODE, ['x'], 50);
     expect(got.deliveries.map((d) => d.job)).toEqual(
-      jobs.map((j) =>
+      jobs.map((j): unknown =>
         expect.objectContaining({
           id: j.id,
           task: j.task,

@@ -1,7 +1,8 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { unpack } from 'msgpackr';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { WAIT } from '../helpers/wait.js';
 import { fetchFrom, ids, job, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
 let scope: Scope;
@@ -146,11 +147,10 @@ describe('RedisBroker: delayed jobs', () => {
     expect(now.nextDueAt).toBeDefined();
     expect((await broker.counts(['default']))[0]!.delayed).toBe(2);
     const got: string[] = [];
-    while (got.length < 2) {
-      const reply = await fetchFrom(broker, NODE, ['default'], 10);
-      got.push(...ids(reply.deliveries));
-      if (reply.deliveries.length === 0) await sleep(Math.max(5, (reply.nextDueAt ?? Date.now()) - Date.now()));
-    }
+    await vi.waitFor(async () => {
+      got.push(...ids((await fetchFrom(broker, NODE, ['default'], 10)).deliveries));
+      expect(got).toHaveLength(2);
+    }, WAIT);
     expect(got).toEqual([early.id, late.id]);
   });
 
@@ -212,15 +212,11 @@ describe('RedisBroker: delayed jobs', () => {
     const d = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries[0]!;
     await broker.settle([{ kind: 'retry', delivery: d, delay: 150, result: result(d, 'RETRY') }]);
     expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 1 });
-    let again;
-    for (;;) {
-      const reply = await fetchFrom(broker, NODE, ['default'], 1);
-      if (reply.deliveries.length > 0) {
-        again = reply.deliveries[0]!;
-        break;
-      }
-      await sleep(Math.max(5, (reply.nextDueAt ?? Date.now()) - Date.now()));
-    }
+    const again = await vi.waitFor(async () => {
+      const [delivery] = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries;
+      if (delivery === undefined) throw new Error('the retried job is not due yet');
+      return delivery;
+    }, WAIT);
     expect(again.job).toMatchObject({ id: j.id, attempt: 1, redeliveries: 0, options: { retries: 3 } });
     expect((await broker.getResult(j.id))?.state).toBe('RETRY');
   });

@@ -1,6 +1,7 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { WAIT } from '../helpers/wait.js';
 import { fetchFrom, ids, job, registerNode, Scope, sleep } from './redis-helpers.js';
 
 const LEASE = 300;
@@ -18,13 +19,16 @@ afterEach(async () => {
 });
 
 /** Lets A's lease run out while B keeps beating; returns what B's heartbeat reported. */
-async function expireA(): Promise<string[]> {
-  for (;;) {
-    await sleep(LEASE / 3);
-    const beat = await b.heartbeat('B', ['default']);
-    expect(beat.fenced).toBe(false);
-    if (beat.expired.length > 0) return beat.expired;
-  }
+function expireA(): Promise<string[]> {
+  return vi.waitFor(
+    async () => {
+      const beat = await b.heartbeat('B', ['default']);
+      expect(beat.fenced).toBe(false);
+      expect(beat.expired).not.toEqual([]);
+      return beat.expired;
+    },
+    { ...WAIT, interval: LEASE / 3 },
+  );
 }
 
 describe('RedisBroker: membership', () => {

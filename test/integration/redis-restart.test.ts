@@ -1,23 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { BrokerUnavailableError } from '../../dist/errors.js';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { freePort, startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
 import { Redis } from 'ioredis';
+import { WAIT } from '../helpers/wait.js';
 import { fetchFrom, ids, job, log, registerNode, sleep } from './redis-helpers.js';
 
 /** Retries an operation while Redis is coming back (the broker's own callers retry the same way). */
-async function eventually<T>(op: () => Promise<T>, ms = 10_000): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    try {
-      return await op();
-    } catch (err) {
-      if (Date.now() > deadline) throw err;
-      await sleep(100);
-    }
-  }
-}
+const eventually = <T>(op: () => Promise<T>): Promise<T> => vi.waitFor(op, { ...WAIT, interval: 100 });
 
 describe('RedisBroker: Redis unreachable at connect', () => {
   it('rejects with BrokerUnavailableError, and connects once Redis is there', async () => {
@@ -109,7 +100,7 @@ describe('RedisBroker: Redis restarted mid-run', () => {
       expect(ids(first.deliveries)).toEqual([seen.id]);
       // As if a fetch ran on Redis and its reply died with the connection: reserved for N, never seen by N.
       await raw.xreadgroup('GROUP', GROUP, 'N', 'COUNT', 1, 'STREAMS', '{orphans}:q:default', '>');
-      await raw.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
+      await raw.call('CLIENT', 'KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       // Any round trip after the kill goes over a new connection; the one after it looks for orphans.
       await eventually(() => fetchFrom(broker, 'N', ['default'], 0));
       const next = await fetchFrom(broker, 'N', ['default'], 5);

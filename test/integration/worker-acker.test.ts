@@ -8,7 +8,7 @@ import { describe, expect, it } from 'vitest';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Settlement } from '../../dist/broker/types.js';
 import { Acker } from '../../dist/consumer/acker.js';
-import { captureLog as capture, waitUntil } from '../helpers/worker.js';
+import { captureLog as capture } from '../helpers/worker.js';
 import { fetchFrom, job, result, Scope, eachNode } from './redis-helpers.js';
 
 let scope: Scope;
@@ -111,7 +111,10 @@ describe('Acker', () => {
       // Not held: it is on its way without a fetch (a held one would still be queued for the carry below).
       await turns(3);
       let carried: Settlement[] | undefined;
-      await acker.carry(async (settle) => (carried = settle));
+      await acker.carry((settle) => {
+        carried = settle;
+        return Promise.resolve();
+      });
       expect(carried).toEqual([]);
       await acker.flush();
       expect((await broker.getResult(d!.job.id))?.state).toBe('SUCCESS');
@@ -124,7 +127,7 @@ describe('Acker', () => {
       acker.holdWhile(() => true);
       acker.push({ kind: 'ack', delivery: d! });
       // No fetch, no release(), no flush(): only the hold timer can send it.
-      await waitUntil(async () => (await reserved()) === 0, 'the held ack went out without a fetch');
+      await expect.poll(async () => await reserved(), { message: 'the held ack went out without a fetch' }).toBe(0);
       expect(acker.backlog).toBe(0);
     });
   });

@@ -9,16 +9,7 @@ import { pack } from 'msgpackr';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
 import type { NewJob } from '../../dist/broker/types.js';
-import {
-  cleanup,
-  makeClient,
-  makeWorker,
-  newLedger,
-  readLedger,
-  silent,
-  uniqueName,
-  waitUntil,
-} from '../helpers/worker.js';
+import { cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -51,7 +42,9 @@ describe('Worker: a job record with options the pool refuses', () => {
       await worker.start();
       const client = makeClient(url, namespace);
 
-      await waitUntil(async () => (await client.getResult(good.id))?.state === 'SUCCESS', 'the next job ran');
+      await expect
+        .poll(async () => (await client.getResult(good.id))?.state, { message: 'the next job ran' })
+        .toBe('SUCCESS');
       const failure = await client.getResult(bad.id);
       expect(failure?.state).toBe('FAILURE');
       expect(failure?.error?.message).toMatch(/timeLimit/);

@@ -4,16 +4,7 @@
  * into a child's pipe (fcfs) as well as those in the pool's buffer.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import {
-  captureLog,
-  cleanup,
-  makeClient,
-  makeWorker,
-  newLedger,
-  readLedger,
-  uniqueName,
-  waitUntil,
-} from '../helpers/worker.js';
+import { captureLog, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -36,16 +27,18 @@ describe('Worker fenced', () => {
     await worker.start();
     const client = makeClient(url, namespace);
     await client.enqueueMany(Array.from({ length: 4 }, () => ({ name: 'record' as const, args: [600_000] })));
-    await waitUntil(
-      () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 4,
-      'one job runs, three wait in the node',
-    );
+    await expect
+      .poll(() => ({ started: readLedger(ledger).length, fetched: worker.stats().consumer.fetched }), {
+        message: 'one job runs, three wait in the node',
+      })
+      .toEqual({ started: 1, fetched: 4 });
     const before = worker.nodeId;
-    await (worker as unknown as { fenced(seenAs: string): Promise<void> }).fenced(before);
-    await waitUntil(
-      () => lines.some((l) => l.oldNodeId === before && typeof l.dropped === 'number'),
-      'the count of dropped jobs is logged',
-    );
+    await worker.reportFenced(before);
+    await expect
+      .poll(() => lines.find((l) => l.oldNodeId === before && typeof l.dropped === 'number'), {
+        message: 'the count of dropped jobs is logged',
+      })
+      .toBeDefined();
     expect(lines.find((l) => l.oldNodeId === before && typeof l.dropped === 'number')).toMatchObject({ dropped: 3 });
     // The running job carries on; nothing was given back (the jobs belong to whoever recovered them).
     expect(worker.stats().consumer).toMatchObject({ reserved: 1, givenBack: 0 });

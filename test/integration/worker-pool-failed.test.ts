@@ -18,7 +18,6 @@ import {
   readLedger,
   silent,
   uniqueName,
-  waitUntil,
 } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -92,7 +91,7 @@ describe('Worker whose pool fails', () => {
     const client = makeClient(url, namespace);
     await client.enqueue('record', [600_000]);
     await client.enqueue('crashWhenBroken', []);
-    await waitUntil(() => readLedger(ledger).length === 2, 'both jobs started');
+    await expect.poll(() => readLedger(ledger).length, { message: 'both jobs started' }).toBe(2);
     // The warm stop waits for the long job; meanwhile a child dies and no replacement can load.
     const stopped = worker.stop();
     writeFileSync(marker, '');

@@ -4,7 +4,6 @@
  * start.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-// @ts-expect-error plain ESM helper shared with the benchmarks
 import { freePort, startRedisServer } from '../../scripts/redis.mjs';
 import { Redis } from 'ioredis';
 import {
@@ -16,17 +15,9 @@ import {
   readLedger,
   startNode,
   uniqueName,
-  waitUntil,
 } from '../helpers/worker.js';
 
 afterEach(cleanup);
-
-interface RedisServer {
-  url: string;
-  port: number;
-  stop(): Promise<void>;
-  restart(): Promise<void>;
-}
 
 describe('Worker over Redis: failures of nodes and of Redis', () => {
   it('a node SIGKILLed with jobs buffered and running loses none: another node recovers and completes them', async () => {
@@ -41,7 +32,9 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     );
     const client = makeClient(url, namespace);
     const jobs = await client.enqueueMany(Array.from({ length: 40 }, () => ({ name: 'record', args: [150] })));
-    await waitUntil(() => readLedger(ledger).length >= 3, 'node A started some jobs');
+    await expect
+      .poll(() => readLedger(ledger).length, { message: 'node A started some jobs' })
+      .toBeGreaterThanOrEqual(3);
     a.proc.kill('SIGKILL');
     expect(await a.exited).toEqual({ code: null, signal: 'SIGKILL' });
 
@@ -64,7 +57,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     );
     const client = makeClient(url, namespace);
     const jobs = await client.enqueueMany(Array.from({ length: 10 }, () => ({ name: 'record', args: [200] })));
-    await waitUntil(() => readLedger(ledger).length >= 1, 'node A started a job');
+    await expect.poll(() => readLedger(ledger).length, { message: 'node A started a job' }).toBeGreaterThanOrEqual(1);
     a.proc.kill('SIGTERM');
     expect(await a.exited).toEqual({ code: 0, signal: null });
     await makeWorker({ broker: url, namespace, ledger, concurrency: 2 }).start();
@@ -73,7 +66,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   });
 
   it('Redis restarted under a running node: it reconnects, re-arms its blocking read and keeps working', async () => {
-    const server = (await startRedisServer()) as RedisServer;
+    const server = await startRedisServer();
     try {
       const namespace = uniqueName('ns');
       await makeWorker({ broker: server.url, namespace }).start();
@@ -90,7 +83,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   });
 
   it('Redis stopped mid-run: a warm stop({ deadline }) still ends; what the broker could not confirm is logged with the job ids and dropped', async () => {
-    const server = (await startRedisServer()) as RedisServer;
+    const server = await startRedisServer();
     try {
       const namespace = uniqueName('ns');
       const ledger = newLedger();
@@ -99,7 +92,7 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
       await worker.start();
       const client = makeClient(server.url, namespace);
       const [job] = await client.enqueueMany([{ name: 'record', args: [500] }]);
-      await waitUntil(() => readLedger(ledger).length >= 1, 'the job started');
+      await expect.poll(() => readLedger(ledger).length, { message: 'the job started' }).toBeGreaterThanOrEqual(1);
       await server.stop();
       // The job finishes, but its ack cannot land: without a deadline this stop never ended.
       const stopping = worker.stop({ deadline: 1_000 });
@@ -132,14 +125,14 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   });
 
   it('Redis absent at start: the worker keeps retrying and starts once Redis is there', async () => {
-    const port = (await freePort()) as number;
+    const port = await freePort();
     const namespace = uniqueName('ns');
     const worker = makeWorker({ broker: `redis://127.0.0.1:${port}`, namespace });
     let started = false;
     const starting = worker.start().then(() => (started = true));
     await new Promise((resolve) => setTimeout(resolve, 1_000));
     expect(started).toBe(false);
-    const server = (await startRedisServer({ port })) as RedisServer;
+    const server = await startRedisServer({ port });
     try {
       await starting;
       const client = makeClient(server.url, namespace);

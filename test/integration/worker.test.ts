@@ -15,7 +15,6 @@ import {
   readLedger,
   silent,
   uniqueName,
-  waitUntil,
 } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -152,7 +151,7 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     const ledger = newLedger();
     await makeWorker({ broker, namespace, ledger }).start();
     const job = await client.enqueue('record', [], { ignoreResult: true });
-    await waitUntil(() => readLedger(ledger).length === 1, 'the job ran');
+    await expect.poll(() => readLedger(ledger).length, { message: 'the job ran' }).toBe(1);
     await expect(job.result()).rejects.toThrow(/ignoreResult/);
     // The ack and any result write go out together: once a later job's result is back, the first job's outcome is settled.
     expect(await (await client.enqueue('add', [1, 1])).result()).toBe(2);
@@ -192,8 +191,11 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       queues: 'high,low',
       queueOrder: 'strict',
     }).start();
-    await waitUntil(() => readLedger(ledger).length === 20, 'all 20 jobs ran');
-    expect(readLedger(ledger).map((r) => r.queue)).toEqual([...Array(10).fill('high'), ...Array(10).fill('low')]);
+    await expect.poll(() => readLedger(ledger).length, { message: 'all 20 jobs ran' }).toBe(20);
+    expect(readLedger(ledger).map((r) => r.queue)).toEqual([
+      ...Array<string>(10).fill('high'),
+      ...Array<string>(10).fill('low'),
+    ]);
   });
 
   it('round-robin: the queue last used goes to the end', async () => {
@@ -203,7 +205,7 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       ['a', 'b'].flatMap((queue) => Array.from({ length: 6 }, () => ({ name: 'record', options: { queue } }))),
     );
     await makeWorker({ broker, namespace, ledger, concurrency: 1, prefetchMultiplier: 1, queues: 'a,b' }).start();
-    await waitUntil(() => readLedger(ledger).length === 12, 'all 12 jobs ran');
+    await expect.poll(() => readLedger(ledger).length, { message: 'all 12 jobs ran' }).toBe(12);
     expect(
       readLedger(ledger)
         .map((r) => r.queue)
@@ -227,7 +229,7 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       prefetchMultiplier: 1,
       queues: 'heavy:3,light:1',
     }).start();
-    await waitUntil(() => readLedger(ledger).length >= 200, '200 jobs ran');
+    await expect.poll(() => readLedger(ledger).length, { message: '200 jobs ran' }).toBeGreaterThanOrEqual(200);
     const first = readLedger(ledger).slice(0, 200);
     const heavy = first.filter((r) => r.queue === 'heavy').length / first.length;
     expect(heavy).toBeGreaterThan(0.6);
@@ -240,7 +242,7 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     const worker = makeWorker({ broker, namespace, ledger, concurrency: 1, prefetchMultiplier: 8 });
     await worker.start();
     const jobs = await client.enqueueMany(Array.from({ length: 8 }, () => ({ name: 'record', args: [200] })));
-    await waitUntil(() => readLedger(ledger).length >= 1, 'the first job started');
+    await expect.poll(() => readLedger(ledger).length, { message: 'the first job started' }).toBeGreaterThanOrEqual(1);
     await worker.stop();
     const ranBefore = new Set(readLedger(ledger).map((r) => r.id));
     expect(worker.stats().consumer.givenBack).toBeGreaterThan(0);
@@ -303,16 +305,15 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
       while (Date.now() < end);
       // What another node does when this one's lease has expired.
       expect(await other.recover(before, 'other-node', 5)).toBe(0);
-      await waitUntil(() => worker.nodeId !== before, 'the worker noticed it was fenced');
-      await waitUntil(
-        async () => (await other.listNodes()).some((n) => n.id === worker.nodeId),
-        'the worker re-registered',
-      );
+      await expect.poll(() => worker.nodeId, { message: 'the worker noticed it was fenced' }).not.toBe(before);
+      await expect
+        .poll(async () => (await other.listNodes()).map((n) => n.id), { message: 'the worker re-registered' })
+        .toContain(worker.nodeId);
       expect((await other.listNodes()).map((n) => n.id)).not.toContain(before);
       // The heartbeat and a fetch can both see the same lost lease; the later report must not fence the new id again.
       const after = worker.nodeId;
       const registered = (await other.listNodes()).map((n) => n.id).sort();
-      await (worker as unknown as { fenced(seenAs: string): Promise<void> }).fenced(before);
+      await worker.reportFenced(before);
       expect(worker.nodeId).toBe(after);
       expect((await other.listNodes()).map((n) => n.id).sort()).toEqual(registered);
     } finally {

@@ -40,9 +40,9 @@ async function setup(): Promise<{
   return { client, finish, take };
 }
 
-/** The records the client keeps for waiters yet to come (internal: nothing else shows it). */
+/** The records the client keeps for waiters yet to come. */
 function parked(client: Client): number {
-  return (client as unknown as { arrived: Map<string, unknown> }).arrived.size;
+  return client.parkedResults;
 }
 
 describe('Client: results announced to it', () => {

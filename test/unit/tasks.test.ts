@@ -13,7 +13,7 @@ describe('defineTasks', () => {
     expect(registry.options.echo).toBeUndefined();
   });
 
-  it.each([
+  it.each<[unknown, string]>([
     [{ broken: 42 }, 'broken'],
     [{ broken: { retries: 1 } }, 'broken'],
     [{ t: { run: () => 1, retries: -1 } }, 'retries'],

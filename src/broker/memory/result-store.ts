@@ -100,6 +100,15 @@ export class ResultStore {
     };
   }
 
+  /**
+   * The ids waiting on `clientId`'s reply list, oldest first (what LRANGE
+   * shows of the Redis list). For tests.
+   * @internal
+   */
+  replyIds(clientId: string): readonly string[] {
+    return [...(this.replies.get(clientId) ?? [])];
+  }
+
   dispose(): void {
     clearTimeout(this.sweepTimer);
     this.sweepTimer = undefined;

@@ -87,7 +87,7 @@ describe('ResultStore', () => {
     store.set(rec('new'), 1_000, Date.now());
     store.announce('c', 'new');
     vi.advanceTimersByTime(600);
-    expect((store as unknown as { replies: Map<string, string[]> }).replies.get('c')).toEqual(['new']);
+    expect(store.replyIds('c')).toEqual(['new']);
     store.dispose();
   });
 

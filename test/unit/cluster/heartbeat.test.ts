@@ -15,13 +15,13 @@ function scripted(replies: (() => HeartbeatReply)[]) {
   const beats: number[] = [];
   const recovered: { dead: string; at: number }[] = [];
   const broker = {
-    heartbeat: async () => {
+    heartbeat: () => {
       beats.push(Date.now());
-      return (replies.shift() ?? (() => ({ fenced: false, expired: [], nextDueAt: undefined })))();
+      return Promise.resolve((replies.shift() ?? (() => ({ fenced: false, expired: [], nextDueAt: undefined })))());
     },
-    recover: async (dead: string) => {
+    recover: (dead: string) => {
       recovered.push({ dead, at: Date.now() });
-      return 0;
+      return Promise.resolve(0);
     },
   } as unknown as Broker;
   return { broker, beats, recovered };
