@@ -150,7 +150,7 @@ export class Pool extends EventEmitter<PoolEvents> {
           current: () => this.supervisor.activeCount,
           grow: (n) => this.supervisor.grow(n),
           shrink: (n) => this.supervisor.shrink(n),
-          onScale: (event) => this.emit('autoscale', event),
+          onScale: (event) => this.notify('autoscale', event),
         },
         this.log,
       );
@@ -343,7 +343,14 @@ export class Pool extends EventEmitter<PoolEvents> {
 
   private onStarted(proc: WorkerProcess, job: PoolJob): void {
     this.timeouts.start(proc, job);
-    job.options?.onStart?.({ pid: proc.pid, startedAt: job.startedAt });
+    const onStart = job.options?.onStart;
+    if (onStart === undefined) return;
+    // User code: what it throws is its own fault, never the child's (this runs while the child's frames are read).
+    try {
+      onStart({ pid: proc.pid, startedAt: job.startedAt });
+    } catch (err) {
+      this.log.error({ err, childPid: proc.pid, jobId: job.id, task: job.name }, 'an onStart callback threw; ignored');
+    }
   }
 
   private onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void {
@@ -374,8 +381,8 @@ export class Pool extends EventEmitter<PoolEvents> {
           { childPid: proc.pid, jobId: started.id, task: started.name, err: error },
           'job lost with its child',
         );
-        this.emit('job-lost', { id: started.id, name: started.name, pid: proc.pid, error: error as WorkerLostError });
         this.settle(started, false, error);
+        this.notify('job-lost', { id: started.id, name: started.name, pid: proc.pid, error: error as WorkerLostError });
       }
     }
     if (unstarted.length === 0) return;
@@ -409,7 +416,7 @@ export class Pool extends EventEmitter<PoolEvents> {
   }
 
   private onProcessUp(proc: WorkerProcess): void {
-    this.emit('process-up', { pid: proc.pid });
+    this.notify('process-up', { pid: proc.pid });
     this.tasks.schedule();
     const ready = this.supervisor.procs.filter((p) => p.ready).length;
     if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
@@ -425,7 +432,7 @@ export class Pool extends EventEmitter<PoolEvents> {
       { childPid: proc.pid, exitCode, signal },
       expected ? 'child exited' : 'child died',
     );
-    this.emit('process-down', { pid: proc.pid, exitCode, signal, expected });
+    this.notify('process-down', { pid: proc.pid, exitCode, signal, expected });
   }
 
   private settle(job: PoolJob, ok: boolean, outcome: unknown): void {
@@ -456,7 +463,23 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.rejectBuffered(err);
     for (const proc of this.supervisor.procs) proc.kill('SIGKILL');
     for (const resolve of this.closeWaiters.splice(0)) resolve();
-    if (this.listenerCount('failed') > 0) this.emit('failed', err);
+    this.notify('failed', err);
+  }
+
+  /**
+   * Emits to the user's listeners, each on its own: one that throws is logged
+   * and the others still run. These calls sit in the middle of reading a
+   * child's frames or settling its exit: a listener's error must not be taken
+   * for the child's (a protocol error) nor stop the pool's own bookkeeping.
+   */
+  private notify<K extends keyof PoolEvents>(event: K, ...args: PoolEvents[K]): void {
+    for (const listener of this.rawListeners(event) as ((...a: PoolEvents[K]) => void)[]) {
+      try {
+        listener.apply(this, args);
+      } catch (err) {
+        this.log.error({ err, event }, `a '${event}' listener threw; ignored`);
+      }
+    }
   }
 
   private rejectBuffered(err: Error): void {

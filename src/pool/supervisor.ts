@@ -128,6 +128,8 @@ export class Supervisor {
 
   onProtocolError(proc: WorkerProcess, err: Error): void {
     this.log.error({ childPid: proc.pid, err }, 'protocol error from child; replacing it');
+    // Named if the pool fails: a task module that writes to fd 1 as it loads breaks every child the same way.
+    if (proc.state === 'starting') this.initErrors.set(proc, `protocol error from child ${proc.pid}: ${err.message}`);
     proc.kill('SIGKILL', err instanceof ProtocolError ? err : new ProtocolError(err.message, { cause: err }));
   }
 
@@ -164,8 +166,10 @@ export class Supervisor {
     else this.hooks.onProcessDown(proc, exitCode, signal, expected);
     if (!this.running) return;
     if (!expected || proc.killReason !== undefined) this.restarts++;
-    // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard.
-    if (!proc.retiring && started === undefined && this.limiter.record()) {
+    // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard,
+    // also when the parent killed it for breaking the protocol: a replacement would break it the same way.
+    const brokeProtocol = proc.killReason instanceof ProtocolError;
+    if ((!proc.retiring || brokeProtocol) && started === undefined && this.limiter.record()) {
       this.fail(proc, exitCode, signal, detail);
       return;
     }
