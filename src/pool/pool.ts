@@ -457,6 +457,8 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.failure = err;
     this.state = 'failed';
     this.log.error({ err }, err.message);
+    // Replace no child and leave no timer behind (a pending spawn would keep the process alive).
+    this.supervisor.stop();
     this.autoscaler?.stop();
     this.tasks.pause();
     this.resolveStartWaiters(err);

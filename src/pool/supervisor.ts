@@ -73,7 +73,7 @@ export class Supervisor {
     this.maintain();
   }
 
-  /** Stop replacing children (close/terminate). */
+  /** Stop replacing children (close, terminate, a failed pool); clears every timer. */
   stop(): void {
     this.running = false;
     clearTimeout(this.spawnTimer);
@@ -194,6 +194,8 @@ export class Supervisor {
       { retryInMs: this.spawnBackoff },
       'spawning a child failed for want of resources; trying again after a pause',
     );
+    // Not unref'd: a running pool holds the process as its children's pipes do, and with none alive an
+    // apply() awaiting the recovery would be dropped when the process exits. stop() clears it.
     this.spawnTimer = setTimeout(() => {
       this.spawnTimer = undefined;
       this.maintain();
