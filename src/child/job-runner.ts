@@ -13,6 +13,14 @@ import { taskContextStore, type TaskFunction } from '../tasks.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
 
+/** Told when jobs run: the watchdog (watchdog.ts), which must act while a task blocks the event loop. */
+export interface JobWatch {
+  /** A job starts; `timeLimit` is its hard limit in ms, if it has one. */
+  jobStarted(timeLimit: number | undefined): void;
+  /** Nothing runs any more. */
+  idle(): void;
+}
+
 /**
  * Runs the jobs the parent sent, one at a time, in the order they came.
  * Before a job starts, everything queued (the previous RESULT and this ACK) is
@@ -30,6 +38,7 @@ export class JobRunner {
     private readonly tasks: ReadonlyMap<string, TaskFunction>,
     private readonly channel: ParentChannel,
     private readonly reportMemory: boolean,
+    private readonly watch: JobWatch,
     private readonly onIdleAfterShutdown: () => void,
   ) {}
 
@@ -79,9 +88,10 @@ export class JobRunner {
         this.queue.splice(0, this.head);
         this.head = 0;
       }
-      const [, seq, name, rawArgs, meta] = job;
+      const [, seq, name, rawArgs, meta, timeLimit] = job;
       this.channel.send([MessageType.ACK, seq]);
       this.channel.flush();
+      this.watch.jobStarted(timeLimit);
       const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0);
       const fn = this.tasks.get(name);
       if (fn === undefined) {
@@ -112,6 +122,7 @@ export class JobRunner {
     }
     this.current = undefined;
     this.running = false;
+    this.watch.idle();
     this.channel.flush();
     if (this.stopping) this.onIdleAfterShutdown();
   }

@@ -8,7 +8,7 @@ import {
   PoolFailedError,
   messageOf,
   TimeLimitExceeded,
-  type WorkerLostError,
+  WorkerLostError,
 } from '../errors.js';
 import { defaultLogger } from '../logger.js';
 import { parseAutoscale } from '../util/units.js';
@@ -100,7 +100,12 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.supervisor = new Supervisor(
       {
         spawn: {
-          config: { app: o.app, maxFrameSize: o.maxFrameSize, reportMemory: o.maxMemoryPerChild !== undefined },
+          config: {
+            app: o.app,
+            maxFrameSize: o.maxFrameSize,
+            reportMemory: o.maxMemoryPerChild !== undefined,
+            parentPid: process.pid,
+          },
           execPath: o.execPath,
           execArgv: o.execArgv,
           env: o.env,
@@ -122,6 +127,7 @@ export class Pool extends EventEmitter<PoolEvents> {
       children: () => this.supervisor.procs,
       onQuota: (proc) => this.supervisor.retire(proc),
       onUnsendable: (job, err) => this.settle(job, false, err),
+      hardLimit: (job) => this.timeouts.hardLimit(job),
     });
     this.results = new ResultHandler({
       onWorkerUp: (proc, tasks, options) => {
@@ -369,9 +375,10 @@ export class Pool extends EventEmitter<PoolEvents> {
     }
   }
 
-  private onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], error: Error): void {
+  private onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], lost: Error): void {
     this.timeouts.clear(proc);
     if (started !== undefined) {
+      const error = this.killedPastLimit(started, lost) ?? lost;
       if (this.terminating) {
         this.settle(started, false, new PoolClosedError('the pool was terminated while the job was running'));
       } else {
@@ -387,6 +394,17 @@ export class Pool extends EventEmitter<PoolEvents> {
     }
     if (unstarted.length === 0) return;
     this.giveBackUnstarted(proc, unstarted, 'giving unstarted jobs of a dead child to other children');
+  }
+
+  /**
+   * A child SIGKILLed past its job's hard limit, not by the parent: its own
+   * watchdog did it (the parent was stopped or too slow). The job's fate is the same.
+   */
+  private killedPastLimit(job: PoolJob, lost: Error): TimeLimitExceeded | undefined {
+    if (!(lost instanceof WorkerLostError) || lost.signal !== 'SIGKILL') return undefined;
+    const limit = this.timeouts.hardLimit(job);
+    if (limit === undefined || Date.now() - job.startedAt < limit) return undefined;
+    return new TimeLimitExceeded(limit, job.name);
   }
 
   private onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void {
