@@ -153,7 +153,7 @@ export class Pool extends EventEmitter<PoolEvents> {
         o.autoscaleInterval,
         {
           reserved: () => this.reserved,
-          current: () => this.supervisor.activeCount,
+          current: () => this.supervisor.target,
           grow: (n) => this.supervisor.grow(n),
           shrink: (n) => this.supervisor.shrink(n),
           onScale: (event) => this.notify('autoscale', event),
@@ -234,19 +234,30 @@ export class Pool extends EventEmitter<PoolEvents> {
     return this.taskDefaults[name];
   }
 
-  /** Children counted toward the pool's size (starting, idle or busy). */
+  /** The number of children the pool keeps: starting, idle or busy, and those still to spawn (growth goes in steps). */
   get size(): number {
-    return this.supervisor.activeCount;
+    return this.supervisor.target;
   }
 
-  grow(n = 1): void {
+  /** Adds up to n children, never past `maxProcesses`; returns how many it added. */
+  grow(n = 1): number {
     this.assertCount('grow', n);
-    if (this.state !== 'running') return;
-    this.supervisor.grow(n);
+    if (this.state !== 'running') return 0;
+    const { maxProcesses } = this.options;
+    const added = Math.min(n, Math.max(0, maxProcesses - this.supervisor.target));
+    if (added < n) {
+      this.log.warn(
+        { asked: n, added, maxProcesses },
+        `grow(${n}) stops at maxProcesses (${maxProcesses}): adding ${added}`,
+      );
+    }
+    if (added === 0) return 0;
+    this.supervisor.grow(added);
     this.autoscaler?.noteScaleUp();
+    return added;
   }
 
-  /** Retires up to n idle children (never a busy one); returns how many went. */
+  /** Retires up to n idle children (never a busy one) or children not spawned yet; returns how many went. */
   shrink(n = 1): number {
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
@@ -259,6 +270,9 @@ export class Pool extends EventEmitter<PoolEvents> {
       throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
     if (parseAutoscale([max, min]) === undefined) {
       throw new OptionError('autoscale', [max, min], '[max, min]: integers with max >= 1 and 0 <= min <= max');
+    }
+    if (max > this.options.maxProcesses) {
+      throw new OptionError('autoscale', [max, min], `a max of at most maxProcesses (${this.options.maxProcesses})`);
     }
     this.autoscaler.setBounds(max, min);
   }

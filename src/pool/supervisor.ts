@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { PoolFailedError, ProtocolError, WorkerLostError } from '../errors.js';
 import type { PoolJob } from './job.js';
@@ -7,6 +8,12 @@ import { WorkerProcess, type ProcessOwner, type SpawnSettings } from './worker-p
 /** The first pause before spawning again after a spawn failed for want of resources; doubles up to the max. */
 export const SPAWN_BACKOFF_MIN_MS = 100;
 export const SPAWN_BACKOFF_MAX_MS = 5_000;
+/**
+ * How many children may be starting at once. Growth (and the first spawn)
+ * goes in steps: the next child is spawned as one comes up, so a large grow()
+ * does not fork everything at once and starve the machine while they boot.
+ */
+export const SPAWN_STEP = Math.max(2, availableParallelism());
 /** Spawn errors that a moment may cure (fd table or process table full, memory short): worth a pause. */
 const TRANSIENT_SPAWN_ERRORS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 
@@ -60,10 +67,16 @@ export class Supervisor {
     return this.procs.filter((p) => !p.retiring && p.state !== 'exited');
   }
 
-  /** How many are active, without building the list (the autoscaler asks on every apply). */
+  /** How many are active, without building the list (maintain() runs often). */
   get activeCount(): number {
     let n = 0;
     for (const p of this.procs) if (!p.retiring && p.state !== 'exited') n++;
+    return n;
+  }
+
+  private get startingCount(): number {
+    let n = 0;
+    for (const p of this.procs) if (p.state === 'starting') n++;
     return n;
   }
 
@@ -84,8 +97,9 @@ export class Supervisor {
 
   maintain(): void {
     if (!this.running || this.failed || this.spawnTimer !== undefined) return;
-    let missing = this.target - this.activeCount;
-    while (missing-- > 0) this.spawnOne();
+    const missing = this.target - this.activeCount;
+    const room = SPAWN_STEP - this.startingCount;
+    for (let i = Math.min(missing, room); i > 0; i--) this.spawnOne();
   }
 
   onWorkerUp(proc: WorkerProcess): void {
@@ -94,6 +108,8 @@ export class Supervisor {
     if (proc.state === 'starting') proc.state = 'idle';
     this.spawnBackoff = 0;
     this.log.debug({ childPid: proc.pid }, 'process up');
+    // The next step of a growth, before the pool counts who is ready.
+    this.maintain();
     this.hooks.onProcessUp(proc);
   }
 
@@ -108,17 +124,19 @@ export class Supervisor {
     this.maintain();
   }
 
-  /** Takes idle children first and never a busy one; returns how many were retired. */
+  /** Children not spawned yet go first, then idle ones, never a busy one; returns how many went. */
   shrink(n: number): number {
+    const unspawned = Math.min(n, Math.max(0, this.target - this.activeCount));
+    this.target -= unspawned;
     const candidates = this.active.filter((p) => p.state === 'idle' || p.state === 'starting');
-    const chosen = candidates.slice(0, Math.max(0, n));
+    const chosen = candidates.slice(0, Math.max(0, n - unspawned));
     this.target = Math.max(0, this.target - chosen.length);
     for (const proc of chosen) {
       // Not up yet, so nothing to finish; children ignore SIGTERM.
       if (proc.state === 'starting') proc.kill('SIGKILL');
       else proc.shutdown();
     }
-    return chosen.length;
+    return unspawned + chosen.length;
   }
 
   grow(n: number): void {

@@ -84,6 +84,12 @@ describe('Autoscaler', () => {
     await waitUntil(() => pool.stats().processes.filter((p) => p.state === 'idle').length === 3, 'three idle children');
   });
 
+  it('setAutoscale() refuses a max above maxProcesses, naming it', async () => {
+    const pool = await startPool({ autoscale: '2,1', maxProcesses: 3 });
+    expect(() => pool.setAutoscale(4, 1)).toThrow(/maxProcesses \(3\)/);
+    expect(pool.stats().autoscale).toEqual({ max: 2, min: 1 });
+  });
+
   it('setAutoscale() on a pool without autoscale throws', async () => {
     const pool = await startPool({ processes: 1 });
     expect(() => pool.setAutoscale(2, 1)).toThrow(/autoscale/);
