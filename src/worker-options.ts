@@ -19,6 +19,12 @@ export interface WorkerOptions {
   broker?: string | WorkerBroker;
   /** Fixed number of children (default: the number of CPUs). */
   concurrency?: number;
+  /**
+   * The most children the node may have: `prefork control grow` stops there;
+   * `concurrency` and autoscale's max may not exceed it (the Pool's `maxProcesses`).
+   * @defaultValue 4 × the number of CPUs, or `concurrency` / autoscale's max if larger
+   */
+  maxConcurrency?: number;
   /** "max,min" or [max, min]: size the pool from reserved requests; the prefetch limit follows max. */
   autoscale?: string | [number, number];
   strategy?: StrategyName;
@@ -70,6 +76,7 @@ export interface WorkerOptions {
     PoolOptions,
     | 'app'
     | 'processes'
+    | 'maxProcesses'
     | 'autoscale'
     | 'strategy'
     | 'maxTasksPerChild'
@@ -101,6 +108,7 @@ const KNOWN = new Set([
   'app',
   'broker',
   'concurrency',
+  'maxConcurrency',
   'autoscale',
   'strategy',
   'queues',
@@ -165,6 +173,7 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
   }
   const pool: PoolOptions = { ...(input.pool ?? {}), app: input.app };
   if (input.concurrency !== undefined) pool.processes = input.concurrency;
+  if (input.maxConcurrency !== undefined) pool.maxProcesses = checkMaxConcurrency(input);
   if (input.autoscale !== undefined) pool.autoscale = input.autoscale;
   if (input.strategy !== undefined) pool.strategy = input.strategy;
   if (input.maxTasksPerChild !== undefined) pool.maxTasksPerChild = input.maxTasksPerChild;
@@ -196,4 +205,17 @@ function lease(input: WorkerOptions): number | undefined {
   return input.lease !== undefined
     ? optionalDuration('lease', input.lease, 'timer')
     : optionalDuration('leaseMs', input.leaseMs, 'timer');
+}
+
+/** The Pool checks maxProcesses against processes and autoscale too, but would name its own options. */
+function checkMaxConcurrency(input: WorkerOptions): number {
+  const max = input.maxConcurrency;
+  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1)
+    throw new OptionError('maxConcurrency', max, 'an integer >= 1');
+  if (input.autoscale === undefined && input.concurrency !== undefined && input.concurrency > max)
+    throw new OptionError('concurrency', input.concurrency, `at most maxConcurrency (${max})`);
+  const autoscaleMax = input.autoscale === undefined ? undefined : parseAutoscale(input.autoscale)?.[0];
+  if (autoscaleMax !== undefined && autoscaleMax > max)
+    throw new OptionError('autoscale', input.autoscale, `a max of at most maxConcurrency (${max})`);
+  return max;
 }

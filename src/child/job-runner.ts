@@ -14,6 +14,14 @@ import { Fifo } from '../util/fifo.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
 
+/** Told when jobs run: the watchdog (watchdog.ts), which must act while a task blocks the event loop. */
+export interface JobWatch {
+  /** A job starts; `timeLimit` is its hard limit in ms, if it has one. */
+  jobStarted(timeLimit: number | undefined): void;
+  /** Nothing runs any more. */
+  idle(): void;
+}
+
 /**
  * Runs the jobs the parent sent, one at a time, in the order they came.
  * Before a job starts, everything queued (the previous RESULT and this ACK) is
@@ -30,6 +38,7 @@ export class JobRunner {
     private readonly tasks: ReadonlyMap<string, TaskFunction>,
     private readonly channel: ParentChannel,
     private readonly reportMemory: boolean,
+    private readonly watch: JobWatch,
     private readonly onIdleAfterShutdown: () => void,
   ) {}
 
@@ -70,9 +79,10 @@ export class JobRunner {
   private runQueued(): void {
     this.running = true;
     for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
-      const [, seq, name, rawArgs, meta] = job;
+      const [, seq, name, rawArgs, meta, timeLimit] = job;
       this.channel.send([MessageType.ACK, seq]);
       this.channel.flush();
+      this.watch.jobStarted(timeLimit);
       const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0);
       const fn = this.tasks.get(name);
       if (fn === undefined) {
@@ -103,6 +113,7 @@ export class JobRunner {
     }
     this.current = undefined;
     this.running = false;
+    this.watch.idle();
     this.channel.flush();
     if (this.stopping) this.onIdleAfterShutdown();
   }

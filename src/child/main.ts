@@ -10,6 +10,7 @@ import { serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
 import { ParentChannel } from './channel.js';
 import { JobRunner } from './job-runner.js';
+import { Watchdog } from './watchdog.js';
 
 const EXIT_PARENT_GONE = 70;
 const EXIT_INIT_FAILED = 78;
@@ -30,8 +31,10 @@ process.on('SIGQUIT', () => undefined);
 
 let runner: JobRunner | undefined;
 const early: ParentMessage[] = [];
-
 const channel = new ParentChannel(config.maxFrameSize, onMessage, () => process.exit(EXIT_PARENT_GONE));
+// Started beside the task module's import (its thread comes up even if a job already blocks this one), and
+// after the channel: a Worker pipes its thread's stdout into process.stdout, by now pointed at stderr.
+const watchdog = new Watchdog(typeof config.parentPid === 'number' ? config.parentPid : process.ppid);
 
 function onMessage(msg: ParentMessage): void {
   if (runner === undefined) {
@@ -72,7 +75,7 @@ async function load({ app, reportMemory }: ChildConfig): Promise<void> {
   if (!isTaskRegistry(mod.default)) {
     return initFailed(new TypeError(`the default export of ${app} is not defineTasks({...})`));
   }
-  runner = new JobRunner(mod.default.tasks, channel, reportMemory, exitWhenFlushed);
+  runner = new JobRunner(mod.default.tasks, channel, reportMemory, watchdog, exitWhenFlushed);
   channel.send([MessageType.WORKER_UP, process.pid, [...mod.default.tasks.keys()], mod.default.options]);
   channel.flush();
   for (const msg of early.splice(0)) onMessage(msg);

@@ -14,6 +14,13 @@ export interface PoolOptions {
   processes?: number;
   /** `[max, min]` or "max,min": size the pool from the reserved requests. */
   autoscale?: [number, number] | string;
+  /**
+   * The most children the pool may have: grow() stops there, and neither
+   * `processes` nor autoscale's max may exceed it. A bound for run-time
+   * growth (`prefork control grow 30`), which also spawns in steps.
+   * @defaultValue 4 × the number of CPUs, or `processes` / autoscale's max if larger
+   */
+  maxProcesses?: number;
   /** How long after the last scale-up before the Autoscaler may shrink (default 30 s). */
   keepalive?: number | string;
   /** How often the Autoscaler re-evaluates (default 1 s). */
@@ -58,6 +65,7 @@ export interface ResolvedPoolOptions {
   app: string;
   processes: number;
   autoscale: { max: number; min: number } | undefined;
+  maxProcesses: number;
   keepalive: number;
   autoscaleInterval: number;
   strategy: StrategyName;
@@ -80,6 +88,7 @@ const KNOWN = new Set<string>([
   'app',
   'processes',
   'autoscale',
+  'maxProcesses',
   'keepalive',
   'autoscaleInterval',
   'strategy',
@@ -130,9 +139,11 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
       '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max',
     );
   }
-  const processes = input.processes ?? availableParallelism();
+  const cap = optionalInteger('maxProcesses', input.maxProcesses, 1);
+  const processes = input.processes ?? Math.min(availableParallelism(), cap ?? Infinity);
   if (!Number.isInteger(processes) || processes < 1)
     throw new OptionError('processes', input.processes, 'an integer >= 1');
+  const maxProcesses = resolveMaxProcesses(cap, input, processes, autoscale?.[0]);
   const strategy = input.strategy ?? POOL_DEFAULTS.strategy;
   if (strategy !== 'fair' && strategy !== 'fcfs') throw new OptionError('strategy', input.strategy, '"fair" or "fcfs"');
   const timeLimit = optionalDuration('timeLimit', input.timeLimit, 'timer');
@@ -157,6 +168,7 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
     app: input.app,
     processes,
     autoscale: autoscale && { max: autoscale[0], min: autoscale[1] },
+    maxProcesses,
     // keepalive is compared with Date.now(), never waited on: any length is fine.
     keepalive: optionalDuration('keepalive', input.keepalive, 'any') ?? POOL_DEFAULTS.keepalive,
     autoscaleInterval:
@@ -178,6 +190,24 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
     killTimeout: optionalDuration('killTimeout', input.killTimeout, 'wait') ?? POOL_DEFAULTS.killTimeout,
     logger: input.logger,
   };
+}
+
+/** The default growth bound per CPU. */
+export const MAX_PROCESSES_PER_CPU = 4;
+
+/** maxProcesses: given, it bounds `processes` and autoscale's max; by default it makes room for them. */
+function resolveMaxProcesses(
+  cap: number | undefined,
+  input: PoolOptions,
+  processes: number,
+  autoscaleMax: number | undefined,
+): number {
+  if (cap === undefined) return Math.max(MAX_PROCESSES_PER_CPU * availableParallelism(), autoscaleMax ?? processes);
+  if (autoscaleMax !== undefined && autoscaleMax > cap)
+    throw new OptionError('autoscale', input.autoscale, `a max of at most maxProcesses (${cap})`);
+  if (autoscaleMax === undefined && processes > cap)
+    throw new OptionError('processes', input.processes, `at most maxProcesses (${cap})`);
+  return cap;
 }
 
 /** A duration option of `kind` (see DurationKind) in ms, or undefined when not given. */

@@ -8,7 +8,7 @@ import {
   PoolFailedError,
   messageOf,
   TimeLimitExceeded,
-  type WorkerLostError,
+  WorkerLostError,
 } from '../errors.js';
 import { defaultLogger } from '../logger.js';
 import { parseAutoscale } from '../util/units.js';
@@ -100,7 +100,12 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.supervisor = new Supervisor(
       {
         spawn: {
-          config: { app: o.app, maxFrameSize: o.maxFrameSize, reportMemory: o.maxMemoryPerChild !== undefined },
+          config: {
+            app: o.app,
+            maxFrameSize: o.maxFrameSize,
+            reportMemory: o.maxMemoryPerChild !== undefined,
+            parentPid: process.pid,
+          },
           execPath: o.execPath,
           execArgv: o.execArgv,
           env: o.env,
@@ -122,6 +127,7 @@ export class Pool extends EventEmitter<PoolEvents> {
       children: () => this.supervisor.procs,
       onQuota: (proc) => this.supervisor.retire(proc),
       onUnsendable: (job, err) => this.settle(job, false, err),
+      hardLimit: (job) => this.timeouts.hardLimit(job),
     });
     this.results = new ResultHandler({
       onWorkerUp: (proc, tasks, options) => {
@@ -147,10 +153,10 @@ export class Pool extends EventEmitter<PoolEvents> {
         o.autoscaleInterval,
         {
           reserved: () => this.reserved,
-          current: () => this.supervisor.activeCount,
+          current: () => this.supervisor.target,
           grow: (n) => this.supervisor.grow(n),
           shrink: (n) => this.supervisor.shrink(n),
-          onScale: (event) => this.emit('autoscale', event),
+          onScale: (event) => this.notify('autoscale', event),
         },
         this.log,
       );
@@ -228,19 +234,30 @@ export class Pool extends EventEmitter<PoolEvents> {
     return this.taskDefaults[name];
   }
 
-  /** Children counted toward the pool's size (starting, idle or busy). */
+  /** The number of children the pool keeps: starting, idle or busy, and those still to spawn (growth goes in steps). */
   get size(): number {
-    return this.supervisor.activeCount;
+    return this.supervisor.target;
   }
 
-  grow(n = 1): void {
+  /** Adds up to n children, never past `maxProcesses`; returns how many it added. */
+  grow(n = 1): number {
     this.assertCount('grow', n);
-    if (this.state !== 'running') return;
-    this.supervisor.grow(n);
+    if (this.state !== 'running') return 0;
+    const { maxProcesses } = this.options;
+    const added = Math.min(n, Math.max(0, maxProcesses - this.supervisor.target));
+    if (added < n) {
+      this.log.warn(
+        { asked: n, added, maxProcesses },
+        `grow(${n}) stops at maxProcesses (${maxProcesses}): adding ${added}`,
+      );
+    }
+    if (added === 0) return 0;
+    this.supervisor.grow(added);
     this.autoscaler?.noteScaleUp();
+    return added;
   }
 
-  /** Retires up to n idle children (never a busy one); returns how many went. */
+  /** Retires up to n idle children (never a busy one) or children not spawned yet; returns how many went. */
   shrink(n = 1): number {
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
@@ -253,6 +270,9 @@ export class Pool extends EventEmitter<PoolEvents> {
       throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
     if (parseAutoscale([max, min]) === undefined) {
       throw new OptionError('autoscale', [max, min], '[max, min]: integers with max >= 1 and 0 <= min <= max');
+    }
+    if (max > this.options.maxProcesses) {
+      throw new OptionError('autoscale', [max, min], `a max of at most maxProcesses (${this.options.maxProcesses})`);
     }
     this.autoscaler.setBounds(max, min);
   }
@@ -342,7 +362,14 @@ export class Pool extends EventEmitter<PoolEvents> {
 
   private onStarted(proc: WorkerProcess, job: PoolJob): void {
     this.timeouts.start(proc, job);
-    job.options?.onStart?.({ pid: proc.pid, startedAt: job.startedAt });
+    const onStart = job.options?.onStart;
+    if (onStart === undefined) return;
+    // User code: what it throws is its own fault, never the child's (this runs while the child's frames are read).
+    try {
+      onStart({ pid: proc.pid, startedAt: job.startedAt });
+    } catch (err) {
+      this.log.error({ err, childPid: proc.pid, jobId: job.id, task: job.name }, 'an onStart callback threw; ignored');
+    }
   }
 
   private onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void {
@@ -361,9 +388,10 @@ export class Pool extends EventEmitter<PoolEvents> {
     }
   }
 
-  private onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], error: Error): void {
+  private onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], lost: Error): void {
     this.timeouts.clear(proc);
     if (started !== undefined) {
+      const error = this.killedPastLimit(started, lost) ?? lost;
       if (this.terminating) {
         this.settle(started, false, new PoolClosedError('the pool was terminated while the job was running'));
       } else {
@@ -373,12 +401,23 @@ export class Pool extends EventEmitter<PoolEvents> {
           { childPid: proc.pid, jobId: started.id, task: started.name, err: error },
           'job lost with its child',
         );
-        this.emit('job-lost', { id: started.id, name: started.name, pid: proc.pid, error: error as WorkerLostError });
         this.settle(started, false, error);
+        this.notify('job-lost', { id: started.id, name: started.name, pid: proc.pid, error: error as WorkerLostError });
       }
     }
     if (unstarted.length === 0) return;
     this.giveBackUnstarted(proc, unstarted, 'giving unstarted jobs of a dead child to other children');
+  }
+
+  /**
+   * A child SIGKILLed past its job's hard limit, not by the parent: its own
+   * watchdog did it (the parent was stopped or too slow). The job's fate is the same.
+   */
+  private killedPastLimit(job: PoolJob, lost: Error): TimeLimitExceeded | undefined {
+    if (!(lost instanceof WorkerLostError) || lost.signal !== 'SIGKILL') return undefined;
+    const limit = this.timeouts.hardLimit(job);
+    if (limit === undefined || Date.now() - job.startedAt < limit) return undefined;
+    return new TimeLimitExceeded(limit, job.name);
   }
 
   private onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void {
@@ -408,7 +447,7 @@ export class Pool extends EventEmitter<PoolEvents> {
   }
 
   private onProcessUp(proc: WorkerProcess): void {
-    this.emit('process-up', { pid: proc.pid });
+    this.notify('process-up', { pid: proc.pid });
     this.tasks.schedule();
     const ready = this.supervisor.procs.filter((p) => p.ready).length;
     if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
@@ -424,7 +463,7 @@ export class Pool extends EventEmitter<PoolEvents> {
       { childPid: proc.pid, exitCode, signal },
       expected ? 'child exited' : 'child died',
     );
-    this.emit('process-down', { pid: proc.pid, exitCode, signal, expected });
+    this.notify('process-down', { pid: proc.pid, exitCode, signal, expected });
   }
 
   private settle(job: PoolJob, ok: boolean, outcome: unknown): void {
@@ -449,13 +488,31 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.failure = err;
     this.state = 'failed';
     this.log.error({ err }, err.message);
+    // Replace no child and leave no timer behind (a pending spawn would keep the process alive).
+    this.supervisor.stop();
     this.autoscaler?.stop();
     this.tasks.pause();
     this.resolveStartWaiters(err);
     this.rejectBuffered(err);
     for (const proc of this.supervisor.procs) proc.kill('SIGKILL');
     for (const resolve of this.closeWaiters.splice(0)) resolve();
-    if (this.listenerCount('failed') > 0) this.emit('failed', err);
+    this.notify('failed', err);
+  }
+
+  /**
+   * Emits to the user's listeners, each on its own: one that throws is logged
+   * and the others still run. These calls sit in the middle of reading a
+   * child's frames or settling its exit: a listener's error must not be taken
+   * for the child's (a protocol error) nor stop the pool's own bookkeeping.
+   */
+  private notify<K extends keyof PoolEvents>(event: K, ...args: PoolEvents[K]): void {
+    for (const listener of this.rawListeners(event) as ((...a: PoolEvents[K]) => void)[]) {
+      try {
+        listener.apply(this, args);
+      } catch (err) {
+        this.log.error({ err, event }, `a '${event}' listener threw; ignored`);
+      }
+    }
   }
 
   private rejectBuffered(err: Error): void {

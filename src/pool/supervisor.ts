@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { PoolFailedError, ProtocolError, WorkerLostError } from '../errors.js';
 import type { PoolJob } from './job.js';
@@ -7,6 +8,12 @@ import { WorkerProcess, type ProcessOwner, type SpawnSettings } from './worker-p
 
 /** Pauses before spawning again after spawns failed for want of resources: 0.1 s doubling to 5 s. */
 const SPAWN_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
+/**
+ * How many children may be starting at once. Growth (and the first spawn)
+ * goes in steps: the next child is spawned as one comes up, so a large grow()
+ * does not fork everything at once and starve the machine while they boot.
+ */
+export const SPAWN_STEP = Math.max(2, availableParallelism());
 /** Spawn errors that a moment may cure (fd table or process table full, memory short): worth a pause. */
 const TRANSIENT_SPAWN_ERRORS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 
@@ -60,10 +67,16 @@ export class Supervisor {
     return this.procs.filter((p) => !p.retiring && p.state !== 'exited');
   }
 
-  /** How many are active, without building the list (the autoscaler asks on every apply). */
+  /** How many are active, without building the list (maintain() runs often). */
   get activeCount(): number {
     let n = 0;
     for (const p of this.procs) if (!p.retiring && p.state !== 'exited') n++;
+    return n;
+  }
+
+  private get startingCount(): number {
+    let n = 0;
+    for (const p of this.procs) if (p.state === 'starting') n++;
     return n;
   }
 
@@ -73,7 +86,7 @@ export class Supervisor {
     this.maintain();
   }
 
-  /** Stop replacing children (close/terminate). */
+  /** Stop replacing children (close, terminate, a failed pool); clears every timer. */
   stop(): void {
     this.running = false;
     clearTimeout(this.spawnTimer);
@@ -84,8 +97,9 @@ export class Supervisor {
 
   maintain(): void {
     if (!this.running || this.failed || this.spawnTimer !== undefined) return;
-    let missing = this.target - this.activeCount;
-    while (missing-- > 0) this.spawnOne();
+    const missing = this.target - this.activeCount;
+    const room = SPAWN_STEP - this.startingCount;
+    for (let i = Math.min(missing, room); i > 0; i--) this.spawnOne();
   }
 
   onWorkerUp(proc: WorkerProcess): void {
@@ -94,6 +108,8 @@ export class Supervisor {
     if (proc.state === 'starting') proc.state = 'idle';
     this.spawnFailures = 0;
     this.log.debug({ childPid: proc.pid }, 'process up');
+    // The next step of a growth, before the pool counts who is ready.
+    this.maintain();
     this.hooks.onProcessUp(proc);
   }
 
@@ -108,17 +124,19 @@ export class Supervisor {
     this.maintain();
   }
 
-  /** Takes idle children first and never a busy one; returns how many were retired. */
+  /** Children not spawned yet go first, then idle ones, never a busy one; returns how many went. */
   shrink(n: number): number {
+    const unspawned = Math.min(n, Math.max(0, this.target - this.activeCount));
+    this.target -= unspawned;
     const candidates = this.active.filter((p) => p.state === 'idle' || p.state === 'starting');
-    const chosen = candidates.slice(0, Math.max(0, n));
+    const chosen = candidates.slice(0, Math.max(0, n - unspawned));
     this.target = Math.max(0, this.target - chosen.length);
     for (const proc of chosen) {
       // Not up yet, so nothing to finish; children ignore SIGTERM.
       if (proc.state === 'starting') proc.kill('SIGKILL');
       else proc.shutdown();
     }
-    return chosen.length;
+    return unspawned + chosen.length;
   }
 
   grow(n: number): void {
@@ -128,6 +146,8 @@ export class Supervisor {
 
   onProtocolError(proc: WorkerProcess, err: Error): void {
     this.log.error({ childPid: proc.pid, err }, 'protocol error from child; replacing it');
+    // Named if the pool fails: a task module that writes to fd 1 as it loads breaks every child the same way.
+    if (proc.state === 'starting') this.initErrors.set(proc, `protocol error from child ${proc.pid}: ${err.message}`);
     proc.kill('SIGKILL', err instanceof ProtocolError ? err : new ProtocolError(err.message, { cause: err }));
   }
 
@@ -164,8 +184,10 @@ export class Supervisor {
     else this.hooks.onProcessDown(proc, exitCode, signal, expected);
     if (!this.running) return;
     if (!expected || proc.killReason !== undefined) this.restarts++;
-    // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard.
-    if (!proc.retiring && started === undefined && this.limiter.record()) {
+    // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard,
+    // also when the parent killed it for breaking the protocol: a replacement would break it the same way.
+    const brokeProtocol = proc.killReason instanceof ProtocolError;
+    if ((!proc.retiring || brokeProtocol) && started === undefined && this.limiter.record()) {
       this.fail(proc, exitCode, signal, detail);
       return;
     }
@@ -184,6 +206,8 @@ export class Supervisor {
     if (this.spawnTimer !== undefined) return;
     const wait = retryDelay(this.spawnFailures++, SPAWN_RETRY);
     this.log.warn({ retryInMs: wait }, 'spawning a child failed for want of resources; trying again after a pause');
+    // Not unref'd: a running pool holds the process as its children's pipes do, and with none alive an
+    // apply() awaiting the recovery would be dropped when the process exits. stop() clears it.
     this.spawnTimer = setTimeout(() => {
       this.spawnTimer = undefined;
       this.maintain();

@@ -13,6 +13,8 @@ export interface TaskHandlerHooks {
   onQuota(proc: WorkerProcess): void;
   /** A job that cannot be sent at all (its arguments do not encode). */
   onUnsendable(job: PoolJob, err: Error): void;
+  /** The job's hard limit in ms, sent with it for the child's watchdog. */
+  hardLimit(job: PoolJob): number | undefined;
 }
 
 /**
@@ -101,8 +103,10 @@ export class TaskHandler {
     while (taken < cap) {
       const job = this.outbound.shift();
       if (job === undefined) break;
+      const limit = this.hooks.hardLimit(job);
       try {
-        batch.push([MessageType.JOB, job.seq, job.name, job.args, job.meta]);
+        if (limit === undefined) batch.push([MessageType.JOB, job.seq, job.name, job.args, job.meta]);
+        else batch.push([MessageType.JOB, job.seq, job.name, job.args, job.meta, limit]);
       } catch (err) {
         this.hooks.onUnsendable(job, new ArgumentSerializationError(job.name, err));
         continue;

@@ -29,10 +29,14 @@ export class TimeoutHandler {
     private readonly hooks: TimeoutHooks,
   ) {}
 
+  /** The job's hard limit in ms, if it has one (also sent with the job, for the child's watchdog). */
+  hardLimit(job: PoolJob): number | undefined {
+    return job.options?.timeLimit ?? this.taskLimits(job.name)?.timeLimit ?? this.timeLimit;
+  }
+
   start(proc: WorkerProcess, job: PoolJob): void {
-    const task = this.taskLimits(job.name);
-    const hard = job.options?.timeLimit ?? task?.timeLimit ?? this.timeLimit;
-    const soft = job.options?.softTimeLimit ?? task?.softTimeLimit ?? this.softTimeLimit;
+    const hard = this.hardLimit(job);
+    const soft = job.options?.softTimeLimit ?? this.taskLimits(job.name)?.softTimeLimit ?? this.softTimeLimit;
     if (hard === undefined && soft === undefined) return;
     this.clear(proc);
     this.armed.set(proc, {

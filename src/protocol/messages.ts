@@ -28,13 +28,17 @@ export interface JobMeta {
   retries?: number;
 }
 
-/** `args` is an array, or msgpack bytes of one that the child decodes (the parent never decodes a broker's payload). */
+/**
+ * `args` is an array, or msgpack bytes of one that the child decodes (the parent never decodes a broker's payload).
+ * `timeLimit`: the job's hard limit in ms, sent only when it has one; the child's watchdog enforces it as a backstop.
+ */
 export type JobFrame = [
   typeof MessageType.JOB,
   seq: number,
   name: string,
   args: unknown[] | Uint8Array,
   meta: JobMeta | null,
+  timeLimit?: number,
 ];
 export type ShutdownFrame = [typeof MessageType.SHUTDOWN];
 export type SoftTimeoutFrame = [typeof MessageType.SOFT_TIMEOUT, seq: number];
@@ -67,6 +71,8 @@ export interface ChildConfig {
   app: string;
   maxFrameSize: number;
   reportMemory: boolean;
+  /** The pool's process: the child's watchdog kills the child once it is gone. */
+  parentPid: number;
 }
 
 export const CHILD_CONFIG_ENV = 'PREFORK_CHILD_CONFIG';

@@ -27,6 +27,7 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
   it.each([
     [['worker', '--app', 'x.mjs', '-c', 'zero'], '-c, --concurrency <n>', 'zero'],
     [['worker', '--app', 'x.mjs', '--autoscale', '3,5'], '--autoscale <max,min>', '3,5'],
+    [['worker', '--app', 'x.mjs', '--max-concurrency', '0'], '--max-concurrency <n>', '0'],
     [['worker', '--app', 'x.mjs', '-O', 'fast'], '-O, --strategy <name>', 'fast'],
     [['worker', '--app', 'x.mjs', '--queue-order', 'random'], '--queue-order <order>', 'random'],
     [['worker', '--app', 'x.mjs', '-Q', 'a:0'], '-Q, --queues <list>', 'a:0'],
@@ -70,6 +71,23 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     ]);
     expect(r.code).toBe(2);
     expect(r.stderr).toMatch(/--soft-time-limit/);
+  });
+
+  it('a concurrency above --max-concurrency is refused, naming both flags', () => {
+    const r = run([
+      'worker',
+      '--app',
+      fixture('worker-tasks.mjs'),
+      '-c',
+      '5',
+      '--max-concurrency',
+      '4',
+      '--broker',
+      'memory://x',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toMatch(/--concurrency: 5 .*--max-concurrency \(4\)/);
   });
 });
 

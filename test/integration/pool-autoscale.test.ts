@@ -81,6 +81,12 @@ describe('Autoscaler', () => {
       .toBe(3);
   });
 
+  it('setAutoscale() refuses a max above maxProcesses, naming it', async () => {
+    const pool = await startPool({ autoscale: '2,1', maxProcesses: 3 });
+    expect(() => pool.setAutoscale(4, 1)).toThrow(/maxProcesses \(3\)/);
+    expect(pool.stats().autoscale).toEqual({ max: 2, min: 1 });
+  });
+
   it('setAutoscale() on a pool without autoscale throws', async () => {
     const pool = await startPool({ processes: 1 });
     expect(() => pool.setAutoscale(2, 1)).toThrow(/autoscale/);

@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { PoolClosedError } from 'prefork';
 import {
   applyAndAwaitStart,
@@ -164,30 +164,61 @@ describe('terminate() before start() has finished', () => {
   });
 });
 
+/** Runs test/fixtures/orphan-parent.mjs; resolves once it printed its children's pids. */
+async function startOrphanParent(
+  mode: 'hang' | 'spin' | 'spin-limit',
+): Promise<{ parent: ReturnType<typeof spawn>; children: number[] }> {
+  const parent = spawn(process.execPath, [fixture('orphan-parent.mjs'), mode], {
+    stdio: ['ignore', 'pipe', 'inherit'],
+  });
+  parents.push(parent);
+  const line = await new Promise<string>((resolve, reject) => {
+    const rl = createInterface({ input: parent.stdout! });
+    rl.once('line', resolve);
+    parent.once('exit', (code, signal) => reject(new Error(`orphan-parent exited early: ${code ?? signal}`)));
+  });
+  const children = JSON.parse(line) as number[];
+  expect(children).toHaveLength(2);
+  for (const pid of children) expect(isGone(pid)).toBe(false);
+  return { parent, children };
+}
+
+const parents: ReturnType<typeof spawn>[] = [];
+afterEach(() => {
+  for (const parent of parents.splice(0)) parent.kill('SIGKILL');
+});
+
 describe('no orphans', () => {
   it('children exit by themselves when their parent is SIGKILLed, busy or idle', async () => {
-    const parent = spawn(process.execPath, [fixture('orphan-parent.mjs')], { stdio: ['ignore', 'pipe', 'inherit'] });
-    try {
-      const line = await new Promise<string>((resolve, reject) => {
-        const rl = createInterface({ input: parent.stdout });
-        rl.once('line', resolve);
-        parent.once('exit', (code, signal) => reject(new Error(`orphan-parent exited early: ${code ?? signal}`)));
-      });
-      const children = JSON.parse(line) as number[];
-      expect(children).toHaveLength(2);
-      for (const pid of children) expect(isGone(pid)).toBe(false);
+    const { parent, children } = await startOrphanParent('hang');
+    const exited = new Promise((resolve) => parent.once('exit', resolve));
+    parent.kill('SIGKILL');
+    await exited;
+    await vi.waitFor(
+      () => expect(children.every(isGone), `children ${children.join(', ')} of the killed parent to exit`).toBe(true),
+      { timeout: 30_000, interval: 20 },
+    );
+  });
 
-      const exited = new Promise((resolve) => parent.once('exit', resolve));
-      parent.kill('SIGKILL');
-      await exited;
-      await expect
-        .poll(() => children.filter((pid) => !isGone(pid)), {
-          message: `children ${children.join(', ')} of the killed parent to exit`,
-          timeout: 30_000,
-        })
-        .toEqual([]);
+  it('a child in a CPU busy loop (it never reads the EOF) exits too when its parent is SIGKILLed: its watchdog sees to it', async () => {
+    const { parent, children } = await startOrphanParent('spin');
+    const exited = new Promise((resolve) => parent.once('exit', resolve));
+    parent.kill('SIGKILL');
+    await exited;
+    await vi.waitFor(() => expect(children.filter((pid) => !isGone(pid))).toEqual([]), {
+      timeout: 30_000,
+      interval: 50,
+    });
+  });
+
+  it('a child in a CPU busy loop past its hard time limit dies even when its parent cannot kill it (stopped)', async () => {
+    const { parent, children } = await startOrphanParent('spin-limit');
+    parent.kill('SIGSTOP');
+    try {
+      // The parent is alive (the child's parent pid has not changed) but enforces nothing: the child's watchdog does.
+      await vi.waitFor(() => expect(children.some(isGone)).toBe(true), { timeout: 30_000, interval: 50 });
     } finally {
-      parent.kill('SIGKILL');
+      parent.kill('SIGCONT');
     }
   });
 });

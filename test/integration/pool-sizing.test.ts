@@ -1,4 +1,5 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { SPAWN_STEP } from '../../dist/pool/supervisor.js';
 import { applyAndAwaitStart, makePool, nextEvent, pids, release, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -21,7 +22,10 @@ describe('grow and shrink', () => {
     const ups: number[] = [];
     pool.on('process-up', ({ pid }) => ups.push(pid));
     pool.grow(2);
-    await expect.poll(() => ups.length, { message: 'two new children to come up' }).toBe(2);
+    await vi.waitFor(() => expect(ups.length === 2, 'two new children to come up').toBe(true), {
+      timeout: 20_000,
+      interval: 20,
+    });
     expect(pool.size).toBe(3);
     const procs = pool.stats().processes;
     expect(procs.map((p) => p.pid).sort()).toEqual([first!, ...ups].sort());
@@ -57,6 +61,58 @@ describe('grow and shrink', () => {
     expect(pids(pool)).toEqual([busy]);
     release(busy);
     await expect(result).resolves.toBe(busy);
+  });
+
+  it('grow(n) stops at maxProcesses: it adds what fits and says how many', async () => {
+    const pool = await startPool({ processes: 1, maxProcesses: 3 });
+    expect(pool.grow(10)).toBe(2);
+    expect(pool.size).toBe(3);
+    await vi.waitFor(
+      () =>
+        expect(pool.stats().processes.filter((p) => p.state === 'idle').length === 3, 'three children up').toBe(true),
+      { timeout: 20_000, interval: 20 },
+    );
+    expect(pool.grow(1)).toBe(0);
+    expect(pool.stats().processes).toHaveLength(3);
+  });
+
+  it(`spawns in steps of at most SPAWN_STEP (${SPAWN_STEP}) children starting at once, the next as one comes up`, async () => {
+    const pool = await startPool({ processes: 1, maxProcesses: 1 + SPAWN_STEP + 2 });
+    const starting = (): number => pool.stats().processes.filter((p) => p.state === 'starting').length;
+    const seen: number[] = [];
+    pool.on('process-up', () => seen.push(starting()));
+    expect(pool.grow(SPAWN_STEP + 2)).toBe(SPAWN_STEP + 2);
+    seen.push(starting());
+    expect(pool.size).toBe(1 + SPAWN_STEP + 2);
+    await vi.waitFor(
+      () =>
+        expect(
+          pool.stats().processes.filter((p) => p.state === 'idle').length === 1 + SPAWN_STEP + 2,
+          'every child up',
+        ).toBe(true),
+      { timeout: 20_000, interval: 20 },
+    );
+    expect(seen[0]).toBe(SPAWN_STEP);
+    expect(Math.max(...seen)).toBeLessThanOrEqual(SPAWN_STEP);
+    expect(seen).toHaveLength(SPAWN_STEP + 3);
+  });
+
+  it('shrink takes children not spawned yet first: none that runs or starts is retired', async () => {
+    const pool = await startPool({ processes: 1 });
+    pool.grow(SPAWN_STEP + 2);
+    const spawned = pids(pool);
+    expect(spawned).toHaveLength(1 + SPAWN_STEP);
+    expect(pool.shrink(2)).toBe(2);
+    expect(pool.size).toBe(1 + SPAWN_STEP);
+    await vi.waitFor(
+      () =>
+        expect(
+          pool.stats().processes.filter((p) => p.state === 'idle').length === 1 + SPAWN_STEP,
+          'the children still wanted up',
+        ).toBe(true),
+      { timeout: 20_000, interval: 20 },
+    );
+    expect(pids(pool).sort()).toEqual(spawned.sort());
   });
 
   it('grow and shrink reject a count that is not an integer >= 1', async () => {

@@ -124,10 +124,16 @@ describe('a pool whose children cannot even be spawned', () => {
     expect(outcome).toMatchObject({ before: 'served', freed: true, after: 'again' });
     expect(outcome.failed).toBeUndefined();
   });
+
+  it('a pool that fails while it pauses before spawning again leaves no timer behind: it stops its supervisor', () => {
+    const outcome = runEmfile('fail-while-pausing');
+    expect(outcome).toMatchObject({ error: { name: 'PoolFailedError' }, timers: 0 });
+    expect((outcome.error as { message: string }).message).toContain('EMFILE');
+  });
 });
 
 /** Runs test/fixtures/spawn-emfile.mjs in its own process under `ulimit -n 256`; returns what it printed. */
-function runEmfile(mode: 'start' | 'replace' | 'transient'): Record<string, unknown> {
+function runEmfile(mode: 'start' | 'replace' | 'transient' | 'fail-while-pausing'): Record<string, unknown> {
   const out = execFileSync(
     'sh',
     [

@@ -17,6 +17,7 @@ interface WorkerFlags {
   app: string;
   broker?: string;
   concurrency?: number;
+  maxConcurrency?: number;
   autoscale?: string;
   strategy: 'fair' | 'fcfs';
   queues: string;
@@ -44,6 +45,11 @@ export function registerWorker(program: Command): void {
       parse.brokerUrl,
     )
     .option('-c, --concurrency <n>', 'number of child processes (default: CPUs)', parse.positiveInt)
+    .option(
+      '--max-concurrency <n>',
+      'the most child processes `control grow` may reach (default: 4 x CPUs)',
+      parse.positiveInt,
+    )
     .option(
       '--autoscale <max,min>',
       'grow and shrink the pool between MAX and MIN from the reserved jobs',
@@ -100,6 +106,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       app,
       broker,
       concurrency: flags.concurrency,
+      maxConcurrency: flags.maxConcurrency,
       autoscale: flags.autoscale,
       strategy: flags.strategy,
       queues: flags.queues,

@@ -1,3 +1,4 @@
+import { availableParallelism } from 'node:os';
 import { describe, expect, it } from 'vitest';
 import { OptionError, Pool } from 'prefork';
 import { POOL_DEFAULTS, resolvePoolOptions } from '../../../dist/pool/options.js';
@@ -113,6 +114,9 @@ describe('resolvePoolOptions', () => {
     ['autoscale', [4, -1]],
     ['autoscale', [1, 3]],
     ['autoscale', 4],
+    ['maxProcesses', 0],
+    ['maxProcesses', 2.5],
+    ['maxProcesses', 'many'],
   ];
 
   it.each(invalid)('rejects %s = %j, naming the option and the value', (option, value) => {
@@ -130,6 +134,24 @@ describe('resolvePoolOptions', () => {
     const err = rejectionOf({ app: APP, procesess: 4 });
     expect(err.option).toBe('procesess');
     expect(err.message).toContain('procesess');
+  });
+
+  it('maxProcesses defaults to 4 x CPUs, or room for processes / autoscale max if larger', () => {
+    const perCpu = 4 * availableParallelism();
+    expect(resolvePoolOptions({ app: APP, processes: 1 }).maxProcesses).toBe(perCpu);
+    expect(resolvePoolOptions({ app: APP, processes: perCpu + 3 }).maxProcesses).toBe(perCpu + 3);
+    expect(resolvePoolOptions({ app: APP, autoscale: [perCpu + 5, 1] }).maxProcesses).toBe(perCpu + 5);
+  });
+
+  it('maxProcesses given: processes defaults to the CPUs up to it, and neither processes nor autoscale max may exceed it', () => {
+    expect(resolvePoolOptions({ app: APP, maxProcesses: 1 })).toMatchObject({ processes: 1, maxProcesses: 1 });
+    expect(resolvePoolOptions({ app: APP, processes: 3, maxProcesses: 3 }).maxProcesses).toBe(3);
+    const tooMany = rejectionOf({ app: APP, processes: 5, maxProcesses: 4 });
+    expect(tooMany.option).toBe('processes');
+    expect(tooMany.message).toContain('maxProcesses (4)');
+    const tooHigh = rejectionOf({ app: APP, autoscale: '6,1', maxProcesses: 4 });
+    expect(tooHigh.option).toBe('autoscale');
+    expect(tooHigh.message).toContain('maxProcesses (4)');
   });
 
   it('rejects a softTimeLimit that is not below timeLimit, naming softTimeLimit and its value', () => {
