@@ -226,8 +226,12 @@ export class Client {
     await this.listening?.catch(() => undefined);
   }
 
+  /** Connects once; a failed connect is not kept, so the next call tries again. */
   private connect(): Promise<void> {
-    this.connected ??= this.broker.connect();
+    this.connected ??= this.broker.connect().catch((err: unknown) => {
+      this.connected = undefined;
+      throw err;
+    });
     return this.connected;
   }
 
