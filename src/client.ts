@@ -207,7 +207,11 @@ export class Client {
           if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
           else if (!announced) this.pollForeign(id, waiter);
         },
-        (err: unknown) => this.log.warn({ err, jobId: id }, 'could not read a result'),
+        (err: unknown) => {
+          this.log.warn({ err, jobId: id }, 'could not read a result');
+          // A transient error: an id enqueued elsewhere is only found by reading it, so keep reading.
+          if (!announced) this.pollForeign(id, waiter);
+        },
       );
     });
   }
