@@ -17,6 +17,7 @@ import {
 import { defaultClientLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
+import { abortableSleep } from './util/sleep.js';
 import { checkDuration } from './util/units.js';
 import { defaultBrokerUrl } from './worker-options.js';
 
@@ -81,6 +82,8 @@ const ARRIVED_MAX = 1_000;
 /** Most ids remembered as already handed to a waiter, so a second announcement of one is dropped. */
 const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
+/** Pause after a failed read of the reply list (close() cuts it short). */
+const LISTEN_RETRY_MS = 500;
 
 interface Waiter {
   resolve: (r: ResultRecord) => void;
@@ -135,6 +138,8 @@ export class Client {
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
   private closed = false;
+  /** Aborted by close(): ends the pause between reads at once. */
+  private readonly closing = new AbortController();
 
   constructor(options: ClientOptions = {}) {
     const broker = options.broker ?? defaultBrokerUrl();
@@ -219,6 +224,7 @@ export class Client {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
@@ -298,7 +304,7 @@ export class Client {
         } catch (err) {
           if (this.closed) break;
           this.log.warn({ err }, 'waiting for results failed; retrying');
-          await new Promise((resolve) => setTimeout(resolve, 500));
+          await abortableSleep(LISTEN_RETRY_MS, this.closing.signal);
         }
       }
     })().finally(() => {

@@ -173,6 +173,13 @@ export function describeValue(value: unknown): string {
   }
 }
 
+/** A broker call after close(), or one that close() cut short (a connect in progress). */
+export class BrokerClosedError extends PreforkError {
+  constructor() {
+    super('PREFORK_BROKER_CLOSED', 'the broker is closed');
+  }
+}
+
 /** The broker cannot be reached (connection refused, timed out, bad credentials); the Worker retries. */
 export class BrokerUnavailableError extends PreforkError {
   readonly url: string;

@@ -21,7 +21,8 @@ export type NewConnectionMode = 'forward' | 'refuse' | 'hold';
 
 export class TcpProxy {
   private readonly links = new Set<Link>();
-  private readonly held: Socket[] = [];
+  /** Accepted, not forwarded yet, with what each sent meanwhile. */
+  private readonly held = new Map<Socket, Buffer[]>();
   private mode: NewConnectionMode = 'forward';
   private readonly sent = new Map<string, number>();
   private readonly answered = new Map<string, number>();
@@ -29,6 +30,7 @@ export class TcpProxy {
   private armed: { pattern: string; done: () => void } | undefined;
   /** Connections accepted so far (forwarded, refused or held). */
   accepted = 0;
+  private readonly acceptWaiters: (() => void)[] = [];
 
   private constructor(
     private readonly server: Server,
@@ -58,7 +60,7 @@ export class TcpProxy {
 
   /** Connections open through the proxy now (held ones included). */
   get open(): number {
-    return this.links.size + this.held.length;
+    return this.links.size + this.held.size;
   }
 
   /**
@@ -69,16 +71,21 @@ export class TcpProxy {
   setMode(mode: NewConnectionMode): void {
     this.mode = mode;
     if (mode === 'hold') return;
-    for (const client of this.held.splice(0)) {
+    const held = [...this.held];
+    this.held.clear();
+    for (const [client, early] of held) {
+      client.removeAllListeners('data');
+      client.removeAllListeners('close');
       if (mode === 'refuse') client.destroy();
-      else this.forward(client);
+      else this.forward(client, early);
     }
   }
 
-  /** Cuts every open connection (both sides). */
+  /** Cuts every open connection (both sides; the client's with a reset). */
   dropAll(): void {
     for (const link of [...this.links]) this.cut(link);
-    for (const client of this.held.splice(0)) client.destroy();
+    for (const client of this.held.keys()) client.destroy();
+    this.held.clear();
   }
 
   /**
@@ -113,21 +120,28 @@ export class TcpProxy {
     await new Promise<void>((resolve) => this.server.close(() => resolve()));
   }
 
+  /** Resolves when the next connection is accepted (and refused, held or forwarded). */
+  nextAccept(): Promise<void> {
+    return new Promise((resolve) => this.acceptWaiters.push(resolve));
+  }
+
   private accept(client: Socket): void {
     this.accepted++;
+    for (const wake of this.acceptWaiters.splice(0)) queueMicrotask(wake);
     client.on('error', () => undefined);
     if (this.mode === 'refuse') client.destroy();
     else if (this.mode === 'hold') {
-      this.held.push(client);
-      client.once('close', () => {
-        const at = this.held.indexOf(client);
-        if (at >= 0) this.held.splice(at, 1);
-      });
-    } else this.forward(client);
+      // Read (and keep) what it sends, so a client that gives up is seen to close.
+      const early: Buffer[] = [];
+      this.held.set(client, early);
+      client.on('data', (chunk: Buffer) => early.push(chunk));
+      client.on('close', () => this.held.delete(client));
+    } else this.forward(client, []);
   }
 
-  private forward(client: Socket): void {
+  private forward(client: Socket, early: Buffer[]): void {
     const server = connect(this.target.port, this.target.host);
+    for (const chunk of early) server.write(chunk);
     server.on('error', () => undefined);
     const link: Link = { client, server, pending: new Set(), swallow: undefined };
     this.links.add(link);
@@ -162,9 +176,10 @@ export class TcpProxy {
     server.on('close', end);
   }
 
+  /** Ends both sides; the client's with a reset (ECONNRESET), as a network failure does. */
   private cut(link: Link): void {
     if (!this.links.delete(link)) return;
-    link.client.destroy();
+    link.client.resetAndDestroy();
     link.server.destroy();
   }
 }

@@ -1,5 +1,8 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { Writable } from 'node:stream';
+import { pino, type Logger } from 'pino';
 import { BrokerUnavailableError, Client } from 'prefork';
+import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { captureLog } from '../helpers/worker.js';
 import { fetchFrom, job, log, redisUrl, registerNode, result, Scope } from './redis-helpers.js';
@@ -64,5 +67,87 @@ describe('Client: a handle for an id enqueued elsewhere', () => {
     await worker.settle([{ kind: 'ack', delivery: d!, result: result(d!, 'SUCCESS', 3) }]);
     proxy.setMode('forward');
     expect(await waiting).toBe(3);
+  });
+});
+
+describe('RedisBroker: close() while connect() is in progress', () => {
+  it('leaves no connection open, and connect() rejects', async () => {
+    proxy.setMode('hold');
+    const broker = new RedisBroker(proxy.url, { namespace: scope.ns, logger: log });
+    const connecting = broker.connect();
+    connecting.catch(() => undefined);
+    await vi.waitFor(() => expect(proxy.open).toBe(1));
+    await broker.close();
+    proxy.setMode('forward');
+    await expect(connecting).rejects.toThrow(/closed/);
+    await expect.poll(() => proxy.open, { timeout: 5_000 }).toBe(0);
+  });
+});
+
+/**
+ * close() while the Client's read of results waits on a timer: timers are
+ * faked and never advanced after close(), so close() can only resolve if it
+ * cuts the wait short instead of sitting it out.
+ */
+describe('Client.close() while Redis is away', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A logger, and a promise for the first line containing `what` (no polling: timers are fake). */
+  function watchLog(): { log: Logger; seen: (what: string) => Promise<void> } {
+    const lines: string[] = [];
+    const watchers: { what: string; found: () => void }[] = [];
+    const stream = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        lines.push(chunk.toString());
+        for (const w of watchers) if (chunk.toString().includes(w.what)) w.found();
+        done();
+      },
+    });
+    const seen = (what: string): Promise<void> =>
+      lines.some((l) => l.includes(what))
+        ? Promise.resolve()
+        : new Promise((resolve) => watchers.push({ what, found: resolve }));
+    return { log: pino({ level: 'warn' }, stream), seen };
+  }
+
+  it('ends the pause after a failed read at once', { timeout: 10_000 }, async () => {
+    const { log: watched, seen } = watchLog();
+    const c = new Client({ broker: proxy.url, namespace: scope.ns, logger: watched });
+    clients.push(c);
+    const handle = await c.enqueue('add');
+    proxy.setMode('refuse');
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    const waiting = handle.result();
+    waiting.catch(() => undefined);
+    await seen('waiting for results failed');
+    await c.close();
+    await expect(waiting).rejects.toMatchObject({ code: 'PREFORK_CLIENT_CLOSED' });
+  });
+
+  it('ends a wait for the connection to come back at once', { timeout: 10_000 }, async () => {
+    const { log: watched, seen } = watchLog();
+    const c = new Client({ broker: proxy.url, namespace: scope.ns, logger: watched });
+    clients.push(c);
+    const handle = await c.enqueue('add');
+    proxy.watch('BLMPOP');
+    const waiting = handle.result();
+    waiting.catch(() => undefined);
+    await vi.waitFor(() => expect(proxy.sentCount('BLMPOP')).toBe(1));
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'] });
+    proxy.setMode('refuse');
+    proxy.dropAll();
+    await seen('"connection":"prefork:result-wait"');
+    // A socket's 'close' follows its 'error' within the same turn of the event loop.
+    await new Promise((resolve) => setImmediate(resolve));
+    // The read's slice runs out while Redis is away, and a reconnect attempt is refused: the
+    // next read waits for a connection that is between attempts (no timer will fire again).
+    const refused = proxy.nextAccept();
+    await vi.advanceTimersByTimeAsync(6_000);
+    await refused;
+    for (let turn = 0; turn < 3; turn++) await new Promise((resolve) => setImmediate(resolve));
+    await c.close();
+    await expect(waiting).rejects.toMatchObject({ code: 'PREFORK_CLIENT_CLOSED' });
   });
 });

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { messageOf } from '../../errors.js';
+import { BrokerClosedError, messageOf } from '../../errors.js';
 import { createConnection, open, waitReady } from './connection.js';
 
 /**
@@ -46,7 +46,7 @@ export class BlockingConnection {
   ) {}
 
   private async connection(): Promise<Redis> {
-    if (this.closing.signal.aborted) throw new Error('the broker is closed');
+    if (this.closing.signal.aborted) throw new BrokerClosedError();
     if (this.conn === undefined) {
       const conn = createConnection(this.url, 'blocking', this.name, this.log);
       conn.on('ready', () => {
@@ -58,17 +58,24 @@ export class BlockingConnection {
       });
       this.conn = conn;
     }
-    await open(this.conn, this.displayUrl);
-    return this.conn;
+    const conn = this.conn;
+    try {
+      await open(conn, this.displayUrl, this.closing.signal);
+    } catch (err) {
+      throw this.closing.signal.aborted ? new BrokerClosedError() : err;
+    }
+    return conn;
   }
 
   /** Runs `call` until it replies, `timeoutMs` passes (null) or `signal` aborts (null, or what Redis had already sent). */
   async block<T>(call: BlockingCall<T>, timeoutMs: number, signal?: AbortSignal): Promise<T | null> {
     const deadline = Date.now() + timeoutMs;
-    const conn = await this.connection();
+    let conn = await this.connection();
     for (;;) {
       const remaining = deadline - Date.now();
       if (signal?.aborted || this.closing.signal.aborted || remaining <= 0) return null;
+      // An ended connection does not come back by itself: open it again (or fail).
+      if (conn.status === 'end') conn = await this.connection();
       if (conn.status !== 'ready') {
         await this.untilReady(conn, remaining, signal);
         continue;
