@@ -3,7 +3,13 @@ import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
 import type { Broker, NewJob, ResultRecord } from './broker/types.js';
 import type { JobOptions } from './job-types.js';
-import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
+import {
+  ArgumentSerializationError,
+  OptionError,
+  PreforkError,
+  ResultGoneError,
+  ResultTimeoutError,
+} from './errors.js';
 import {
   checkBackoff,
   checkDelay,
@@ -82,6 +88,8 @@ const ARRIVED_MAX = 1_000;
 /** Most ids remembered as already handed to a waiter, so a second announcement of one is dropped. */
 const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
+/** Stands in `arrived` for an announced id whose result was gone when it was read. */
+const GONE = Symbol('gone');
 /** Pause after a failed read of the reply list (close() cuts it short). */
 const LISTEN_RETRY_MS = 500;
 
@@ -133,11 +141,13 @@ export class Client {
   private readonly log: Logger;
   private connected: Promise<void> | undefined;
   private readonly waiters = new Map<string, Waiter[]>();
-  private readonly arrived = new Map<string, ResultRecord>();
+  private readonly arrived = new Map<string, ResultRecord | typeof GONE>();
   /** Ids recently handed to a waiter (insertion order = age). */
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
   private closed = false;
+  /** Announcements may have been lost (a failed or cut read): re-read every pending result before the next read. */
+  private rereadPending = false;
   /** Aborted by close(): ends the pause between reads at once. */
   private readonly closing = new AbortController();
 
@@ -192,6 +202,7 @@ export class Client {
     if (early !== undefined) {
       this.arrived.delete(id);
       this.remember(id);
+      if (early === GONE) throw new ResultGoneError(id);
       return early;
     }
     return new Promise<ResultRecord>((resolve, reject) => {
@@ -214,8 +225,10 @@ export class Client {
         },
         (err: unknown) => {
           this.log.warn({ err, jobId: id }, 'could not read a result');
-          // A transient error: an id enqueued elsewhere is only found by reading it, so keep reading.
+          // A transient error: an id enqueued elsewhere is only found by reading it, so keep reading;
+          // an announced one may have been announced already (and the announcement dropped).
           if (!announced) this.pollForeign(id, waiter);
+          else this.rereadPending = true;
         },
       );
     });
@@ -298,11 +311,18 @@ export class Client {
     this.listening = (async () => {
       while (this.waiters.size > 0 && !this.closed) {
         try {
-          // The pending ids let the broker re-read their results if the reply list dropped announcements.
-          const records = await this.broker.waitForResults(this.id, WAIT_SLICE_MS, () => this.waiters.keys());
-          for (const record of records) this.deliver(record);
+          if (this.rereadPending) {
+            this.rereadPending = false;
+            await this.reread();
+          }
+          const got = await this.broker.waitForResults(this.id, WAIT_SLICE_MS);
+          for (const record of got.records) this.deliver(record);
+          for (const id of got.gone) this.settleGone(id);
+          if (got.missed) this.rereadPending = true;
         } catch (err) {
           if (this.closed) break;
+          // The ids a failed read took from the reply list are lost with it.
+          this.rereadPending = true;
           this.log.warn({ err }, 'waiting for results failed; retrying');
           await abortableSleep(LISTEN_RETRY_MS, this.closing.signal);
         }
@@ -321,20 +341,43 @@ export class Client {
    * until pushed out by newer ones.
    */
   private deliver(record: ResultRecord): void {
-    const list = this.waiters.get(record.id);
-    if (list === undefined) {
-      if (this.delivered.has(record.id)) return;
-      this.arrived.delete(record.id);
-      if (this.arrived.size >= ARRIVED_MAX) this.arrived.delete(this.arrived.keys().next().value as string);
-      this.arrived.set(record.id, record);
-      return;
-    }
-    this.waiters.delete(record.id);
-    this.remember(record.id);
-    for (const w of list) {
+    const list = this.take(record.id, record);
+    for (const w of list ?? []) {
       clearTimeout(w.timer);
       w.resolve(record);
     }
+  }
+
+  /** An announced id whose result is no longer stored: its waiters (and one to come) fail, naming it. */
+  private settleGone(id: string): void {
+    const list = this.take(id, GONE);
+    if (list === undefined) return;
+    const err = new ResultGoneError(id);
+    for (const w of list) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+  }
+
+  /** The waiters of `id`, now handed their outcome; without any, the outcome is kept for one to come. */
+  private take(id: string, outcome: ResultRecord | typeof GONE): Waiter[] | undefined {
+    const list = this.waiters.get(id);
+    if (list === undefined) {
+      if (this.delivered.has(id)) return undefined;
+      this.arrived.delete(id);
+      if (this.arrived.size >= ARRIVED_MAX) this.arrived.delete(this.arrived.keys().next().value as string);
+      this.arrived.set(id, outcome);
+      return undefined;
+    }
+    this.waiters.delete(id);
+    this.remember(id);
+    return list;
+  }
+
+  /** Reads the stored result of every job waited for: announcements may have been lost. */
+  private async reread(): Promise<void> {
+    const records = await this.broker.getResults([...this.waiters.keys()]);
+    for (const record of records) if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
   }
 
   private remember(id: string): void {

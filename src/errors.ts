@@ -3,6 +3,7 @@
  * can branch on `err.code` and logs can be grepped (Node's ERR_* convention).
  */
 export class PreforkError extends Error {
+  /** Stable identifier of the kind of error (e.g. `PREFORK_BAD_OPTION`): branch on it, grep logs for it. */
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -128,6 +129,22 @@ export class ResultTimeoutError extends PreforkError {
   readonly jobId: string;
   constructor(jobId: string, timeoutMs: number) {
     super('PREFORK_RESULT_TIMEOUT', `no result for job ${jobId} within ${timeoutMs} ms`);
+    this.jobId = jobId;
+  }
+}
+
+/**
+ * A job's result was announced as ready but is no longer stored when read:
+ * it expired (the result TTL) or Redis evicted it (maxmemory).
+ */
+export class ResultGoneError extends PreforkError {
+  /** The job whose result is gone. */
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super(
+      'PREFORK_RESULT_GONE',
+      `the result of job ${jobId} was ready but is no longer stored (it expired after the result TTL, or Redis evicted it)`,
+    );
     this.jobId = jobId;
   }
 }

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { BrokerClosedError, OptionError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
+  AnnouncedResults,
   Broker,
   BrokerOptions,
   ControlReply,
@@ -275,9 +276,13 @@ export class RedisBroker implements Broker {
     return this.results.get(await this.redis(), id);
   }
 
-  async waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]> {
+  async getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
+    return this.results.read(await this.redis(), ids);
+  }
+
+  async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {
     const redis = await this.redis();
-    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs, pending);
+    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs);
   }
 
   // consumer
