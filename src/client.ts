@@ -4,7 +4,13 @@ import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
 import type { BrokerConnection, BrokerProducer, BrokerResults, NewJob, ResultRecord } from './broker/types.js';
 import type { JobOptions } from './job-types.js';
-import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
+import {
+  ArgumentSerializationError,
+  OptionError,
+  PreforkError,
+  ResultGoneError,
+  ResultTimeoutError,
+} from './errors.js';
 import {
   checkBackoff,
   checkDelay,
@@ -19,6 +25,7 @@ import { defaultClientLogger } from './logger.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
+import { abortableSleep } from './util/sleep.js';
 import { checkDuration } from './util/units.js';
 
 /** The broker roles a Client uses: it enqueues and reads results. */
@@ -87,8 +94,10 @@ const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
 /** Re-reads of a result enqueued elsewhere: 0.1 s doubling to 2 s. */
 const FOREIGN_POLL: BackoffPolicy = { delay: 100, cap: 2_000 };
-/** The pause after a failed wait for results. */
-const LISTEN_RETRY: BackoffPolicy = { type: 'fixed', delay: 500, cap: 500 };
+/** Stands in `arrived` for an announced id whose result was gone when it was read. */
+const GONE = Symbol('gone');
+/** Pause after a failed read of the reply list (close() cuts it short). */
+const LISTEN_RETRY_MS = 500;
 
 interface Waiter {
   resolve: (r: ResultRecord) => void;
@@ -138,11 +147,15 @@ export class Client {
   private readonly log: Logger;
   private connected: Promise<void> | undefined;
   private readonly waiters = new Map<string, Waiter[]>();
-  private readonly arrived = new Map<string, ResultRecord>();
+  private readonly arrived = new Map<string, ResultRecord | typeof GONE>();
   /** Ids recently handed to a waiter (insertion order = age). */
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
   private closed = false;
+  /** Announcements may have been lost (a failed or cut read): re-read every pending result before the next read. */
+  private rereadPending = false;
+  /** Aborted by close(): ends the pause between reads at once. */
+  private readonly closing = new AbortController();
 
   constructor(options: ClientOptions = {}) {
     const broker = options.broker ?? defaultBrokerUrl();
@@ -204,6 +217,7 @@ export class Client {
     if (early !== undefined) {
       this.arrived.delete(id);
       this.remember(id);
+      if (early === GONE) throw new ResultGoneError(id);
       return early;
     }
     return new Promise<ResultRecord>((resolve, reject) => {
@@ -224,7 +238,13 @@ export class Client {
           if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
           else if (!announced) this.pollForeign(id, waiter);
         },
-        (err: unknown) => this.log.warn({ err, jobId: id }, 'could not read a result'),
+        (err: unknown) => {
+          this.log.warn({ err, jobId: id }, 'could not read a result');
+          // A transient error: an id enqueued elsewhere is only found by reading it, so keep reading;
+          // an announced one may have been announced already (and the announcement dropped).
+          if (!announced) this.pollForeign(id, waiter);
+          else this.rereadPending = true;
+        },
       );
     });
   }
@@ -232,6 +252,7 @@ export class Client {
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
+    this.closing.abort();
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
@@ -243,8 +264,12 @@ export class Client {
     await this.listening?.catch(() => undefined);
   }
 
+  /** Connects once; a failed connect is not kept, so the next call tries again. */
   private connect(): Promise<void> {
-    this.connected ??= this.broker.connect();
+    this.connected ??= this.broker.connect().catch((err: unknown) => {
+      this.connected = undefined;
+      throw err;
+    });
     return this.connected;
   }
 
@@ -301,13 +326,20 @@ export class Client {
     this.listening = (async () => {
       while (this.waiters.size > 0 && !this.closed) {
         try {
-          // The pending ids let the broker re-read their results if the reply list dropped announcements.
-          const records = await this.broker.waitForResults(this.id, WAIT_SLICE_MS, () => this.waiters.keys());
-          for (const record of records) this.deliver(record);
+          if (this.rereadPending) {
+            this.rereadPending = false;
+            await this.reread();
+          }
+          const got = await this.broker.waitForResults(this.id, WAIT_SLICE_MS);
+          for (const record of got.records) this.deliver(record);
+          for (const id of got.gone) this.settleGone(id);
+          if (got.missed) this.rereadPending = true;
         } catch (err) {
           if (this.closed) break;
+          // The ids a failed read took from the reply list are lost with it.
+          this.rereadPending = true;
           this.log.warn({ err }, 'waiting for results failed; retrying');
-          await new Promise((resolve) => setTimeout(resolve, retryDelay(0, LISTEN_RETRY)));
+          await abortableSleep(LISTEN_RETRY_MS, this.closing.signal);
         }
       }
     })().finally(() => {
@@ -324,20 +356,43 @@ export class Client {
    * until pushed out by newer ones.
    */
   private deliver(record: ResultRecord): void {
-    const list = this.waiters.get(record.id);
-    if (list === undefined) {
-      if (this.delivered.has(record.id)) return;
-      this.arrived.delete(record.id);
-      if (this.arrived.size >= ARRIVED_MAX) this.arrived.delete(this.arrived.keys().next().value as string);
-      this.arrived.set(record.id, record);
-      return;
-    }
-    this.waiters.delete(record.id);
-    this.remember(record.id);
-    for (const w of list) {
+    const list = this.take(record.id, record);
+    for (const w of list ?? []) {
       clearTimeout(w.timer);
       w.resolve(record);
     }
+  }
+
+  /** An announced id whose result is no longer stored: its waiters (and one to come) fail, naming it. */
+  private settleGone(id: string): void {
+    const list = this.take(id, GONE);
+    if (list === undefined) return;
+    const err = new ResultGoneError(id);
+    for (const w of list) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
+  }
+
+  /** The waiters of `id`, now handed their outcome; without any, the outcome is kept for one to come. */
+  private take(id: string, outcome: ResultRecord | typeof GONE): Waiter[] | undefined {
+    const list = this.waiters.get(id);
+    if (list === undefined) {
+      if (this.delivered.has(id)) return undefined;
+      this.arrived.delete(id);
+      if (this.arrived.size >= ARRIVED_MAX) this.arrived.delete(this.arrived.keys().next().value as string);
+      this.arrived.set(id, outcome);
+      return undefined;
+    }
+    this.waiters.delete(id);
+    this.remember(id);
+    return list;
+  }
+
+  /** Reads the stored result of every job waited for: announcements may have been lost. */
+  private async reread(): Promise<void> {
+    const records = await this.broker.getResults([...this.waiters.keys()]);
+    for (const record of records) if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
   }
 
   private remember(id: string): void {

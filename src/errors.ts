@@ -133,6 +133,22 @@ export class ResultTimeoutError extends PreforkError {
   }
 }
 
+/**
+ * A job's result was announced as ready but is no longer stored when read:
+ * it expired (the result TTL) or Redis evicted it (maxmemory).
+ */
+export class ResultGoneError extends PreforkError {
+  /** The job whose result is gone. */
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super(
+      'PREFORK_RESULT_GONE',
+      `the result of job ${jobId} was ready but is no longer stored (it expired after the result TTL, or Redis evicted it)`,
+    );
+    this.jobId = jobId;
+  }
+}
+
 /** A job taken back out of the pool's outbound buffer before any child got it (warm shutdown, fenced node). */
 export class JobWithdrawnError extends PreforkError {
   constructor() {
@@ -182,6 +198,13 @@ export function describeValue(value: unknown): string {
 export class BrokerRefusedError extends PreforkError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('PREFORK_BROKER_REFUSED', message, options);
+  }
+}
+
+/** A broker call after close(), or one that close() cut short (a connect in progress). */
+export class BrokerClosedError extends PreforkError {
+  constructor() {
+    super('PREFORK_BROKER_CLOSED', 'the broker is closed');
   }
 }
 

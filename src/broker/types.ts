@@ -186,6 +186,21 @@ export interface DeadJob {
   diedAt: number;
 }
 
+/** What one wait for announced results brought (Broker.waitForResults). */
+export interface AnnouncedResults {
+  /** Final results announced to the client. */
+  records: ResultRecord[];
+  /** Announced ids whose result is no longer stored (expired after the result TTL, or evicted). */
+  gone: string[];
+  /**
+   * Announcements may have been lost before this read took them: its reply
+   * was lost with the connection, the connection was re-established since
+   * the client's last read, or the bounded reply list dropped its oldest ids.
+   * The client re-reads the stored results of every job it still waits for.
+   */
+  missed: boolean;
+}
+
 /** Opening and closing a broker handle: whoever creates one owns these. */
 export interface BrokerConnection {
   /** The URL with any password masked, for banners and logs. */
@@ -206,14 +221,16 @@ export interface BrokerProducer {
 export interface BrokerResults {
   /** The stored state and outcome of a job, or undefined when the broker knows nothing of it (or its result expired). */
   getResult(id: string): Promise<ResultRecord | undefined>;
+  /** The stored results of `ids`, in their order (undefined where none is stored). */
+  getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]>;
   /**
-   * Blocks up to `timeoutMs` for results announced to `clientId`; returns those
-   * that arrived (maybe none). A reply list is bounded, so when this read may
-   * have missed ids (the list overflowed and dropped its oldest), it also
-   * returns the stored final results of the ids `pending` lists (the ones
-   * the caller still waits for): a dropped announcement never strands a waiter.
+   * Blocks up to `timeoutMs` for results announced to `clientId`; returns
+   * those that arrived (maybe none), the announced ids whose result is gone,
+   * and whether this read may have missed announcements. An id it read is
+   * gone from the reply list: if the call rejects, those ids are lost, and
+   * the caller re-reads what it waits for (getResults), as after `missed`.
    */
-  waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]>;
+  waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults>;
 }
 
 /** Reserves jobs for a node and settles them (the Consumer and its Acker). */

@@ -471,7 +471,7 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
         ack(other!, result(other!, 'SUCCESS', { value: 'not yours' })),
       ]);
       await b.settle([ack(ok!, result(ok!, 'SUCCESS', { value: 42 }))]);
-      const first = await waiting;
+      const first = (await waiting).records;
       expect(first.map((r) => [r.id, r.state, r.value])).toEqual([['ok', 'SUCCESS', 42]]);
       await b.settle([
         {
@@ -481,10 +481,10 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
           result: result(bad!, 'FAILURE', { error: { name: 'Error', message: 'boom' } }),
         },
       ]);
-      const second = await client.waitForResults('client-1', LONG);
+      const second = (await client.waitForResults('client-1', LONG)).records;
       expect(second.map((r) => [r.id, r.state, r.error?.message])).toEqual([['bad', 'FAILURE', 'boom']]);
-      expect((await client.waitForResults('client-2', LONG)).map((r) => r.id)).toEqual(['other']);
-      expect(await client.waitForResults('client-1', 100)).toEqual([]);
+      expect((await client.waitForResults('client-2', LONG)).records.map((r) => r.id)).toEqual(['other']);
+      expect((await client.waitForResults('client-1', 100)).records).toEqual([]);
     });
 
     it('expire after the result TTL', async () => {

@@ -200,7 +200,7 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
       { kind: 'ack', delivery: d1!, result: { ...base, id: 'r1', state: 'SUCCESS', value: { ok: [1, 2] } } },
       { kind: 'ack', delivery: d2! },
     ]);
-    expect((await waiting).map((r) => [r.id, r.state, r.value])).toEqual([['r1', 'SUCCESS', { ok: [1, 2] }]]);
+    expect((await waiting).records.map((r) => [r.id, r.state, r.value])).toEqual([['r1', 'SUCCESS', { ok: [1, 2] }]]);
     expect(await b.getResult('r2')).toBeUndefined();
   });
 });

@@ -181,10 +181,10 @@ describe('RedisBroker: results of a batch', () => {
     expect(await scope.raw.llen(`${scope.ns}:reply:client-1`)).toBe(5);
     expect(await scope.raw.pttl(`${scope.ns}:reply:client-1`)).toBeGreaterThan(0);
 
-    const one = await broker.waitForResults('client-1', 2_000);
+    const one = (await broker.waitForResults('client-1', 2_000)).records;
     expect(one.map((r) => r.id)).toEqual(mine.map((j) => j.id));
     expect(one.every((r) => r.state === 'SUCCESS')).toBe(true);
-    const two = await broker.waitForResults('client-2', 2_000);
+    const two = (await broker.waitForResults('client-2', 2_000)).records;
     expect(two.map((r) => r.id)).toEqual(theirs.map((j) => j.id));
     expect(await broker.getResult(silent.id)).toBeUndefined();
   });

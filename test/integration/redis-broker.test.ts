@@ -276,7 +276,7 @@ describe('RedisBroker: results', () => {
     const waiting = client.waitForResults('client-1', 5_000);
     await sleep(100);
     await broker.settle([{ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', { sum: 3 }) }]);
-    const got = await waiting;
+    const got = (await waiting).records;
     expect(got).toHaveLength(1);
     expect(got[0]).toMatchObject({ id: j.id, state: 'SUCCESS', value: { sum: 3 } });
     expect(await broker.getResult(j.id)).toMatchObject({ id: j.id, state: 'SUCCESS' });
@@ -293,7 +293,7 @@ describe('RedisBroker: results', () => {
     const d = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries[0]!;
     await broker.settle([{ kind: 'progress', delivery: d, result: result(d, 'STARTED') }]);
     expect((await broker.getResult(j.id))?.state).toBe('STARTED');
-    expect(await broker.waitForResults('client-2', 50)).toEqual([]);
+    expect((await broker.waitForResults('client-2', 50)).records).toEqual([]);
     expect((await broker.counts(['default']))[0]!.reserved).toBe(1);
   });
 
@@ -320,7 +320,7 @@ describe('RedisBroker: results', () => {
   });
 
   it('waitForResults returns nothing when nothing arrives', async () => {
-    expect(await broker.waitForResults('nobody', 100)).toEqual([]);
+    expect((await broker.waitForResults('nobody', 100)).records).toEqual([]);
   });
 });
 

@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import { BrokerRefusedError, OptionError, messageOf } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
+  AnnouncedResults,
   Broker,
   BrokerOptions,
   ControlReply,
@@ -101,16 +102,21 @@ export class MemoryBroker implements Broker {
     return this.state.results.get(id, Date.now());
   }
 
-  async waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]> {
+  async getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
+    const now = Date.now();
+    return ids.map((id) => this.state.results.get(id, now));
+  }
+
+  async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {
     const results = this.state.results;
     const got = await blockUntil(
-      () => results.takeReplies(clientId, Date.now(), pending),
+      () => results.takeReplies(clientId, Date.now()),
       (retry) => results.onAnnounce(clientId, retry),
       this.closed ? 0 : timeoutMs,
       undefined,
       this.cancels,
     );
-    return got ?? [];
+    return got ?? { records: [], gone: [], missed: false };
   }
 
   // consumer

@@ -1,5 +1,5 @@
-import { timerMs } from '../../util/units.js';
-import type { ResultRecord } from '../types.js';
+import { MAX_TIMER_MS, timerMs } from '../../util/units.js';
+import type { AnnouncedResults, ResultRecord } from '../types.js';
 
 interface StoredResult {
   record: ResultRecord;
@@ -16,9 +16,10 @@ export const REPLY_MAX = 10_000;
  * twin of `res:<id>` + `reply:<clientId>`). Records are stored and returned
  * as copies. An expired result is gone on read; a timer set to the oldest
  * expiry sweeps the rest, so the map stays bounded. A reply list keeps at
- * most REPLY_MAX ids, and the sweep drops ids whose result expired: a client
- * that enqueues and never waits costs a bounded list. A client waiting for
- * its results is woken when one is announced to it: nothing polls.
+ * most REPLY_MAX ids; the sweep takes off it the ids whose result expired
+ * (kept aside, to be reported gone) and drops a list whose ids all expired: a
+ * client that enqueues and never waits costs a bounded list. A client
+ * waiting for its results is woken when one is announced to it: nothing polls.
  */
 export class ResultStore {
   /** Insertion order is (about) expiry order: a rewrite moves the entry to the end. */
@@ -27,6 +28,12 @@ export class ResultStore {
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Clients whose reply list dropped ids since their last take. */
   private readonly overflowed = new Set<string>();
+  /**
+   * Ids the sweep took off a reply list that still has live ones (their
+   * result expired): the client is told they are gone, as Redis keeps them
+   * in the list until the list itself expires.
+   */
+  private readonly expired = new Map<string, string[]>();
   private sweepTimer: NodeJS.Timeout | undefined;
 
   set(record: ResultRecord, ttlMs: number, now: number): void {
@@ -62,27 +69,23 @@ export class ResultStore {
   }
 
   /**
-   * The results announced to `clientId` since its last take (those not
-   * expired); undefined when none was. If its list overflowed since, the
-   * final results of the ids `pending` lists are added (their announcement
-   * may have been dropped), as the Redis broker does.
+   * The results announced to `clientId` since its last take, and the ids
+   * among them whose result expired; undefined when none was announced.
+   * `missed` says its list dropped ids since (as the Redis broker does).
    */
-  takeReplies(clientId: string, now: number, pending?: () => Iterable<string>): ResultRecord[] | undefined {
+  takeReplies(clientId: string, now: number): AnnouncedResults | undefined {
     const ids = this.replies.get(clientId);
-    if (ids === undefined) return undefined;
+    const gone = this.expired.get(clientId) ?? [];
+    if (ids === undefined && gone.length === 0) return undefined;
     this.replies.delete(clientId);
-    const out: ResultRecord[] = [];
-    for (const id of ids) {
+    this.expired.delete(clientId);
+    const records: ResultRecord[] = [];
+    for (const id of ids ?? []) {
       const record = this.get(id, now);
-      if (record !== undefined) out.push(record);
+      if (record === undefined) gone.push(id);
+      else if (record.state === 'SUCCESS' || record.state === 'FAILURE') records.push(record);
     }
-    if (this.overflowed.delete(clientId) && pending !== undefined) {
-      for (const id of pending()) {
-        const record = this.get(id, now);
-        if (record !== undefined && (record.state === 'SUCCESS' || record.state === 'FAILURE')) out.push(record);
-      }
-    }
-    return out;
+    return { records, gone, missed: this.overflowed.delete(clientId) };
   }
 
   /** Calls `wake` whenever a result is announced to `clientId`; returns the unsubscribe function. */
@@ -130,10 +133,17 @@ export class ResultStore {
     for (const [clientId, ids] of this.replies) {
       const live = ids.filter((id) => this.results.has(id));
       if (live.length === 0) {
+        // The whole list expired (in Redis too: its TTL runs from the last announcement).
         // Ids it dropped are older than these, so their results are gone too.
         this.replies.delete(clientId);
         this.overflowed.delete(clientId);
-      } else if (live.length < ids.length) this.replies.set(clientId, live);
+        this.expired.delete(clientId);
+      } else if (live.length < ids.length) {
+        this.replies.set(clientId, live);
+        const gone = this.expired.get(clientId) ?? [];
+        for (const id of ids) if (!this.results.has(id)) gone.push(id);
+        this.expired.set(clientId, gone.slice(-REPLY_MAX));
+      }
     }
     const first = this.results.values().next();
     if (!first.done) this.armSweep(first.value.expiresAt, now);

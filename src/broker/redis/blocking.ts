@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { messageOf } from '../../errors.js';
+import { BrokerClosedError, messageOf } from '../../errors.js';
 import { createConnection, open, waitReady } from './connection.js';
 
 /**
@@ -32,6 +32,16 @@ type Outcome<T> = { kind: 'reply'; value: T | null } | { kind: 'lost' } | { kind
 export class BlockingConnection {
   private conn: Redis | undefined;
   private clientId: number | undefined;
+  private connectedBefore = false;
+  /** Settles once a new connection is fit for blocks: its id read, the one it replaces killed. */
+  private session: Promise<void> = Promise.resolve();
+  /**
+   * Times the connection was replaced, the old one killed in Redis first (a
+   * block it left there could still take what arrives: Redis notices a dead
+   * peer late). A reply lost with the old one is then gone for good: readers
+   * of lists that a block pops compare this before and after (Results.waitFor).
+   */
+  replacements = 0;
   /** Aborted by close(): a block in progress ends (null) instead of waiting for a reconnect. */
   private readonly closing = new AbortController();
 
@@ -46,38 +56,77 @@ export class BlockingConnection {
   ) {}
 
   private async connection(): Promise<Redis> {
-    if (this.closing.signal.aborted) throw new Error('the broker is closed');
+    if (this.closing.signal.aborted) throw new BrokerClosedError();
     if (this.conn === undefined) {
       const conn = createConnection(this.url, 'blocking', this.name, this.log);
       conn.on('ready', () => {
+        const previous = this.clientId;
+        const replacing = this.connectedBefore;
+        this.connectedBefore = true;
         this.clientId = undefined;
-        conn.client('ID').then(
-          (id) => (this.clientId = Number(id)),
-          (err: unknown) => this.log.debug({ err: messageOf(err) }, 'could not read the blocking connection id'),
-        );
+        this.session = this.startSession(conn, previous, replacing);
       });
       this.conn = conn;
     }
-    await open(this.conn, this.displayUrl);
-    return this.conn;
+    const conn = this.conn;
+    try {
+      await open(conn, this.displayUrl, this.closing.signal);
+    } catch (err) {
+      throw this.closing.signal.aborted ? new BrokerClosedError() : err;
+    }
+    return conn;
   }
 
-  /** Runs `call` until it replies, `timeoutMs` passes (null) or `signal` aborts (null, or what Redis had already sent). */
-  async block<T>(call: BlockingCall<T>, timeoutMs: number, signal?: AbortSignal): Promise<T | null> {
+  private async startSession(conn: Redis, previous: number | undefined, replacing: boolean): Promise<void> {
+    try {
+      if (previous !== undefined)
+        await untilClosed(conn, conn.call('CLIENT', 'KILL', 'ID', String(previous))).catch(
+          () => undefined, // gone already
+        );
+      this.clientId = Number(await untilClosed(conn, conn.client('ID')));
+    } catch (err) {
+      this.log.debug({ err: messageOf(err), connection: this.name }, 'could not set up the blocking connection');
+    }
+    if (replacing) this.replacements++;
+  }
+
+  /**
+   * Runs `call` until it replies, `timeoutMs` passes (null) or `signal`
+   * aborts (null, or what Redis had already sent). A block cut by a lost
+   * connection is re-armed, or with `endWhenLost` ends (null) so that the
+   * caller can look for what the lost reply carried.
+   */
+  async block<T>(
+    call: BlockingCall<T>,
+    timeoutMs: number,
+    signal?: AbortSignal,
+    endWhenLost = false,
+  ): Promise<T | null> {
     const deadline = Date.now() + timeoutMs;
-    const conn = await this.connection();
+    let conn = await this.connection();
     for (;;) {
       const remaining = deadline - Date.now();
       if (signal?.aborted || this.closing.signal.aborted || remaining <= 0) return null;
+      // An ended connection does not come back by itself: open it again (or fail).
+      if (conn.status === 'end') conn = await this.connection();
       if (conn.status !== 'ready') {
         await this.untilReady(conn, remaining, signal);
         continue;
       }
-      const outcome = await this.once(conn, call, Math.max(1, Math.min(remaining, MAX_BLOCK_MS)), signal);
+      await this.session;
+      const left = deadline - Date.now();
+      if (left <= 0) return null;
+      const outcome = await this.once(conn, call, Math.max(1, Math.min(left, MAX_BLOCK_MS)), signal);
       if (outcome.kind === 'reply') return outcome.value;
       if (outcome.kind === 'error') throw outcome.err;
       // lost: the loop re-arms the block once the connection is back
       this.onLost();
+      if (endWhenLost) {
+        // Ends once the old connection is replaced (killed), so what its lost reply carried can be looked for.
+        if (conn.status !== 'ready') await this.untilReady(conn, deadline - Date.now(), signal);
+        if (conn.status === 'ready') await this.session;
+        return null;
+      }
     }
   }
 
@@ -143,4 +192,26 @@ export class BlockingConnection {
     conn?.disconnect();
     return Promise.resolve();
   }
+}
+
+/**
+ * `reply`, or a rejection if the connection closes first: a command in
+ * flight on a blocking connection is neither re-sent nor failed when the
+ * connection drops (autoResendUnfulfilledCommands is off), so it would hang.
+ */
+function untilClosed<T>(conn: Redis, reply: Promise<T>): Promise<T> {
+  return new Promise((resolve, reject) => {
+    const onClose = (): void => reject(new Error('the connection closed'));
+    conn.once('close', onClose);
+    reply.then(
+      (value) => {
+        conn.off('close', onClose);
+        resolve(value);
+      },
+      (err: unknown) => {
+        conn.off('close', onClose);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
 }

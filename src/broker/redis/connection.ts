@@ -72,12 +72,16 @@ export function createConnection(url: string, role: ConnectionRole, name: string
   return redis;
 }
 
-/** Connects or rejects with BrokerUnavailableError (and stops the reconnect loop), never hangs. */
-export async function open(redis: Redis, displayUrl: string): Promise<void> {
+/**
+ * Connects or rejects with BrokerUnavailableError (and stops the reconnect
+ * loop), never hangs; `signal` (the broker's close) ends the wait for a
+ * connection that is reconnecting.
+ */
+export async function open(redis: Redis, displayUrl: string, signal?: AbortSignal): Promise<void> {
   if (redis.status === 'ready') return;
   try {
     if (redis.status === 'wait' || redis.status === 'end') await redis.connect();
-    else await waitReady(redis, CONNECT_TIMEOUT_MS * 2);
+    else await waitReady(redis, CONNECT_TIMEOUT_MS * 2, signal);
   } catch (err) {
     redis.disconnect();
     throw new BrokerUnavailableError(displayUrl, describeError(err, redis), { cause: err });
@@ -88,19 +92,29 @@ function describeError(err: unknown, redis: Redis): string {
   return lastError.get(redis) ?? messageOf(err);
 }
 
-/** Resolves when the connection is ready, rejects after `ms`. */
-export function waitReady(redis: Redis, ms: number): Promise<void> {
+/**
+ * Resolves when the connection is ready; rejects after `ms`, when it ends,
+ * or when `signal` aborts (a disconnect() while it waits to reconnect emits
+ * nothing, so a closing owner must say so).
+ */
+export function waitReady(redis: Redis, ms: number, signal?: AbortSignal): Promise<void> {
   if (redis.status === 'ready') return Promise.resolve();
+  if (redis.status === 'end' || signal?.aborted === true) return Promise.reject(new Error('the connection was closed'));
   return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      redis.off('ready', onReady);
-      reject(new Error(`not ready within ${ms} ms (status ${redis.status})`));
-    }, ms);
-    timer.unref();
-    const onReady = (): void => {
+    const done = (err?: Error): void => {
       clearTimeout(timer);
-      resolve();
+      redis.off('ready', onReady);
+      redis.off('end', onEnd);
+      signal?.removeEventListener('abort', onEnd);
+      if (err === undefined) resolve();
+      else reject(err);
     };
+    const timer = setTimeout(() => done(new Error(`not ready within ${ms} ms (status ${redis.status})`)), ms);
+    timer.unref();
+    const onReady = (): void => done();
+    const onEnd = (): void => done(new Error('the connection was closed'));
     redis.once('ready', onReady);
+    redis.once('end', onEnd);
+    signal?.addEventListener('abort', onEnd, { once: true });
   });
 }

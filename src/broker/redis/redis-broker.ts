@@ -1,8 +1,9 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { OptionError } from '../../errors.js';
+import { BrokerClosedError, OptionError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
+  AnnouncedResults,
   Broker,
   BrokerOptions,
   ControlReply,
@@ -107,6 +108,9 @@ export class RedisBroker implements Broker {
   private readonly control: Control;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
+  /** Connections being opened: close() ends them too, or they would open after it. */
+  private readonly opening = new Set<Redis>();
+  private closed = false;
   private readonly workWaits: BlockingConnection;
   private readonly resultWaits: BlockingConnection;
   /** Opened only by a process that waits for control replies (the CLI). */
@@ -132,7 +136,7 @@ export class RedisBroker implements Broker {
     const unblocker = (): Redis =>
       this.commands ??
       (() => {
-        throw new Error('the broker is closed');
+        throw new BrokerClosedError();
       })();
     this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker, () =>
       this.deliveries.markSuspect(),
@@ -155,19 +159,36 @@ export class RedisBroker implements Broker {
       // A reply lost with the connection may have reserved entries: look for them on the next fetch.
       conn.on('close', () => this.deliveries.markSuspect());
       try {
-        await open(conn, this.displayUrl);
-      } catch (err) {
+        await this.openUnlessClosed(conn);
+      } finally {
         this.connecting = undefined;
-        throw err;
       }
       this.commands = conn;
-      this.connecting = undefined;
       return conn;
     })();
     return this.connecting;
   }
 
+  /** open(), ended by close(): a connection that opens after close() is not kept. */
+  private async openUnlessClosed(conn: Redis): Promise<void> {
+    if (this.closed) throw new BrokerClosedError();
+    this.opening.add(conn);
+    try {
+      await open(conn, this.displayUrl);
+    } catch (err) {
+      throw this.closed ? new BrokerClosedError() : err;
+    } finally {
+      this.opening.delete(conn);
+    }
+    if (this.closed) {
+      conn.disconnect();
+      throw new BrokerClosedError();
+    }
+  }
+
   async close(): Promise<void> {
+    this.closed = true;
+    for (const conn of this.opening) conn.disconnect();
     await Promise.all([this.workWaits.close(), this.resultWaits.close(), this.controlWaits.close()]);
     const conn = this.commands;
     this.commands = undefined;
@@ -256,9 +277,13 @@ export class RedisBroker implements Broker {
     return this.results.get(await this.redis(), id);
   }
 
-  async waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]> {
+  async getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
+    return this.results.read(await this.redis(), ids);
+  }
+
+  async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {
     const redis = await this.redis();
-    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs, pending);
+    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs);
   }
 
   // consumer
@@ -317,7 +342,7 @@ export class RedisBroker implements Broker {
   async watchControl(wake: (nodeId: string) => void): Promise<() => Promise<void>> {
     const conn = createConnection(this.url, 'command', 'prefork:control-watch', this.log);
     try {
-      await open(conn, this.displayUrl);
+      await this.openUnlessClosed(conn);
       return await this.control.watch(conn, wake);
     } catch (err) {
       conn.disconnect();

@@ -1,5 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
-import type { ResultRecord, Settlement } from '../types.js';
+import type { AnnouncedResults, ResultRecord, Settlement } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
 import type { Keys } from './keys.js';
@@ -9,9 +9,11 @@ const REPLY_BATCH = 1000;
 /**
  * Most ids a reply list keeps (the oldest go first): a client that enqueues
  * and never waits costs a bounded list. A read that may have missed dropped
- * ids re-reads its caller's pending results (see waitFor).
+ * ids says so (see waitFor), and its client re-reads its pending results.
  */
 const REPLY_MAX = 10_000;
+/** Clients whose last read this broker remembers (the oldest are forgotten: their next read says `missed`). */
+const CLIENTS_TRACKED = 1_000;
 
 /**
  * Results: `SET <ns>:res:<id>` (msgpack, with the result TTL) written in the
@@ -20,6 +22,9 @@ const REPLY_MAX = 10_000;
  * (BLMPOP) and MGETs what arrived: no subscription per job, nothing polled.
  */
 export class Results {
+  /** Per client: the blocking connection's replacements when its last read ended. */
+  private readonly replacementsSeen = new Map<string, number>();
+
   constructor(
     private readonly keys: Keys,
     private readonly ttlMs: number,
@@ -61,53 +66,69 @@ export class Results {
     return raw === null ? undefined : decodeResult(raw);
   }
 
+  /**
+   * Pops what was announced to `clientId` (BLMPOP) and reads those results.
+   * The pop takes the ids out of Redis: when its reply is lost with the
+   * connection, they are gone. So a read during which (or since this
+   * client's last one) the connection was replaced says `missed`, once the
+   * old connection is killed in Redis, and the client re-reads what it waits
+   * for: nothing popped by the old one can escape that re-read.
+   */
   async waitFor(
     redis: Redis,
     blocking: BlockingConnection,
     clientId: string,
     timeoutMs: number,
-    pending?: () => Iterable<string>,
-  ): Promise<ResultRecord[]> {
+  ): Promise<AnnouncedResults> {
     const key = this.keys.reply(clientId);
+    const before = this.replacementsSeen.get(clientId);
     const popped = await blocking.block(
       (conn, ms) =>
         conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'RIGHT', 'COUNT', REPLY_BATCH) as Promise<
           [string, string[]] | null
         >,
       timeoutMs,
+      undefined,
+      true,
     );
-    if (popped === null) return [];
-    const ids = popped[1];
-    if (ids.length === 0) return [];
+    const now = blocking.replacements;
+    this.replacementsSeen.delete(clientId);
+    if (this.replacementsSeen.size >= CLIENTS_TRACKED)
+      this.replacementsSeen.delete(this.replacementsSeen.keys().next().value as string);
+    this.replacementsSeen.set(clientId, now);
+    // A client not seen before (or forgotten) may have missed one too.
+    let missed = before === undefined ? now > 0 : now !== before;
+    const ids = popped?.[1] ?? [];
+    if (ids.length === 0) return { records: [], gone: [], missed };
     // The overflow signal: LTRIM drops ids only from a list at REPLY_MAX, and
     // only this reader shrinks it, so the first pop after any drop came from a
     // list of at least REPLY_MAX ids (those popped plus those left; pushes
-    // since only add). A full batch from a shorter list is only a backlog:
-    // re-reading every pending id then would cost a read of all of them per
-    // batch. The LLEN goes out with the read (no extra round trip).
-    const left = pending !== undefined && ids.length >= REPLY_BATCH ? redis.llen(key) : undefined;
+    // since only add). A full batch from a shorter list is only a backlog.
+    // The LLEN goes out with the read (no extra round trip).
+    const left = ids.length >= REPLY_BATCH ? redis.llen(key) : undefined;
     left?.catch(() => undefined); // awaited below, unless the read fails first
-    const out = await this.read(redis, ids, false);
-    // Then what the caller still waits for is re-read (results are SET before their id is pushed).
-    if (pending !== undefined && left !== undefined && ids.length + (await left) >= REPLY_MAX)
-      out.push(...(await this.read(redis, [...pending()], true)));
-    return out;
+    const stored = await this.read(redis, ids);
+    if (left !== undefined && ids.length + (await left) >= REPLY_MAX) missed = true;
+    const records: ResultRecord[] = [];
+    const gone: string[] = [];
+    stored.forEach((record, i) => {
+      if (record === undefined) gone.push(ids[i] as string);
+      // Not final: a rerun of the job (redelivered) wrote over it; it is announced again when it ends.
+      else if (record.state === 'SUCCESS' || record.state === 'FAILURE') records.push(record);
+    });
+    return { records, gone, missed };
   }
 
-  /** The stored results of `ids` (only final ones when `finalOnly`), in MGETs of REPLY_BATCH ids in one pipeline. */
-  private async read(redis: Redis, ids: readonly string[], finalOnly: boolean): Promise<ResultRecord[]> {
+  /** The stored results of `ids`, in order, in MGETs of REPLY_BATCH ids in one pipeline. */
+  async read(redis: Redis, ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
     if (ids.length === 0) return [];
     const pipe = redis.pipeline();
     for (let i = 0; i < ids.length; i += REPLY_BATCH)
       pipe.mgetBuffer(...ids.slice(i, i + REPLY_BATCH).map((id) => this.keys.result(id)));
-    const out: ResultRecord[] = [];
+    const out: (ResultRecord | undefined)[] = [];
     for (const [err, raws] of (await pipe.exec()) ?? []) {
       if (err) throw err;
-      for (const raw of raws as (Buffer | null)[]) {
-        if (raw === null) continue;
-        const record = decodeResult(raw);
-        if (!finalOnly || record.state === 'SUCCESS' || record.state === 'FAILURE') out.push(record);
-      }
+      for (const raw of raws as (Buffer | null)[]) out.push(raw === null ? undefined : decodeResult(raw));
     }
     return out;
   }

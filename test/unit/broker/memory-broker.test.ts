@@ -67,7 +67,7 @@ describe('MemoryBroker handles', () => {
     const results = b.waitForResults('c', 60_000);
     await b.close();
     expect((await work).deliveries).toEqual([]);
-    expect(await results).toEqual([]);
+    expect((await results).records).toEqual([]);
   });
 
   it('rejects bad options and URLs with OptionError', () => {

@@ -41,7 +41,7 @@ describe('ResultStore', () => {
     store.announce('c1', 'a');
     store.announce('c1', 'b');
     expect(woken).toEqual(['c1', 'c1']);
-    expect(store.takeReplies('c1', 500)?.map((r) => r.id)).toEqual(['b']);
+    expect(store.takeReplies('c1', 500)?.records.map((r) => r.id)).toEqual(['b']);
     expect(store.takeReplies('c1', 500)).toBeUndefined();
     stop1();
     store.announce('c1', 'b');
@@ -72,7 +72,7 @@ describe('ResultStore', () => {
       store.set(rec(`r${i}`), 60_000, 0);
       store.announce('c', `r${i}`);
     }
-    const got = store.takeReplies('c', 1)!;
+    const got = store.takeReplies('c', 1)!.records;
     expect(got).toHaveLength(REPLY_MAX);
     expect(got[0]!.id).toBe('r50');
     store.dispose();
