@@ -3,6 +3,7 @@
  * can branch on `err.code` and logs can be grepped (Node's ERR_* convention).
  */
 export class PreforkError extends Error {
+  /** A stable identifier of the error's kind (`PREFORK_…`), for code to branch on and logs to be grepped. */
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -113,6 +114,17 @@ export class AppLoadError extends PreforkError {
 export class PoolFailedError extends PreforkError {
   constructor(message: string, options?: { cause?: unknown }) {
     super('PREFORK_POOL_FAILED', message, options);
+  }
+}
+
+/**
+ * The Consumer's fetch loop failed on something other than the broker being
+ * unreachable (a bug, a broker reply it cannot handle): nothing would fetch
+ * any more, so the node stops and gives its jobs back. `cause` is the error.
+ */
+export class ConsumerFailedError extends PreforkError {
+  constructor(cause: unknown) {
+    super('PREFORK_CONSUMER_FAILED', `the consumer stopped fetching: ${messageOf(cause)}`, { cause });
   }
 }
 
