@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
 import type { NodeInfo } from './broker/types.js';
@@ -10,7 +11,7 @@ import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
+import { ConsumerFailedError, PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
 import { Pool } from './pool/pool.js';
@@ -51,17 +52,21 @@ export interface WorkerStats {
   pool: PoolStats;
 }
 
+/** Why a worker stopped by itself: its pool failed, or its Consumer's fetch loop crashed. */
+export type WorkerFailure = PoolFailedError | ConsumerFailedError;
+
 export interface WorkerEvents {
   ready: [{ nodeId: string }];
   stopped: [];
   /**
-   * The pool failed (children kept dying before they could work): the worker
-   * stopped by itself, gave every job it held back to the broker and left the
-   * cluster. Emitted once that is done ('stopped' comes first); also when the
-   * pool fails during a stop already under way (`failed` is set before
-   * 'stopped' either way).
+   * The pool failed (children kept dying before they could work) or the
+   * Consumer crashed (nothing would fetch any more): the worker stopped by
+   * itself, gave every job it held back to the broker and left the cluster.
+   * Emitted once that is done ('stopped' comes first); also when the failure
+   * comes during a stop already under way (`failed` is set before 'stopped'
+   * either way).
    */
-  failed: [PoolFailedError];
+  failed: [WorkerFailure];
 }
 
 /**
@@ -92,7 +97,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private cold = false;
   private fencing: Promise<void> | undefined;
   private registered = false;
-  private failure: PoolFailedError | undefined;
+  private failure: WorkerFailure | undefined;
   private readonly abortConnect = new AbortController();
 
   constructor(options: WorkerOptions) {
@@ -127,6 +132,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       log: this.log.child({ component: 'consumer' }),
     });
     this.consumer.onFenced((seenAs) => this.fenced(seenAs));
+    this.consumer.onCrash((err) => this.failWith(new ConsumerFailedError(err)));
     this.control = new ControlHandler(
       this.broker,
       {
@@ -152,14 +158,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
         onFenced: () => this.fenced(beatAs),
         onDue: (at) => this.consumer.noteDue(at),
         onControl: (requests) => this.control.handle(requests),
+        onRenewed: () => this.pool.resumeDispatch(),
       },
       this.log.child({ component: 'heartbeat' }),
     );
+    // After a stall longer than the lease (SIGSTOP, an overloaded host) another node may own the jobs held here: none starts until the lease is confirmed.
+    this.pool.setDispatchGate(() => this.heartbeat.leaseHeld());
     this.pool.on('failed', (err) => this.poolFailed(err));
   }
 
-  /** Set when the pool failed; the worker then stops by itself. */
-  get failed(): PoolFailedError | undefined {
+  /** Set when the pool failed or the Consumer crashed; the worker then stops by itself. */
+  get failed(): WorkerFailure | undefined {
     return this.failure;
   }
 
@@ -177,7 +186,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.state = 'connecting';
     await this.connect();
     if (this.state !== 'connecting') return;
+    const sentAt = performance.now();
     await this.broker.register(this.nodeInfo());
+    this.leaseRenewed(sentAt);
     this.registered = true;
     // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
     this.heartbeat.start();
@@ -303,16 +314,26 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * cluster, and emit 'failed' so the process can exit non-zero.
    */
   private poolFailed(err: PoolFailedError): void {
+    this.consumer.poolFailed(err);
+    this.failWith(err);
+  }
+
+  /**
+   * Nothing more can run or be fetched here (the pool failed, the Consumer
+   * crashed): stop warm (jobs running finish, the rest go back; unregistering
+   * returns whatever is still reserved), then emit 'failed'.
+   */
+  private failWith(err: WorkerFailure): void {
     if (this.failure !== undefined) return;
     this.failure = err;
-    this.consumer.poolFailed(err);
     if (this.state === 'created' || this.state === 'connecting') return; // start() reports it
     // During a stop too (a warm stop waits for jobs that need children): the process must not exit as if all went well.
-    this.log.error({ err }, `the pool failed, so this node stops: ${err.message}; its jobs go back to their queues`);
+    const what = err instanceof ConsumerFailedError ? 'the consumer crashed' : 'the pool failed';
+    this.log.error({ err }, `${what}, so this node stops: ${err.message}; its jobs go back to their queues`);
     void this.stop().then(
       () => this.emit('failed', err),
       (stopErr: unknown) => {
-        this.log.error({ err: stopErr }, 'stopping after the pool failed did not finish cleanly');
+        this.log.error({ err: stopErr }, `stopping after ${what} did not finish cleanly`);
         this.emit('failed', err);
       },
     );
@@ -335,6 +356,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /** A registration sent at `sentAt` gave this node a fresh lease: jobs held back for want of one may start. */
+  private leaseRenewed(sentAt: number): void {
+    this.heartbeat.renewed(sentAt);
+    this.pool.resumeDispatch();
+  }
+
   /**
    * What a fetch or a heartbeat does when the broker says `seenAs` lost its
    * lease. For tests: a real fence needs the node stalled past its lease (and
@@ -342,35 +369,50 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * fence is a race no public call can order.
    * @internal
    */
-  reportFenced(seenAs: string): Promise<void> {
+  reportFenced(seenAs: string, options: { leaseRanOut?: boolean } = {}): Promise<void> {
+    if (options.leaseRanOut === true) this.heartbeat.forgetLease();
     return this.fenced(seenAs);
   }
 
   /**
-   * Fenced (seen by a fetch or a heartbeat under `seenAs`): drop the buffer,
-   * take a fresh id and lease. Once per lost lease: when both saw the same
-   * id fenced, the second one finds the id already replaced and does nothing
-   * (re-fencing would register a second id and drop jobs it just fetched).
+   * Fenced (seen by a fetch or a heartbeat under `seenAs`): take a fresh id
+   * and lease. If the lease had run out, another node recovers (or did) the
+   * jobs held here, so those not started are dropped. If it cannot have run
+   * out yet, the registration vanished (Redis lost its data): nobody took
+   * the jobs, so they are kept and run. Once per lost lease: when both saw
+   * the same id fenced, the second one finds the id already replaced and does
+   * nothing (re-fencing would register a second id and drop jobs it just fetched).
    */
   private fenced(seenAs: string): Promise<void> {
     if (this.fencing !== undefined) return this.fencing;
     if (seenAs !== this.nodeIdValue || this.state !== 'running') return Promise.resolve();
+    const lapsedMs = Math.round(this.heartbeat.lapsedFor());
     this.fencing = (async () => {
-      const dropping = this.consumer.dropBuffered();
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);
-      this.log.warn(
-        { oldNodeId: old, nodeId: this.nodeIdValue },
-        'this node lost its lease (fenced): another node recovered its jobs; re-registering under a new id',
-      );
-      // Counted once the children answered for the jobs in their pipes, not only the pool's buffer.
-      void dropping.then((dropped) =>
+      if (lapsedMs === 0) {
+        this.consumer.nodeIdChanged();
         this.log.warn(
-          { oldNodeId: old, dropped },
-          `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`,
-        ),
-      );
+          { oldNodeId: old, nodeId: this.nodeIdValue },
+          "this node's registration vanished from the broker while its lease was still running: Redis lost its data (a restart without persistence, a flush, a failover to a replica that had not caught up); nobody else took this node's jobs, so it keeps and runs them; re-registering under a new id",
+        );
+      } else {
+        const dropping = this.consumer.dropBuffered();
+        this.log.warn(
+          { oldNodeId: old, nodeId: this.nodeIdValue, lapsedMs },
+          `this node lost its lease (fenced): no heartbeat renewed it in time (it ran out ${lapsedMs} ms ago: the process stalled or the broker was unreachable), so another node recovers its jobs; re-registering under a new id`,
+        );
+        // Counted once the children answered for the jobs in their pipes, not only the pool's buffer.
+        void dropping.then((dropped) =>
+          this.log.warn(
+            { oldNodeId: old, dropped },
+            `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`,
+          ),
+        );
+      }
+      const sentAt = performance.now();
       await this.broker.register(this.nodeInfo());
+      this.leaseRenewed(sentAt);
     })().finally(() => {
       this.fencing = undefined;
     });

@@ -84,6 +84,7 @@ export class Pool extends EventEmitter<PoolEvents> {
   /** Task names and per-task options, as the latest child reported them in WORKER_UP. */
   private registered: string[] = [];
   private taskDefaults: Record<string, TaskOptions> = {};
+  private dispatchGate: () => boolean = () => true;
 
   constructor(options: PoolOptions) {
     super();
@@ -128,6 +129,7 @@ export class Pool extends EventEmitter<PoolEvents> {
       onQuota: (proc) => this.supervisor.retire(proc),
       onUnsendable: (job, err) => this.settle(job, false, err),
       hardLimit: (job) => this.timeouts.hardLimit(job),
+      mayDispatch: () => this.dispatchGate(),
     });
     this.results = new ResultHandler({
       onWorkerUp: (proc, tasks, options) => {
@@ -262,6 +264,20 @@ export class Pool extends EventEmitter<PoolEvents> {
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
     return this.supervisor.shrink(n);
+  }
+
+  /**
+   * While `gate()` returns false no job is written to a child: jobs wait in
+   * the outbound buffer. Call resumeDispatch() once it would return true.
+   * (The Worker holds jobs back while it cannot be sure of its lease.)
+   */
+  setDispatchGate(gate: () => boolean): void {
+    this.dispatchGate = gate;
+  }
+
+  /** Writes what the dispatch gate held back (it lets jobs through again). */
+  resumeDispatch(): void {
+    this.tasks.schedule();
   }
 
   /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */

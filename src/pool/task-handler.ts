@@ -15,6 +15,8 @@ export interface TaskHandlerHooks {
   onUnsendable(job: PoolJob, err: Error): void;
   /** The job's hard limit in ms, sent with it for the child's watchdog. */
   hardLimit(job: PoolJob): number | undefined;
+  /** False while no job may be written to any child (Pool.setDispatchGate). */
+  mayDispatch(): boolean;
 }
 
 /**
@@ -72,7 +74,7 @@ export class TaskHandler {
    * round-robin over everyone the strategy lets take more, until nobody does.
    */
   flush(): void {
-    if (this.paused) return;
+    if (this.paused || this.outbound.length === 0 || !this.hooks.mayDispatch()) return;
     const children = this.hooks.children();
     const n = children.length;
     for (let i = 0; i < n && this.outbound.length > 0; i++) {

@@ -33,7 +33,8 @@ describe('Worker fenced', () => {
       })
       .toEqual({ started: 1, fetched: 4 });
     const before = worker.nodeId;
-    await worker.reportFenced(before);
+    // As after a stall past the lease (only then are jobs dropped: another node may have recovered them).
+    await worker.reportFenced(before, { leaseRanOut: true });
     await expect
       .poll(() => lines.find((l) => l.oldNodeId === before && typeof l.dropped === 'number'), {
         message: 'the count of dropped jobs is logged',
