@@ -99,6 +99,14 @@ export class Heartbeat {
     return false;
   }
 
+  /**
+   * Forgets the confirmed lease, as if it had run out. For tests: a real lapse needs the node stalled past its lease.
+   * @internal
+   */
+  forgetLease(): void {
+    this.leaseUntil = -Infinity;
+  }
+
   /** How long since the last confirmed renewal's lease ran out (ms; 0 while it holds). */
   lapsedFor(): number {
     return Math.max(0, performance.now() - this.leaseUntil);

@@ -84,7 +84,9 @@ export function readLedger(file: string): { id: string; queue: string; at: numbe
     });
 }
 
-export function makeWorker(options: Partial<WorkerOptions> & { broker: string; ledger?: string }): Worker {
+export function makeWorker(
+  options: Partial<WorkerOptions> & { broker: NonNullable<WorkerOptions['broker']>; ledger?: string },
+): Worker {
   const { ledger, ...rest } = options;
   const worker = new Worker({
     app: fixture('worker-tasks.mjs'),

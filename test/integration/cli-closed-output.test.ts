@@ -6,8 +6,9 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createBroker } from 'prefork';
-import { cleanup, emptyRedisDb, fixture, makeClient, silent, waitUntil } from '../helpers/worker.js';
+import { waitUntil } from '../helpers/wait.js';
+import { createBroker } from 'prefork/broker';
+import { cleanup, emptyRedisDb, fixture, makeClient, silent } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 10;

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { Client, createBroker, ResultGoneError, type Broker, type JobHandle } from 'prefork';
+import { Client, ResultGoneError, type JobHandle } from 'prefork';
+import { createBroker, type Broker } from 'prefork/broker';
 import { Keys } from '../../dist/broker/redis/keys.js';
 import type { Delivery, ResultRecord } from '../../dist/broker/types.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';

@@ -4,9 +4,10 @@
  * it is never blamed on the child, and it never stops the pool's bookkeeping.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { waitUntil } from '../helpers/wait.js';
 import { PoolFailedError, WorkerLostError } from 'prefork';
 import { captureLog } from '../helpers/worker.js';
-import { fixture, makePool, pids, startPool, terminatePools, waitUntil } from '../helpers/pool.js';
+import { fixture, makePool, pids, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
 

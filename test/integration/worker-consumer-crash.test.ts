@@ -6,7 +6,8 @@
  * pool).
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { ConsumerFailedError, createBroker, type Broker } from 'prefork';
+import { ConsumerFailedError } from 'prefork';
+import { createBroker, type Broker } from 'prefork/broker';
 import { cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);

@@ -6,7 +6,8 @@
  * jobs: nobody else has them.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createBroker } from 'prefork';
+import { waitUntil } from '../helpers/wait.js';
+import { createBroker } from 'prefork/broker';
 import { startRedisServer } from '../../scripts/redis.mjs';
 import {
   captureLog,
@@ -18,7 +19,6 @@ import {
   silent,
   startNode,
   uniqueName,
-  waitUntil,
 } from '../helpers/worker.js';
 
 afterEach(cleanup);
