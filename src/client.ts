@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
 import type { Broker, NewJob, ResultRecord } from './broker/types.js';
 import type { JobOptions } from './job-types.js';
@@ -19,7 +20,6 @@ import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { checkDuration } from './util/units.js';
-import { defaultBrokerUrl } from './worker-options.js';
 
 export interface ClientOptions {
   /** A broker URL or a Broker instance (default `$PREFORK_BROKER_URL`, else redis://127.0.0.1:6379). */

@@ -173,6 +173,17 @@ export function describeValue(value: unknown): string {
   }
 }
 
+/**
+ * The broker understood a request and refused it (Redis: an error reply such
+ * as WRONGTYPE), or the request cannot even be encoded: sent again, it would
+ * fail the same way, so it is not retried. `cause` is the broker's own error.
+ */
+export class BrokerRefusedError extends PreforkError {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super('PREFORK_BROKER_REFUSED', message, options);
+  }
+}
+
 /** The broker cannot be reached (connection refused, timed out, bad credentials); the Worker retries. */
 export class BrokerUnavailableError extends PreforkError {
   readonly url: string;

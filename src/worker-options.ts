@@ -1,18 +1,12 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
+import { defaultBrokerUrl } from './broker/default-url.js';
 import type { Broker } from './broker/types.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
 import { parseAutoscale } from './util/units.js';
-
-export const DEFAULT_BROKER_URL = 'redis://127.0.0.1:6379';
-
-/** The broker URL used when none is given: `$PREFORK_BROKER_URL`, else a local Redis. */
-export function defaultBrokerUrl(): string {
-  return process.env.PREFORK_BROKER_URL || DEFAULT_BROKER_URL;
-}
 
 /** What `new Worker(options)` accepts; pool settings not listed here go in `pool`. */
 export interface WorkerOptions {

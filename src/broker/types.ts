@@ -221,6 +221,12 @@ export interface Broker {
     signal: AbortSignal,
     count?: number,
   ): Promise<WaitReply>;
+  /**
+   * Rejects with a BrokerRefusedError when the broker refuses these
+   * settlements for good (sent again, they would fail the same way): the
+   * Acker then isolates the one at fault. Any other rejection is transient:
+   * they are sent again.
+   */
   settle(settlements: readonly Settlement[]): Promise<void>;
 
   // membership

@@ -3,7 +3,7 @@ import { createBroker } from '../broker/index.js';
 import type { Broker } from '../broker/types.js';
 import { Client } from '../client.js';
 import { createStderrLogger } from '../logger.js';
-import { defaultBrokerUrl } from '../worker-options.js';
+import { defaultBrokerUrl } from '../broker/default-url.js';
 
 /**
  * One-shot commands log only errors (a failure is reported by the command's

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { Broker, Settlement } from '../broker/types.js';
-import { messageOf } from '../errors.js';
-import { isDeterministic } from './settle-errors.js';
+import { BrokerRefusedError, messageOf } from '../errors.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
 
@@ -25,8 +24,8 @@ export interface AckerOptions {
  * a round trip carries many jobs and when idle a result leaves at once.
  * A batch that fails because the broker is away is kept and sent again: an
  * outcome the pool produced is not dropped (until abandon(), at a stop
- * deadline). A batch the broker refuses (an error reply that would come back
- * every time) is split in halves until the settlement at fault is alone;
+ * deadline). A batch the broker refuses (a BrokerRefusedError: it would come
+ * back every time) is split in halves until the settlement at fault is alone;
  * that one is logged with its job id and dropped, the rest go through.
  */
 export class Acker {
@@ -209,7 +208,7 @@ export class Acker {
       try {
         await this.broker.settle(part);
       } catch (err) {
-        if (!isDeterministic(err)) return { rest: [part, ...parts.reverse()].flat(), err };
+        if (!(err instanceof BrokerRefusedError)) return { rest: [part, ...parts.reverse()].flat(), err };
         if (part.length === 1) {
           this.refused(part[0] as Settlement, err);
           continue;
@@ -225,7 +224,7 @@ export class Acker {
     const { job } = s.delivery;
     this.log.error(
       { err, jobId: job.id, task: job.task, queue: s.delivery.queue, kind: s.kind },
-      `the broker refused the ${s.kind} of job ${job.id}: ${messageOf(err)}; dropped (if Redis refused only the result's write or announcement, the job is settled; else it stays reserved by this node until it stops, then goes back to its queue)`,
+      `the ${s.kind} of job ${job.id} was dropped: ${messageOf(err)} (unless the broker settled the job before the step it refused, such as writing or announcing the result, the job stays reserved by this node until it stops, then goes back to its queue)`,
     );
   }
 

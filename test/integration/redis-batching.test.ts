@@ -5,6 +5,7 @@
  * announcements grouped per reply list, and positional entry decoding.
  */
 import { describe, expect, it } from 'vitest';
+import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Delivery, Settlement } from '../../dist/broker/types.js';
 import { fetchFrom, ids, job, registerNode, result, Scope, sleep, eachNode } from './redis-helpers.js';
@@ -19,7 +20,7 @@ eachNode(['x', 'y', 'z'], (s, b) => {
 });
 
 async function pending(stream: string): Promise<number> {
-  return ((await scope.raw.xpending(scope.key(stream), 'w')) as [number])[0];
+  return ((await scope.raw.xpending(scope.key(stream), GROUP)) as [number])[0];
 }
 
 describe('RedisBroker: bulk enqueue', () => {
@@ -232,7 +233,7 @@ describe('RedisBroker: results of a batch', () => {
 describe('RedisBroker: entry decoding', () => {
   it('reads an entry whose fields are in another order, or repeated, as the general rule says (the last one wins)', async () => {
     const stream = scope.key('q:x');
-    await scope.raw.xgroup('CREATE', stream, 'w', '0', 'MKSTREAM');
+    await scope.raw.xgroup('CREATE', stream, GROUP, '0', 'MKSTREAM');
     await scope.raw.xadd(
       stream,
       '*',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { unpack } from 'msgpackr';
+import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { fetchFrom, ids, job, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
@@ -28,7 +29,7 @@ describe('RedisBroker: enqueue, fetch, ack', () => {
 
     await broker.settle([{ kind: 'ack', delivery: d }]);
     expect(await scope.raw.xlen(scope.key('q:default'))).toBe(0);
-    const pending = (await scope.raw.xpending(scope.key('q:default'), 'w')) as [number];
+    const pending = (await scope.raw.xpending(scope.key('q:default'), GROUP)) as [number];
     expect(pending[0]).toBe(0);
     expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 0, dead: 0 });
   });

@@ -1,4 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { fetchFrom, ids, job, registerNode, Scope, sleep } from './redis-helpers.js';
 
@@ -98,7 +99,7 @@ describe('RedisBroker: recovery of a dead node', () => {
     expect(got.slice(0, 400).every((d) => d.receipt.startsWith('r:') && d.job.redeliveries >= 1)).toBe(true);
     expect(got.find((d) => d.job.id === reserved[0]!.job.id)!.job.redeliveries).toBe(2);
     // A's consumer is gone from the group.
-    const consumers = (await scope.raw.xinfo('CONSUMERS', scope.key('q:default'), 'w')) as unknown[][];
+    const consumers = (await scope.raw.xinfo('CONSUMERS', scope.key('q:default'), GROUP)) as unknown[][];
     expect(consumers.map((c) => c[1])).toEqual(['B']);
   });
 

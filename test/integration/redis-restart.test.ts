@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BrokerUnavailableError } from '../../dist/errors.js';
+import { GROUP } from '../../dist/broker/redis/keys.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { freePort, startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
 import { Redis } from 'ioredis';
@@ -107,7 +108,7 @@ describe('RedisBroker: Redis restarted mid-run', () => {
       const first = await fetchFrom(broker, 'N', ['default'], 1);
       expect(ids(first.deliveries)).toEqual([seen.id]);
       // As if a fetch ran on Redis and its reply died with the connection: reserved for N, never seen by N.
-      await raw.xreadgroup('GROUP', 'w', 'N', 'COUNT', 1, 'STREAMS', '{orphans}:q:default', '>');
+      await raw.xreadgroup('GROUP', GROUP, 'N', 'COUNT', 1, 'STREAMS', '{orphans}:q:default', '>');
       await raw.client('KILL', 'TYPE', 'normal', 'SKIPME', 'yes');
       // Any round trip after the kill goes over a new connection; the one after it looks for orphans.
       await eventually(() => fetchFrom(broker, 'N', ['default'], 0));

@@ -1,4 +1,5 @@
 import { beforeEach, describe, expect, it } from 'vitest';
+import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { callScript, defineScripts } from '../../dist/broker/redis/scripts.js';
 import type { Delivery } from '../../dist/broker/types.js';
@@ -57,7 +58,7 @@ function settleRaw(d: Delivery, op: string, arg: string, queueIndex: number | st
 async function stillReserved(d: Delivery): Promise<void> {
   const entries = await scope.raw.xrange(scope.key('q:q'), d.receipt.slice(2), d.receipt.slice(2));
   expect(entries).toHaveLength(1);
-  const pending = (await scope.raw.xpending(scope.key('q:q'), 'w')) as [number];
+  const pending = (await scope.raw.xpending(scope.key('q:q'), GROUP)) as [number];
   expect(pending[0]).toBe(1);
   expect((await broker.counts(['q']))[0]).toMatchObject({ reserved: 1, delayed: 0, dead: 0 });
 }

@@ -68,7 +68,40 @@ const knowsBrokers = under(
   'worker-options.ts',
   'ioredis',
 );
-const isRedis = under('broker/redis/');
+const isRedis = under('broker/redis/', 'ioredis');
+/** The broker implementations, which only the factory (broker/index.ts) picks from. */
+const isBrokerImplementation = under('broker/redis/', 'broker/memory/');
+
+/**
+ * Words that only Redis speaks: its commands and error replies (the
+ * distinctive ones: GET or TIME may be plain words), and ioredis's error
+ * class. Matched in code, not comments: string, template and regex literals,
+ * and identifiers.
+ */
+const REDIS_WORDS = new RegExp(
+  `\\b(${[
+    ...['XADD', 'XREADGROUP', 'XACK', 'XDEL', 'XPENDING', 'XCLAIM', 'XAUTOCLAIM', 'XGROUP', 'XINFO', 'XRANGE'],
+    ...['XREVRANGE', 'XLEN', 'XTRIM', 'MKSTREAM', 'ZADD', 'ZRANGE', 'ZRANGEBYSCORE', 'ZREM', 'ZCARD', 'LPUSH'],
+    ...['RPUSH', 'LPOP', 'RPOP', 'BLPOP', 'BRPOP', 'BLMPOP', 'LMPOP', 'LRANGE', 'LTRIM', 'LLEN', 'HSET', 'HGETALL'],
+    ...['HMGET', 'SADD', 'SMEMBERS', 'SREM', 'EVALSHA', 'PEXPIRE', 'PUBLISH', 'SUBSCRIBE', 'UNLINK', 'FLUSHALL'],
+    ...['WRONGTYPE', 'NOSCRIPT', 'NOGROUP', 'BUSYGROUP', 'TRYAGAIN', 'MASTERDOWN', 'CLUSTERDOWN', 'NOREPLICAS'],
+    ...['MISCONF', 'EXECABORT', 'NOAUTH', 'NOPERM', 'WRONGPASS', 'ReplyError'],
+  ].join('|')})\\b`,
+);
+
+/** The Redis words `file` uses in its code, each as "file: word". */
+function redisWords(file: Module): string[] {
+  const found = new Set<string>();
+  const visit = (node: ts.Node): void => {
+    if (ts.isIdentifier(node) || ts.isLiteralExpression(node) || ts.isTemplateLiteralToken(node)) {
+      const word = REDIS_WORDS.exec(node.text)?.[1];
+      if (word !== undefined) found.add(`${file}: ${word}`);
+    }
+    ts.forEachChild(node, visit);
+  };
+  visit(ts.createSourceFile(file, TEXT.get(file)!, ts.ScriptTarget.Latest, true));
+  return [...found];
+}
 
 /** The edges `from` files matching `source` make to modules matching `forbidden`, as "a -> b" lines. */
 function directEdges(source: (m: Module) => boolean, forbidden: (m: Module) => boolean): string[] {
@@ -175,6 +208,18 @@ describe('the import graph of src/', () => {
 
   it('the protocol imports nothing of ours but the foundation', () => {
     expect(directEdges(under('protocol/'), (m) => ours(m) && !under('protocol/')(m) && !isFoundation(m))).toEqual([]);
+  });
+
+  it('Redis stays in broker/redis: nothing else imports ioredis or names a Redis command or reply', () => {
+    const outside = (m: Module): boolean => !isRedis(m);
+    expect([...directEdges(outside, under('ioredis')), ...FILES.filter(outside).flatMap(redisWords)]).toEqual([]);
+  });
+
+  it('only the factory (broker/index.ts) picks a broker implementation', () => {
+    const outside = (m: Module): boolean => !isBrokerImplementation(m) && m !== 'broker/index.ts';
+    expect(directEdges(outside, isBrokerImplementation)).toEqual([]);
+    expect(directEdges(under('broker/memory/'), under('broker/redis/'))).toEqual([]);
+    expect(directEdges(under('broker/redis/'), under('broker/memory/'))).toEqual([]);
   });
 
   it('the foundation imports nothing of ours outside itself', () => {

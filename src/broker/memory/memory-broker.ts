@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import { OptionError } from '../../errors.js';
+import { BrokerRefusedError, OptionError, messageOf } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
   Broker,
@@ -177,11 +177,17 @@ export class MemoryBroker implements Broker {
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
     const touched = new Set<string>();
-    applySettlements(
-      { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now: Date.now(), touched },
-      settlements,
-    );
-    this.state.waiters.changed(touched);
+    try {
+      applySettlements(
+        { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now: Date.now(), touched },
+        settlements,
+      );
+    } catch (err) {
+      // Nothing here is transient (no connection): the same settlements would fail again.
+      throw new BrokerRefusedError(`the settlements were refused: ${messageOf(err)}`, { cause: err });
+    } finally {
+      this.state.waiters.changed(touched);
+    }
   }
 
   // membership

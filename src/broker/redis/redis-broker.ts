@@ -28,6 +28,7 @@ import { Keys } from './keys.js';
 import { Membership } from './membership.js';
 import { Results } from './results.js';
 import { callScript, defineScripts } from './scripts.js';
+import { settleError } from './settle-errors.js';
 import { Work } from './work.js';
 
 /** Ready jobs of one queue below this go as plain pipelined XADDs; from it, through the bulk script. */
@@ -89,7 +90,7 @@ function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Buffer {
 }
 
 /**
- * The `redis://` broker: Redis Streams with one consumer group ("w"), a lease
+ * The `redis://` broker: Redis Streams with one consumer group (GROUP), a lease
  * per node, delayed jobs in a ZSET per queue (see BROKER.md). Three
  * connections, each opened when first needed: commands and scripts; a
  * blocking one for waitForWork; a blocking one for waitForResults.
@@ -279,7 +280,10 @@ export class RedisBroker implements Broker {
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
-    await this.work.settle(await this.redis(), settlements);
+    const redis = await this.redis();
+    await this.work.settle(redis, settlements).catch((err: unknown) => {
+      throw settleError(err);
+    });
   }
 
   // membership

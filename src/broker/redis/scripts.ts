@@ -1,9 +1,11 @@
 import { readFileSync } from 'node:fs';
 import type { Redis, ChainableCommander } from 'ioredis';
+import { GROUP } from './keys.js';
 
 /**
  * The Lua scripts, one atomic operation per file (`lua/<verbNoun>-<keys>.lua`,
- * `n` = a variable number of keys), each with the shared prelude prepended,
+ * `n` = a variable number of keys), each with the shared prelude prepended
+ * (and before it `GROUP`, the consumer group's name from keys.ts),
  * registered on a connection with ioredis `defineCommand` (EVALSHA, falling
  * back to EVAL when Redis lost its script cache, e.g. after a restart).
  */
@@ -40,7 +42,7 @@ const KEY_COUNT = new Map(Object.values(SCRIPTS).map((file) => [file, keyCount(f
 function load(): Map<ScriptName, { lua: string; numberOfKeys: number | undefined }> {
   if (sources) return sources;
   const dir = new URL('./lua/', import.meta.url);
-  const prelude = readFileSync(new URL('lib/prelude.lua', dir), 'utf8');
+  const prelude = `local GROUP = ${JSON.stringify(GROUP)}\n${readFileSync(new URL('lib/prelude.lua', dir), 'utf8')}`;
   sources = new Map();
   for (const [name, file] of Object.entries(SCRIPTS) as [ScriptName, string][]) {
     sources.set(name, { lua: `${prelude}\n${readFileSync(new URL(file, dir), 'utf8')}`, numberOfKeys: keyCount(file) });

@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import { Worker } from '../../worker.js';
-import { defaultBrokerUrl } from '../../worker-options.js';
+import { defaultBrokerUrl } from '../../broker/default-url.js';
 import { OptionError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createBroker } from '../../../dist/broker/index.js';
 import { MemoryBroker } from '../../../dist/broker/memory/memory-broker.js';
 import type { NewJob } from '../../../dist/broker/types.js';
-import { OptionError } from '../../../dist/errors.js';
+import { BrokerRefusedError, OptionError } from '../../../dist/errors.js';
 
 const silent = pino({ level: 'silent' });
 const open: MemoryBroker[] = [];
@@ -101,6 +101,20 @@ describe('MemoryBroker copies', () => {
     const [again] = (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
     expect(again!.job.options.retries).toBe(1);
     expect(Array.from(again!.job.payload)).toEqual([0x90]);
+  });
+});
+
+describe('MemoryBroker refusals', () => {
+  it('a settlement it cannot store rejects with BrokerRefusedError (sent again it would fail the same way)', async () => {
+    const b = broker(`memory://u-${randomUUID()}`);
+    const me = await node(b);
+    await b.enqueue([job('x')]);
+    const [d] = (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
+    // A result value that cannot be copied (a function): the store refuses it.
+    const result = { id: 'x', task: 't', queue: 'q', state: 'SUCCESS' as const, retries: 0, value: () => 1 };
+    const refused = await b.settle([{ kind: 'ack', delivery: d!, result }]).catch((err: unknown) => err);
+    expect(refused).toBeInstanceOf(BrokerRefusedError);
+    expect(refused).toMatchObject({ code: 'PREFORK_BROKER_REFUSED' });
   });
 });
 

@@ -29,7 +29,7 @@ local function countStream(stream)
         if g[i] == 'last-delivered-id' then last = g[i + 1] end
         if g[i] == 'pending' then p = g[i + 1] end
       end
-      if name == 'w' then
+      if name == GROUP then
         pending = p
         after = '(' .. last
       end

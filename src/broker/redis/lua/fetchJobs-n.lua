@@ -4,7 +4,7 @@
   The number of keys varies: 1 + 4 per queue.
 
   KEYS[1]          {ns}:nodes                 ZSET node -> lease deadline
-  KEYS[4(i-1)+2]   {ns}:q:<queue i>           stream (group "w")
+  KEYS[4(i-1)+2]   {ns}:q:<queue i>           stream (consumer group GROUP)
   KEYS[4(i-1)+3]   {ns}:q:<queue i>:rd        redelivered jobs, served first
   KEYS[4(i-1)+4]   {ns}:q:<queue i>:delayed   ZSET
   KEYS[4(i-1)+5]   {ns}:q:<queue i>:dead      dead letters
@@ -149,11 +149,11 @@ local function take(p, kind, want)
   local taken = 0
   while taken < want do
     local asked = want - taken
-    local r = redis.pcall('XREADGROUP', 'GROUP', 'w', nodeId, 'COUNT', asked, 'STREAMS', stream, '>')
+    local r = redis.pcall('XREADGROUP', 'GROUP', GROUP, nodeId, 'COUNT', asked, 'STREAMS', stream, '>')
     if type(r) == 'table' and r.err then
       if not string.find(r.err, 'NOGROUP', 1, true) then error(r.err) end
-      redis.call('XGROUP', 'CREATE', stream, 'w', '0', 'MKSTREAM')
-      r = redis.call('XREADGROUP', 'GROUP', 'w', nodeId, 'COUNT', asked, 'STREAMS', stream, '>')
+      redis.call('XGROUP', 'CREATE', stream, GROUP, '0', 'MKSTREAM')
+      r = redis.call('XREADGROUP', 'GROUP', GROUP, nodeId, 'COUNT', asked, 'STREAMS', stream, '>')
     end
     if not r then drained[stream] = true break end
     local entries = r[1][2]

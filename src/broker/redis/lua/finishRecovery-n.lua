@@ -16,10 +16,10 @@ local nodes, recovering, info = KEYS[1], KEYS[2], KEYS[3]
 local node = ARGV[1]
 if not redis.call('ZSCORE', recovering, node) then return -1 end
 for i = 4, #KEYS do
-  local p = redis.pcall('XPENDING', KEYS[i], 'w', '-', '+', 1, node)
+  local p = redis.pcall('XPENDING', KEYS[i], GROUP, '-', '+', 1, node)
   if type(p) == 'table' and not p.err and #p > 0 then return 0 end
 end
-for i = 4, #KEYS do redis.pcall('XGROUP', 'DELCONSUMER', KEYS[i], 'w', node) end
+for i = 4, #KEYS do redis.pcall('XGROUP', 'DELCONSUMER', KEYS[i], GROUP, node) end
 redis.call('ZREM', recovering, node)
 redis.call('ZREM', nodes, node)
 redis.call('DEL', info)

@@ -20,7 +20,7 @@ local function purgeStream(stream)
         if g[i] == 'name' then name = g[i + 1] end
         if g[i] == 'last-delivered-id' then last = g[i + 1] end
       end
-      if name == 'w' then after = '(' .. last end
+      if name == GROUP then after = '(' .. last end
     end
   end
   while true do

@@ -20,7 +20,7 @@ local recovering, stream, rd, dead = KEYS[1], KEYS[2], KEYS[3], KEYS[4]
 local node, batch, maxRedeliveries, deadMax = ARGV[1], intArg(2, 'batch size', 1), intArg(3, 'maxRedeliveries', 0), ARGV[4]
 intArg(4, 'deadMax', 0)
 if not redis.call('ZSCORE', recovering, node) then return { -1, 0 } end
-local pending = redis.pcall('XPENDING', stream, 'w', '-', '+', batch, node)
+local pending = redis.pcall('XPENDING', stream, GROUP, '-', '+', batch, node)
 if type(pending) ~= 'table' or pending.err then return { 0, 0 } end
 local now = nowMs()
 local moved = 0

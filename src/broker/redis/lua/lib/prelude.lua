@@ -1,5 +1,6 @@
 -- Shared helpers, prepended to every script by scripts.ts (Lua scripts cannot
--- include each other). A job entry has the fixed field set
+-- include each other), after `local GROUP`: the consumer group's name, defined
+-- once in keys.ts. A job entry has the fixed field set
 -- id, task, payload, attempt, redeliveries, meta; a timer marker is an entry
 -- with id == '' and task == '' whose meta is the due time (ms).
 
@@ -104,7 +105,7 @@ end
 
 -- XACK then XDEL (an acked entry left in a stream stays in memory); returns XACK's count.
 local function ackDel(stream, id)
-  local n = redis.call('XACK', stream, 'w', id)
+  local n = redis.call('XACK', stream, GROUP, id)
   redis.call('XDEL', stream, id)
   return n
 end
@@ -120,7 +121,7 @@ local function ackDelMany(stream, first, n)
   local last = first + n - 1
   while i <= last do
     local j = math.min(last, i + ACK_CHUNK - 1)
-    redis.call('XACK', stream, 'w', unpack(ARGV, i, j))
+    redis.call('XACK', stream, GROUP, unpack(ARGV, i, j))
     redis.call('XDEL', stream, unpack(ARGV, i, j))
     i = j + 1
   end
