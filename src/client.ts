@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
-import type { Broker, NewJob, ResultRecord } from './broker/types.js';
+import type { BrokerConnection, BrokerProducer, BrokerResults, NewJob, ResultRecord } from './broker/types.js';
 import type { JobOptions } from './job-types.js';
 import { ArgumentSerializationError, OptionError, PreforkError, ResultTimeoutError } from './errors.js';
 import {
@@ -21,9 +21,12 @@ import { deserializeError } from './protocol/error-codec.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { checkDuration } from './util/units.js';
 
+/** The broker roles a Client uses: it enqueues and reads results. */
+export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults;
+
 export interface ClientOptions {
   /** A broker URL or a Broker instance (default `$PREFORK_BROKER_URL`, else redis://127.0.0.1:6379). */
-  broker?: string | Broker;
+  broker?: string | ClientBroker;
   namespace?: string;
   resultTtl?: number | string;
   /**
@@ -130,7 +133,7 @@ export class JobHandle {
  */
 export class Client {
   readonly id = randomUUID();
-  readonly broker: Broker;
+  readonly broker: ClientBroker;
   private readonly ownsBroker: boolean;
   private readonly log: Logger;
   private connected: Promise<void> | undefined;

@@ -1,4 +1,6 @@
-// Public exports only: the engine lives in its own modules.
+// The public API and the error classes. The broker SPI (createBroker, the
+// Broker roles and their records) is 'prefork/broker'; the engine lives in
+// its own modules.
 export {
   defineTasks,
   currentTask,
@@ -13,20 +15,10 @@ export type { ApplyOptions, JobArgs } from './pool/job.js';
 export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';
 export type { ScaleEvent } from './pool/autoscaler.js';
 export { Worker, type WorkerStats, type WorkerEvents } from './worker.js';
-export type { WorkerOptions } from './worker-options.js';
-export { Client, JobHandle, type ClientOptions, type EnqueueOptions } from './client.js';
+export type { WorkerOptions, WorkerBroker } from './worker-options.js';
+export { Client, JobHandle, type ClientOptions, type ClientBroker, type EnqueueOptions } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
 export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';
-export { createBroker } from './broker/index.js';
-export type {
-  Broker,
-  BrokerOptions,
-  JobRecord,
-  JobState,
-  ResultRecord,
-  DeadJob,
-  NodeInfo,
-  QueueCounts,
-} from './broker/types.js';
+export type { JobState, ResultRecord } from './broker/types.js';
 export type { QueueOrder, QueueSpec } from './consumer/queue-selection.js';
-export * from './errors.js';
+export * from './error-classes.js';

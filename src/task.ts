@@ -14,4 +14,4 @@ export {
   type TaskDefinition,
 } from './tasks.js';
 export type { TaskOptions } from './job-types.js';
-export * from './errors.js';
+export * from './error-classes.js';

@@ -1,19 +1,22 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { defaultBrokerUrl } from './broker/default-url.js';
-import type { Broker } from './broker/types.js';
+import type { BrokerConnection, BrokerConsumer, BrokerControl, BrokerMembership } from './broker/types.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
 import { parseAutoscale } from './util/units.js';
 
+/** The broker roles a Worker uses: it consumes, holds a lease and answers control requests. */
+export type WorkerBroker = BrokerConnection & BrokerConsumer & BrokerMembership & BrokerControl;
+
 /** What `new Worker(options)` accepts; pool settings not listed here go in `pool`. */
 export interface WorkerOptions {
   /** Path of the task module. */
   app: string;
   /** A broker URL (`redis://`, `rediss://`, `memory://`) or a Broker instance (default `$PREFORK_BROKER_URL`, else redis://127.0.0.1:6379). */
-  broker?: string | Broker;
+  broker?: string | WorkerBroker;
   /** Fixed number of children (default: the number of CPUs). */
   concurrency?: number;
   /** "max,min" or [max, min]: size the pool from reserved requests; the prefetch limit follows max. */
@@ -72,7 +75,7 @@ export interface WorkerOptions {
 }
 
 export interface ResolvedWorkerOptions {
-  broker: string | Broker;
+  broker: string | WorkerBroker;
   queues: QueueSpec[];
   queueOrder: QueueOrder;
   prefetchMultiplier: number;

@@ -3,7 +3,7 @@ import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
-import type { Broker, NodeInfo } from './broker/types.js';
+import type { NodeInfo } from './broker/types.js';
 import { ControlHandler } from './cluster/control.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
@@ -15,7 +15,12 @@ import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
 import { Pool } from './pool/pool.js';
 import type { PoolStats } from './pool/stats.js';
-import { resolveWorkerOptions, type ResolvedWorkerOptions, type WorkerOptions } from './worker-options.js';
+import {
+  resolveWorkerOptions,
+  type ResolvedWorkerOptions,
+  type WorkerBroker,
+  type WorkerOptions,
+} from './worker-options.js';
 
 /** Pauses while the broker is unreachable at start: 0.5 s doubling to 10 s. */
 const CONNECT_RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
@@ -72,7 +77,7 @@ type WorkerState = 'created' | 'connecting' | 'running' | 'stopping' | 'stopped'
 export class Worker extends EventEmitter<WorkerEvents> {
   readonly options: ResolvedWorkerOptions;
   readonly pool: Pool;
-  readonly broker: Broker;
+  readonly broker: WorkerBroker;
   readonly name: string;
   private nodeIdValue: string;
   private readonly log: Logger;

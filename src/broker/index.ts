@@ -3,7 +3,11 @@ import { MemoryBroker } from './memory/memory-broker.js';
 import { RedisBroker } from './redis/redis-broker.js';
 import type { Broker, BrokerOptions } from './types.js';
 
+// The broker SPI, 'prefork/broker': createBroker, the Broker roles
+// (types.ts) and the records they carry, and the errors a broker throws.
 export type * from './types.js';
+export type { BackoffOptions, JobOptions, SerializedError } from '../job-types.js';
+export { BrokerRefusedError, BrokerUnavailableError } from '../errors.js';
 
 /** A broker for a URL: `redis://` / `rediss://` (distributed) or `memory://[name]` (embedded, one process). */
 export function createBroker(url: string, options: BrokerOptions = {}): Broker {

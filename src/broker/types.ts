@@ -1,10 +1,12 @@
 import type { JobOptions, SerializedError } from '../job-types.js';
 
 /**
- * The Consumer's view of a broker: where jobs wait (queues, delayed set, dead
- * set), where results live, and how nodes find each other. Two
- * implementations: `redis://` (distributed) and `memory://` (one process).
- * The Pool never sees this; the Consumer never names a Redis command.
+ * The broker SPI: where jobs wait (queues, delayed set, dead set), where
+ * results live, and how nodes find each other, as one interface per role
+ * (producer, results, consumer, membership, control, admin) that Broker
+ * composes. Two implementations: `redis://` (distributed) and `memory://`
+ * (one process). The Pool never sees this; the Consumer never names a Redis
+ * command.
  */
 
 /** One job as the broker stores it. The arguments stay msgpack-encoded: only the child decodes them. */
@@ -184,19 +186,21 @@ export interface DeadJob {
   diedAt: number;
 }
 
-export interface Broker {
+/** Opening and closing a broker handle: whoever creates one owns these. */
+export interface BrokerConnection {
   /** The URL with any password masked, for banners and logs. */
   readonly displayUrl: string;
-  /** Lease length in ms: a node silent this long is presumed dead. */
-  readonly leaseMs: number;
-
   connect(): Promise<void>;
   close(): Promise<void>;
+}
 
-  // producer
+/** Adds jobs (the Client). */
+export interface BrokerProducer {
   enqueue(jobs: readonly NewJob[]): Promise<void>;
+}
 
-  // results
+/** Reads stored results and waits for announced ones (the Client). */
+export interface BrokerResults {
   getResult(id: string): Promise<ResultRecord | undefined>;
   /**
    * Blocks up to `timeoutMs` for results announced to `clientId`; returns those
@@ -206,8 +210,10 @@ export interface Broker {
    * the caller still waits for): a dropped announcement never strands a waiter.
    */
   waitForResults(clientId: string, timeoutMs: number, pending?: () => Iterable<string>): Promise<ResultRecord[]>;
+}
 
-  // consumer
+/** Reserves jobs for a node and settles them (the Consumer and its Acker). */
+export interface BrokerConsumer {
   fetch(request: FetchRequest): Promise<FetchReply>;
   /**
    * Blocks until a job arrives on one of `queues` (returned, already reserved
@@ -228,16 +234,22 @@ export interface Broker {
    * they are sent again.
    */
   settle(settlements: readonly Settlement[]): Promise<void>;
+}
 
-  // membership
+/** Nodes, their leases and the recovery of a dead node's jobs (the Worker and its Heartbeat). */
+export interface BrokerMembership {
+  /** Lease length in ms: a node silent this long is presumed dead. */
+  readonly leaseMs: number;
   register(node: NodeInfo): Promise<void>;
   heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply>;
   /** Moves every job reserved by `deadNodeId` back to its queue (or to the dead set past `maxRedeliveries`); returns how many. */
   recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number>;
   unregister(nodeId: string): Promise<void>;
   listNodes(): Promise<NodeInfo[]>;
+}
 
-  // control
+/** Control requests to nodes and their replies (the CLI asks, a node's ControlHandler answers). */
+export interface BrokerControl {
   /**
    * Posts `request` to each of `nodeIds` that is alive; returns the ids it
    * was posted to. A node takes its requests when woken (`watchControl`),
@@ -257,8 +269,10 @@ export interface Broker {
   replyControl(requestId: string, reply: ControlReply): Promise<void>;
   /** Waits up to `timeoutMs` for `count` replies to `requestId`; returns those that came. */
   waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]>;
+}
 
-  // admin
+/** Queue counts, purges and the dead set (the CLI's admin commands). */
+export interface BrokerAdmin {
   /** Every queue a job was ever enqueued to (for listings across queues). */
   knownQueues(): Promise<string[]>;
   counts(queues: readonly string[]): Promise<QueueCounts[]>;
@@ -269,6 +283,20 @@ export interface Broker {
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
   purgeDead(queue: string): Promise<number>;
 }
+
+/**
+ * A whole broker: every role. `createBroker` returns one; each part of
+ * prefork depends on the roles it uses only.
+ */
+export interface Broker
+  extends
+    BrokerConnection,
+    BrokerProducer,
+    BrokerResults,
+    BrokerConsumer,
+    BrokerMembership,
+    BrokerControl,
+    BrokerAdmin {}
 
 /** Settings common to both brokers (from the URL's query string or the Worker/Client options). */
 export interface BrokerOptions {

@@ -24,11 +24,18 @@ export async function withBroker<T>(url: string | undefined, fn: (broker: Broker
   }
 }
 
-export async function withClient<T>(url: string | undefined, fn: (client: Client) => Promise<T>): Promise<T> {
-  const client = new Client({ broker: url ?? defaultBrokerUrl(), logger: quietLogger() });
+/** A Client on a broker the command opens; `fn` gets the whole broker too (a Client uses only its producer and results roles). */
+export async function withClient<T>(
+  url: string | undefined,
+  fn: (client: Client, broker: Broker) => Promise<T>,
+): Promise<T> {
+  const logger = quietLogger();
+  const broker = createBroker(url ?? defaultBrokerUrl(), { logger });
+  const client = new Client({ broker, logger });
   try {
-    return await fn(client);
+    return await fn(client, broker);
   } finally {
     await client.close();
+    await broker.close();
   }
 }

@@ -1,5 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import type { Broker, ControlCommand, ControlReply, NodeInfo } from '../broker/types.js';
+import type { BrokerControl, BrokerMembership, ControlCommand, ControlReply, NodeInfo } from '../broker/types.js';
+
+/** What asking nodes takes: the live nodes, and control requests to them. */
+export type NodeAsker = BrokerControl & Pick<BrokerMembership, 'listNodes'>;
 
 export interface NodeAnswer {
   node: NodeInfo;
@@ -24,7 +27,7 @@ export class NoSuchNodeError extends Error {
  * next heartbeat (2/5 of the lease: 8 s by default).
  */
 export async function askNodes(
-  broker: Broker,
+  broker: NodeAsker,
   command: ControlCommand,
   args: number[],
   nodeName: string | undefined,

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Broker, ControlReply, ControlRequest } from '../broker/types.js';
+import type { BrokerControl, ControlReply, ControlRequest } from '../broker/types.js';
 import { messageOf } from '../errors.js';
 
 /** What a node exposes to control requests (the Worker). */
@@ -25,7 +25,7 @@ export class ControlHandler {
   private readonly startedAt = Date.now();
 
   constructor(
-    private readonly broker: Broker,
+    private readonly broker: BrokerControl,
     private readonly target: ControlTarget,
     private readonly log: Logger,
   ) {}

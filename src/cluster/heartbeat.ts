@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Broker, ControlRequest } from '../broker/types.js';
+import type { BrokerMembership, ControlRequest } from '../broker/types.js';
 
 /** Beats per lease: a lease survives one failed (or late) beat with time to spare. */
 const BEATS_PER_LEASE = 2.5;
@@ -45,7 +45,7 @@ export class Heartbeat {
   private next: number;
 
   constructor(
-    private readonly broker: Broker,
+    private readonly broker: BrokerMembership,
     private readonly interval: number,
     private readonly maxRedeliveries: number,
     private readonly hooks: HeartbeatHooks,

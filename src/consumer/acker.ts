@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Broker, Settlement } from '../broker/types.js';
+import type { BrokerConsumer, Settlement } from '../broker/types.js';
 import { BrokerRefusedError, messageOf } from '../errors.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
@@ -48,7 +48,7 @@ export class Acker {
   private readonly holdMs: number;
 
   constructor(
-    private readonly broker: Broker,
+    private readonly broker: BrokerConsumer,
     private readonly log: Logger,
     options: AckerOptions = {},
   ) {

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { Broker, Delivery, Settlement } from '../broker/types.js';
+import type { BrokerConsumer, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
 import { OptionError, WorkerLostError, messageOf, type PoolFailedError } from '../errors.js';
 import { resolveApplyOptions } from '../pool/apply-options.js';
@@ -23,7 +23,7 @@ const MAX_WAIT_MS = 120_000;
 const FETCH_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 
 export interface ConsumerSettings {
-  broker: Broker;
+  broker: BrokerConsumer;
   pool: Pool;
   selection: QueueSelection;
   /** The node's current id (it changes when a fenced node re-registers). */

@@ -4,7 +4,7 @@
  * and tests on memory:// tell the truth about production.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createBroker, type Broker, type NewJob } from 'prefork';
+import { createBroker, type Broker, type NewJob } from 'prefork/broker';
 import { brokerFor, silent, uniqueName } from '../helpers/worker.js';
 
 const open: Broker[] = [];

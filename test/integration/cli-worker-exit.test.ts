@@ -9,7 +9,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createBroker } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import {
   cleanup,
   emptyRedisDb,

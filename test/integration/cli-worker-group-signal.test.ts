@@ -7,7 +7,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createBroker } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import {
   cleanup,
   emptyRedisDb,

@@ -5,7 +5,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { createBroker } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import { cleanup, emptyRedisDb, fixture, newLedger, readLedger, silent, waitUntil } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));

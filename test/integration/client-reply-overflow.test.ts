@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { randomUUID } from 'node:crypto';
-import { Client, createBroker } from 'prefork';
+import { Client } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import type { Broker, Delivery, ResultRecord } from '../../dist/broker/types.js';
 import { log, Scope } from './redis-helpers.js';
 

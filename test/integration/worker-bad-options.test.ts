@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createBroker } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import type { NewJob } from '../../dist/broker/types.js';
 import {
   cleanup,

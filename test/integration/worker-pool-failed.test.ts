@@ -7,7 +7,8 @@
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { createBroker, PoolFailedError } from 'prefork';
+import { PoolFailedError } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import {
   cleanup,
   fixture,

@@ -4,7 +4,8 @@
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { encodeBody } from '../../dist/protocol/codec.js';
-import { createBroker, type ScaleEvent } from 'prefork';
+import type { ScaleEvent } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import {
   brokerFor,
   cleanup,

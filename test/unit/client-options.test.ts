@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, OptionError, type EnqueueOptions } from 'prefork';
+import type { Broker } from 'prefork/broker';
 
 const silent = pino({ level: 'silent' });
 const clients: Client[] = [];
@@ -21,9 +22,11 @@ async function stored(
   options: EnqueueOptions,
 ): Promise<{ options: Record<string, unknown>; delayed: number }> {
   await c.enqueue('t', [], { ...options, queue: 'q' });
-  const [counts] = await c.broker.counts(['q']);
-  await c.broker.register({ id: 'n', name: 'n', host: 'h', pid: 1, queues: ['q'], concurrency: '1', startedAt: 0 });
-  const reply = await c.broker.fetch({ nodeId: 'n', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+  // A Client built from a URL holds a whole broker; it uses only the producer and results roles.
+  const broker = c.broker as Broker;
+  const [counts] = await broker.counts(['q']);
+  await broker.register({ id: 'n', name: 'n', host: 'h', pid: 1, queues: ['q'], concurrency: '1', startedAt: 0 });
+  const reply = await broker.fetch({ nodeId: 'n', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
   return { options: (reply.deliveries[0]?.job.options ?? {}) as Record<string, unknown>, delayed: counts!.delayed };
 }
 
@@ -70,7 +73,7 @@ describe('Client.enqueue options', () => {
         { name: 't', options: { queue: 'q', timeLimit: -1 } },
       ]),
     ).rejects.toThrow(OptionError);
-    expect((await c.broker.counts(['q']))[0]!.waiting).toBe(0);
+    expect((await (c.broker as Broker).counts(['q']))[0]!.waiting).toBe(0);
   });
 
   it('stores durations given as strings in ms, backoff included', async () => {

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Client, type ResultRecord } from 'prefork';
-import type { Delivery } from '../../dist/broker/types.js';
+import type { Broker, Delivery } from '../../dist/broker/types.js';
 
 /**
  * Results announced to a Client, on the memory broker: a worker is played
@@ -22,7 +22,7 @@ async function setup(): Promise<{
 }> {
   const client = new Client({ broker: `memory://client-results-${randomUUID()}`, logger: silent });
   clients.push(client);
-  const broker = client.broker;
+  const broker = client.broker as Broker;
   await broker.register({ id: 'n', name: 'n', host: 'h', pid: 1, queues: ['default'], concurrency: '1', startedAt: 0 });
   const take = async (n: number): Promise<Delivery[]> =>
     (await broker.fetch({ nodeId: 'n', plan: [{ queue: 'default', quota: n }], count: n, settle: [] })).deliveries;

@@ -187,6 +187,20 @@ function cycles(): string[] {
   });
 }
 
+/** The names `file` imports from the modules `from` matches, each as "file: name". */
+function namesImported(file: Module, from: (m: Module) => boolean): string[] {
+  const names: string[] = [];
+  const source = ts.createSourceFile(file, TEXT.get(file)!, ts.ScriptTarget.Latest, true);
+  for (const statement of source.statements) {
+    if (!ts.isImportDeclaration(statement) || !ts.isStringLiteral(statement.moduleSpecifier)) continue;
+    if (!from(target(file, statement.moduleSpecifier.text))) continue;
+    const bindings = statement.importClause?.namedBindings;
+    if (bindings !== undefined && ts.isNamedImports(bindings))
+      for (const element of bindings.elements) names.push(`${file}: ${(element.propertyName ?? element.name).text}`);
+  }
+  return names;
+}
+
 describe('the import graph of src/', () => {
   it('resolves every relative import to a file of src/ (else the checks below would miss it)', () => {
     const unresolved = FILES.flatMap((from) =>
@@ -220,6 +234,14 @@ describe('the import graph of src/', () => {
     expect(directEdges(outside, isBrokerImplementation)).toEqual([]);
     expect(directEdges(under('broker/memory/'), under('broker/redis/'))).toEqual([]);
     expect(directEdges(under('broker/redis/'), under('broker/memory/'))).toEqual([]);
+  });
+
+  it('outside the brokers, each part takes the broker roles it uses: only the CLI, which opens one, names the whole Broker', () => {
+    const outside = (m: Module): boolean => !under('broker/', 'cli/connect.ts')(m);
+    const named = FILES.filter(outside).flatMap((file) =>
+      namesImported(file, under('broker/types.ts', 'broker/index.ts')),
+    );
+    expect(named.filter((entry) => entry.endsWith(': Broker'))).toEqual([]);
   });
 
   it('the foundation imports nothing of ours outside itself', () => {

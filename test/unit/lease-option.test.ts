@@ -1,6 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
-import { createBroker, OptionError, Worker } from 'prefork';
+import { OptionError, Worker } from 'prefork';
+import { createBroker } from 'prefork/broker';
 
 const silent = pino({ level: 'silent' });
 const APP = '/srv/app/tasks.mjs';

@@ -1,15 +1,15 @@
 import type { Command } from 'commander';
-import type { Broker } from '../../broker/types.js';
+import type { BrokerAdmin } from '../../broker/types.js';
 import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
-import { askNodes } from '../control-request.js';
+import { askNodes, type NodeAsker } from '../control-request.js';
 import { timeoutOption } from './control.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 /** The queues a command acts on: the one named, else every queue the broker has seen. */
-async function queuesOf(broker: Broker, queue: string | undefined): Promise<string[]> {
+async function queuesOf(broker: BrokerAdmin, queue: string | undefined): Promise<string[]> {
   return queue !== undefined ? [queue] : broker.knownQueues();
 }
 
@@ -160,7 +160,12 @@ export function registerAdmin(program: Command): void {
 }
 
 /** Each node answers a 'stats' control request with its Worker stats (pool, consumer counts). */
-async function inspectStats(broker: Broker, node: string | undefined, timeoutMs: number, json: boolean): Promise<void> {
+async function inspectStats(
+  broker: NodeAsker,
+  node: string | undefined,
+  timeoutMs: number,
+  json: boolean,
+): Promise<void> {
   const answers = await askNodes(broker, 'stats', [], node, timeoutMs);
   if (json) {
     process.stdout.write(

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { Broker } from '../../broker/types.js';
+import type { BrokerMembership } from '../../broker/types.js';
 import type { EnqueueOptions } from '../../client.js';
 import type { BackoffOptions } from '../../job-types.js';
 import { withClient } from '../connect.js';
@@ -79,13 +79,13 @@ function optionsOf(flags: EnqueueFlags): EnqueueOptions {
 
 async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Promise<void> {
   const options = optionsOf(flags);
-  await withClient(flags.broker, async (client) => {
+  await withClient(flags.broker, async (client, broker) => {
     const handle = await client.enqueue(task, args, options);
     if (!flags.wait) {
       process.stdout.write(flags.json ? `${JSON.stringify({ id: handle.id })}\n` : `${handle.id}\n`);
       return;
     }
-    await warnIfNobodyConsumes(client.broker, flags.queue);
+    await warnIfNobodyConsumes(broker, flags.queue);
     const record = await client.waitForResult(handle.id, flags.timeout, true);
     printRecord(record, flags.json === true);
     if (record.state !== 'SUCCESS') process.exitCode = 1;
@@ -93,7 +93,7 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
 }
 
 /** --wait on a queue no live node consumes would wait for ever without a word: say so (the job stays queued). */
-async function warnIfNobodyConsumes(broker: Broker, queue: string): Promise<void> {
+async function warnIfNobodyConsumes(broker: Pick<BrokerMembership, 'listNodes'>, queue: string): Promise<void> {
   const nodes = await broker.listNodes();
   if (nodes.some((n) => n.queues.includes(queue))) return;
   const running = nodes.length === 0 ? 'no worker node is running' : `no live worker node consumes queue ${queue}`;

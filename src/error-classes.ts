@@ -1,0 +1,24 @@
+// The error classes the entries ('prefork', 'prefork/task') export: every
+// class of errors.ts and none of its helpers (messageOf, describeValue).
+// test/unit/entries.test.ts checks that none is missing.
+export {
+  PreforkError,
+  OptionError,
+  WorkerLostError,
+  TimeLimitExceeded,
+  SoftTimeLimitExceeded,
+  UnknownTaskError,
+  ResultSerializationError,
+  PayloadDecodeError,
+  ArgumentSerializationError,
+  ProtocolError,
+  AppLoadError,
+  PoolFailedError,
+  PoolClosedError,
+  ResultTimeoutError,
+  JobWithdrawnError,
+  RemoteTaskError,
+  Retry,
+  BrokerRefusedError,
+  BrokerUnavailableError,
+} from './errors.js';
