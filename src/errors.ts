@@ -3,6 +3,7 @@
  * can branch on `err.code` and logs can be grepped (Node's ERR_* convention).
  */
 export class PreforkError extends Error {
+  /** Stable and machine-readable, e.g. `PREFORK_BAD_OPTION`: branch on it rather than on the message. */
   readonly code: string;
   constructor(code: string, message: string, options?: { cause?: unknown }) {
     super(message, options);
@@ -186,6 +187,7 @@ export class BrokerRefusedError extends PreforkError {
 
 /** The broker cannot be reached (connection refused, timed out, bad credentials); the Worker retries. */
 export class BrokerUnavailableError extends PreforkError {
+  /** The broker's URL, with any password masked. */
   readonly url: string;
   constructor(url: string, detail: string, options?: { cause?: unknown }) {
     super('PREFORK_BROKER_UNAVAILABLE', `cannot connect to the broker at ${url}: ${detail}`, options);

@@ -6,25 +6,54 @@
 
 /** How a failed job waits before its next attempt. */
 export interface BackoffOptions {
-  /** 'exponential' (default): delay × 2^attempt; 'fixed': delay every time. */
+  /**
+   * 'exponential': delay × 2^attempt; 'fixed': delay every time.
+   * @defaultValue 'exponential'
+   */
   type?: 'exponential' | 'fixed';
-  /** Base delay in ms (default 1000). */
+  /**
+   * Base delay in ms.
+   * @defaultValue 1000
+   */
   delay?: number;
-  /** Largest delay in ms (default 10 minutes). */
+  /**
+   * Largest delay in ms.
+   * @defaultValue 600000 (10 minutes)
+   */
   cap?: number;
-  /** Randomise each delay in [delay/2, delay] so retries of a burst spread out (default true for 'exponential', false for 'fixed'). */
+  /**
+   * Randomise each delay in [delay/2, delay] so retries of a burst spread out.
+   * @defaultValue true for 'exponential', false for 'fixed'
+   */
   jitter?: boolean;
 }
 
 /** What a producer attaches to a job; stored with it and honoured by the worker. */
 export interface JobOptions {
-  /** Retries allowed after the first attempt (default 0). */
+  /**
+   * Retries allowed after the first attempt.
+   * @defaultValue 0
+   */
   retries?: number;
+  /**
+   * How a failed attempt waits before the next.
+   * @defaultValue exponential from 1 s, with jitter, capped at 10 minutes
+   */
   backoff?: BackoffOptions;
-  /** Do not store a result (no key is written). */
+  /**
+   * Do not store a result (no key is written).
+   * @defaultValue false
+   */
   ignoreResult?: boolean;
-  /** Per-job hard / soft time limits in ms, overriding the worker's. */
+  /**
+   * Per-job hard time limit in ms, overriding the worker's.
+   * @defaultValue the worker's
+   */
   timeLimit?: number;
+  /**
+   * Per-job soft time limit in ms, overriding the worker's.
+   * @defaultValue the worker's
+   */
   softTimeLimit?: number;
 }
 
@@ -33,21 +62,41 @@ export interface JobOptions {
  * WORKER_UP (the parent never loads the task module). A job's own options win.
  */
 export interface TaskOptions {
-  /** Retries after the first attempt (default 0). */
+  /**
+   * Retries after the first attempt.
+   * @defaultValue 0
+   */
   retries?: number;
-  /** Durations in ms. */
+  /**
+   * How a failed attempt waits before the next (durations in ms).
+   * @defaultValue exponential from 1 s, with jitter, capped at 10 minutes
+   */
   backoff?: BackoffOptions;
-  /** Hard / soft time limits, in ms. */
+  /**
+   * Hard time limit in ms.
+   * @defaultValue the worker's
+   */
   timeLimit?: number;
+  /**
+   * Soft time limit in ms.
+   * @defaultValue the worker's
+   */
   softTimeLimit?: number;
-  /** Store no result for this task. */
+  /**
+   * Store no result for this task.
+   * @defaultValue false
+   */
   ignoreResult?: boolean;
 }
 
 /** An error as it crosses the pipe and as a result stores it: name, message, stack and own properties. */
 export interface SerializedError {
+  /** The error's class name, e.g. 'TypeError' (the parent rebuilds prefork's own classes from it). */
   name: string;
+  /** The error's message. */
   message: string;
+  /** The stack trace, when the error had one. */
   stack?: string;
+  /** The error's own enumerable properties that msgpack can carry (e.g. `code`, `cause`). */
   props?: Record<string, unknown>;
 }

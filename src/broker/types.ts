@@ -190,17 +190,21 @@ export interface DeadJob {
 export interface BrokerConnection {
   /** The URL with any password masked, for banners and logs. */
   readonly displayUrl: string;
+  /** Opens the connection; rejects with BrokerUnavailableError (never hangs) when the broker cannot be reached. */
   connect(): Promise<void>;
+  /** Closes the connections. */
   close(): Promise<void>;
 }
 
 /** Adds jobs (the Client). */
 export interface BrokerProducer {
+  /** Adds jobs in one round trip: ready ones to their queue, delayed ones (`delay`, `eta`) to the delayed set. */
   enqueue(jobs: readonly NewJob[]): Promise<void>;
 }
 
 /** Reads stored results and waits for announced ones (the Client). */
 export interface BrokerResults {
+  /** The stored state and outcome of a job, or undefined when the broker knows nothing of it (or its result expired). */
   getResult(id: string): Promise<ResultRecord | undefined>;
   /**
    * Blocks up to `timeoutMs` for results announced to `clientId`; returns those
@@ -214,6 +218,7 @@ export interface BrokerResults {
 
 /** Reserves jobs for a node and settles them (the Consumer and its Acker). */
 export interface BrokerConsumer {
+  /** Settles `request.settle`, renews the node's lease, promotes due delayed jobs, then reserves up to `count` jobs by the plan: one round trip. */
   fetch(request: FetchRequest): Promise<FetchReply>;
   /**
    * Blocks until a job arrives on one of `queues` (returned, already reserved
@@ -240,11 +245,15 @@ export interface BrokerConsumer {
 export interface BrokerMembership {
   /** Lease length in ms: a node silent this long is presumed dead. */
   readonly leaseMs: number;
+  /** Registers a node and starts its lease. */
   register(node: NodeInfo): Promise<void>;
+  /** Renews `nodeId`'s lease; the reply says whether it was fenced, which leases expired, and what control requests wait for it. */
   heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply>;
   /** Moves every job reserved by `deadNodeId` back to its queue (or to the dead set past `maxRedeliveries`); returns how many. */
   recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number>;
+  /** Removes a node; the jobs it still holds go back to their queues. */
   unregister(nodeId: string): Promise<void>;
+  /** The registered nodes whose lease is alive. */
   listNodes(): Promise<NodeInfo[]>;
 }
 
@@ -266,6 +275,7 @@ export interface BrokerControl {
   watchControl(wake: (nodeId: string) => void): Promise<() => Promise<void>>;
   /** Takes the control requests waiting for `nodeId`. */
   takeControl(nodeId: string): Promise<ControlRequest[]>;
+  /** Posts a node's reply to a control request, for the asker's `waitForControlReplies`. */
   replyControl(requestId: string, reply: ControlReply): Promise<void>;
   /** Waits up to `timeoutMs` for `count` replies to `requestId`; returns those that came. */
   waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]>;
@@ -275,12 +285,15 @@ export interface BrokerControl {
 export interface BrokerAdmin {
   /** Every queue a job was ever enqueued to (for listings across queues). */
   knownQueues(): Promise<string[]>;
+  /** Waiting, reserved, delayed and dead jobs of each queue. */
   counts(queues: readonly string[]): Promise<QueueCounts[]>;
   /** Drops every waiting and delayed job of a queue; returns how many. */
   purge(queue: string): Promise<number>;
+  /** Up to `limit` dead jobs of a queue, newest first. */
   listDead(queue: string, limit: number): Promise<DeadJob[]>;
   /** Moves dead jobs back to their queue (attempt and redeliveries reset); `ids` undefined = all. Returns how many. */
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
+  /** Drops every dead job of a queue; returns how many. */
   purgeDead(queue: string): Promise<number>;
 }
 
