@@ -16,6 +16,8 @@ import {
   type BackoffInput,
 } from './job-option-checks.js';
 import { defaultClientLogger } from './logger.js';
+import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from './task-types.js';
+import type { TaskRegistry } from './tasks.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
@@ -96,8 +98,11 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
-/** A job that was enqueued: its id, and its result when it has one. */
-export class JobHandle {
+/**
+ * A job that was enqueued: its id, and its result when it has one.
+ * @template T what the task resolves with (`unknown` unless the client is typed)
+ */
+export class JobHandle<T = unknown> {
   constructor(
     readonly id: string,
     private readonly client: Client,
@@ -106,15 +111,19 @@ export class JobHandle {
     private readonly announced: boolean,
   ) {}
 
-  /** Resolves with the task's value, rejects with its error (rebuilt: name, message, stack, props) or ResultTimeoutError. */
-  async result(options: { timeout?: number | string } = {}): Promise<unknown> {
+  /**
+   * Resolves with the task's value, rejects with its error (rebuilt: name,
+   * message, stack, props) or ResultTimeoutError. Typed from the task module
+   * with `Client<typeof tasks>`; `result<T>()` names the type yourself.
+   */
+  async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
     if (this.ignoreResult)
       throw new PreforkError(
         'PREFORK_NO_RESULT',
         `job ${this.id} was enqueued with ignoreResult: it has no result to wait for`,
       );
     const record = await this.client.waitForResult(this.id, options.timeout, this.announced);
-    if (record.state === 'SUCCESS') return record.value;
+    if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
     throw record.error
       ? deserializeError(record.error)
       : new PreforkError('PREFORK_JOB_FAILED', `job ${this.id} failed`);
@@ -126,12 +135,22 @@ export class JobHandle {
   }
 }
 
+/** One job of `enqueueMany`: a task name, its arguments (left out when it takes none) and options. */
+export type EnqueueItem<R extends TaskRegistry = TaskRegistry> = {
+  [N in TaskName<R>]: { name: N; options?: EnqueueOptions } & ([] extends TaskArgs<R, N>
+    ? { args?: TaskArgs<R, N> }
+    : { args: TaskArgs<R, N> });
+}[TaskName<R>];
+
 /**
  * The producer API: enqueue jobs from any process or machine, and wait for
  * their results. Results of this client's jobs are announced to it on one
  * reply list, so waiting costs one blocking read, however many jobs.
+ * @template R the task module's type (`new Client<typeof tasks>()`, or
+ * `client.typed<typeof tasks>()`): task names, arguments and results are
+ * then checked at compile time. Without it, any name and arguments go.
  */
-export class Client {
+export class Client<R extends TaskRegistry = TaskRegistry> {
   readonly id = randomUUID();
   readonly broker: ClientBroker;
   private readonly ownsBroker: boolean;
@@ -157,26 +176,43 @@ export class Client {
         : broker;
   }
 
-  enqueue(name: string, args: unknown[] = [], options: EnqueueOptions = {}): Promise<JobHandle> {
-    return this.enqueueMany([{ name, args, options }]).then((handles) => handles[0] as JobHandle);
+  /** Enqueues one job; `args` may be left out when the task takes none. */
+  enqueue<N extends TaskName<R>>(
+    name: N,
+    ...[args, options = {}]: ArgsThenOptions<TaskArgs<R, N>, EnqueueOptions>
+  ): Promise<JobHandle<TaskResult<R, N>>> {
+    return this.enqueueMany([{ name, args: args ?? [], options } as EnqueueItem<R>]).then(
+      (handles) => handles[0] as JobHandle<TaskResult<R, N>>,
+    );
   }
 
   /** Many jobs in one go (pipelined): the bulk path. */
-  async enqueueMany(
-    items: readonly { name: string; args?: unknown[]; options?: EnqueueOptions }[],
-  ): Promise<JobHandle[]> {
+  async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
     if (this.closed) throw new PreforkError('PREFORK_CLIENT_CLOSED', 'the client is closed');
-    const jobs = items.map((item) => this.build(item.name, item.args ?? [], item.options ?? {}));
+    const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
     await this.connect();
     await this.broker.enqueue(jobs);
     // An id enqueued again (your own `id`) will be announced again: that one is no duplicate.
     for (const job of jobs) this.delivered.delete(job.id);
-    return jobs.map((job) => new JobHandle(job.id, this, job.options.ignoreResult === true, true));
+    return jobs.map((job) => new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true));
   }
 
   /** A handle for a job enqueued elsewhere (its result is not announced to this client, so waiting re-reads it). */
-  handle(id: string): JobHandle {
-    return new JobHandle(id, this, false, false);
+  handle<T = unknown>(id: string): JobHandle<T> {
+    return new JobHandle<T>(id, this.untyped, false, false);
+  }
+
+  /**
+   * This client, typed by a task module: `client.typed<typeof tasks>()`
+   * (as `new Client<typeof tasks>()`). Types only: nothing is checked at run time.
+   */
+  typed<T extends TaskRegistry>(): Client<T> {
+    return this as unknown as Client<T>;
+  }
+
+  /** The same client as its handles see it: their waits take any id. */
+  private get untyped(): Client {
+    return this as unknown as Client;
   }
 
   getResult(id: string): Promise<ResultRecord | undefined> {

@@ -8,7 +8,9 @@ export {
   type TaskFunction,
   type TaskRegistry,
   type TaskDefinition,
+  type TaskMap,
 } from './tasks.js';
+export type { TaskName, TaskArgs, TaskResult } from './task-types.js';
 export { Pool, type PoolEvents, type ProcessUpEvent, type ProcessDownEvent, type JobLostEvent } from './pool/pool.js';
 export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';
@@ -16,7 +18,14 @@ export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';
 export type { ScaleEvent } from './pool/autoscaler.js';
 export { Worker, type WorkerStats, type WorkerEvents } from './worker.js';
 export type { WorkerOptions, WorkerBroker } from './worker-options.js';
-export { Client, JobHandle, type ClientOptions, type ClientBroker, type EnqueueOptions } from './client.js';
+export {
+  Client,
+  JobHandle,
+  type ClientOptions,
+  type ClientBroker,
+  type EnqueueOptions,
+  type EnqueueItem,
+} from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
 export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';
 export type { JobState, ResultRecord } from './broker/types.js';

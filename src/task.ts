@@ -12,6 +12,8 @@ export {
   type TaskFunction,
   type TaskRegistry,
   type TaskDefinition,
+  type TaskMap,
 } from './tasks.js';
+export type { TaskName, TaskArgs, TaskResult } from './task-types.js';
 export type { TaskOptions } from './job-types.js';
 export * from './error-classes.js';

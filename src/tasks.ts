@@ -25,19 +25,29 @@ export interface TaskDefinition extends Omit<TaskOptions, 'backoff' | 'timeLimit
 }
 
 const REGISTRY = Symbol.for('prefork.taskRegistry');
+/** Type only (never set): the task map as declared, so `Client<typeof tasks>` knows each task's types. */
+declare const DECLARED: unique symbol;
 
-/** What a task module's default export must be. */
-export interface TaskRegistry {
+/** What `defineTasks` takes: task functions, or `{ run, ...options }`, by name. */
+export type TaskMap = Record<string, TaskFunction | TaskDefinition>;
+
+/**
+ * What a task module's default export must be.
+ * @template T the task map as declared: `new Client<typeof tasks>()` and
+ * `new Pool<typeof tasks>()` take each task's arguments and result from it
+ */
+export interface TaskRegistry<T extends TaskMap = TaskMap> {
   readonly [REGISTRY]: true;
   readonly tasks: ReadonlyMap<string, TaskFunction>;
   readonly options: Readonly<Record<string, TaskOptions>>;
+  readonly [DECLARED]?: T;
 }
 
 /**
  * Declares the tasks of a task module: `export default defineTasks({ resize, parse })`.
  * Validated here so a typo fails at import in the child, with the task's name.
  */
-export function defineTasks(tasks: Record<string, TaskFunction | TaskDefinition>): TaskRegistry {
+export function defineTasks<T extends TaskMap>(tasks: T): TaskRegistry<T> {
   if (typeof tasks !== 'object' || tasks === null) {
     throw new TypeError(`defineTasks() expects an object of task functions, got ${typeof tasks}`);
   }

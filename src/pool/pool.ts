@@ -13,6 +13,8 @@ import {
 import { defaultLogger } from '../logger.js';
 import { parseAutoscale } from '../util/units.js';
 import type { SerializedError, TaskOptions } from '../job-types.js';
+import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from '../task-types.js';
+import type { TaskRegistry } from '../tasks.js';
 import { MessageType, type ChildMessage } from '../protocol/messages.js';
 import { createStrategy } from '../scheduling/index.js';
 import { Autoscaler, type ScaleEvent } from './autoscaler.js';
@@ -64,8 +66,10 @@ type PoolState = 'created' | 'running' | 'closing' | 'closed' | 'failed';
  * Celery's AsynPool for Node: owns the children and the four handlers
  * (TaskHandler, ResultHandler, Supervisor, TimeoutHandler) plus the optional
  * Autoscaler, and knows nothing of Redis.
+ * @template R the task module's type (`new Pool<typeof tasks>(...)`): `apply`
+ * then checks task names and arguments and types the result
  */
-export class Pool extends EventEmitter<PoolEvents> {
+export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<PoolEvents> {
   readonly options: ResolvedPoolOptions;
   private readonly log: Logger;
   private readonly supervisor: Supervisor;
@@ -182,7 +186,17 @@ export class Pool extends EventEmitter<PoolEvents> {
    * Runs task `name` with `args` in a child; resolves with its return value or
    * rejects with its error. `args` may be a msgpack-encoded argument array
    * (a Uint8Array): it is passed through untouched and decoded in the child.
+   * Typed from the task module with `new Pool<typeof tasks>()`;
+   * `apply<T>(...)` names the result's type yourself.
    */
+  apply<N extends TaskName<R>>(
+    name: N,
+    ...rest: ArgsThenOptions<TaskArgs<R, N> | Uint8Array, ApplyOptions>
+  ): Promise<TaskResult<R, N>>;
+  apply<T, N extends TaskName<R> = TaskName<R>>(
+    name: N,
+    ...rest: ArgsThenOptions<TaskArgs<R, N> | Uint8Array, ApplyOptions>
+  ): Promise<NoInfer<T>>;
   apply(name: string, args: JobArgs = [], options?: ApplyOptions): Promise<unknown> {
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.state === 'closing' || this.state === 'closed') return Promise.reject(new PoolClosedError());
