@@ -81,7 +81,8 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
   });
 });
 
-describe('enqueue options against a worker on Redis', () => {
+// Each test runs several commands one after the other: on a loaded machine that takes a while.
+describe('enqueue options against a worker on Redis', { timeout: 120_000 }, () => {
   let url = '';
   let worker: ChildProcess | undefined;
   beforeAll(async () => {

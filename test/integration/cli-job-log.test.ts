@@ -59,7 +59,7 @@ function enqueueAndWait(url: string, queue: string, task: string, ...args: strin
   return (JSON.parse(r.stdout) as { id: string }).id;
 }
 
-describe('prefork worker: the per-job log lines', () => {
+describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
   let url = '';
   beforeAll(async () => {
     url = await emptyRedisDb(DB);
