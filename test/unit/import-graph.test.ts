@@ -229,6 +229,11 @@ describe('the import graph of src/', () => {
     expect([...directEdges(outside, under('ioredis')), ...FILES.filter(outside).flatMap(redisWords)]).toEqual([]);
   });
 
+  it('the brokers know nothing of the pool, the child or what drives them', () => {
+    const drivers = under('pool/', 'child/', 'consumer/', 'cluster/', 'cli/', 'demo/', 'client.ts', 'worker.ts');
+    expect(directEdges(under('broker/'), (m) => drivers(m) || m === 'worker-options.ts')).toEqual([]);
+  });
+
   it('only the factory (broker/index.ts) picks a broker implementation', () => {
     const outside = (m: Module): boolean => !isBrokerImplementation(m) && m !== 'broker/index.ts';
     expect(directEdges(outside, isBrokerImplementation)).toEqual([]);
