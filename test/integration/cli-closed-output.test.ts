@@ -11,7 +11,7 @@ import { createBroker } from 'prefork/broker';
 import { cleanup, emptyRedisDb, fixture, makeClient, silent } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const DB = 10;
+const DB = 12;
 
 const procs: ChildProcess[] = [];
 afterEach(async () => {
