@@ -4,6 +4,7 @@ import type { Broker } from '../broker/types.js';
 import { Client } from '../client.js';
 import { createStderrLogger } from '../logger.js';
 import { defaultBrokerUrl } from '../broker/default-url.js';
+import { UsageError } from './usage-error.js';
 
 /**
  * One-shot commands log only errors (a failure is reported by the command's
@@ -14,8 +15,23 @@ function quietLogger(): Logger {
   return createStderrLogger(process.env.PREFORK_LOG_LEVEL ?? 'error');
 }
 
+/**
+ * The broker URL a one-shot command uses. memory:// is refused: that broker
+ * lives inside one process, so a one-shot command would get an empty one of
+ * its own and whatever it gave it (a job) would be gone when it exits.
+ */
+function oneShotUrl(url: string | undefined): string {
+  const chosen = url ?? defaultBrokerUrl();
+  if (!chosen.startsWith('memory://')) return chosen;
+  const source =
+    url !== undefined ? `option '-b, --broker <url>' argument '${url}'` : `$PREFORK_BROKER_URL '${chosen}'`;
+  throw new UsageError(
+    `${source} is invalid here: a memory:// broker lives inside one process, so this command would talk to an empty one of its own and lose what it gives it; use the redis:// URL your workers use (memory:// is for 'prefork demo' and for a Worker and Client in one program)`,
+  );
+}
+
 export async function withBroker<T>(url: string | undefined, fn: (broker: Broker) => Promise<T>): Promise<T> {
-  const broker = createBroker(url ?? defaultBrokerUrl(), { logger: quietLogger() });
+  const broker = createBroker(oneShotUrl(url), { logger: quietLogger() });
   await broker.connect();
   try {
     return await fn(broker);
@@ -30,7 +46,7 @@ export async function withClient<T>(
   fn: (client: Client, broker: Broker) => Promise<T>,
 ): Promise<T> {
   const logger = quietLogger();
-  const broker = createBroker(url ?? defaultBrokerUrl(), { logger });
+  const broker = createBroker(oneShotUrl(url), { logger });
   const client = new Client({ broker, logger });
   try {
     return await fn(client, broker);
