@@ -7,7 +7,20 @@ export type { Logger };
  * (or of a logger the user passes in) with their own context.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  return pino({ level: process.env.PREFORK_LOG_LEVEL ?? 'info', base: { pid: process.pid }, ...options });
+  return pino(
+    { level: process.env.PREFORK_LOG_LEVEL ?? 'info', base: { pid: process.pid }, ...options },
+    destination(1),
+  );
+}
+
+/**
+ * Synchronous writes to `fd`. pino's default (asynchronous) destination
+ * flushes what is still queued when the process exits, and retries a write to
+ * a closed pipe (EPIPE: `| head -3` went away) for ever: the exit hung. A
+ * synchronous one has nothing queued, and on EPIPE it stops writing.
+ */
+function destination(fd: 1 | 2): pino.DestinationStream {
+  return pino.destination({ dest: fd, sync: true });
 }
 
 /**
@@ -15,7 +28,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
  * on stderr, so their stdout stays parseable (`--json`).
  */
 export function createStderrLogger(level: string): Logger {
-  return pino({ level, base: { pid: process.pid } }, pino.destination(2));
+  return pino({ level, base: { pid: process.pid } }, destination(2));
 }
 
 /**

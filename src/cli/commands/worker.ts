@@ -118,6 +118,10 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   } catch (err) {
     throw err instanceof OptionError ? asFlagError(err) : new UsageError(messageOf(err));
   }
+  // A reader that went away (`| head`) must not take the node down: the banner is lost, the work goes on (pino stops writing on EPIPE).
+  process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+    if (err.code !== 'EPIPE') log.error({ err }, 'cannot write to stdout');
+  });
   const pool = worker.pool.options;
   const size = pool.autoscale
     ? `autoscale ${pool.autoscale.max},${pool.autoscale.min}`

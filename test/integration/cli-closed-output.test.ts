@@ -1,0 +1,66 @@
+/**
+ * A reader that went away (`prefork worker | head -3`, a log collector that
+ * died) leaves the process writing to a closed pipe (EPIPE). That must never
+ * wedge it: logging stops, the work and the shutdown go on.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createBroker } from 'prefork/broker';
+import { cleanup, emptyRedisDb, fixture, makeClient, silent, waitUntil } from '../helpers/worker.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const DB = 10;
+
+const procs: ChildProcess[] = [];
+afterEach(async () => {
+  for (const proc of procs.splice(0)) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+  await cleanup();
+});
+
+function exitOf(proc: ChildProcess): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  procs.push(proc);
+  return new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+}
+
+describe('output to a reader that went away (EPIPE)', () => {
+  it.each(['stdout', 'stderr'] as const)(
+    'the CLI logger on %s: lines logged right before process.exit() do not hang the exit',
+    async (stream) => {
+      // Asynchronous pino retried the queued lines for ever at exit (sonic-boom's flushSync on EPIPE).
+      const proc = spawn(process.execPath, [fixture('log-then-exit.mjs'), stream], { stdio: ['pipe', 'pipe', 'pipe'] });
+      const exited = exitOf(proc);
+      (stream === 'stdout' ? proc.stdout : proc.stderr)!.destroy();
+      proc.stdin!.write('go\n');
+      expect(await exited).toEqual({ code: 0, signal: null });
+    },
+  );
+
+  it('prefork worker with its stdout closed from the start works, and SIGTERM stops it with exit 0', async () => {
+    const url = await emptyRedisDb(DB);
+    const proc = spawn(
+      process.execPath,
+      [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1'],
+      {
+        stdio: ['ignore', 'pipe', 'pipe'],
+        env: { ...process.env, PREFORK_TEST_LEDGER: '/dev/null' },
+      },
+    );
+    const exited = exitOf(proc);
+    proc.stdout!.destroy();
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    try {
+      await waitUntil(
+        async () => proc.exitCode !== null || (await broker.listNodes()).length === 1,
+        'the worker registered (or exited)',
+      );
+      expect(proc.exitCode).toBeNull();
+    } finally {
+      await broker.close();
+    }
+    expect(await (await makeClient(url).enqueue('add', [1, 2])).result()).toBe(3);
+    proc.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+  });
+});
