@@ -14,6 +14,7 @@ export {
   ProtocolError,
   AppLoadError,
   PoolFailedError,
+  ConsumerFailedError,
   PoolClosedError,
   ResultTimeoutError,
   JobWithdrawnError,

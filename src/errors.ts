@@ -117,6 +117,17 @@ export class PoolFailedError extends PreforkError {
   }
 }
 
+/**
+ * The Consumer's fetch loop failed on something other than the broker being
+ * unreachable (a bug, a broker reply it cannot handle): nothing would fetch
+ * any more, so the node stops and gives its jobs back. `cause` is the error.
+ */
+export class ConsumerFailedError extends PreforkError {
+  constructor(cause: unknown) {
+    super('PREFORK_CONSUMER_FAILED', `the consumer stopped fetching: ${messageOf(cause)}`, { cause });
+  }
+}
+
 /** apply() after close()/terminate(), or a job dropped by terminate(). */
 export class PoolClosedError extends PreforkError {
   constructor(message = 'the pool is closed') {

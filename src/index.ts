@@ -16,7 +16,7 @@ export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';
 export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';
 export type { ScaleEvent } from './pool/autoscaler.js';
-export { Worker, type WorkerStats, type WorkerEvents } from './worker.js';
+export { Worker, type WorkerStats, type WorkerEvents, type WorkerFailure } from './worker.js';
 export type { WorkerOptions, WorkerBroker } from './worker-options.js';
 export {
   Client,

@@ -10,7 +10,7 @@ import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
+import { ConsumerFailedError, PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
 import { Pool } from './pool/pool.js';
@@ -51,17 +51,21 @@ export interface WorkerStats {
   pool: PoolStats;
 }
 
+/** Why a worker stopped by itself: its pool failed, or its Consumer's fetch loop crashed. */
+export type WorkerFailure = PoolFailedError | ConsumerFailedError;
+
 export interface WorkerEvents {
   ready: [{ nodeId: string }];
   stopped: [];
   /**
-   * The pool failed (children kept dying before they could work): the worker
-   * stopped by itself, gave every job it held back to the broker and left the
-   * cluster. Emitted once that is done ('stopped' comes first); also when the
-   * pool fails during a stop already under way (`failed` is set before
-   * 'stopped' either way).
+   * The pool failed (children kept dying before they could work) or the
+   * Consumer crashed (nothing would fetch any more): the worker stopped by
+   * itself, gave every job it held back to the broker and left the cluster.
+   * Emitted once that is done ('stopped' comes first); also when the failure
+   * comes during a stop already under way (`failed` is set before 'stopped'
+   * either way).
    */
-  failed: [PoolFailedError];
+  failed: [WorkerFailure];
 }
 
 /**
@@ -92,7 +96,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private cold = false;
   private fencing: Promise<void> | undefined;
   private registered = false;
-  private failure: PoolFailedError | undefined;
+  private failure: WorkerFailure | undefined;
   private readonly abortConnect = new AbortController();
 
   constructor(options: WorkerOptions) {
@@ -127,6 +131,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       log: this.log.child({ component: 'consumer' }),
     });
     this.consumer.onFenced((seenAs) => this.fenced(seenAs));
+    this.consumer.onCrash((err) => this.failWith(new ConsumerFailedError(err)));
     this.control = new ControlHandler(
       this.broker,
       {
@@ -158,8 +163,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.pool.on('failed', (err) => this.poolFailed(err));
   }
 
-  /** Set when the pool failed; the worker then stops by itself. */
-  get failed(): PoolFailedError | undefined {
+  /** Set when the pool failed or the Consumer crashed; the worker then stops by itself. */
+  get failed(): WorkerFailure | undefined {
     return this.failure;
   }
 
@@ -303,16 +308,26 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * cluster, and emit 'failed' so the process can exit non-zero.
    */
   private poolFailed(err: PoolFailedError): void {
+    this.consumer.poolFailed(err);
+    this.failWith(err);
+  }
+
+  /**
+   * Nothing more can run or be fetched here (the pool failed, the Consumer
+   * crashed): stop warm (jobs running finish, the rest go back; unregistering
+   * returns whatever is still reserved), then emit 'failed'.
+   */
+  private failWith(err: WorkerFailure): void {
     if (this.failure !== undefined) return;
     this.failure = err;
-    this.consumer.poolFailed(err);
     if (this.state === 'created' || this.state === 'connecting') return; // start() reports it
     // During a stop too (a warm stop waits for jobs that need children): the process must not exit as if all went well.
-    this.log.error({ err }, `the pool failed, so this node stops: ${err.message}; its jobs go back to their queues`);
+    const what = err instanceof ConsumerFailedError ? 'the consumer crashed' : 'the pool failed';
+    this.log.error({ err }, `${what}, so this node stops: ${err.message}; its jobs go back to their queues`);
     void this.stop().then(
       () => this.emit('failed', err),
       (stopErr: unknown) => {
-        this.log.error({ err: stopErr }, 'stopping after the pool failed did not finish cleanly');
+        this.log.error({ err: stopErr }, `stopping after ${what} did not finish cleanly`);
         this.emit('failed', err);
       },
     );

@@ -76,6 +76,9 @@ export class Consumer {
 
   /** Blocked on the broker waiting for work: no fetch comes until something arrives. */
   private blocked = false;
+  /** Broker calls of the loop that failed in a row (sets the retry pause). */
+  private failures = 0;
+  private crashHandler: (err: unknown) => void = (err) => this.s.log.fatal({ err }, 'consumer loop crashed');
 
   constructor(private readonly s: ConsumerSettings) {
     this.acker = new Acker(s.broker, s.log);
@@ -87,7 +90,13 @@ export class Consumer {
   start(): void {
     this.stopping = false;
     this.stopController = new AbortController();
-    this.loop = this.run().catch((err: unknown) => this.s.log.fatal({ err }, 'consumer loop crashed'));
+    // Broker failures are retried inside run(); anything else escaping it is a crash: nothing would fetch again.
+    this.loop = this.run().catch((err: unknown) => this.crashHandler(err));
+  }
+
+  /** Called when the fetch loop crashed (a bug, a broker reply it cannot handle; not the broker being away): the Worker stops the node. */
+  onCrash(handler: (err: unknown) => void): void {
+    this.crashHandler = handler;
   }
 
   /** Stop fetching; resolves when the fetch loop has ended (jobs already handed to the pool carry on). */
@@ -124,7 +133,6 @@ export class Consumer {
   }
 
   private async run(): Promise<void> {
-    let failures = 0;
     while (!this.stopping) {
       const limit = this.s.prefetchLimit();
       const room = this.room();
@@ -134,25 +142,39 @@ export class Consumer {
         this.roomWaiter = undefined;
         continue;
       }
-      try {
-        // The fetch carries the settlements gathered so far: one round trip instead of two under load.
-        const plan = this.s.selection.plan(room);
-        const nodeId = this.s.nodeId();
-        const reply = await this.acker.carry((settle) => this.s.broker.fetch({ nodeId, plan, count: room, settle }));
-        if (failures > 0) this.s.log.info({ failures }, 'broker reachable again; fetching');
-        failures = 0;
-        if (reply.fenced) {
-          await this.fencedHandler?.(nodeId);
-          continue;
-        }
-        this.dispatchAll(reply.deliveries);
-        if (reply.deliveries.length < room && !this.stopping)
-          await this.waitForWork(reply.nextDueAt, room - reply.deliveries.length);
-      } catch (err) {
-        const wait = retryDelay(failures++, FETCH_RETRY);
-        this.s.log.warn({ err, retryInMs: wait }, 'fetch from the broker failed; retrying');
-        await abortableSleep(wait, this.stopController.signal);
+      // The fetch carries the settlements gathered so far: one round trip instead of two under load.
+      const plan = this.s.selection.plan(room);
+      const nodeId = this.s.nodeId();
+      const reply = await this.fromBroker('fetch from the broker', () =>
+        this.acker.carry((settle) => this.s.broker.fetch({ nodeId, plan, count: room, settle })),
+      );
+      if (reply === undefined) continue;
+      if (reply.fenced) {
+        await this.fromBroker('registering again after the lease was lost', async () => this.fencedHandler?.(nodeId));
+        continue;
       }
+      this.dispatchAll(reply.deliveries);
+      if (reply.deliveries.length < room && !this.stopping)
+        await this.waitForWork(reply.nextDueAt, room - reply.deliveries.length);
+    }
+  }
+
+  /**
+   * A broker call of the loop. Its failure (the broker away, a timeout) is
+   * logged and paused on (100 ms doubling to 5 s), then the loop goes on: it
+   * resolves undefined. Only the loop's own errors reach start()'s crash path.
+   */
+  private async fromBroker<T>(what: string, call: () => Promise<T>): Promise<T | undefined> {
+    try {
+      const value = await call();
+      if (this.failures > 0) this.s.log.info({ failures: this.failures }, 'broker reachable again; fetching');
+      this.failures = 0;
+      return value;
+    } catch (err) {
+      const wait = retryDelay(this.failures++, FETCH_RETRY);
+      this.s.log.warn({ err, retryInMs: wait }, `${what} failed; retrying`);
+      await abortableSleep(wait, this.stopController.signal);
+      return undefined;
     }
   }
 
@@ -165,13 +187,11 @@ export class Consumer {
     this.blocked = true;
     this.acker.release();
     try {
-      const reply = await this.s.broker.waitForWork(
-        this.s.nodeId(),
-        this.s.selection.names,
-        timeout,
-        this.waitController.signal,
-        count,
+      const { signal } = this.waitController;
+      const reply = await this.fromBroker('waiting for work on the broker', () =>
+        this.s.broker.waitForWork(this.s.nodeId(), this.s.selection.names, timeout, signal, count),
       );
+      if (reply === undefined) return;
       this.dispatchAll(reply.deliveries);
       // A due time learned while waiting: the next fetch promotes it, after sleeping until then.
       if (reply.deliveries.length === 0 && reply.nextDueAt !== undefined && !this.stopping) {
