@@ -1,6 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { hostname } from 'node:os';
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
 import type { NodeInfo } from './broker/types.js';
@@ -157,9 +158,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
         onFenced: () => this.fenced(beatAs),
         onDue: (at) => this.consumer.noteDue(at),
         onControl: (requests) => this.control.handle(requests),
+        onRenewed: () => this.pool.resumeDispatch(),
       },
       this.log.child({ component: 'heartbeat' }),
     );
+    // After a stall longer than the lease (SIGSTOP, an overloaded host) another node may own the jobs held here: none starts until the lease is confirmed.
+    this.pool.setDispatchGate(() => this.heartbeat.leaseHeld());
     this.pool.on('failed', (err) => this.poolFailed(err));
   }
 
@@ -182,7 +186,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.state = 'connecting';
     await this.connect();
     if (this.state !== 'connecting') return;
+    const sentAt = performance.now();
     await this.broker.register(this.nodeInfo());
+    this.leaseRenewed(sentAt);
     this.registered = true;
     // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
     this.heartbeat.start();
@@ -350,6 +356,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
   }
 
+  /** A registration sent at `sentAt` gave this node a fresh lease: jobs held back for want of one may start. */
+  private leaseRenewed(sentAt: number): void {
+    this.heartbeat.renewed(sentAt);
+    this.pool.resumeDispatch();
+  }
+
   /**
    * Fenced (seen by a fetch or a heartbeat under `seenAs`): drop the buffer,
    * take a fresh id and lease. Once per lost lease: when both saw the same
@@ -374,7 +386,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
           `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`,
         ),
       );
+      const sentAt = performance.now();
       await this.broker.register(this.nodeInfo());
+      this.leaseRenewed(sentAt);
     })().finally(() => {
       this.fencing = undefined;
     });

@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { BrokerMembership, ControlRequest } from '../broker/types.js';
 
@@ -21,6 +22,8 @@ export interface HeartbeatHooks {
   onDue(at: number | undefined): void;
   /** Control requests that were waiting for this node. */
   onControl?(requests: ControlRequest[]): void;
+  /** A beat renewed the lease after leaseHeld() had found it unconfirmed: what waited on it may go on. */
+  onRenewed?(): void;
 }
 
 /**
@@ -43,6 +46,15 @@ export class Heartbeat {
   private failures = 0;
   /** Delay before the next beat, set by the last one. */
   private next: number;
+  /**
+   * Until when (performance.now()) this node surely holds its lease: the
+   * send time of the last renewal (or registration) plus the lease. Redis
+   * set the deadline later than that send time, so the lease cannot have
+   * expired before this, whatever happened to this process meanwhile.
+   */
+  private leaseUntil = -Infinity;
+  /** Set while a beat was asked for because leaseHeld() found the lease unconfirmed. */
+  private confirming = false;
 
   constructor(
     private readonly broker: BrokerMembership,
@@ -57,6 +69,39 @@ export class Heartbeat {
   start(): void {
     this.running = true;
     this.schedule();
+  }
+
+  /** The lease was renewed by a registration (or a beat) sent at `sentAt` (performance.now()). */
+  renewed(sentAt: number): void {
+    this.leaseUntil = Math.max(this.leaseUntil, sentAt + this.broker.leaseMs);
+    if (!this.confirming || performance.now() >= this.leaseUntil) return;
+    this.confirming = false;
+    this.hooks.onRenewed?.();
+  }
+
+  /**
+   * True while this node surely holds its lease. False after a stall longer
+   * than the lease (the process was paused, the host overloaded) or while
+   * Redis is away: another node may have recovered the jobs this node holds.
+   * Then a beat goes out at once; onRenewed() tells when the lease is
+   * confirmed (a fenced node re-registers and is renewed that way).
+   */
+  leaseHeld(): boolean {
+    if (performance.now() < this.leaseUntil) return true;
+    if (!this.confirming && this.running) {
+      this.confirming = true;
+      if (this.beating === undefined) {
+        clearTimeout(this.timer);
+        this.next = 0;
+        this.schedule();
+      }
+    }
+    return false;
+  }
+
+  /** How long since the last confirmed renewal's lease ran out (ms; 0 while it holds). */
+  lapsedFor(): number {
+    return Math.max(0, performance.now() - this.leaseUntil);
   }
 
   async stop(): Promise<void> {
@@ -80,6 +125,7 @@ export class Heartbeat {
     const me = this.hooks.nodeId();
     this.next = this.interval;
     try {
+      const sentAt = performance.now();
       const reply = await this.broker.heartbeat(me, this.hooks.queues());
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'heartbeats are reaching the broker again');
       this.failures = 0;
@@ -87,6 +133,7 @@ export class Heartbeat {
         await this.hooks.onFenced();
         return;
       }
+      this.renewed(sentAt);
       if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
       this.hooks.onDue(reply.nextDueAt);
       for (const dead of reply.expired) {
@@ -99,6 +146,8 @@ export class Heartbeat {
           Math.min(this.interval, reply.nextExpiryAt - Date.now() + EXPIRY_SLACK_MS),
         );
       }
+      // This beat left before the stall and confirmed nothing: the next one goes now.
+      if (this.confirming) this.next = 0;
     } catch (err) {
       this.failures++;
       this.log.warn(

@@ -88,6 +88,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /** Task names and per-task options, as the latest child reported them in WORKER_UP. */
   private registered: string[] = [];
   private taskDefaults: Record<string, TaskOptions> = {};
+  private dispatchGate: () => boolean = () => true;
 
   constructor(options: PoolOptions) {
     super();
@@ -126,6 +127,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       children: () => this.supervisor.procs,
       onQuota: (proc) => this.supervisor.retire(proc),
       onUnsendable: (job, err) => this.settle(job, false, err),
+      mayDispatch: () => this.dispatchGate(),
     });
     this.results = new ResultHandler({
       onWorkerUp: (proc, tasks, options) => {
@@ -259,6 +261,20 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
     return this.supervisor.shrink(n);
+  }
+
+  /**
+   * While `gate()` returns false no job is written to a child: jobs wait in
+   * the outbound buffer. Call resumeDispatch() once it would return true.
+   * (The Worker holds jobs back while it cannot be sure of its lease.)
+   */
+  setDispatchGate(gate: () => boolean): void {
+    this.dispatchGate = gate;
+  }
+
+  /** Writes what the dispatch gate held back (it lets jobs through again). */
+  resumeDispatch(): void {
+    this.tasks.schedule();
   }
 
   /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */

@@ -13,6 +13,8 @@ export interface TaskHandlerHooks {
   onQuota(proc: WorkerProcess): void;
   /** A job that cannot be sent at all (its arguments do not encode). */
   onUnsendable(job: PoolJob, err: Error): void;
+  /** False while no job may be written to any child (Pool.setDispatchGate). */
+  mayDispatch(): boolean;
 }
 
 /**
@@ -70,7 +72,7 @@ export class TaskHandler {
    * round-robin over everyone the strategy lets take more, until nobody does.
    */
   flush(): void {
-    if (this.paused) return;
+    if (this.paused || this.outbound.length === 0 || !this.hooks.mayDispatch()) return;
     const children = this.hooks.children();
     const n = children.length;
     for (let i = 0; i < n && this.outbound.length > 0; i++) {

@@ -1,0 +1,75 @@
+/**
+ * What a node does when it cannot be sure of its lease. Paused (SIGSTOP)
+ * past its lease, it starts none of the jobs it held before it has checked
+ * the lease: another node recovered them.
+ */
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { createBroker } from 'prefork/broker';
+import {
+  cleanup,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  silent,
+  startNode,
+  uniqueName,
+  waitUntil,
+} from '../helpers/worker.js';
+
+afterEach(cleanup);
+
+function runsPerJob(ledger: string): Map<string, number> {
+  const runs = new Map<string, number>();
+  for (const { id } of readLedger(ledger)) runs.set(id, (runs.get(id) ?? 0) + 1);
+  return runs;
+}
+
+describe('Worker and its lease', () => {
+  it('a node paused past its lease starts none of its buffered jobs on resuming: they ran elsewhere, once', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const leaseMs = 2_000;
+    const admin = createBroker(url, { namespace, logger: silent });
+    await admin.connect();
+    try {
+      const a = await startNode(
+        { broker: url, namespace, concurrency: 1, prefetchMultiplier: 4, leaseMs, name: 'node-a' },
+        ledger,
+      );
+      const client = makeClient(url, namespace);
+      const jobs = await client.enqueueMany(
+        Array.from({ length: 4 }, () => ({ name: 'record' as const, args: [300] })),
+      );
+      await waitUntil(
+        async () => readLedger(ledger).length === 1 && (await admin.counts(['default']))[0]?.reserved === 4,
+        'node A runs one job and holds the other three',
+      );
+      const first = readLedger(ledger)[0]!.id;
+      // Only the parent stops: its child finishes the running job, whose result waits in the pipe.
+      a.proc.kill('SIGSTOP');
+      const b = makeWorker({ broker: url, namespace, ledger, concurrency: 2, leaseMs, name: 'node-b' });
+      await b.start();
+      // Node B recovers node A's jobs once A's lease runs out, and runs all four.
+      expect(await Promise.all(jobs.map((j) => j.result({ timeout: 60_000 })))).toEqual(jobs.map((j) => j.id));
+      await b.stop();
+
+      a.proc.kill('SIGCONT');
+      await waitUntil(
+        async () => (await admin.listNodes()).some((n) => n.name === 'node-a' && n.id !== a.nodeId),
+        'node A found its lease gone and registered again',
+      );
+      // A job enqueued now runs on node A, after anything it may have started on resuming.
+      expect(await (await client.enqueue('record', [0], { id: 'marker' })).result({ timeout: 30_000 })).toBe('marker');
+
+      const runs = runsPerJob(ledger);
+      // The job that was running when A stopped ran on both nodes (at least once); the buffered ones only on B.
+      expect(runs.get(first)).toBe(2);
+      for (const job of jobs.filter((j) => j.id !== first)) expect(runs.get(job.id)).toBe(1);
+      expect(runs.get('marker')).toBe(1);
+    } finally {
+      await admin.close();
+    }
+  });
+});
