@@ -363,29 +363,41 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Fenced (seen by a fetch or a heartbeat under `seenAs`): drop the buffer,
-   * take a fresh id and lease. Once per lost lease: when both saw the same
-   * id fenced, the second one finds the id already replaced and does nothing
-   * (re-fencing would register a second id and drop jobs it just fetched).
+   * Fenced (seen by a fetch or a heartbeat under `seenAs`): take a fresh id
+   * and lease. If the lease had run out, another node recovers (or did) the
+   * jobs held here, so those not started are dropped. If it cannot have run
+   * out yet, the registration vanished (Redis lost its data): nobody took
+   * the jobs, so they are kept and run. Once per lost lease: when both saw
+   * the same id fenced, the second one finds the id already replaced and does
+   * nothing (re-fencing would register a second id and drop jobs it just fetched).
    */
   private fenced(seenAs: string): Promise<void> {
     if (this.fencing !== undefined) return this.fencing;
     if (seenAs !== this.nodeIdValue || this.state !== 'running') return Promise.resolve();
+    const lapsedMs = Math.round(this.heartbeat.lapsedFor());
     this.fencing = (async () => {
-      const dropping = this.consumer.dropBuffered();
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);
-      this.log.warn(
-        { oldNodeId: old, nodeId: this.nodeIdValue },
-        'this node lost its lease (fenced): another node recovered its jobs; re-registering under a new id',
-      );
-      // Counted once the children answered for the jobs in their pipes, not only the pool's buffer.
-      void dropping.then((dropped) =>
+      if (lapsedMs === 0) {
+        this.consumer.nodeIdChanged();
         this.log.warn(
-          { oldNodeId: old, dropped },
-          `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`,
-        ),
-      );
+          { oldNodeId: old, nodeId: this.nodeIdValue },
+          "this node's registration vanished from the broker while its lease was still running: Redis lost its data (a restart without persistence, a flush, a failover to a replica that had not caught up); nobody else took this node's jobs, so it keeps and runs them; re-registering under a new id",
+        );
+      } else {
+        const dropping = this.consumer.dropBuffered();
+        this.log.warn(
+          { oldNodeId: old, nodeId: this.nodeIdValue, lapsedMs },
+          `this node lost its lease (fenced): no heartbeat renewed it in time (it ran out ${lapsedMs} ms ago: the process stalled or the broker was unreachable), so another node recovers its jobs; re-registering under a new id`,
+        );
+        // Counted once the children answered for the jobs in their pipes, not only the pool's buffer.
+        void dropping.then((dropped) =>
+          this.log.warn(
+            { oldNodeId: old, dropped },
+            `dropped ${dropped} jobs this node held but had not started (fenced: they run elsewhere)`,
+          ),
+        );
+      }
       const sentAt = performance.now();
       await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);

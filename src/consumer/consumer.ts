@@ -210,6 +210,11 @@ export class Consumer {
     return abortableSleep(ms, this.waitController.signal);
   }
 
+  /** The node took a new id: a blocking wait under the old one would take jobs for a node that no longer exists. */
+  nodeIdChanged(): void {
+    this.waitController?.abort();
+  }
+
   /**
    * The node was fenced: its reserved jobs were recovered by another node.
    * Jobs not yet started are dropped (not given back: they exist elsewhere
@@ -220,8 +225,7 @@ export class Consumer {
    */
   dropBuffered(): Promise<number> {
     this.epoch++;
-    // A wait under the old id would take jobs for a node that no longer exists.
-    this.waitController?.abort();
+    this.nodeIdChanged();
     const held = [...this.unstarted];
     this.s.pool.withdraw();
     if (held.length === 0) return Promise.resolve(0);

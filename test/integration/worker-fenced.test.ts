@@ -41,6 +41,8 @@ describe('Worker fenced', () => {
       'one job runs, three wait in the node',
     );
     const before = worker.nodeId;
+    // As after a stall past the lease (only then are jobs dropped: another node may have recovered them).
+    (worker as unknown as { heartbeat: { leaseUntil: number } }).heartbeat.leaseUntil = -Infinity;
     await (worker as unknown as { fenced(seenAs: string): Promise<void> }).fenced(before);
     await waitUntil(
       () => lines.some((l) => l.oldNodeId === before && typeof l.dropped === 'number'),

@@ -1,11 +1,15 @@
 /**
  * What a node does when it cannot be sure of its lease. Paused (SIGSTOP)
  * past its lease, it starts none of the jobs it held before it has checked
- * the lease: another node recovered them.
+ * the lease: another node recovered them. Its registration gone while the
+ * lease still ran (Redis lost its data), it says so, and keeps and runs its
+ * jobs: nobody else has them.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
+import { startRedisServer } from '../../scripts/redis.mjs';
 import {
+  captureLog,
   cleanup,
   makeClient,
   makeWorker,
@@ -70,6 +74,46 @@ describe('Worker and its lease', () => {
       expect(runs.get('marker')).toBe(1);
     } finally {
       await admin.close();
+    }
+  });
+
+  it('Redis lost its data: the node says its registration vanished, keeps the jobs it held and runs them', async () => {
+    const server = await startRedisServer();
+    try {
+      const namespace = uniqueName('ns');
+      const ledger = newLedger();
+      const { log, lines } = captureLog();
+      const worker = makeWorker({
+        broker: server.url,
+        namespace,
+        ledger,
+        concurrency: 1,
+        prefetchMultiplier: 4,
+        logger: log,
+      });
+      await worker.start();
+      const client = makeClient(server.url, namespace);
+      const jobs = await client.enqueueMany(
+        Array.from({ length: 3 }, () => ({ name: 'record' as const, args: [1_500] })),
+      );
+      await waitUntil(
+        () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 3,
+        'one job runs, two wait in the node',
+      );
+      const before = worker.nodeId;
+      // No persistence: the restarted Redis has no queues, no results and no node registrations.
+      await server.restart();
+      await waitUntil(() => worker.nodeId !== before, 'the node found its registration gone and registered again');
+
+      const said = lines.filter((l) => l.oldNodeId === before).map((l) => String(l.msg));
+      expect(said).toEqual([expect.stringMatching(/registration vanished .*Redis lost its data/)]);
+      expect(lines.some((l) => /another node recover/.test(String(l.msg)))).toBe(false);
+      // Nobody else had its jobs: they run here, and their results land in the new Redis.
+      expect(await Promise.all(jobs.map((j) => j.result({ timeout: 30_000 })))).toEqual(jobs.map((j) => j.id));
+      expect([...runsPerJob(ledger).values()]).toEqual([1, 1, 1]);
+    } finally {
+      await cleanup();
+      await server.stop();
     }
   });
 });
