@@ -23,12 +23,8 @@ describe('user code that throws inside the pool', () => {
     await expect(pool.apply('sleep', [50], { onStart: boom })).resolves.toBe(50);
     expect(pids(pool)).toEqual([pid]);
     expect(pool.stats().totals).toMatchObject({ done: 1, failed: 0, lost: 0, restarts: 0 });
-    expect(lines).toContainEqual(
-      expect.objectContaining({
-        msg: 'an onStart callback threw; ignored',
-        err: expect.objectContaining({ message: 'listener bug' }),
-      }),
-    );
+    const logged = lines.find((line) => line.msg === 'an onStart callback threw; ignored');
+    expect(logged?.err).toMatchObject({ message: 'listener bug' });
   });
 
   it("a 'process-up' listener that always throws: start() resolves, no child is killed, the pool serves", async () => {

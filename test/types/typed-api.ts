@@ -5,9 +5,9 @@
  */
 import { Client, Pool, defineTasks, type JobHandle } from 'prefork';
 
-const tasks = defineTasks({
+export const tasks = defineTasks({
   add: (a: number, b: number) => a + b,
-  greet: { run: async (name: string, punctuation = '!') => `hello ${name}${punctuation}`, retries: 2 },
+  greet: { run: (name: string, punctuation = '!') => Promise.resolve(`hello ${name}${punctuation}`), retries: 2 },
   tick: () => undefined,
 });
 type Tasks = typeof tasks;
