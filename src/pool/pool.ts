@@ -89,6 +89,9 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private registered: string[] = [];
   private taskDefaults: Record<string, TaskOptions> = {};
   private dispatchGate: () => boolean = () => true;
+  /** Children that reported a load error (their death is that error, logged once), and the errors logged. */
+  private readonly failedToLoad = new WeakSet<WorkerProcess>();
+  private readonly loadErrorsLogged = new Set<string>();
 
   constructor(options: PoolOptions) {
     super();
@@ -141,8 +144,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
         this.taskDefaults = options;
         this.supervisor.onWorkerUp(proc);
       },
-      onInitError: (proc, err) =>
-        this.supervisor.onInitError(proc, new AppLoadError(o.app, describeError(err)).message),
+      onInitError: (proc, err) => this.onLoadError(proc, new AppLoadError(o.app, describeError(err)).message),
       onStarted: (proc, job) => this.onStarted(proc, job),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
@@ -483,13 +485,29 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
   }
 
+  /**
+   * A child could not load the task module. Every replacement fails the same
+   * way until the module is fixed (or the restart limit fails the pool), so
+   * the error is logged once, with its file and line; the deaths it causes
+   * are not logged again one by one.
+   */
+  private onLoadError(proc: WorkerProcess, message: string): void {
+    this.failedToLoad.add(proc);
+    if (!this.loadErrorsLogged.has(message)) {
+      this.loadErrorsLogged.add(message);
+      this.log.error({ childPid: proc.pid }, message);
+    }
+    this.supervisor.onInitError(proc, message);
+  }
+
   private onProcessDown(
     proc: WorkerProcess,
     exitCode: number | null,
     signal: NodeJS.Signals | null,
     expected: boolean,
   ): void {
-    this.log[expected ? 'debug' : 'warn'](
+    const quiet = expected || this.failedToLoad.has(proc);
+    this.log[quiet ? 'debug' : 'warn'](
       { childPid: proc.pid, exitCode, signal },
       expected ? 'child exited' : 'child died',
     );
@@ -561,6 +579,9 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   }
 }
 
+/** A task module's load error: what, where (the child found the file, line and column) and, if known, the fix. */
 function describeError(err: SerializedError): string {
-  return `${err.name}: ${err.message}`;
+  const location = err.props?.location;
+  const hint = err.props?.hint;
+  return `${err.name}: ${err.message}${typeof location === 'string' ? ` at ${location}` : ''}${typeof hint === 'string' ? ` (${hint})` : ''}`;
 }
