@@ -175,7 +175,11 @@ export class RemoteTaskError extends Error {
   [key: string]: unknown;
 }
 
-/** Thrown by a task to ask for a retry; the Worker schedules it (`delay` in ms). */
+/**
+ * Thrown by a task to ask for a retry; the Worker schedules it (`delay` in
+ * ms). The retry waits in the broker's delayed set and, once due, joins the
+ * tail of its queue behind the jobs already waiting there.
+ */
 export class Retry extends Error {
   readonly delay: number | undefined;
   constructor(options: { delay?: number; message?: string } = {}) {
