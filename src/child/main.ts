@@ -5,6 +5,7 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
+import { OptionError } from '../errors.js';
 import { isTaskRegistry } from '../tasks.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
@@ -76,10 +77,11 @@ async function load({ app, reportMemory }: ChildConfig): Promise<void> {
   // A CommonJS module compiled from `export default` (exports.default = ...) imports as { default: { default } }.
   const registry = isTaskRegistry(mod.default) ? mod.default : (mod.default as { default?: unknown } | null)?.default;
   if (!isTaskRegistry(registry)) {
-    return initFailed(new TypeError(`the default export of ${app} is not defineTasks({...})`));
+    return initFailed(new OptionError('app', app, 'a task module whose default export is defineTasks({...})'));
   }
   runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed);
-  channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], registry.options]);
+  // Options go as [name, options] pairs: a task name is data, never an object key.
+  channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
   channel.flush();
   for (const msg of early.splice(0)) onMessage(msg);
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import {
   AppLoadError,
+  InvalidStateError,
   JobWithdrawnError,
   OptionError,
   PoolClosedError,
@@ -87,7 +88,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private terminating = false;
   /** Task names and per-task options, as the latest child reported them in WORKER_UP. */
   private registered: string[] = [];
-  private taskDefaults: Record<string, TaskOptions> = {};
+  private taskDefaults: ReadonlyMap<string, TaskOptions> = new Map();
   private dispatchGate: () => boolean = () => true;
   /** Children that reported a load error (their death is that error, logged once), and the errors logged. */
   private readonly failedToLoad = new WeakSet<WorkerProcess>();
@@ -149,7 +150,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
     });
-    this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults[name], {
+    this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults.get(name), {
       onHardTimeout: (proc, job, limit) => proc.kill('SIGKILL', new TimeLimitExceeded(limit, job.name)),
       onSoftTimeout: (proc, job) => proc.send([MessageType.SOFT_TIMEOUT, job.seq]),
     });
@@ -173,8 +174,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /** Spawns the children; resolves when the first `processes` (or autoscale `min`) have loaded the task module. */
   start(): Promise<void> {
-    if (this.state !== 'created')
+    if (this.state === 'closing' || this.state === 'closed')
       return Promise.reject(new PoolClosedError(`start() called on a pool that is ${this.state}`));
+    if (this.state !== 'created')
+      return Promise.reject(this.failure ?? new InvalidStateError(`start() called on a pool that is ${this.state}`));
     this.state = 'running';
     const initial = this.autoscaler ? this.autoscaler.min : this.options.processes;
     // Always a promise: a failure here rejects it, never throws (spawn errors themselves arrive later, as exits).
@@ -211,10 +214,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.state === 'closing' || this.state === 'closed') return Promise.reject(new PoolClosedError());
     if (typeof name !== 'string' || name.length === 0)
-      return Promise.reject(new TypeError(`apply(): task name must be a non-empty string, got ${typeof name}`));
+      return Promise.reject(new OptionError('name', name, 'a non-empty task name', 'apply()'));
     if (!Array.isArray(args) && !(args instanceof Uint8Array)) {
       return Promise.reject(
-        new TypeError(`apply(${name}): args must be an array (or msgpack-encoded bytes), got ${typeof args}`),
+        new OptionError('args', args, 'an array of arguments, or msgpack-encoded bytes of one', `apply(${name})`),
       );
     }
     return new Promise((resolve, reject) => {
@@ -249,7 +252,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /** The options a task declared with defineTasks({ name: { run, ...options } }). */
   taskOptions(name: string): TaskOptions | undefined {
-    return this.taskDefaults[name];
+    return this.taskDefaults.get(name);
   }
 
   /** The number of children the pool keeps: starting, idle or busy, and those still to spawn (growth goes in steps). */
@@ -299,7 +302,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */
   setAutoscale(max: number, min: number): void {
     if (this.autoscaler === undefined)
-      throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
+      throw new InvalidStateError('setAutoscale(): this pool was created without autoscale');
     if (parseAutoscale([max, min]) === undefined) {
       throw new OptionError('autoscale', [max, min], '[max, min]: integers with max >= 1 and 0 <= min <= max');
     }
@@ -406,12 +409,13 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   private onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void {
     this.timeouts.clear(proc);
-    proc.jobsDone++;
-    if (rss !== undefined) proc.rss = rss;
-    if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
+    // Settled first: nothing after it can leave the job hanging.
     this.settle(job, ok, outcome);
+    proc.jobsDone++;
+    if (typeof rss === 'number') proc.rss = rss;
+    if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
     const limit = this.options.maxMemoryPerChild;
-    if (limit !== undefined && rss !== undefined && rss > limit && !proc.retiring) {
+    if (limit !== undefined && typeof rss === 'number' && rss > limit && !proc.retiring) {
       this.log.info(
         { childPid: proc.pid, rss, maxMemoryPerChild: limit },
         'child over maxMemoryPerChild; replacing it',
@@ -575,7 +579,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   }
 
   private assertCount(method: string, n: number): void {
-    if (!Number.isInteger(n) || n < 1) throw new TypeError(`${method}(n): n must be an integer >= 1, got ${String(n)}`);
+    if (!Number.isInteger(n) || n < 1) throw new OptionError('n', n, 'an integer >= 1', `${method}(n)`);
   }
 }
 
