@@ -6,8 +6,10 @@ import type { BrokerConnection, BrokerProducer, BrokerResults, NewJob, ResultRec
 import type { JobOptions } from './job-types.js';
 import {
   ArgumentSerializationError,
+  ClientClosedError,
+  JobFailedError,
+  NoResultError,
   OptionError,
-  PreforkError,
   ResultGoneError,
   ResultTimeoutError,
 } from './errors.js';
@@ -126,16 +128,10 @@ export class JobHandle<T = unknown> {
    * with `Client<typeof tasks>`; `result<T>()` names the type yourself.
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
-    if (this.ignoreResult)
-      throw new PreforkError(
-        'PREFORK_NO_RESULT',
-        `job ${this.id} was enqueued with ignoreResult: it has no result to wait for`,
-      );
+    if (this.ignoreResult) throw new NoResultError(this.id);
     const record = await this.client.waitForResult(this.id, options.timeout, this.announced);
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
-    throw record.error
-      ? deserializeError(record.error)
-      : new PreforkError('PREFORK_JOB_FAILED', `job ${this.id} failed`);
+    throw record.error ? deserializeError(record.error) : new JobFailedError(this.id);
   }
 
   /** The job's current state and outcome (PENDING when the broker knows nothing yet). */
@@ -201,7 +197,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /** Many jobs in one go (pipelined): the bulk path. */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
-    if (this.closed) throw new PreforkError('PREFORK_CLIENT_CLOSED', 'the client is closed');
+    if (this.closed) throw new ClientClosedError();
     const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
     await this.connect();
     await this.broker.enqueue(jobs);
@@ -292,7 +288,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
-        w.reject(new PreforkError('PREFORK_CLIENT_CLOSED', `the client was closed while waiting for job ${id}`));
+        w.reject(new ClientClosedError(`the client was closed while waiting for job ${id}`));
       }
     }
     this.waiters.clear();

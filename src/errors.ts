@@ -1,39 +1,59 @@
 /**
- * Every error prefork raises has a class here and a stable `code`, so callers
- * can branch on `err.code` and logs can be grepped (Node's ERR_* convention).
+ * The error catalogue: every error prefork raises is a PreforkError subclass
+ * from this file with a stable `code` (static on the class, and on each
+ * instance), so callers can branch on `err.code` and logs can be grepped
+ * (Node's ERR_* convention). Errors that cross a pipe or Redis come back as
+ * their own class (protocol/error-codec.ts). A task's own error is the one
+ * exception: it comes back as RemoteTaskError with the task's name, message
+ * and properties, and is no PreforkError, so `instanceof PreforkError` tells
+ * prefork's failures from the task's.
  */
 export class PreforkError extends Error {
-  /** Stable and machine-readable, e.g. `PREFORK_BAD_OPTION`: branch on it rather than on the message. */
+  /** This class's code; every instance carries it as `code`. */
+  static readonly code: string = 'PREFORK_ERROR';
+  /** The stable code of the error's class (`ERR`-style, e.g. `PREFORK_TIME_LIMIT`). */
   readonly code: string;
-  constructor(code: string, message: string, options?: { cause?: unknown }) {
+  constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
-    this.code = code;
+    this.code = new.target.code;
   }
 }
 
-/** A constructor option or CLI value that is missing, of the wrong type or out of range. */
+/** An option, argument or CLI value that is missing, unknown, of the wrong type or out of range. */
 export class OptionError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BAD_OPTION';
+  /** The option's name (for a nested one, its path: `backoff.delay`). */
   readonly option: string;
+  /** The value that was refused. */
   readonly value: unknown;
-  constructor(option: string, value: unknown, expected: string) {
-    super('PREFORK_BAD_OPTION', `invalid option ${option}: ${describeValue(value)} (expected ${expected})`);
+  /** `where` names what was given the option when the option's name alone does not (e.g. `defineTasks(): task "resize"`). */
+  constructor(option: string, value: unknown, expected: string, where?: string) {
+    super(
+      `${where !== undefined ? `${where}: ` : ''}invalid option ${option}: ${describeValue(value)} (expected ${expected})`,
+    );
     this.option = option;
     this.value = value;
   }
 }
 
+/** A call that the object's state does not allow (start() twice, currentTask() outside a task). */
+export class InvalidStateError extends PreforkError {
+  static override readonly code: string = 'PREFORK_INVALID_STATE';
+}
+
 /** The child running the job exited or was killed before it sent a result. */
 export class WorkerLostError extends PreforkError {
+  static override readonly code: string = 'PREFORK_WORKER_LOST';
+  /** The child's exit code, or null when a signal ended it. */
   readonly exitCode: number | null;
+  /** The signal that ended the child, or null. */
   readonly signal: NodeJS.Signals | null;
+  /** The child's pid (undefined when it never started). */
   readonly pid: number | undefined;
   constructor(pid: number | undefined, exitCode: number | null, signal: NodeJS.Signals | null, reason?: string) {
     const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
-    super(
-      'PREFORK_WORKER_LOST',
-      `worker process ${pid ?? '?'} exited with ${how} while running the job${reason ? ` (${reason})` : ''}`,
-    );
+    super(`worker process ${pid ?? '?'} exited with ${how} while running the job${reason ? ` (${reason})` : ''}`);
     this.exitCode = exitCode;
     this.signal = signal;
     this.pid = pid;
@@ -42,79 +62,100 @@ export class WorkerLostError extends PreforkError {
 
 /** Hard time limit: the child was SIGKILLed and replaced. */
 export class TimeLimitExceeded extends PreforkError {
+  static override readonly code: string = 'PREFORK_TIME_LIMIT';
+  /** The hard time limit that ran out, in ms. */
   readonly limitMs: number;
   constructor(limitMs: number, task: string) {
-    super(
-      'PREFORK_TIME_LIMIT',
-      `task ${task} exceeded its hard time limit of ${limitMs} ms; its worker process was killed`,
-    );
+    super(`task ${task} exceeded its hard time limit of ${limitMs} ms; its worker process was killed`);
     this.limitMs = limitMs;
   }
 }
 
 /** Soft time limit: raised inside the child through the job's AbortSignal. */
 export class SoftTimeLimitExceeded extends PreforkError {
+  static override readonly code: string = 'PREFORK_SOFT_TIME_LIMIT';
   constructor(message = 'soft time limit exceeded') {
-    super('PREFORK_SOFT_TIME_LIMIT', message);
+    super(message);
   }
 }
 
 /** The task name is not registered by the app's task module. */
 export class UnknownTaskError extends PreforkError {
+  static override readonly code: string = 'PREFORK_UNKNOWN_TASK';
+  /** The task name that is not registered. */
   readonly task: string;
   constructor(task: string, known?: readonly string[]) {
     const hint = known && known.length > 0 ? `; registered tasks: ${known.join(', ')}` : '';
-    super('PREFORK_UNKNOWN_TASK', `unknown task ${JSON.stringify(task)}${hint}`);
+    super(`unknown task ${JSON.stringify(task)}${hint}`);
     this.task = task;
   }
 }
 
 /** A task returned a value msgpack cannot carry (functions, cycles, symbols...). */
 export class ResultSerializationError extends PreforkError {
+  static override readonly code: string = 'PREFORK_RESULT_NOT_SERIALIZABLE';
+  /** The task whose result could not be serialized. */
   readonly task: string;
   constructor(task: string, cause: unknown) {
-    super('PREFORK_RESULT_NOT_SERIALIZABLE', `the result of task ${task} cannot be serialized: ${messageOf(cause)}`);
+    super(`the result of task ${task} cannot be serialized: ${messageOf(cause)}`);
     this.task = task;
   }
 }
 
 /** A job's payload bytes are not a msgpack argument array; retrying cannot help. */
 export class PayloadDecodeError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BAD_PAYLOAD';
+  /** The task whose payload could not be decoded. */
   readonly task: string;
   constructor(task: string, detail: string) {
-    super('PREFORK_BAD_PAYLOAD', `the payload of task ${task} cannot be decoded: ${detail}`);
+    super(`the payload of task ${task} cannot be decoded: ${detail}`);
     this.task = task;
   }
 }
 
 /** Job arguments the parent cannot encode for the pipe. */
 export class ArgumentSerializationError extends PreforkError {
+  static override readonly code: string = 'PREFORK_ARGS_NOT_SERIALIZABLE';
   constructor(task: string, cause: unknown) {
-    super('PREFORK_ARGS_NOT_SERIALIZABLE', `the arguments of task ${task} cannot be serialized: ${messageOf(cause)}`, {
-      cause,
-    });
+    super(`the arguments of task ${task} cannot be serialized: ${messageOf(cause)}`, { cause });
   }
+}
+
+/** A queue entry the broker cannot read as a job (written by something else, or damaged): straight to the dead set. */
+export class MalformedJobError extends PreforkError {
+  static override readonly code: string = 'PREFORK_MALFORMED_JOB';
 }
 
 /** A child sent bytes that break the pipe protocol; the child is replaced. */
 export class ProtocolError extends PreforkError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('PREFORK_PROTOCOL', message, options);
+  static override readonly code: string = 'PREFORK_PROTOCOL';
+}
+
+/** A frame above maxFrameSize: read from a child, a protocol error; to be written, the job fails with it. */
+export class FrameTooLargeError extends ProtocolError {
+  static override readonly code: string = 'PREFORK_FRAME_TOO_LARGE';
+  /** The frame's size in bytes. */
+  readonly size: number;
+  /** The largest frame allowed (maxFrameSize), in bytes. */
+  readonly max: number;
+  constructor(size: number, max: number) {
+    super(`frame of ${size} bytes exceeds the maximum of ${max} bytes (maxFrameSize)`);
+    this.size = size;
+    this.max = max;
   }
 }
 
 /** The task module could not be loaded in a child. */
 export class AppLoadError extends PreforkError {
+  static override readonly code: string = 'PREFORK_APP_LOAD';
   constructor(app: string, detail: string) {
-    super('PREFORK_APP_LOAD', `cannot load task module ${app}: ${detail}`);
+    super(`cannot load task module ${app}: ${detail}`);
   }
 }
 
 /** The pool gave up: children keep dying before they can work (fork loop guard). */
 export class PoolFailedError extends PreforkError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('PREFORK_POOL_FAILED', message, options);
-  }
+  static override readonly code: string = 'PREFORK_POOL_FAILED';
 }
 
 /**
@@ -123,23 +164,35 @@ export class PoolFailedError extends PreforkError {
  * any more, so the node stops and gives its jobs back. `cause` is the error.
  */
 export class ConsumerFailedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_CONSUMER_FAILED';
   constructor(cause: unknown) {
-    super('PREFORK_CONSUMER_FAILED', `the consumer stopped fetching: ${messageOf(cause)}`, { cause });
+    super(`the consumer stopped fetching: ${messageOf(cause)}`, { cause });
   }
 }
 
-/** apply() after close()/terminate(), or a job dropped by terminate(). */
+/** The pool is closed: apply() or start() after close()/terminate(), or a job dropped by terminate(). */
 export class PoolClosedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_POOL_CLOSED';
   constructor(message = 'the pool is closed') {
-    super('PREFORK_POOL_CLOSED', message);
+    super(message);
+  }
+}
+
+/** A job taken back out of the pool before it started (warm shutdown, fenced node). */
+export class JobWithdrawnError extends PreforkError {
+  static override readonly code: string = 'PREFORK_JOB_WITHDRAWN';
+  constructor(message = 'the job was withdrawn from the pool before it started') {
+    super(message);
   }
 }
 
 /** A job's result did not arrive within the time the caller was willing to wait. */
 export class ResultTimeoutError extends PreforkError {
+  static override readonly code: string = 'PREFORK_RESULT_TIMEOUT';
+  /** The job whose result did not come. */
   readonly jobId: string;
   constructor(jobId: string, timeoutMs: number) {
-    super('PREFORK_RESULT_TIMEOUT', `no result for job ${jobId} within ${timeoutMs} ms`);
+    super(`no result for job ${jobId} within ${timeoutMs} ms`);
     this.jobId = jobId;
   }
 }
@@ -149,40 +202,97 @@ export class ResultTimeoutError extends PreforkError {
  * it expired (the result TTL) or Redis evicted it (maxmemory).
  */
 export class ResultGoneError extends PreforkError {
+  static override readonly code: string = 'PREFORK_RESULT_GONE';
   /** The job whose result is gone. */
   readonly jobId: string;
   constructor(jobId: string) {
     super(
-      'PREFORK_RESULT_GONE',
       `the result of job ${jobId} was ready but is no longer stored (it expired after the result TTL, or Redis evicted it)`,
     );
     this.jobId = jobId;
   }
 }
 
-/** A job taken back out of the pool's outbound buffer before any child got it (warm shutdown, fenced node). */
-export class JobWithdrawnError extends PreforkError {
+/** The job has no result to wait for: it was enqueued with ignoreResult. */
+export class NoResultError extends PreforkError {
+  static override readonly code: string = 'PREFORK_NO_RESULT';
+  /** The job enqueued with ignoreResult. */
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super(`job ${jobId} was enqueued with ignoreResult: it has no result to wait for`);
+    this.jobId = jobId;
+  }
+}
+
+/** The job failed and its result records no error (written by something else). */
+export class JobFailedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_JOB_FAILED';
+  /** The job that failed. */
+  readonly jobId: string;
+  constructor(jobId: string) {
+    super(`job ${jobId} failed`);
+    this.jobId = jobId;
+  }
+}
+
+/** The Client was closed: by enqueue() after close(), or a result() still waiting when it closed. */
+export class ClientClosedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_CLIENT_CLOSED';
+  constructor(message = 'the client is closed') {
+    super(message);
+  }
+}
+
+/** A broker call after close(), or one that close() cut short (a connect in progress). */
+export class BrokerClosedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BROKER_CLOSED';
   constructor() {
-    super('PREFORK_JOB_WITHDRAWN', 'the job was withdrawn from the pool before it started');
+    super('the broker is closed');
+  }
+}
+
+/** The broker cannot be reached (connection refused, timed out, bad credentials); the Worker retries. */
+export class BrokerUnavailableError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BROKER_UNAVAILABLE';
+  /** The broker URL, its password masked. */
+  readonly url: string;
+  constructor(url: string, detail: string, options?: { cause?: unknown }) {
+    super(`cannot connect to the broker at ${url}: ${detail}`, options);
+    this.url = url;
   }
 }
 
 /**
- * A task's own error, rebuilt in the parent from what the child sent: `name`,
- * `message`, `stack` and own enumerable properties survive the trip.
+ * The broker understood a request and refused it (Redis: an error reply such
+ * as WRONGTYPE), or the request cannot even be encoded: sent again, it would
+ * fail the same way, so it is not retried. `cause` is the broker's own error.
  */
-export class RemoteTaskError extends Error {
-  [key: string]: unknown;
+export class BrokerRefusedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BROKER_REFUSED';
 }
 
-/** Thrown by a task to ask for a retry; the Worker schedules it (`delay` in ms). */
-export class Retry extends Error {
+/**
+ * Thrown by a task to ask for a retry; the Worker schedules it (`delay` in
+ * ms). The retry waits in the broker's delayed set and, once due, joins the
+ * tail of its queue behind the jobs already waiting there.
+ */
+export class Retry extends PreforkError {
+  static override readonly code: string = 'PREFORK_RETRY';
+  /** How long to wait before the next attempt, in ms (undefined: the job's backoff). */
   readonly delay: number | undefined;
   constructor(options: { delay?: number; message?: string } = {}) {
     super(options.message ?? 'retry requested');
-    this.name = 'Retry';
     this.delay = options.delay;
   }
+}
+
+/**
+ * A task's own error, rebuilt in the parent (and on a Client) from what the
+ * child sent: `name`, `message`, `stack` and own enumerable properties
+ * survive the trip. Not a PreforkError: the error is the task's.
+ */
+export class RemoteTaskError extends Error {
+  [key: string]: unknown;
 }
 
 export function messageOf(err: unknown): string {
@@ -198,33 +308,5 @@ export function describeValue(value: unknown): string {
     return JSON.stringify(value) ?? typeof value;
   } catch {
     return typeof value;
-  }
-}
-
-/**
- * The broker understood a request and refused it (Redis: an error reply such
- * as WRONGTYPE), or the request cannot even be encoded: sent again, it would
- * fail the same way, so it is not retried. `cause` is the broker's own error.
- */
-export class BrokerRefusedError extends PreforkError {
-  constructor(message: string, options?: { cause?: unknown }) {
-    super('PREFORK_BROKER_REFUSED', message, options);
-  }
-}
-
-/** A broker call after close(), or one that close() cut short (a connect in progress). */
-export class BrokerClosedError extends PreforkError {
-  constructor() {
-    super('PREFORK_BROKER_CLOSED', 'the broker is closed');
-  }
-}
-
-/** The broker cannot be reached (connection refused, timed out, bad credentials); the Worker retries. */
-export class BrokerUnavailableError extends PreforkError {
-  /** The broker's URL, with any password masked. */
-  readonly url: string;
-  constructor(url: string, detail: string, options?: { cause?: unknown }) {
-    super('PREFORK_BROKER_UNAVAILABLE', `cannot connect to the broker at ${url}: ${detail}`, options);
-    this.url = url;
   }
 }

@@ -13,7 +13,7 @@ export type { Bad } from './util/units.js';
 /** Largest epoch ms a Date can hold. */
 const MAX_EPOCH_MS = 8.64e15;
 
-/** The usual Bad: an OptionError (defineTasks reports its own way). */
+/** The usual Bad: an OptionError (defineTasks adds the task's name to its own). */
 export const throwOptionError: Bad = (option, value, expected) => {
   throw new OptionError(option, value, expected);
 };

@@ -1,5 +1,5 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { describeValue } from './errors.js';
+import { InvalidStateError, OptionError } from './errors.js';
 import type { TaskOptions } from './job-types.js';
 import {
   checkBackoff,
@@ -39,7 +39,8 @@ export type TaskMap = Record<string, TaskFunction | TaskDefinition>;
 export interface TaskRegistry<T extends TaskMap = TaskMap> {
   readonly [REGISTRY]: true;
   readonly tasks: ReadonlyMap<string, TaskFunction>;
-  readonly options: Readonly<Record<string, TaskOptions>>;
+  /** The options of the tasks declared with some, by task name. */
+  readonly options: ReadonlyMap<string, TaskOptions>;
   readonly [DECLARED]?: T;
 }
 
@@ -49,31 +50,27 @@ export interface TaskRegistry<T extends TaskMap = TaskMap> {
  */
 export function defineTasks<T extends TaskMap>(tasks: T): TaskRegistry<T> {
   if (typeof tasks !== 'object' || tasks === null) {
-    throw new TypeError(`defineTasks() expects an object of task functions, got ${typeof tasks}`);
+    throw new OptionError('tasks', tasks, 'an object of task functions', 'defineTasks()');
   }
   const map = new Map<string, TaskFunction>();
-  const options: Record<string, TaskOptions> = {};
+  const options = new Map<string, TaskOptions>();
   for (const [name, entry] of Object.entries(tasks)) {
     if (typeof entry === 'function') {
       map.set(name, entry);
       continue;
     }
     if (typeof entry !== 'object' || entry === null || typeof entry.run !== 'function') {
-      throw new TypeError(
-        `defineTasks(): task ${JSON.stringify(name)} is a ${typeof entry}, not a function or { run: function, ... }`,
-      );
+      throw new OptionError(name, entry, 'a task function, or { run: function, ...options }', 'defineTasks()');
     }
     map.set(name, entry.run);
-    options[name] = resolveTaskOptions(name, entry);
+    options.set(name, resolveTaskOptions(name, entry));
   }
   return Object.freeze({ [REGISTRY]: true as const, tasks: map, options });
 }
 
 function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
   const bad: Bad = (option, value, expected) => {
-    throw new TypeError(
-      `defineTasks(): task ${JSON.stringify(task)} option ${option} is ${describeValue(value)} (expected ${expected})`,
-    );
+    throw new OptionError(option, value, expected, `defineTasks(): task ${JSON.stringify(task)}`);
   };
   const out: TaskOptions = {};
   for (const key of Object.keys(def)) {
@@ -117,6 +114,6 @@ export const taskContextStore: AsyncLocalStorage<TaskContext> = (globals[STORE] 
 /** The running task's id, name, queue, retries and abort signal. Throws outside a task. */
 export function currentTask(): TaskContext {
   const ctx = taskContextStore.getStore();
-  if (ctx === undefined) throw new Error('currentTask() was called outside a running task');
+  if (ctx === undefined) throw new InvalidStateError('currentTask() was called outside a running task');
   return ctx;
 }

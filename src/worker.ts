@@ -11,7 +11,7 @@ import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { ConsumerFailedError, PoolClosedError, type PoolFailedError, messageOf } from './errors.js';
+import { ConsumerFailedError, InvalidStateError, messageOf, type PoolFailedError } from './errors.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
 import { Pool } from './pool/pool.js';
@@ -182,7 +182,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * each time), registers the node, starts the pool and begins consuming.
    */
   async start(): Promise<void> {
-    if (this.state !== 'created') throw new PoolClosedError(`start() called on a worker that is ${this.state}`);
+    if (this.state !== 'created') throw new InvalidStateError(`start() called on a worker that is ${this.state}`);
     this.state = 'connecting';
     await this.connect();
     if (this.state !== 'connecting') return;

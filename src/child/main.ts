@@ -3,13 +3,15 @@
  * `node dist/child/main.js` with stdin = inq and stdout = outq; the config
  * comes in an environment variable. The parent never runs user code: this does.
  */
-import { pathToFileURL } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
+import { OptionError } from '../errors.js';
 import { isTaskRegistry } from '../tasks.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
 import { ParentChannel } from './channel.js';
 import { JobRunner } from './job-runner.js';
+import { explainLoadError } from './load-error.js';
 import { Watchdog } from './watchdog.js';
 
 const EXIT_PARENT_GONE = 70;
@@ -70,13 +72,16 @@ async function load({ app, reportMemory }: ChildConfig): Promise<void> {
   try {
     mod = (await import(url)) as { default?: unknown };
   } catch (err) {
-    return initFailed(err);
+    return initFailed(explainLoadError(err, fileURLToPath(url)));
   }
-  if (!isTaskRegistry(mod.default)) {
-    return initFailed(new TypeError(`the default export of ${app} is not defineTasks({...})`));
+  // A CommonJS module compiled from `export default` (exports.default = ...) imports as { default: { default } }.
+  const registry = isTaskRegistry(mod.default) ? mod.default : (mod.default as { default?: unknown } | null)?.default;
+  if (!isTaskRegistry(registry)) {
+    return initFailed(new OptionError('app', app, 'a task module whose default export is defineTasks({...})'));
   }
-  runner = new JobRunner(mod.default.tasks, channel, reportMemory, watchdog, exitWhenFlushed);
-  channel.send([MessageType.WORKER_UP, process.pid, [...mod.default.tasks.keys()], mod.default.options]);
+  runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed);
+  // Options go as [name, options] pairs: a task name is data, never an object key.
+  channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
   channel.flush();
   for (const msg of early.splice(0)) onMessage(msg);
 }

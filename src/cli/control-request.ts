@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BrokerControl, BrokerMembership, ControlCommand, ControlReply, NodeInfo } from '../broker/types.js';
+import { PreforkError } from '../errors.js';
 
 /** What asking nodes takes: the live nodes, and control requests to them. */
 export type NodeAsker = BrokerControl & Pick<BrokerMembership, 'listNodes'>;
@@ -11,12 +12,12 @@ export interface NodeAnswer {
 }
 
 /** No live node (or none with the name asked for): exit code 1, one line. */
-export class NoSuchNodeError extends Error {
+export class NoSuchNodeError extends PreforkError {
+  static override readonly code: string = 'PREFORK_NO_SUCH_NODE';
   constructor(name: string | undefined) {
     super(
       name === undefined ? 'no live worker nodes' : `no live worker node named '${name}' (see prefork inspect nodes)`,
     );
-    this.name = 'NoSuchNodeError';
   }
 }
 

@@ -81,6 +81,14 @@ export function jobLogLevel(value: string): JobLogLevel {
   return value as JobLogLevel;
 }
 
+/** A node flag for the children (`--node-arg=--import=tsx`, or `--node-arg "--import tsx"`), collected over repeats. */
+export function nodeArg(value: string, previous: string[]): string[] {
+  const parts = value.trim().split(/\s+/);
+  if (value.trim() === '' || !(parts[0] ?? '').startsWith('-'))
+    throw new InvalidArgumentError('expected a node flag such as --import=tsx');
+  return [...previous, ...parts];
+}
+
 export function brokerUrl(value: string): string {
   if (!/^(redis|rediss|memory):\/\//.test(value))
     throw new InvalidArgumentError('expected a redis://, rediss:// or memory:// URL');

@@ -9,6 +9,13 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
 }
 
+/** What a state means, for the states that are not the end of the story. */
+const STATE_NOTES = new Map<string, string>([
+  ['RECEIVED', ' (reserved by a node, not started yet)'],
+  ['STARTED', ' (running)'],
+  ['RETRY', ' (failed; another attempt is scheduled)'],
+]);
+
 /** A result for people (one field a line) or as JSON. */
 export function printRecord(record: ResultRecord, json: boolean): void {
   if (json) {
@@ -19,7 +26,7 @@ export function printRecord(record: ResultRecord, json: boolean): void {
     `id:       ${record.id}`,
     `task:     ${record.task}`,
     `queue:    ${record.queue}`,
-    `state:    ${record.state}`,
+    `state:    ${record.state}${STATE_NOTES.get(record.state) ?? ''}`,
   ];
   if (record.state === 'SUCCESS') lines.push(`value:    ${JSON.stringify(record.value)}`);
   if (record.error) lines.push(`error:    ${record.error.name}: ${record.error.message}`);

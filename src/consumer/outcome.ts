@@ -1,6 +1,7 @@
 import type { Delivery, ResultRecord, Settlement } from '../broker/types.js';
 import {
   JobWithdrawnError,
+  MalformedJobError,
   OptionError,
   PayloadDecodeError,
   PoolClosedError,
@@ -101,9 +102,7 @@ export function malformedSettlement(delivery: Delivery, node: string): Settlemen
     delivery,
     { node, pid: undefined, startedAt: undefined, finishedAt: Date.now(), task: undefined },
     'FAILURE',
-    {
-      error: { name: 'MalformedJobError', message: reason },
-    },
+    { error: serializeError(new MalformedJobError(reason)) },
   );
   return { kind: 'dead', delivery, reason, result };
 }

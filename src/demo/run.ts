@@ -65,12 +65,16 @@ class Progress {
 
 function summary(records: readonly ResultRecord[], ms: number): string {
   const ok = records.filter((r) => r.state === 'SUCCESS');
-  const byReason = new Map<string, number>();
+  // Per reason, how many failed and which tasks they were.
+  const byReason = new Map<string, { count: number; tasks: Set<string> }>();
   const byPid = new Map<number, number>();
   for (const r of records) {
     if (r.state === 'FAILURE') {
       const reason = r.error?.name ?? 'Error';
-      byReason.set(reason, (byReason.get(reason) ?? 0) + 1);
+      const entry = byReason.get(reason) ?? { count: 0, tasks: new Set<string>() };
+      entry.count++;
+      entry.tasks.add(r.task);
+      byReason.set(reason, entry);
     }
     if (r.pid !== undefined) byPid.set(r.pid, (byPid.get(r.pid) ?? 0) + 1);
   }
@@ -78,10 +82,30 @@ function summary(records: readonly ResultRecord[], ms: number): string {
     '',
     `done:        ${ok.length} succeeded, ${records.length - ok.length} failed, in ${(ms / 1000).toFixed(2)} s (${Math.round((records.length / ms) * 1000)} jobs/s)`,
     'failed by reason:',
-    ...[...byReason].sort((a, b) => b[1] - a[1]).map(([reason, n]) => `  ${reason.padEnd(24)} ${n}`),
+    ...[...byReason]
+      .sort((a, b) => b[1].count - a[1].count)
+      .map(([reason, { count, tasks }]) => `  ${reason.padEnd(24)} ${String(count).padEnd(5)} ${whyFailed(tasks)}`),
     'jobs per child process (a crashed or killed child is replaced by a new pid):',
     ...[...byPid].sort((a, b) => a[0] - b[0]).map(([pid, n]) => `  pid ${String(pid).padEnd(8)} ${n}`),
     '',
+    'next:',
+    "  your own tasks on Redis:  the README's Quickstart (redis-server, tasks.mjs, npx prefork worker, npx prefork enqueue --wait)",
+    '  this demo, bigger:        npx prefork demo --jobs 2000 -c 4',
+    "  a worker's view:          PREFORK_LOG_LEVEL=info npx prefork demo --jobs 20   (one log line per job event)",
+    '',
   ];
   return lines.join('\n');
+}
+
+/** The demo's own tasks fail on purpose: say which task and how. */
+const DEMO_FAILURES = new Map([
+  ['hang', 'ran past its 300 ms time limit; its child was killed and replaced'],
+  ['segfault', 'killed its own child process; a new one took over'],
+  ['parse', 'threw on bad input'],
+]);
+
+function whyFailed(tasks: ReadonlySet<string>): string {
+  const names = [...tasks].sort();
+  const how = names.length === 1 ? DEMO_FAILURES.get(names[0] ?? '') : undefined;
+  return `task ${names.join(', ')}${how === undefined ? '' : `: ${how}`}`;
 }

@@ -2,6 +2,7 @@ import { EventEmitter } from 'node:events';
 import type { Logger } from 'pino';
 import {
   AppLoadError,
+  InvalidStateError,
   JobWithdrawnError,
   OptionError,
   PoolClosedError,
@@ -87,8 +88,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private terminating = false;
   /** Task names and per-task options, as the latest child reported them in WORKER_UP. */
   private registered: string[] = [];
-  private taskDefaults: Record<string, TaskOptions> = {};
+  private taskDefaults: ReadonlyMap<string, TaskOptions> = new Map();
   private dispatchGate: () => boolean = () => true;
+  /** Children that reported a load error (their death is that error, logged once), and the errors logged. */
+  private readonly failedToLoad = new WeakSet<WorkerProcess>();
+  private readonly loadErrorsLogged = new Set<string>();
 
   constructor(options: PoolOptions) {
     super();
@@ -141,13 +145,12 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
         this.taskDefaults = options;
         this.supervisor.onWorkerUp(proc);
       },
-      onInitError: (proc, err) =>
-        this.supervisor.onInitError(proc, new AppLoadError(o.app, describeError(err)).message),
+      onInitError: (proc, err) => this.onLoadError(proc, new AppLoadError(o.app, describeError(err)).message),
       onStarted: (proc, job) => this.onStarted(proc, job),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
     });
-    this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults[name], {
+    this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults.get(name), {
       onHardTimeout: (proc, job, limit) => proc.kill('SIGKILL', new TimeLimitExceeded(limit, job.name)),
       onSoftTimeout: (proc, job) => proc.send([MessageType.SOFT_TIMEOUT, job.seq]),
     });
@@ -171,8 +174,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /** Spawns the children; resolves when the first `processes` (or autoscale `min`) have loaded the task module. */
   start(): Promise<void> {
-    if (this.state !== 'created')
+    if (this.state === 'closing' || this.state === 'closed')
       return Promise.reject(new PoolClosedError(`start() called on a pool that is ${this.state}`));
+    if (this.state !== 'created')
+      return Promise.reject(this.failure ?? new InvalidStateError(`start() called on a pool that is ${this.state}`));
     this.state = 'running';
     const initial = this.autoscaler ? this.autoscaler.min : this.options.processes;
     // Always a promise: a failure here rejects it, never throws (spawn errors themselves arrive later, as exits).
@@ -209,10 +214,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (this.failure !== undefined) return Promise.reject(this.failure);
     if (this.state === 'closing' || this.state === 'closed') return Promise.reject(new PoolClosedError());
     if (typeof name !== 'string' || name.length === 0)
-      return Promise.reject(new TypeError(`apply(): task name must be a non-empty string, got ${typeof name}`));
+      return Promise.reject(new OptionError('name', name, 'a non-empty task name', 'apply()'));
     if (!Array.isArray(args) && !(args instanceof Uint8Array)) {
       return Promise.reject(
-        new TypeError(`apply(${name}): args must be an array (or msgpack-encoded bytes), got ${typeof args}`),
+        new OptionError('args', args, 'an array of arguments, or msgpack-encoded bytes of one', `apply(${name})`),
       );
     }
     return new Promise((resolve, reject) => {
@@ -247,7 +252,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /** The options a task declared with defineTasks({ name: { run, ...options } }). */
   taskOptions(name: string): TaskOptions | undefined {
-    return this.taskDefaults[name];
+    return this.taskDefaults.get(name);
   }
 
   /** The number of children the pool keeps: starting, idle or busy, and those still to spawn (growth goes in steps). */
@@ -297,7 +302,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */
   setAutoscale(max: number, min: number): void {
     if (this.autoscaler === undefined)
-      throw new PoolClosedError('setAutoscale(): this pool was created without autoscale');
+      throw new InvalidStateError('setAutoscale(): this pool was created without autoscale');
     if (parseAutoscale([max, min]) === undefined) {
       throw new OptionError('autoscale', [max, min], '[max, min]: integers with max >= 1 and 0 <= min <= max');
     }
@@ -404,12 +409,13 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   private onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void {
     this.timeouts.clear(proc);
-    proc.jobsDone++;
-    if (rss !== undefined) proc.rss = rss;
-    if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
+    // Settled first: nothing after it can leave the job hanging.
     this.settle(job, ok, outcome);
+    proc.jobsDone++;
+    if (typeof rss === 'number') proc.rss = rss;
+    if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
     const limit = this.options.maxMemoryPerChild;
-    if (limit !== undefined && rss !== undefined && rss > limit && !proc.retiring) {
+    if (limit !== undefined && typeof rss === 'number' && rss > limit && !proc.retiring) {
       this.log.info(
         { childPid: proc.pid, rss, maxMemoryPerChild: limit },
         'child over maxMemoryPerChild; replacing it',
@@ -483,13 +489,29 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
   }
 
+  /**
+   * A child could not load the task module. Every replacement fails the same
+   * way until the module is fixed (or the restart limit fails the pool), so
+   * the error is logged once, with its file and line; the deaths it causes
+   * are not logged again one by one.
+   */
+  private onLoadError(proc: WorkerProcess, message: string): void {
+    this.failedToLoad.add(proc);
+    if (!this.loadErrorsLogged.has(message)) {
+      this.loadErrorsLogged.add(message);
+      this.log.error({ childPid: proc.pid }, message);
+    }
+    this.supervisor.onInitError(proc, message);
+  }
+
   private onProcessDown(
     proc: WorkerProcess,
     exitCode: number | null,
     signal: NodeJS.Signals | null,
     expected: boolean,
   ): void {
-    this.log[expected ? 'debug' : 'warn'](
+    const quiet = expected || this.failedToLoad.has(proc);
+    this.log[quiet ? 'debug' : 'warn'](
       { childPid: proc.pid, exitCode, signal },
       expected ? 'child exited' : 'child died',
     );
@@ -557,10 +579,13 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   }
 
   private assertCount(method: string, n: number): void {
-    if (!Number.isInteger(n) || n < 1) throw new TypeError(`${method}(n): n must be an integer >= 1, got ${String(n)}`);
+    if (!Number.isInteger(n) || n < 1) throw new OptionError('n', n, 'an integer >= 1', `${method}(n)`);
   }
 }
 
+/** A task module's load error: what, where (the child found the file, line and column) and, if known, the fix. */
 function describeError(err: SerializedError): string {
-  return `${err.name}: ${err.message}`;
+  const location = err.props?.location;
+  const hint = err.props?.hint;
+  return `${err.name}: ${err.message}${typeof location === 'string' ? ` at ${location}` : ''}${typeof hint === 'string' ? ` (${hint})` : ''}`;
 }

@@ -1,4 +1,4 @@
-import { ProtocolError } from '../errors.js';
+import { JobWithdrawnError, PoolClosedError, PoolFailedError, ProtocolError, RemoteTaskError } from '../errors.js';
 import { deserializeError } from '../protocol/error-codec.js';
 import {
   MessageType,
@@ -15,7 +15,7 @@ import type { PoolJob } from './job.js';
 import type { WorkerProcess } from './worker-process.js';
 
 export interface ResultHooks {
-  onWorkerUp(proc: WorkerProcess, tasks: string[], options: Record<string, TaskOptions>): void;
+  onWorkerUp(proc: WorkerProcess, tasks: string[], options: ReadonlyMap<string, TaskOptions>): void;
   onInitError(proc: WorkerProcess, err: SerializedError): void;
   onStarted(proc: WorkerProcess, job: PoolJob): void;
   onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void;
@@ -29,56 +29,56 @@ type Handler<M> = (proc: WorkerProcess, msg: M) => void;
  * Child → parent: checks each decoded frame against what the parent knows
  * (results come back in the order jobs were written) and settles jobs.
  * Anything unexpected is a ProtocolError: the pool replaces that child.
+ * A job leaves its child's in-flight list only on the way to being settled,
+ * after every check that can throw, so a bad frame never strands a job.
  */
 export class ResultHandler {
-  private readonly handlers = {
-    [MessageType.WORKER_UP]: (proc, msg) => {
+  private readonly handlers = new Map<number, Handler<ChildMessage>>();
+
+  constructor(private readonly hooks: ResultHooks) {
+    this.on<WorkerUpFrame>(MessageType.WORKER_UP, (proc, msg) => {
       const tasks = msg[2];
       if (!Array.isArray(tasks) || proc.state !== 'starting')
         throw new ProtocolError(`unexpected WORKER_UP from child ${proc.pid}`);
-      const options = msg[3];
-      this.hooks.onWorkerUp(proc, tasks.map(String), typeof options === 'object' && options !== null ? options : {});
-    },
-    [MessageType.ACK]: (proc, msg) => {
+      this.hooks.onWorkerUp(proc, tasks.map(String), taskOptions(msg[3]));
+    });
+    this.on<AckFrame>(MessageType.ACK, (proc, msg) => {
       const job = this.expectHead(proc, msg[1], 'ACK');
       if (job.startedAt !== 0) throw new ProtocolError(`child ${proc.pid} acknowledged job ${msg[1]} twice`);
       job.startedAt = Date.now();
       this.hooks.onStarted(proc, job);
-    },
-    [MessageType.RESULT_OK]: (proc, msg) => {
+    });
+    this.on<ResultOkFrame>(MessageType.RESULT_OK, (proc, msg) => {
       const job = this.takeHead(proc, msg[1]);
       this.hooks.onSettled(proc, job, true, msg[2], msg[3]);
-    },
-    [MessageType.RESULT_ERROR]: (proc, msg) => {
+    });
+    this.on<ResultErrorFrame>(MessageType.RESULT_ERROR, (proc, msg) => {
       const wire = msg[2];
       if (typeof wire !== 'object' || wire === null || typeof wire.message !== 'string') {
         throw new ProtocolError(`child ${proc.pid} sent a RESULT_ERROR without an error`);
       }
+      // Rebuilt before the job is taken (deserializeError never throws, whatever the error's name).
+      const error = taskError(deserializeError(wire));
       const job = this.takeHead(proc, msg[1]);
-      this.hooks.onSettled(proc, job, false, deserializeError(wire), msg[3]);
-    },
-    [MessageType.INIT_ERROR]: (proc, msg) => {
+      this.hooks.onSettled(proc, job, false, error, msg[3]);
+    });
+    this.on<InitErrorFrame>(MessageType.INIT_ERROR, (proc, msg) => {
       this.hooks.onInitError(proc, msg[1]);
-    },
-    [MessageType.WITHDRAWN]: (proc, msg) => {
+    });
+    this.on<WithdrawnFrame>(MessageType.WITHDRAWN, (proc, msg) => {
       this.hooks.onWithdrawn(proc, proc.takeWithdrawn(msg[1]));
-    },
-  } satisfies {
-    [MessageType.WORKER_UP]: Handler<WorkerUpFrame>;
-    [MessageType.ACK]: Handler<AckFrame>;
-    [MessageType.RESULT_OK]: Handler<ResultOkFrame>;
-    [MessageType.RESULT_ERROR]: Handler<ResultErrorFrame>;
-    [MessageType.INIT_ERROR]: Handler<InitErrorFrame>;
-    [MessageType.WITHDRAWN]: Handler<WithdrawnFrame>;
-  };
-
-  constructor(private readonly hooks: ResultHooks) {}
+    });
+  }
 
   handle(proc: WorkerProcess, msg: ChildMessage): void {
-    const handler = this.handlers[msg[0]] as Handler<ChildMessage> | undefined;
+    const handler = this.handlers.get(msg[0]);
     if (handler === undefined)
       throw new ProtocolError(`child ${proc.pid} sent an unknown message type ${String(msg[0])}`);
     handler(proc, msg);
+  }
+
+  private on<M extends ChildMessage>(type: M[0], handler: Handler<M>): void {
+    this.handlers.set(type, handler as Handler<ChildMessage>);
   }
 
   private expectHead(proc: WorkerProcess, seq: unknown, what: string): PoolJob {
@@ -97,4 +97,29 @@ export class ResultHandler {
     if (job.startedAt === 0) job.startedAt = Date.now();
     return job;
   }
+}
+
+/** WORKER_UP's [name, options] pairs as a Map; a pair that is not one is skipped (the task runs with the defaults). */
+function taskOptions(pairs: unknown): Map<string, TaskOptions> {
+  const out = new Map<string, TaskOptions>();
+  if (!Array.isArray(pairs)) return out;
+  for (const pair of pairs) {
+    if (!Array.isArray(pair) || typeof pair[0] !== 'string') continue;
+    const options: unknown = pair[1];
+    if (typeof options === 'object' && options !== null) out.set(pair[0], options);
+  }
+  return out;
+}
+
+/**
+ * The pool's own signals about a job (withdrawn, pool closed, pool failed)
+ * send it back to its queue unfailed. Thrown by a task they are only the
+ * task's failure: rebuilt as a RemoteTaskError, so the job fails as any other.
+ */
+function taskError(err: Error): Error {
+  if (!(err instanceof JobWithdrawnError || err instanceof PoolClosedError || err instanceof PoolFailedError))
+    return err;
+  const own = new RemoteTaskError(err.message);
+  Object.defineProperties(own, Object.getOwnPropertyDescriptors(err));
+  return own;
 }

@@ -236,7 +236,7 @@ export class WorkerProcess {
     try {
       this.decoder.decode(chunk, (msg) => {
         if (!Array.isArray(msg) || typeof msg[0] !== 'number')
-          throw new Error(`malformed frame from child: not a message tuple`);
+          throw new ProtocolError(`child ${this.pid} sent a frame that is not a message tuple`);
         this.owner.onMessage(this, msg as ChildMessage);
       });
     } catch (err) {

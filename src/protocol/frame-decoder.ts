@@ -1,14 +1,5 @@
+import { FrameTooLargeError } from '../errors.js';
 import { decodeRange, HEADER_SIZE } from './codec.js';
-
-export class FrameTooLargeError extends Error {
-  constructor(
-    readonly size: number,
-    readonly max: number,
-  ) {
-    super(`frame of ${size} bytes exceeds the maximum of ${max} bytes (maxFrameSize)`);
-    this.name = 'FrameTooLargeError';
-  }
-}
 
 /**
  * Splits a byte stream into frame bodies, whatever the split of bytes across

@@ -1,5 +1,5 @@
 import { encodeWithHeaderRoom, HEADER_SIZE } from './codec.js';
-import { FrameTooLargeError } from './frame-decoder.js';
+import { FrameTooLargeError } from '../errors.js';
 
 /**
  * Collects frames (4-byte big-endian length + msgpack body) into one buffer so

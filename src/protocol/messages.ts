@@ -51,7 +51,8 @@ export type WorkerUpFrame = [
   typeof MessageType.WORKER_UP,
   pid: number,
   tasks: string[],
-  options?: Record<string, TaskOptions>,
+  /** [task name, its options] for each task declared with options. */
+  options?: [name: string, options: TaskOptions][],
 ];
 export type AckFrame = [typeof MessageType.ACK, seq: number];
 /** `rss` is sent only when the parent asked for memory accounting. */

@@ -36,6 +36,7 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
     [['enqueue', 'add', '--soft-time-limit', 'soon'], "'--soft-time-limit <duration>' argument 'soon'"],
     [['enqueue', 'add', '--wait', '--timeout', 'forever'], "'--timeout <duration>' argument 'forever'"],
     [['control', 'ping', '--timeout', '30d'], "'--timeout <duration>' argument '30d'"],
+    [['worker', '--app', 'x.mjs', '--node-arg', 'tsx'], "'--node-arg <flag>' argument 'tsx'"],
   ])('%j', (args, named) => {
     expect(usageError(args)).toContain(named);
   });

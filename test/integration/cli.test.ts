@@ -99,6 +99,11 @@ describe('prefork demo', () => {
     expect(r.stdout).toMatch(/done: +\d+ succeeded, \d+ failed/);
     for (const reason of ['SyntaxError', 'TimeLimitExceeded', 'WorkerLostError']) expect(r.stdout).toContain(reason);
     expect(r.stdout).toMatch(/pid \d+/);
+    // Each failure reason names the task behind it; the summary ends with what to try next.
+    expect(r.stdout).toMatch(/^ +SyntaxError +\d+ +task parse: /m);
+    expect(r.stdout).toMatch(/^ +TimeLimitExceeded +\d+ +task hang: ran past its 300 ms time limit/m);
+    expect(r.stdout).toMatch(/^ +WorkerLostError +\d+ +task segfault: /m);
+    expect(r.stdout.trimEnd().split('\n').slice(-4)[0]).toBe('next:');
   });
 });
 

@@ -79,8 +79,9 @@ describe('Pool.apply', () => {
 
   it('rejects a non-array, non-bytes args value and an empty task name', async () => {
     const pool = await startPool({ processes: 1 });
-    await expect(pool.apply('echo', 'oops' as unknown as unknown[])).rejects.toThrow(TypeError);
-    await expect(pool.apply('', [])).rejects.toThrow(TypeError);
+    await expect(pool.apply('echo', 'oops' as unknown as unknown[])).rejects.toThrow(OptionError);
+    await expect(pool.apply('', [])).rejects.toThrow(OptionError);
+    await expect(pool.apply('', [])).rejects.toThrow('apply(): invalid option name: ""');
   });
 
   it('keeps outq intact when a task writes to stdout: later jobs on the same child succeed', async () => {

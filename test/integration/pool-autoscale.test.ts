@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import type { ScaleEvent } from 'prefork';
+import { InvalidStateError, type ScaleEvent } from 'prefork';
 import { applyAndAwaitStart, pids, recordEvents, release, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -90,6 +90,8 @@ describe('Autoscaler', () => {
   it('setAutoscale() on a pool without autoscale throws', async () => {
     const pool = await startPool({ processes: 1 });
     expect(() => pool.setAutoscale(2, 1)).toThrow(/autoscale/);
+    // Not a closed pool: a call this pool's state does not allow.
+    expect(() => pool.setAutoscale(2, 1)).toThrow(InvalidStateError);
   });
 
   it.each([

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SPAWN_STEP } from '../../dist/pool/supervisor.js';
 import { applyAndAwaitStart, makePool, nextEvent, pids, release, startPool, terminatePools } from '../helpers/pool.js';
+import { OptionError } from 'prefork';
 
 afterEach(terminatePools);
 
@@ -117,8 +118,9 @@ describe('grow and shrink', () => {
 
   it('grow and shrink reject a count that is not an integer >= 1', async () => {
     const pool = await startPool({ processes: 1 });
-    expect(() => pool.grow(0)).toThrow(TypeError);
-    expect(() => pool.shrink(1.5)).toThrow(TypeError);
+    expect(() => pool.grow(0)).toThrow(OptionError);
+    expect(() => pool.shrink(1.5)).toThrow(OptionError);
+    expect(() => pool.grow(0)).toThrow('grow(n): invalid option n: 0 (expected an integer >= 1)');
   });
 });
 

@@ -1,5 +1,6 @@
 import type { Delivery, JobRecord, NodeInfo } from '../types.js';
 import type { MemoryQueue } from './memory-queue.js';
+import { InvalidStateError } from '../../errors.js';
 
 /** A member of the cluster: its lease and the receipts it holds. */
 export interface MemoryNode {
@@ -75,7 +76,7 @@ export class Reservations {
   /** Reserves `job` (already taken from its queue) for `nodeId`; the delivery carries a copy. */
   reserve(nodeId: string, queue: string, job: JobRecord): Delivery {
     const node = this.nodes.get(nodeId);
-    if (node === undefined) throw new Error(`memory broker: node ${nodeId} is not registered`);
+    if (node === undefined) throw new InvalidStateError(`memory broker: node ${nodeId} is not registered`);
     const delivery: Delivery = { receipt: `m${++receiptSeq}`, queue, job: structuredClone(job) };
     this.held.set(delivery.receipt, { nodeId, delivery: { receipt: delivery.receipt, queue, job } });
     node.reserved.add(delivery.receipt);

@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Redis, ChainableCommander } from 'ioredis';
+import { InvalidStateError } from '../../errors.js';
 import { GROUP } from './keys.js';
 
 /**
@@ -82,7 +83,7 @@ export function callScript(
 ): unknown {
   const fixed = KEY_COUNT.get(SCRIPTS[name]);
   const method = (target as unknown as Record<string, (...a: Arg[]) => unknown>)[`${name}Buffer`];
-  if (method === undefined) throw new Error(`script ${name} is not defined on this connection`);
+  if (method === undefined) throw new InvalidStateError(`script ${name} is not defined on this connection`);
   const head: Arg[] = fixed === undefined ? [keys.length] : [];
   return method.call(target, ...head, ...keys, ...args);
 }

@@ -16,7 +16,10 @@ export function registerResult(program: Command): void {
         if (record === undefined) {
           // No key: never seen, still waiting, or its result expired (or was ignored).
           if (flags.json) process.stdout.write(`${JSON.stringify({ id, state: 'PENDING' })}\n`);
-          else process.stdout.write(`id:       ${id}\nstate:    PENDING (unknown, waiting, expired or ignored)\n`);
+          else
+            process.stdout.write(
+              `id:       ${id}\nstate:    PENDING (no record: waiting, or running on a node without --track-started, or its result expired or was ignored)\n`,
+            );
           return;
         }
         printRecord(record, flags.json === true);

@@ -30,6 +30,7 @@ interface WorkerFlags {
   name?: string;
   logLevel: string;
   jobLogLevel: 'info' | 'debug';
+  nodeArg: string[];
   maxRedeliveries?: number;
   trackStarted?: boolean;
 }
@@ -77,6 +78,12 @@ export function registerWorker(program: Command): void {
       parse.nonNegativeInt,
     )
     .option('--track-started', 'also record RECEIVED and STARTED states')
+    .option(
+      '--node-arg <flag>',
+      'a node flag for the children, repeatable: --node-arg=--import=tsx runs a TypeScript task module',
+      parse.nodeArg,
+      [],
+    )
     .option('-n, --name <name>', 'node name (default <pid>@<hostname>)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', parse.logLevel, 'info')
     .option(
@@ -120,6 +127,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       maxRedeliveries: flags.maxRedeliveries,
       trackStarted: flags.trackStarted,
       jobLogLevel: flags.jobLogLevel,
+      pool: flags.nodeArg.length > 0 ? { execArgv: flags.nodeArg } : undefined,
       logger: log,
     });
   } catch (err) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeBody } from '../../../dist/protocol/codec.js';
-import { FrameDecoder, FrameTooLargeError } from '../../../dist/protocol/frame-decoder.js';
+import { FrameTooLargeError, ProtocolError } from 'prefork';
+import { FrameDecoder } from '../../../dist/protocol/frame-decoder.js';
 import { FrameBatch } from '../../../dist/protocol/frame-encoder.js';
 
 const MESSAGES: unknown[] = [
@@ -113,7 +114,9 @@ describe('FrameDecoder', () => {
       thrown = err;
     }
     expect(thrown).toBeInstanceOf(FrameTooLargeError);
-    expect(thrown).toMatchObject({ size: 65, max: 64 });
+    // A protocol error, with its own code.
+    expect(thrown).toBeInstanceOf(ProtocolError);
+    expect(thrown).toMatchObject({ size: 65, max: 64, code: 'PREFORK_FRAME_TOO_LARGE' });
     expect((thrown as Error).message).toContain('65');
   });
 

@@ -1,0 +1,32 @@
+/** `prefork result` says what a state means: a running job reads as running, not as waiting. */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { printRecord } from '../../../dist/cli/print.js';
+import type { ResultRecord } from 'prefork';
+
+function printed(record: ResultRecord): string {
+  let out = '';
+  vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+    out += String(chunk);
+    return true;
+  });
+  printRecord(record, false);
+  vi.restoreAllMocks();
+  return out;
+}
+
+const base = { id: 'j1', task: 'add', queue: 'default', retries: 0, enqueuedAt: 0 };
+
+afterEach(() => vi.restoreAllMocks());
+
+describe('printRecord', () => {
+  it.each([
+    ['STARTED', 'STARTED (running)'],
+    ['RECEIVED', 'RECEIVED (reserved by a node, not started yet)'],
+    ['RETRY', 'RETRY (failed; another attempt is scheduled)'],
+    ['SUCCESS', 'SUCCESS'],
+  ] as const)('%s', (state, shown) => {
+    const out = printed({ ...base, state, node: 'n1', pid: 42 } as ResultRecord);
+    expect(out).toMatch(new RegExp(`^state: +${shown.replace(/[()]/g, '\\$&')}$`, 'm'));
+    expect(out).toMatch(/^node: +n1 \(pid 42\)$/m);
+  });
+});
