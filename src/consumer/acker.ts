@@ -182,8 +182,10 @@ export class Acker {
       }
       if (this.abandoned) break;
       this.queue = failed.rest.concat(this.queue);
+      // One warning per episode; the retries that follow are debug.
+      const level = this.failures === 0 ? 'warn' : 'debug';
       const wait = retryDelay(this.failures++, SETTLE_RETRY);
-      this.log.warn(
+      this.log[level](
         { err: failed.err, pending: this.queue.length, retryInMs: wait },
         'could not settle jobs with the broker; will retry',
       );

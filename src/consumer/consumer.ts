@@ -171,8 +171,10 @@ export class Consumer {
       this.failures = 0;
       return value;
     } catch (err) {
+      // One warning per episode; the retries that follow are debug.
+      const level = this.failures === 0 ? 'warn' : 'debug';
       const wait = retryDelay(this.failures++, FETCH_RETRY);
-      this.settings.log.warn({ err, retryInMs: wait }, `${what} failed; retrying`);
+      this.settings.log[level]({ err, retryInMs: wait }, `${what} failed; retrying`);
       await abortableSleep(wait, this.stopController.signal);
       return undefined;
     }

@@ -27,6 +27,7 @@ import { Control } from './control.js';
 import { encodeJob, type EntryFields } from './entry-codec.js';
 import { Keys } from './keys.js';
 import { Membership } from './membership.js';
+import { checkEvictionPolicy, OutOfMemoryNotice } from './out-of-memory.js';
 import { Results } from './results.js';
 import { callScript, defineScripts } from './scripts.js';
 import { settleError } from './settle-errors.js';
@@ -90,6 +91,11 @@ function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Buffer {
   return out.subarray(0, at);
 }
 
+/** A settlement that writes something new (a plain ack only deletes): Redis at maxmemory refuses it. */
+function growsRedis(s: Settlement): boolean {
+  return s.kind !== 'ack' || s.result !== undefined;
+}
+
 /**
  * The `redis://` broker: Redis Streams with one consumer group (GROUP), a lease
  * per node, delayed jobs in a ZSET per queue (see BROKER.md). Three
@@ -117,6 +123,7 @@ export class RedisBroker implements Broker {
   private readonly controlWaits: BlockingConnection;
   /** Queues this process already added to `{ns}:queues`. */
   private readonly knownLocally = new Set<string>();
+  private readonly outOfMemory: OutOfMemoryNotice;
 
   constructor(
     private readonly url: string,
@@ -133,6 +140,7 @@ export class RedisBroker implements Broker {
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new QueueAdmin(this.keys);
     this.control = new Control(this.keys, this.log);
+    this.outOfMemory = new OutOfMemoryNotice(this.log, this.displayUrl);
     const unblocker = (): Redis =>
       this.commands ??
       (() => {
@@ -164,6 +172,7 @@ export class RedisBroker implements Broker {
         this.connecting = undefined;
       }
       this.commands = conn;
+      void checkEvictionPolicy(conn, this.log, this.displayUrl);
       return conn;
     })();
     return this.connecting;
@@ -211,6 +220,10 @@ export class RedisBroker implements Broker {
   async enqueue(jobs: readonly NewJob[]): Promise<void> {
     if (jobs.length === 0) return;
     const redis = await this.redis();
+    await this.outOfMemory.watch('jobs', true, () => this.enqueueOn(redis, jobs));
+  }
+
+  private async enqueueOn(redis: Redis, jobs: readonly NewJob[]): Promise<void> {
     const pipe = redis.pipeline();
     const added: string[] = [];
     // A run of ready jobs for one queue, in order, not yet in the pipeline.
@@ -289,7 +302,10 @@ export class RedisBroker implements Broker {
   // consumer
 
   async fetch(request: FetchRequest): Promise<FetchReply> {
-    return this.deliveries.fetch(await this.redis(), request);
+    const redis = await this.redis();
+    return this.outOfMemory.watch('outcomes', request.settle.some(growsRedis), () =>
+      this.deliveries.fetch(redis, request),
+    );
   }
 
   async waitForWork(
@@ -305,9 +321,12 @@ export class RedisBroker implements Broker {
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
-    await this.deliveries.settle(await this.redis(), settlements).catch((err: unknown) => {
-      throw settleError(err);
-    });
+    const redis = await this.redis();
+    await this.outOfMemory.watch('outcomes', settlements.some(growsRedis), () =>
+      this.deliveries.settle(redis, settlements).catch((err: unknown) => {
+        throw settleError(err);
+      }),
+    );
   }
 
   // membership

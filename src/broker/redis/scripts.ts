@@ -46,7 +46,10 @@ function load(): Map<ScriptName, { lua: string; numberOfKeys: number | undefined
   const prelude = `local GROUP = ${JSON.stringify(GROUP)}\n${readFileSync(new URL('lib/prelude.lua', dir), 'utf8')}`;
   sources = new Map();
   for (const [name, file] of Object.entries(SCRIPTS) as [ScriptName, string][]) {
-    sources.set(name, { lua: `${prelude}\n${readFileSync(new URL(file, dir), 'utf8')}`, numberOfKeys: keyCount(file) });
+    const body = readFileSync(new URL(file, dir), 'utf8');
+    // Redis 7 script flags (`#!lua flags=allow-oom`) count only on the script's first line: ahead of the prelude.
+    const shebang = /^#!lua[^\n]*\n/.exec(body)?.[0] ?? '';
+    sources.set(name, { lua: `${shebang}${prelude}\n${body.slice(shebang.length)}`, numberOfKeys: keyCount(file) });
   }
   return sources;
 }

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   One heartbeat: renew this node's lease, or report it fenced; hand over the
   control requests waiting for it; report nodes whose lease expired (and,
@@ -26,6 +27,11 @@
   expire), one ZRANGE per delayed set. The control list is read only when
   sendControl flagged the lease (half a millisecond added to its deadline);
   the recovering set only when asked.
+
+  allow-oom: a lease must not depend on free memory. Redis at maxmemory
+  (noeviction) refused the renewal, so leases expired and nodes fenced and
+  re-registered in a loop while nothing drained. Renewing grows nothing
+  (ZADD XX on a member that exists; the control list only shrinks).
 ]]
 local nodes, recovering, ctl = KEYS[1], KEYS[2], KEYS[3]
 local id, lease, most = ARGV[1], intArg(2, 'lease (ms)', 1), intArg(3, 'most expired nodes', 0)

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Registers a node: a lease in the nodes ZSET (deadline from the server's
   clock), its description in a hash (deleted when the node is recovered or
@@ -15,6 +16,9 @@
   ARGV[4+2F ..] the node's queue names
 
   Returns the lease deadline (ms).
+
+  allow-oom: a node registers (or re-registers after a fencing) even when
+  Redis is at maxmemory; it adds a few hundred bytes, once.
 ]]
 local nodes, info, queues = KEYS[1], KEYS[2], KEYS[3]
 local id, lease, f = ARGV[1], intArg(2, 'lease (ms)', 1), intArg(3, 'number of info pairs', 0, math.floor((#ARGV - 3) / 2))

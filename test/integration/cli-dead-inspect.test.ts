@@ -1,0 +1,99 @@
+/**
+ * `prefork dead retry` and `prefork inspect queues` against a real Redis
+ * (a database of this file's own): what a dead job looks like in the queue
+ * counts, and how retrying puts it back.
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { cleanup, emptyRedisDb, makeClient, makeWorker } from '../helpers/worker.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const DB = 14;
+let url = '';
+
+beforeEach(async () => {
+  url = await emptyRedisDb(DB);
+});
+afterEach(cleanup);
+
+function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args, '--broker', url], { encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+function queues(): unknown {
+  const r = run(['inspect', 'queues', '--json']);
+  expect(r.code).toBe(0);
+  return JSON.parse(r.stdout);
+}
+
+/** Two jobs that die at once (an unknown task), on queues 'a' and 'b'; the worker is stopped after. */
+async function twoDeadJobs(): Promise<[string, string]> {
+  const worker = makeWorker({ broker: url, queues: 'a,b' });
+  await worker.start();
+  const client = makeClient(url);
+  const ids: string[] = [];
+  for (const queue of ['a', 'b']) {
+    const job = await client.enqueue('noSuchTask', [], { queue });
+    await expect(job.result()).rejects.toMatchObject({ name: 'UnknownTaskError' });
+    ids.push(job.id);
+  }
+  await worker.stop();
+  return ids as [string, string];
+}
+
+describe('prefork inspect queues and dead retry', { timeout: 120_000 }, () => {
+  it('inspect queues counts waiting, reserved, delayed and dead jobs per queue, as JSON and as a table', async () => {
+    await twoDeadJobs();
+    const client = makeClient(url);
+    await client.enqueue('add', [1, 1], { queue: 'a' });
+    await client.enqueue('add', [1, 1], { queue: 'a', delay: '1h' });
+    const counts = queues() as { queue: string }[];
+    expect(counts.sort((x, y) => x.queue.localeCompare(y.queue))).toEqual([
+      { queue: 'a', waiting: 1, reserved: 0, delayed: 1, dead: 1 },
+      { queue: 'b', waiting: 0, reserved: 0, delayed: 0, dead: 1 },
+    ]);
+    const table = run(['inspect', 'queues']);
+    expect(table.code).toBe(0);
+    const [header, ...rows] = table.stdout.trim().split('\n');
+    expect(header?.split(/ +/)).toEqual(['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD']);
+    expect(rows.map((row) => row.split(/ +/)).sort()).toEqual([
+      ['a', '1', '0', '1', '1'],
+      ['b', '0', '0', '0', '1'],
+    ]);
+  });
+
+  it('dead retry <id> puts that job back on its own queue; the other stays dead', async () => {
+    const [inA] = await twoDeadJobs();
+    const r = run(['dead', 'retry', inA]);
+    expect(r).toMatchObject({ code: 0, stdout: 'requeued 1 dead job(s)\n' });
+    expect(queues()).toEqual(
+      expect.arrayContaining([
+        { queue: 'a', waiting: 1, reserved: 0, delayed: 0, dead: 0 },
+        { queue: 'b', waiting: 0, reserved: 0, delayed: 0, dead: 1 },
+      ]),
+    );
+    // Retrying an id that is not dead requeues nothing.
+    expect(run(['dead', 'retry', inA]).stdout).toBe('requeued 0 dead job(s)\n');
+  });
+
+  it('dead retry --all [--queue Q] puts every dead job (of Q) back', async () => {
+    await twoDeadJobs();
+    expect(run(['dead', 'retry', '--all', '--queue', 'b']).stdout).toBe('requeued 1 dead job(s)\n');
+    expect(queues()).toEqual(
+      expect.arrayContaining([
+        { queue: 'a', waiting: 0, reserved: 0, delayed: 0, dead: 1 },
+        { queue: 'b', waiting: 1, reserved: 0, delayed: 0, dead: 0 },
+      ]),
+    );
+    expect(run(['dead', 'retry', '--all']).stdout).toBe('requeued 1 dead job(s)\n');
+    expect(JSON.parse(run(['dead', 'list', '--json']).stdout)).toEqual([]);
+  });
+
+  it.each([[[]], [['--all', 'some-id']]])('dead retry %j is a one-line usage error, exit 2', (args) => {
+    const r = run(['dead', 'retry', ...args]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: dead retry: give job ids or '--all'/)]);
+  });
+});

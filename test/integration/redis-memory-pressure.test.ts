@@ -1,0 +1,96 @@
+/**
+ * Redis at maxmemory. Under noeviction (the policy prefork needs) Redis
+ * refuses every write that would grow it: a node's lease must not depend on
+ * that (heartbeats and registration still go through), a refused write is
+ * logged once with what to do, and the outcomes a node could not write land
+ * once Redis has room. Any other policy deletes data silently when full: it
+ * is warned about at connect. maxmemory is server-wide, so each test has a
+ * redis-server of its own.
+ */
+import { Redis } from 'ioredis';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { Client } from 'prefork';
+import { startRedisServer } from '../../scripts/redis.mjs';
+import { captureLog, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
+import { waitUntil } from '../helpers/wait.js';
+
+let server: Awaited<ReturnType<typeof startRedisServer>>;
+let raw: Redis;
+beforeEach(async () => {
+  server = await startRedisServer();
+  raw = new Redis(server.url);
+});
+afterEach(async () => {
+  await raw.config('SET', 'maxmemory', '0');
+  await cleanup();
+  raw.disconnect();
+  await server.stop();
+});
+
+async function redisNow(): Promise<number> {
+  const [seconds, micros] = await raw.time();
+  return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+}
+
+const said = (lines: Record<string, unknown>[], pattern: RegExp): Record<string, unknown>[] =>
+  lines.filter((l) => pattern.test(String(l.msg)));
+
+describe('Redis under memory pressure', () => {
+  it('at maxmemory the node keeps its lease, says once what is wrong, and writes the held outcome once Redis has room', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const { log, lines } = captureLog();
+    const leaseMs = 1_500;
+    const worker = makeWorker({ broker: server.url, namespace, ledger, concurrency: 1, leaseMs, logger: log });
+    await worker.start();
+    const nodeId = worker.nodeId;
+    const job = await makeClient(server.url, namespace).enqueue('record', [500]);
+    await waitUntil(() => readLedger(ledger).length === 1, 'the job runs');
+
+    // Full from now on: every write that would grow Redis is refused (noeviction is the default policy).
+    await raw.config('SET', 'maxmemory', '1');
+    const deadline = Number(await raw.zscore(`{${namespace}}:nodes`, nodeId));
+    await waitUntil(async () => (await redisNow()) > deadline + leaseMs, 'a whole lease passed since Redis filled up');
+    // Heartbeats went through: the lease runs on, the node was never fenced.
+    expect(Number(await raw.zscore(`{${namespace}}:nodes`, nodeId))).toBeGreaterThan(await redisNow());
+    expect(worker.nodeId).toBe(nodeId);
+    expect(said(lines, /fenced|registration vanished/)).toEqual([]);
+
+    // The job's outcome was refused, and retried: one warning, naming maxmemory and noeviction.
+    await waitUntil(() => said(lines, /could not settle jobs/).length >= 3, 'the outcome was retried a few times');
+    const warnings = said(lines, /out of memory/);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]?.level).toBe(40);
+    expect(warnings[0]?.msg).toMatch(/maxmemory.*noeviction.*Nothing is lost/);
+    expect(await job.state()).toBeUndefined();
+
+    // A producer is refused too: the enqueue rejects, and its log says once what to do.
+    const producerLog = captureLog();
+    const producer = new Client({ broker: server.url, namespace, logger: producerLog.log });
+    try {
+      await expect(producer.enqueue('add', [1, 1])).rejects.toThrow(/^OOM/);
+      await expect(producer.enqueue('add', [2, 2])).rejects.toThrow(/^OOM/);
+    } finally {
+      await producer.close();
+    }
+    const refusals = said(producerLog.lines, /out of memory/);
+    expect(refusals.map((l) => l.level)).toEqual([40]);
+    expect(refusals[0]?.msg).toMatch(/refused to enqueue jobs.*retry it/);
+
+    // Room again: the outcome the node held lands.
+    await raw.config('SET', 'maxmemory', '0');
+    expect(await job.result({ timeout: 30_000 })).toBe(job.id);
+    expect(said(lines, /Redis has room again/)).toHaveLength(1);
+    expect(readLedger(ledger)).toHaveLength(1);
+  });
+
+  it('a maxmemory-policy that evicts is warned about when a node connects, naming noeviction', async () => {
+    await raw.config('SET', 'maxmemory-policy', 'volatile-lru');
+    const { log, lines } = captureLog();
+    await makeWorker({ broker: server.url, namespace: uniqueName('ns'), logger: log }).start();
+    await waitUntil(() => lines.some((l) => l.maxmemoryPolicy === 'volatile-lru'), 'the policy is warned about');
+    const warning = lines.find((l) => l.maxmemoryPolicy === 'volatile-lru');
+    expect(warning?.level).toBe(40);
+    expect(warning?.msg).toMatch(/results .*Set maxmemory-policy noeviction/);
+  });
+});
