@@ -16,6 +16,7 @@ import {
   checkDelay,
   checkEta,
   checkLimitOrder,
+  checkQueueName,
   checkRetries,
   checkTimeLimit,
   throwOptionError as bad,
@@ -328,8 +329,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (options.softTimeLimit !== undefined)
       jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);
     checkLimitOrder(jobOptions.timeLimit, jobOptions.softTimeLimit, options.softTimeLimit, 'softTimeLimit', bad);
-    if (options.queue !== undefined && (typeof options.queue !== 'string' || options.queue === ''))
-      bad('queue', options.queue, 'a non-empty queue name');
+    if (options.queue !== undefined) checkQueueName('queue', options.queue, bad);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
       bad('id', options.id, 'a non-empty string');
     const delay = options.delay === undefined ? undefined : checkDelay('delay', options.delay, bad);

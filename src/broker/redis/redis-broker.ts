@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BrokerClosedError, OptionError } from '../../errors.js';
+import { BrokerClosedError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
   AnnouncedResults,
@@ -20,6 +20,7 @@ import type {
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
+import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { QueueAdmin } from './queue-admin.js';
 import { BlockingConnection } from './blocking.js';
 import { checkUrl, createConnection, maskUrl, open } from './connection.js';
@@ -210,6 +211,7 @@ export class RedisBroker implements Broker {
    */
   async enqueue(jobs: readonly NewJob[]): Promise<void> {
     if (jobs.length === 0) return;
+    for (const job of jobs) checkQueueName('queue', job.queue, throwOptionError);
     const redis = await this.redis();
     const pipe = redis.pipeline();
     const added: string[] = [];
@@ -231,7 +233,6 @@ export class RedisBroker implements Broker {
       run = [];
     };
     for (const job of jobs) {
-      if (job.queue === '') throw new OptionError('queue', job.queue, 'a non-empty queue name');
       if (!this.knownLocally.has(job.queue)) {
         this.knownLocally.add(job.queue);
         added.push(job.queue);
