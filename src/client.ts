@@ -5,6 +5,7 @@ import { createBroker } from './broker/index.js';
 import type { BrokerConnection, BrokerProducer, BrokerResults, NewJob, ResultRecord } from './broker/types.js';
 import type { JobOptions } from './job-types.js';
 import {
+  ArgumentsTooLargeError,
   ArgumentSerializationError,
   OptionError,
   PreforkError,
@@ -27,9 +28,10 @@ import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from './task-typ
 import type { TaskRegistry } from './tasks.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
+import { DEFAULT_MAX_FRAME_SIZE, jobFrameSize } from './protocol/job-frame.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { checkDuration } from './util/units.js';
+import { checkDuration, checkSize } from './util/units.js';
 
 /** The broker roles a Client uses: it enqueues and reads results. */
 export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults;
@@ -39,6 +41,14 @@ export interface ClientOptions {
   broker?: string | ClientBroker;
   namespace?: string;
   resultTtl?: number | string;
+  /**
+   * Largest job a child can receive: the workers' `maxFrameSize` (a Pool
+   * option). A job whose arguments would not fit is refused at enqueue with
+   * ArgumentsTooLargeError, instead of failing on a worker. Bytes, or a
+   * string like "64MiB".
+   * @defaultValue 64 MiB (the Pool's default)
+   */
+  maxFrameSize?: number | string;
   /**
    * Where the client logs (a pino logger).
    * @defaultValue pino on stderr at `warn` (`$PREFORK_LOG_LEVEL` overrides): nothing on the application's stdout
@@ -97,6 +107,8 @@ const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
 /** Re-reads of a result enqueued elsewhere: 0.1 s doubling to 2 s. */
 const FOREIGN_POLL: BackoffPolicy = { delay: 100, cap: 2_000 };
+/** More than the fixed part of a JOB frame takes besides the arguments and its strings (task, id, queue). */
+const FRAME_FIELDS_MAX = 256;
 /** Stands in `arrived` for an announced id whose result was gone when it was read. */
 const GONE = Symbol('gone');
 /** Pause after a failed read of the reply list (close() cuts it short). */
@@ -176,6 +188,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private rereadPending = false;
   /** Aborted by close(): ends the pause between reads at once. */
   private readonly closing = new AbortController();
+  private readonly maxFrameSize: number;
 
   constructor(options: ClientOptions = {}) {
     const broker = options.broker ?? defaultBrokerUrl();
@@ -184,6 +197,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.log = base.child({ component: 'client' });
     const resultTtl =
       options.resultTtl === undefined ? undefined : checkDuration('resultTtl', options.resultTtl, 'positive', bad);
+    this.maxFrameSize =
+      options.maxFrameSize === undefined
+        ? DEFAULT_MAX_FRAME_SIZE
+        : checkSize('maxFrameSize', options.maxFrameSize, bad);
     this.broker =
       typeof broker === 'string'
         ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: base })
@@ -340,10 +357,17 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     } catch (err) {
       throw new ArgumentSerializationError(name, err);
     }
+    const id = options.id ?? randomUUID();
+    const queue = options.queue ?? 'default';
+    // The exact bound only near the limit (a string takes at most 3 bytes per UTF-16 unit).
+    if (payload.length + FRAME_FIELDS_MAX + 3 * (name.length + id.length + queue.length) > this.maxFrameSize) {
+      const bytes = jobFrameSize(name, id, queue, payload.length);
+      if (bytes > this.maxFrameSize) throw new ArgumentsTooLargeError(name, bytes, this.maxFrameSize);
+    }
     const job: NewJob = {
-      id: options.id ?? randomUUID(),
+      id,
       task: name,
-      queue: options.queue ?? 'default',
+      queue,
       payload,
       attempt: 0,
       redeliveries: 0,

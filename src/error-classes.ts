@@ -11,6 +11,7 @@ export {
   ResultSerializationError,
   PayloadDecodeError,
   ArgumentSerializationError,
+  ArgumentsTooLargeError,
   ProtocolError,
   AppLoadError,
   PoolFailedError,

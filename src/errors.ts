@@ -96,6 +96,25 @@ export class ArgumentSerializationError extends PreforkError {
   }
 }
 
+/** Job arguments too large for a child to receive (its `maxFrameSize`): refused at enqueue. */
+export class ArgumentsTooLargeError extends PreforkError {
+  /** The task the job was for. */
+  readonly task: string;
+  /** Bytes the job's frame to a child would take. */
+  readonly bytes: number;
+  /** The largest frame a child receives. */
+  readonly limit: number;
+  constructor(task: string, bytes: number, limit: number) {
+    super(
+      'PREFORK_ARGS_TOO_LARGE',
+      `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes a child can receive (maxFrameSize)`,
+    );
+    this.task = task;
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
 /** A child sent bytes that break the pipe protocol; the child is replaced. */
 export class ProtocolError extends PreforkError {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -38,6 +38,12 @@ const BULK_MIN = 8;
 /** Most jobs per bulk-script call (keeps one call's time in Redis around a millisecond). */
 const BULK_CHUNK = 1000;
 /**
+ * Most bytes of job values per bulk-script call: the packed jobs are one
+ * argument, and Redis refuses an argument over its proto-max-bulk-len (512 MB
+ * by default, 1 MB at the least). A larger job goes alone.
+ */
+const BULK_BYTES = 512 * 1024;
+/**
  * Arrays of byte strings as msgpack, every value as a `str` of its raw bytes
  * (Redis's cmsgpack reads no `bin` type, and a Lua string is bytes anyway).
  */
@@ -89,6 +95,28 @@ function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Buffer {
     }
   }
   return out.subarray(0, at);
+}
+
+/** `rows` cut in order into chunks of at most `count` rows and `bytes` bytes (a larger row alone). */
+function* chunks<T extends readonly (string | Buffer)[]>(
+  rows: readonly T[],
+  count: number,
+  bytes: number,
+): Generator<T[]> {
+  let chunk: T[] = [];
+  let size = 0;
+  for (const row of rows) {
+    let rowSize = 0;
+    for (const v of row) rowSize += typeof v === 'string' ? Buffer.byteLength(v) : v.length;
+    if (chunk.length > 0 && (chunk.length >= count || size + rowSize > bytes)) {
+      yield chunk;
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(row);
+    size += rowSize;
+  }
+  if (chunk.length > 0) yield chunk;
 }
 
 /**
@@ -224,11 +252,13 @@ export class RedisBroker implements Broker {
       if (run.length < BULK_MIN) {
         for (const fields of run) pipe.xadd(stream, '*', ...fields);
       } else {
-        for (let i = 0; i < run.length; i += BULK_CHUNK) {
-          // The values only (odd places of the field list), packed into one argument.
-          const values = run.slice(i, i + BULK_CHUNK).map((fields) => fields.filter((_, at) => at % 2 === 1));
-          callScript(pipe, 'enqueueJobs', [stream], [packStrings(values)]);
-        }
+        // The values only (odd places of the field list), packed into one argument per chunk.
+        for (const chunk of chunks(
+          run.map((fields) => fields.filter((_, at) => at % 2 === 1)),
+          BULK_CHUNK,
+          BULK_BYTES,
+        ))
+          callScript(pipe, 'enqueueJobs', [stream], [packStrings(chunk)]);
       }
       run = [];
     };
