@@ -120,6 +120,10 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
+function closedWhileWaiting(id: string): PreforkError {
+  return new PreforkError('PREFORK_CLIENT_CLOSED', `the client was closed while waiting for job ${id}`);
+}
+
 /**
  * A job that was enqueued: its id, and its result when it has one.
  * @template T what the task resolves with (`unknown` unless the client is typed)
@@ -266,7 +270,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    */
   async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
-    await this.connect();
+    if (!this.closed) await this.connect();
+    // Closed before or meanwhile: a waiter registered now would never be settled.
+    if (this.closed) throw closedWhileWaiting(id);
     const early = this.arrived.get(id);
     if (early !== undefined) {
       this.arrived.delete(id);
@@ -310,7 +316,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
-        w.reject(new PreforkError('PREFORK_CLIENT_CLOSED', `the client was closed while waiting for job ${id}`));
+        w.reject(closedWhileWaiting(id));
       }
     }
     this.waiters.clear();
