@@ -111,8 +111,8 @@ const FOREIGN_POLL: BackoffPolicy = { delay: 100, cap: 2_000 };
 const FRAME_FIELDS_MAX = 256;
 /** Stands in `arrived` for an announced id whose result was gone when it was read. */
 const GONE = Symbol('gone');
-/** Pause after a failed read of the reply list (close() cuts it short). */
-const LISTEN_RETRY_MS = 500;
+/** Pauses after failed reads of the reply list in a row: 0.5 s doubling to 5 s (close() cuts one short). */
+const LISTEN_RETRY: BackoffPolicy = { delay: 500, cap: 5_000 };
 
 interface Waiter {
   resolve: (r: ResultRecord) => void;
@@ -390,6 +390,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private listen(): void {
     if (this.listening !== undefined || this.closed) return;
     this.listening = (async () => {
+      let failures = 0;
       while (this.waiters.size > 0 && !this.closed) {
         try {
           if (this.rereadPending) {
@@ -400,12 +401,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           for (const record of got.records) this.deliver(record);
           for (const id of got.gone) this.settleGone(id);
           if (got.missed) this.rereadPending = true;
+          failures = 0;
         } catch (err) {
           if (this.closed) break;
           // The ids a failed read took from the reply list are lost with it.
           this.rereadPending = true;
           this.log.warn({ err }, 'waiting for results failed; retrying');
-          await abortableSleep(LISTEN_RETRY_MS, this.closing.signal);
+          await abortableSleep(retryDelay(failures++, LISTEN_RETRY), this.closing.signal);
         }
       }
     })().finally(() => {
