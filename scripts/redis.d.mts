@@ -6,4 +6,5 @@ export interface RedisServer {
 }
 export function ensureRedisInstalled(): void;
 export function freePort(): Promise<number>;
-export function startRedisServer(options?: { port?: number }): Promise<RedisServer>;
+/** `args` are added to the command line, e.g. ["--proto-max-bulk-len", "1mb"]. */
+export function startRedisServer(options?: { port?: number; args?: string[] }): Promise<RedisServer>;

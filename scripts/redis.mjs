@@ -61,10 +61,11 @@ async function waitUntil(check, timeoutMs, what) {
 }
 
 /**
- * Starts redis-server on `port` (default: a free one) and resolves once it
- * answers PING. Returns { url, port, stop(), restart() }.
+ * Starts redis-server on `port` (default: a free one), with `args` added to
+ * its command line (e.g. ['--proto-max-bulk-len', '1mb']), and resolves once
+ * it answers PING. Returns { url, port, stop(), restart() }.
  */
-export async function startRedisServer({ port } = {}) {
+export async function startRedisServer({ port, args = [] } = {}) {
   ensureRedisInstalled();
   const chosen = port ?? (await freePort());
   let child;
@@ -74,7 +75,19 @@ export async function startRedisServer({ port } = {}) {
     stderr = '';
     child = spawn(
       'redis-server',
-      ['--port', String(chosen), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--daemonize', 'no'],
+      [
+        '--port',
+        String(chosen),
+        '--bind',
+        '127.0.0.1',
+        '--save',
+        '',
+        '--appendonly',
+        'no',
+        '--daemonize',
+        'no',
+        ...args,
+      ],
       {
         stdio: ['ignore', 'ignore', 'pipe'],
       },

@@ -5,6 +5,7 @@ import { createBroker } from './broker/index.js';
 import type { BrokerConnection, BrokerProducer, BrokerResults, NewJob, ResultRecord } from './broker/types.js';
 import type { JobOptions } from './job-types.js';
 import {
+  ArgumentsTooLargeError,
   ArgumentSerializationError,
   ClientClosedError,
   JobFailedError,
@@ -18,6 +19,7 @@ import {
   checkDelay,
   checkEta,
   checkLimitOrder,
+  checkQueueName,
   checkRetries,
   checkTimeLimit,
   throwOptionError as bad,
@@ -28,9 +30,10 @@ import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from './task-typ
 import type { TaskRegistry } from './tasks.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
+import { DEFAULT_MAX_FRAME_SIZE, jobFrameSize } from './protocol/job-frame.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { checkDuration } from './util/units.js';
+import { checkDuration, checkSize } from './util/units.js';
 
 /** The broker roles a Client uses: it enqueues and reads results. */
 export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults;
@@ -40,6 +43,14 @@ export interface ClientOptions {
   broker?: string | ClientBroker;
   namespace?: string;
   resultTtl?: number | string;
+  /**
+   * Largest job a child can receive: the workers' `maxFrameSize` (a Pool
+   * option). A job whose arguments would not fit is refused at enqueue with
+   * ArgumentsTooLargeError, instead of failing on a worker. Bytes, or a
+   * string like "64MiB".
+   * @defaultValue 64 MiB (the Pool's default)
+   */
+  maxFrameSize?: number | string;
   /**
    * Where the client logs (a pino logger).
    * @defaultValue pino on stderr at `warn` (`$PREFORK_LOG_LEVEL` overrides): nothing on the application's stdout
@@ -98,15 +109,21 @@ const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
 /** Re-reads of a result enqueued elsewhere: 0.1 s doubling to 2 s. */
 const FOREIGN_POLL: BackoffPolicy = { delay: 100, cap: 2_000 };
+/** More than the fixed part of a JOB frame takes besides the arguments and its strings (task, id, queue). */
+const FRAME_FIELDS_MAX = 256;
 /** Stands in `arrived` for an announced id whose result was gone when it was read. */
 const GONE = Symbol('gone');
-/** Pause after a failed read of the reply list (close() cuts it short). */
-const LISTEN_RETRY_MS = 500;
+/** Pauses after failed reads of the reply list in a row: 0.5 s doubling to 5 s (close() cuts one short). */
+const LISTEN_RETRY: BackoffPolicy = { delay: 500, cap: 5_000 };
 
 interface Waiter {
   resolve: (r: ResultRecord) => void;
   reject: (err: Error) => void;
   timer: NodeJS.Timeout | undefined;
+}
+
+function closedWhileWaiting(id: string): ClientClosedError {
+  return new ClientClosedError(`the client was closed while waiting for job ${id}`);
 }
 
 /**
@@ -171,6 +188,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private rereadPending = false;
   /** Aborted by close(): ends the pause between reads at once. */
   private readonly closing = new AbortController();
+  private readonly maxFrameSize: number;
 
   constructor(options: ClientOptions = {}) {
     const broker = options.broker ?? defaultBrokerUrl();
@@ -179,6 +197,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.log = base.child({ component: 'client' });
     const resultTtl =
       options.resultTtl === undefined ? undefined : checkDuration('resultTtl', options.resultTtl, 'positive', bad);
+    this.maxFrameSize =
+      options.maxFrameSize === undefined
+        ? DEFAULT_MAX_FRAME_SIZE
+        : checkSize('maxFrameSize', options.maxFrameSize, bad);
     this.broker =
       typeof broker === 'string'
         ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: base })
@@ -244,7 +266,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    */
   async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
-    await this.connect();
+    if (!this.closed) await this.connect();
+    // Closed before or meanwhile: a waiter registered now would never be settled.
+    if (this.closed) throw closedWhileWaiting(id);
     const early = this.arrived.get(id);
     if (early !== undefined) {
       this.arrived.delete(id);
@@ -288,7 +312,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
-        w.reject(new ClientClosedError(`the client was closed while waiting for job ${id}`));
+        w.reject(closedWhileWaiting(id));
       }
     }
     this.waiters.clear();
@@ -324,8 +348,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (options.softTimeLimit !== undefined)
       jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);
     checkLimitOrder(jobOptions.timeLimit, jobOptions.softTimeLimit, options.softTimeLimit, 'softTimeLimit', bad);
-    if (options.queue !== undefined && (typeof options.queue !== 'string' || options.queue === ''))
-      bad('queue', options.queue, 'a non-empty queue name');
+    if (options.queue !== undefined) checkQueueName('queue', options.queue, bad);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
       bad('id', options.id, 'a non-empty string');
     const delay = options.delay === undefined ? undefined : checkDelay('delay', options.delay, bad);
@@ -336,10 +359,17 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     } catch (err) {
       throw new ArgumentSerializationError(name, err);
     }
+    const id = options.id ?? randomUUID();
+    const queue = options.queue ?? 'default';
+    // The exact bound only near the limit (a string takes at most 3 bytes per UTF-16 unit).
+    if (payload.length + FRAME_FIELDS_MAX + 3 * (name.length + id.length + queue.length) > this.maxFrameSize) {
+      const bytes = jobFrameSize(name, id, queue, payload.length);
+      if (bytes > this.maxFrameSize) throw new ArgumentsTooLargeError(name, bytes, this.maxFrameSize);
+    }
     const job: NewJob = {
-      id: options.id ?? randomUUID(),
+      id,
       task: name,
-      queue: options.queue ?? 'default',
+      queue,
       payload,
       attempt: 0,
       redeliveries: 0,
@@ -356,6 +386,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private listen(): void {
     if (this.listening !== undefined || this.closed) return;
     this.listening = (async () => {
+      let failures = 0;
       while (this.waiters.size > 0 && !this.closed) {
         try {
           if (this.rereadPending) {
@@ -366,12 +397,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           for (const record of got.records) this.deliver(record);
           for (const id of got.gone) this.settleGone(id);
           if (got.missed) this.rereadPending = true;
+          failures = 0;
         } catch (err) {
           if (this.closed) break;
           // The ids a failed read took from the reply list are lost with it.
           this.rereadPending = true;
           this.log.warn({ err }, 'waiting for results failed; retrying');
-          await abortableSleep(LISTEN_RETRY_MS, this.closing.signal);
+          await abortableSleep(retryDelay(failures++, LISTEN_RETRY), this.closing.signal);
         }
       }
     })().finally(() => {

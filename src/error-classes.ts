@@ -13,6 +13,7 @@ export {
   PayloadDecodeError,
   ArgumentSerializationError,
   MalformedJobError,
+  ArgumentsTooLargeError,
   ProtocolError,
   FrameTooLargeError,
   AppLoadError,

@@ -121,6 +121,25 @@ export class ArgumentSerializationError extends PreforkError {
   }
 }
 
+/** Job arguments too large for a child to receive (its `maxFrameSize`): refused at enqueue. */
+export class ArgumentsTooLargeError extends PreforkError {
+  static override readonly code: string = 'PREFORK_ARGS_TOO_LARGE';
+  /** The task the job was for. */
+  readonly task: string;
+  /** Bytes the job's frame to a child would take. */
+  readonly bytes: number;
+  /** The largest frame a child receives. */
+  readonly limit: number;
+  constructor(task: string, bytes: number, limit: number) {
+    super(
+      `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes a child can receive (maxFrameSize)`,
+    );
+    this.task = task;
+    this.bytes = bytes;
+    this.limit = limit;
+  }
+}
+
 /** A queue entry the broker cannot read as a job (written by something else, or damaged): straight to the dead set. */
 export class MalformedJobError extends PreforkError {
   static override readonly code: string = 'PREFORK_MALFORMED_JOB';

@@ -13,7 +13,17 @@ export type { Bad } from './util/units.js';
 /** Largest epoch ms a Date can hold. */
 const MAX_EPOCH_MS = 8.64e15;
 
-/** The usual Bad: an OptionError (defineTasks adds the task's name to its own). */
+/** A queue name's characters: no ":" (nor braces or spaces), so it can never spell a Redis key prefix or hash tag. */
+const QUEUE_NAME = /^[A-Za-z0-9_.-]+$/;
+
+/** A queue name, checked the same way by the Client, the Worker, the CLI and both brokers. */
+export function checkQueueName(option: string, value: unknown, bad: Bad): string {
+  if (typeof value !== 'string' || !QUEUE_NAME.test(value))
+    bad(option, value, 'a queue name of letters, digits, "_", "-" or "."');
+  return value;
+}
+
+/** The usual Bad: an OptionError (defineTasks reports its own way). */
 export const throwOptionError: Bad = (option, value, expected) => {
   throw new OptionError(option, value, expected);
 };

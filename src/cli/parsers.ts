@@ -1,6 +1,6 @@
 import { InvalidArgumentError } from 'commander';
 import { describeValue, messageOf } from '../errors.js';
-import { checkBackoff, checkEta } from '../job-option-checks.js';
+import { checkBackoff, checkEta, checkQueueName } from '../job-option-checks.js';
 import type { BackoffOptions } from '../job-types.js';
 import { UsageError } from './usage-error.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
@@ -96,9 +96,7 @@ export function brokerUrl(value: string): string {
 }
 
 export function queueName(value: string): string {
-  if (!/^[A-Za-z0-9_.-]+$/.test(value))
-    throw new InvalidArgumentError('expected a queue name of letters, digits, _ - .');
-  return value;
+  return checkQueueName('', value, invalid);
 }
 
 /**

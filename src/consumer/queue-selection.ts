@@ -1,4 +1,5 @@
 import { OptionError } from '../errors.js';
+import { checkQueueName, throwOptionError } from '../job-option-checks.js';
 import type { QueueQuota } from '../broker/types.js';
 
 export type QueueOrder = 'round-robin' | 'weighted' | 'strict';
@@ -8,8 +9,6 @@ export interface QueueSpec {
   name: string;
   weight: number;
 }
-
-const QUEUE_NAME = /^[A-Za-z0-9_.-]+$/;
 
 /** Parses `-Q critical:3,default` (or an array of names / specs). Weights are positive integers, default 1. */
 export function parseQueues(value: string | readonly (string | QueueSpec)[]): QueueSpec[] {
@@ -33,8 +32,7 @@ export function parseQueues(value: string | readonly (string | QueueSpec)[]): Qu
     } else {
       spec = item;
     }
-    if (!QUEUE_NAME.test(spec.name))
-      throw new OptionError('queues', spec.name, 'a queue name of letters, digits, "_", "-" or "."');
+    checkQueueName('queues', spec.name, throwOptionError);
     if (seen.has(spec.name)) throw new OptionError('queues', spec.name, 'each queue once');
     seen.add(spec.name);
     return spec;

@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { OptionError } from '../errors.js';
 import { throwOptionError } from '../job-option-checks.js';
 import { checkDuration, checkSize, parseAutoscale, type DurationKind } from '../util/units.js';
+import { DEFAULT_MAX_FRAME_SIZE } from '../protocol/job-frame.js';
 
 export type StrategyName = 'fair' | 'fcfs';
 
@@ -114,7 +115,7 @@ export const POOL_DEFAULTS = {
   procAliveTimeout: 10_000,
   maxRestarts: 10,
   restartWindow: 30_000,
-  maxFrameSize: 64 * 1024 * 1024,
+  maxFrameSize: DEFAULT_MAX_FRAME_SIZE,
   killTimeout: 2_000,
 };
 

@@ -86,6 +86,19 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
   }
 
   describe('enqueue, fetch, ack', () => {
+    it.each(['default:delayed', 'default:dead', 'a b', '{x}', ''])(
+      'refuses the queue name %j with an OptionError naming it, and enqueues nothing of the batch',
+      async (name) => {
+        const b = await broker();
+        const err = await b.enqueue([job('ok', 'default'), job('bad', name)]).catch((e: unknown) => e);
+        expect(err).toMatchObject({ code: 'PREFORK_BAD_OPTION', option: 'queue', value: name });
+        expect(await b.counts(['default'])).toEqual([
+          { queue: 'default', waiting: 0, reserved: 0, delayed: 0, dead: 0 },
+        ]);
+        expect(await b.knownQueues()).toEqual([]);
+      },
+    );
+
     it('an acked job leaves nothing waiting or reserved', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

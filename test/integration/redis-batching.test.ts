@@ -106,9 +106,9 @@ describe('RedisBroker: batched settlements', () => {
     });
     await broker.settle(batch);
 
-    for (const q of ['x', 'x:rd', 'y', 'z']) expect(await pending(`q:${q}`)).toBe(0);
+    for (const key of ['q:x', 'rd:x', 'q:y', 'q:z']) expect(await pending(key)).toBe(0);
     expect(await scope.raw.xlen(scope.key('q:x'))).toBe(0);
-    expect(await scope.raw.xlen(scope.key('q:x:rd'))).toBe(0);
+    expect(await scope.raw.xlen(scope.key('rd:x'))).toBe(0);
     expect(await scope.raw.xlen(scope.key('q:z'))).toBe(0);
     // y keeps only the retry's timer marker (the retried job became the earliest delayed one).
     expect(await scope.raw.xlen(scope.key('q:y'))).toBeLessThanOrEqual(1);
@@ -158,10 +158,10 @@ describe('RedisBroker: batched settlements', () => {
 
     await b.settle(held.deliveries.map((delivery) => ({ kind: 'ack' as const, delivery })));
     expect(await b.counts(['x', 'y'])).toEqual(before);
-    expect(await pending('q:x:rd')).toBe(10);
-    expect(await pending('q:y:rd')).toBe(10);
-    expect(await scope.raw.xlen(scope.key('q:x:rd'))).toBe(10);
-    expect(await scope.raw.xlen(scope.key('q:y:rd'))).toBe(10);
+    expect(await pending('rd:x')).toBe(10);
+    expect(await pending('rd:y')).toBe(10);
+    expect(await scope.raw.xlen(scope.key('rd:x'))).toBe(10);
+    expect(await scope.raw.xlen(scope.key('rd:y'))).toBe(10);
   });
 });
 

@@ -189,7 +189,7 @@ describe('RedisBroker: delayed jobs', () => {
     const waiting = broker.waitForWork(NODE, ['default'], 60_000, new AbortController().signal, 1);
     await sleep(100);
     // Another node's fetch takes the first job off the delayed set before this one gets to it.
-    await scope.raw.zpopmin(scope.key('q:default:delayed'));
+    await scope.raw.zpopmin(scope.key('delayed:default'));
     const woke = await waiting;
     const got =
       woke.deliveries.length > 0 ? woke.deliveries : (await fetchFrom(broker, NODE, ['default'], 5)).deliveries;
@@ -246,7 +246,7 @@ describe('RedisBroker: dead letters and malformed entries', () => {
     await small.enqueue([job('default'), job('default'), job('default')]);
     const ds = (await fetchFrom(small, NODE, ['default'], 3)).deliveries;
     await small.settle(ds.map((d) => ({ kind: 'dead' as const, delivery: d, reason: 'x' })));
-    expect(await scope.raw.xlen(scope.key('q:default:dead'))).toBe(2);
+    expect(await scope.raw.xlen(scope.key('dead:default'))).toBe(2);
   });
 
   it('turns a garbage entry into a malformed delivery, which then goes dead', async () => {

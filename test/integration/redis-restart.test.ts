@@ -67,7 +67,7 @@ describe('RedisBroker: Redis restarted mid-run', () => {
       // Handed back to the redelivery stream by the woken read (a wait that had merely timed out would have left it in the queue's stream).
       const raw = new Redis(server.url);
       try {
-        expect(await raw.xlen('{restart}:q:default:rd')).toBe(1);
+        expect(await raw.xlen('{restart}:rd:default')).toBe(1);
       } finally {
         raw.disconnect();
       }

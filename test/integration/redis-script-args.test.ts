@@ -31,13 +31,7 @@ async function reserved(): Promise<Delivery> {
 
 /** The fetch script settling one delivery with op/arg, settle-only (node id ''). */
 function settleRaw(d: Delivery, op: string, arg: string, queueIndex: number | string = 1): Promise<unknown> {
-  const keys = [
-    scope.key('nodes'),
-    scope.key('q:q'),
-    scope.key('q:q:rd'),
-    scope.key('q:q:delayed'),
-    scope.key('q:q:dead'),
-  ];
+  const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('rd:q'), scope.key('delayed:q'), scope.key('dead:q')];
   return callScript(scope.raw, 'fetchJobs', keys, [
     '',
     0,
@@ -86,13 +80,7 @@ describe('fetch script: a bad settlement argument loses no job', () => {
 
   it('a miscounted argument list fails before any ack', async () => {
     const d = await reserved();
-    const keys = [
-      scope.key('nodes'),
-      scope.key('q:q'),
-      scope.key('q:q:rd'),
-      scope.key('q:q:delayed'),
-      scope.key('q:q:dead'),
-    ];
+    const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('rd:q'), scope.key('delayed:q'), scope.key('dead:q')];
     // One ack group claiming two ids, followed by one: the count is wrong.
     await expect(
       callScript(scope.raw, 'fetchJobs', keys, ['', 0, 1, 0, 10, 100, 0, 1, 1, 'q', 2, d.receipt.slice(2)]),
@@ -119,11 +107,11 @@ describe('other scripts check their arguments first', () => {
   });
 
   it('enqueueDelayed rejects an unknown mode and a non-integer delay', async () => {
-    const keys = [scope.key('q:q:delayed'), scope.key('q:q')];
+    const keys = [scope.key('delayed:q'), scope.key('q:q')];
     await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['later', 5, 'id', 'x'])).rejects.toThrow(/mode/);
     await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['delay', 'nan', 'id', 'x'])).rejects.toThrow(
       /delay \(ms\)/,
     );
-    expect(await scope.raw.exists(scope.key('q:q:delayed'), scope.key('q:q'))).toBe(0);
+    expect(await scope.raw.exists(scope.key('delayed:q'), scope.key('q:q'))).toBe(0);
   });
 });

@@ -55,6 +55,9 @@ describe('Client.enqueue options', () => {
     ['softTimeLimit', { softTimeLimit: 'x' }, '"x"'],
     ['softTimeLimit', { timeLimit: '1s', softTimeLimit: '2s' }, '"2s"'],
     ['queue', { queue: '' }, '""'],
+    ['queue', { queue: 'default:delayed' }, '"default:delayed"'],
+    ['queue', { queue: 'a b' }, '"a b"'],
+    ['queue', { queue: 7 }, '7'],
     ['id', { id: 42 }, '42'],
   ])('rejects a bad %s (%j) with an OptionError naming it and the value', async (option, options, shown) => {
     const err = await client()

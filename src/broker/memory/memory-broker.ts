@@ -20,6 +20,7 @@ import type {
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
+import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
@@ -81,7 +82,7 @@ export class MemoryBroker implements Broker {
   // producer
 
   async enqueue(jobs: readonly NewJob[]): Promise<void> {
-    for (const job of jobs) if (job.queue === '') throw new OptionError('queue', job.queue, 'a non-empty queue name');
+    for (const job of jobs) checkQueueName('queue', job.queue, throwOptionError);
     const now = Date.now();
     const touched = new Set<string>();
     for (const input of jobs) {

@@ -7,6 +7,10 @@ export const GROUP = 'w';
  * Every key the broker uses. Queue, node and membership keys share the hash
  * tag `{<namespace>}` so one script can touch them all on a Redis Cluster;
  * results and reply lists are outside it (namespaced, but spread over slots).
+ * Each key is `<prefix>:<kind>` or `<prefix>:<kind>:<name>`, the kind a fixed
+ * word, so no name chosen by a user (a queue, a job id) can spell another
+ * key: a queue named "default:delayed" (refused anyway) would be
+ * `{ns}:q:default:delayed`, never the delayed set `{ns}:delayed:default`.
  */
 export class Keys {
   readonly tag: string;
@@ -21,13 +25,13 @@ export class Keys {
     return `${this.tag}:q:${queue}`;
   }
   rd(queue: string): string {
-    return `${this.tag}:q:${queue}:rd`;
+    return `${this.tag}:rd:${queue}`;
   }
   delayed(queue: string): string {
-    return `${this.tag}:q:${queue}:delayed`;
+    return `${this.tag}:delayed:${queue}`;
   }
   dead(queue: string): string {
-    return `${this.tag}:q:${queue}:dead`;
+    return `${this.tag}:dead:${queue}`;
   }
   /** The four keys of a queue, in the order the fetch script expects. */
   queueKeys(queue: string): [string, string, string, string] {

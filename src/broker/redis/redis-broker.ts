@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BrokerClosedError, OptionError } from '../../errors.js';
+import { BrokerClosedError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
   AnnouncedResults,
@@ -20,6 +20,7 @@ import type {
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
+import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { QueueAdmin } from './queue-admin.js';
 import { BlockingConnection } from './blocking.js';
 import { checkUrl, createConnection, maskUrl, open } from './connection.js';
@@ -37,6 +38,12 @@ import { Deliveries } from './deliveries.js';
 const BULK_MIN = 8;
 /** Most jobs per bulk-script call (keeps one call's time in Redis around a millisecond). */
 const BULK_CHUNK = 1000;
+/**
+ * Most bytes of job values per bulk-script call: the packed jobs are one
+ * argument, and Redis refuses an argument over its proto-max-bulk-len (512 MB
+ * by default, 1 MB at the least). A larger job goes alone.
+ */
+const BULK_BYTES = 512 * 1024;
 /**
  * Arrays of byte strings as msgpack, every value as a `str` of its raw bytes
  * (Redis's cmsgpack reads no `bin` type, and a Lua string is bytes anyway).
@@ -94,6 +101,28 @@ function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Buffer {
 /** A settlement that writes something new (a plain ack only deletes): Redis at maxmemory refuses it. */
 function growsRedis(s: Settlement): boolean {
   return s.kind !== 'ack' || s.result !== undefined;
+}
+
+/** `rows` cut in order into chunks of at most `count` rows and `bytes` bytes (a larger row alone). */
+function* chunks<T extends readonly (string | Buffer)[]>(
+  rows: readonly T[],
+  count: number,
+  bytes: number,
+): Generator<T[]> {
+  let chunk: T[] = [];
+  let size = 0;
+  for (const row of rows) {
+    let rowSize = 0;
+    for (const v of row) rowSize += typeof v === 'string' ? Buffer.byteLength(v) : v.length;
+    if (chunk.length > 0 && (chunk.length >= count || size + rowSize > bytes)) {
+      yield chunk;
+      chunk = [];
+      size = 0;
+    }
+    chunk.push(row);
+    size += rowSize;
+  }
+  if (chunk.length > 0) yield chunk;
 }
 
 /**
@@ -219,6 +248,7 @@ export class RedisBroker implements Broker {
    */
   async enqueue(jobs: readonly NewJob[]): Promise<void> {
     if (jobs.length === 0) return;
+    for (const job of jobs) checkQueueName('queue', job.queue, throwOptionError);
     const redis = await this.redis();
     await this.outOfMemory.watch('jobs', true, () => this.enqueueOn(redis, jobs));
   }
@@ -235,16 +265,17 @@ export class RedisBroker implements Broker {
       if (run.length < BULK_MIN) {
         for (const fields of run) pipe.xadd(stream, '*', ...fields);
       } else {
-        for (let i = 0; i < run.length; i += BULK_CHUNK) {
-          // The values only (odd places of the field list), packed into one argument.
-          const values = run.slice(i, i + BULK_CHUNK).map((fields) => fields.filter((_, at) => at % 2 === 1));
-          callScript(pipe, 'enqueueJobs', [stream], [packStrings(values)]);
-        }
+        // The values only (odd places of the field list), packed into one argument per chunk.
+        for (const chunk of chunks(
+          run.map((fields) => fields.filter((_, at) => at % 2 === 1)),
+          BULK_CHUNK,
+          BULK_BYTES,
+        ))
+          callScript(pipe, 'enqueueJobs', [stream], [packStrings(chunk)]);
       }
       run = [];
     };
     for (const job of jobs) {
-      if (job.queue === '') throw new OptionError('queue', job.queue, 'a non-empty queue name');
       if (!this.knownLocally.has(job.queue)) {
         this.knownLocally.add(job.queue);
         added.push(job.queue);

@@ -6,9 +6,9 @@
   that, a few markers do not matter).
 
   KEYS[1] {ns}:q:<q>
-  KEYS[2] {ns}:q:<q>:rd
-  KEYS[3] {ns}:q:<q>:delayed
-  KEYS[4] {ns}:q:<q>:dead
+  KEYS[2] {ns}:rd:<q>
+  KEYS[3] {ns}:delayed:<q>
+  KEYS[4] {ns}:dead:<q>
 
   ARGV[1] most undelivered entries scanned for markers
 

@@ -3,8 +3,8 @@
   (mode "delay") or at the epoch ms ARGV[2] (mode "eta"). A job already due
   goes straight to the stream.
 
-  KEYS[1] {ns}:q:<queue>:delayed   ZSET of delayed jobs
-  KEYS[2] {ns}:q:<queue>           the queue's stream (for a due job or a timer marker)
+  KEYS[1] {ns}:delayed:<queue>   ZSET of delayed jobs
+  KEYS[2] {ns}:q:<queue>         the queue's stream (for a due job or a timer marker)
 
   ARGV[1] "delay" | "eta"
   ARGV[2] the delay (ms) or the due time (epoch ms)

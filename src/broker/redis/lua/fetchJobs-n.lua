@@ -4,10 +4,10 @@
   The number of keys varies: 1 + 4 per queue.
 
   KEYS[1]          {ns}:nodes                 ZSET node -> lease deadline
-  KEYS[4(i-1)+2]   {ns}:q:<queue i>           stream (consumer group GROUP)
-  KEYS[4(i-1)+3]   {ns}:q:<queue i>:rd        redelivered jobs, served first
-  KEYS[4(i-1)+4]   {ns}:q:<queue i>:delayed   ZSET
-  KEYS[4(i-1)+5]   {ns}:q:<queue i>:dead      dead letters
+  KEYS[4(i-1)+2]   {ns}:q:<queue i>         stream (consumer group GROUP)
+  KEYS[4(i-1)+3]   {ns}:rd:<queue i>        redelivered jobs, served first
+  KEYS[4(i-1)+4]   {ns}:delayed:<queue i>   ZSET
+  KEYS[4(i-1)+5]   {ns}:dead:<queue i>      dead letters
   The first P queues are the plan, in plan order; settlements may name more.
 
   ARGV[1] node id ('' = settle only: no lease check, no promotion, no read)

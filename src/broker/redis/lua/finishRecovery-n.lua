@@ -6,7 +6,7 @@
   KEYS[1]   {ns}:nodes
   KEYS[2]   {ns}:recovering
   KEYS[3]   {ns}:node:<id>
-  KEYS[4..] every stream the node may have read: {ns}:q:<q> and {ns}:q:<q>:rd
+  KEYS[4..] every stream the node may have read: {ns}:q:<q> and {ns}:rd:<q>
 
   ARGV[1] the dead node's id
 

@@ -9,7 +9,7 @@
   KEYS[1]    {ns}:nodes           ZSET node id -> lease deadline (ms)
   KEYS[2]    {ns}:recovering      ZSET dead node id -> its recoverer's deadline (ms)
   KEYS[3]    {ns}:ctl:<id>        LIST control requests for this node
-  KEYS[4..]  {ns}:q:<q>:delayed   the delayed sets of this node's queues
+  KEYS[4..]  {ns}:delayed:<q>   the delayed sets of this node's queues
 
   ARGV[1] node id
   ARGV[2] lease (ms)

@@ -4,8 +4,8 @@
   delayed job.
 
   KEYS[1] {ns}:q:<q>
-  KEYS[2] {ns}:q:<q>:rd
-  KEYS[3] {ns}:q:<q>:delayed
+  KEYS[2] {ns}:rd:<q>
+  KEYS[3] {ns}:delayed:<q>
 
   Returns how many jobs were dropped (timer markers not counted).
 ]]

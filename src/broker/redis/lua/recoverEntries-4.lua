@@ -5,9 +5,9 @@
   maxRedeliveries (a poison job that keeps killing nodes). Idempotent.
 
   KEYS[1] {ns}:recovering   ZSET (the claim must still exist)
-  KEYS[2] the stream to scan: {ns}:q:<q> or {ns}:q:<q>:rd
-  KEYS[3] {ns}:q:<q>:rd
-  KEYS[4] {ns}:q:<q>:dead
+  KEYS[2] the stream to scan: {ns}:q:<q> or {ns}:rd:<q>
+  KEYS[3] {ns}:rd:<q>
+  KEYS[4] {ns}:dead:<q>
 
   ARGV[1] the dead node's id (its consumer name)
   ARGV[2] batch size

@@ -1,7 +1,7 @@
 --[[
   Moves dead jobs back to their queue with attempt and redeliveries reset.
 
-  KEYS[1] {ns}:q:<q>:dead
+  KEYS[1] {ns}:dead:<q>
   KEYS[2] {ns}:q:<q>
 
   ARGV[1] '1' = every dead job, '0' = only the jobs listed next
