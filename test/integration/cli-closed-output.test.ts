@@ -31,8 +31,8 @@ describe('output to a reader that went away (EPIPE)', () => {
       // Asynchronous pino retried the queued lines for ever at exit (sonic-boom's flushSync on EPIPE).
       const proc = spawn(process.execPath, [fixture('log-then-exit.mjs'), stream], { stdio: ['pipe', 'pipe', 'pipe'] });
       const exited = exitOf(proc);
-      (stream === 'stdout' ? proc.stdout : proc.stderr)!.destroy();
-      proc.stdin!.write('go\n');
+      (stream === 'stdout' ? proc.stdout : proc.stderr).destroy();
+      proc.stdin.write('go\n');
       expect(await exited).toEqual({ code: 0, signal: null });
     },
   );
@@ -48,7 +48,7 @@ describe('output to a reader that went away (EPIPE)', () => {
       },
     );
     const exited = exitOf(proc);
-    proc.stdout!.destroy();
+    proc.stdout.destroy();
     const broker = createBroker(url, { logger: silent });
     await broker.connect();
     try {

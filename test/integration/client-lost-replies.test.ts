@@ -156,7 +156,7 @@ describe.each(['redis', 'memory'] as const)('Client on %s: an announced result t
       worker = createBroker(url, { logger: log, resultTtl: 1 });
       await worker.connect();
       cleanups.push(() => worker.close());
-      evict = async () => undefined;
+      evict = () => Promise.resolve();
     }
     await register(worker);
     const c = client(url, namespace);

@@ -173,7 +173,7 @@ async function startOrphanParent(
   });
   parents.push(parent);
   const line = await new Promise<string>((resolve, reject) => {
-    const rl = createInterface({ input: parent.stdout! });
+    const rl = createInterface({ input: parent.stdout });
     rl.once('line', resolve);
     parent.once('exit', (code, signal) => reject(new Error(`orphan-parent exited early: ${code ?? signal}`)));
   });

@@ -26,7 +26,7 @@ describe('user code that throws inside the pool', () => {
     expect(lines).toContainEqual(
       expect.objectContaining({
         msg: 'an onStart callback threw; ignored',
-        err: expect.objectContaining({ message: 'listener bug' }),
+        err: expect.objectContaining({ message: 'listener bug' }) as unknown,
       }),
     );
   });

@@ -49,7 +49,8 @@ describe('Worker whose Consumer crashes', () => {
 
       const err = await failed;
       expect(err).toBeInstanceOf(ConsumerFailedError);
-      expect(err).toMatchObject({ code: 'PREFORK_CONSUMER_FAILED', cause: expect.any(TypeError) });
+      expect(err).toMatchObject({ code: 'PREFORK_CONSUMER_FAILED' });
+      expect((err as Error).cause).toBeInstanceOf(TypeError);
       expect(worker.failed).toBe(err);
       expect(stopped).toBe(true);
 

@@ -1,4 +1,4 @@
-import { MAX_TIMER_MS, timerMs } from '../../util/units.js';
+import { timerMs } from '../../util/units.js';
 import type { AnnouncedResults, ResultRecord } from '../types.js';
 
 interface StoredResult {
