@@ -364,8 +364,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /**
    * What a fetch or a heartbeat does when the broker says `seenAs` lost its
-   * lease. For tests: a real fence needs the node stalled past its lease (and
-   * the recovered jobs then come back to it), and a late second report of one
+   * lease (`leaseRanOut`: as after a stall past it, so held jobs are dropped).
+   * For tests: a real fence needs the node stalled past its lease (and the
+   * recovered jobs then come back to it), and a late second report of one
    * fence is a race no public call can order.
    * @internal
    */

@@ -6,6 +6,24 @@ export const CONTROL_REPLY_TTL_MS = 60_000;
 
 const COMMANDS: readonly ControlCommand[] = ['ping', 'stats', 'grow', 'shrink', 'autoscale', 'shutdown'];
 
+function isCommand(value: unknown): value is ControlCommand {
+  return COMMANDS.some((c) => c === value);
+}
+
+/** A parsed JSON object (not an array, not null): its fields are still unknown. */
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** JSON.parse that answers undefined for text that is not JSON. */
+function parseJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}
+
 export function encodeControlRequest(request: ControlRequest): string {
   return JSON.stringify(request);
 }
@@ -15,19 +33,16 @@ export function decodeControlRequests(raws: readonly (Buffer | string)[], log: L
   const out: ControlRequest[] = [];
   for (const raw of raws) {
     const text = raw.toString();
-    try {
-      const r = JSON.parse(text) as Partial<ControlRequest>;
-      if (
-        typeof r.id === 'string' &&
-        COMMANDS.includes(r.command as ControlCommand) &&
-        Array.isArray(r.args) &&
-        r.args.every((a) => typeof a === 'number')
-      ) {
-        out.push({ id: r.id, command: r.command as ControlCommand, args: r.args });
-        continue;
-      }
-    } catch {
-      // fall through
+    const r = parseJson(text);
+    if (
+      isRecord(r) &&
+      typeof r.id === 'string' &&
+      isCommand(r.command) &&
+      Array.isArray(r.args) &&
+      r.args.every((a) => typeof a === 'number')
+    ) {
+      out.push({ id: r.id, command: r.command, args: r.args });
+      continue;
     }
     log.warn({ request: text.slice(0, 200) }, 'ignored a control request this node cannot read');
   }
@@ -38,11 +53,14 @@ export function encodeControlReply(reply: ControlReply): string {
   return JSON.stringify(reply);
 }
 
+/** A reply as stored, or undefined when it is not one (another version's, or garbage). */
 export function decodeControlReply(raw: string): ControlReply | undefined {
-  try {
-    const r = JSON.parse(raw) as ControlReply;
-    return typeof r.node === 'string' && typeof r.ok === 'boolean' ? r : undefined;
-  } catch {
+  const r = parseJson(raw);
+  if (!isRecord(r) || typeof r.node !== 'string' || typeof r.nodeId !== 'string' || typeof r.ok !== 'boolean')
     return undefined;
-  }
+  if (r.error !== undefined && typeof r.error !== 'string') return undefined;
+  const reply: ControlReply = { node: r.node, nodeId: r.nodeId, ok: r.ok };
+  if (r.value !== undefined) reply.value = r.value;
+  if (r.error !== undefined) reply.error = r.error;
+  return reply;
 }
