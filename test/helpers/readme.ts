@@ -107,8 +107,8 @@ export class Project {
     });
     this.background.push(proc);
     let out = '';
-    proc.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    proc.stderr!.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
     const exited = new Promise<number | string | null>((resolve) =>
       proc.once('exit', (code, signal) => resolve(code ?? signal)),
     );

@@ -14,6 +14,7 @@ import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
 import { Client, Worker, type WorkerOptions } from 'prefork';
 import { inject } from 'vitest';
+import type { Broker, QueueCounts } from '../../dist/broker/types.js';
 import '../setup/provided.js';
 
 export const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
@@ -30,6 +31,11 @@ export function captureLog(): { log: Logger; lines: Record<string, unknown>[] } 
     },
   });
   return { log: pino({ level: 'debug' }, stream), lines };
+}
+
+/** The queue counts seen by a Client's own broker (a Client holds the admin role too, though its type does not say so). */
+export function countsOf(client: Client, queues: string[]): Promise<QueueCounts[]> {
+  return (client.broker as Broker).counts(queues);
 }
 
 export function fixture(name: string): string {

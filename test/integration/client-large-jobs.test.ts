@@ -3,7 +3,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ArgumentsTooLargeError, Client } from 'prefork';
 import type { Delivery } from '../../dist/broker/types.js';
 import { startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
-import { cleanup, fixture, makeWorker, silent } from '../helpers/worker.js';
+import { cleanup, countsOf, fixture, makeWorker, silent } from '../helpers/worker.js';
 import { Scope } from './redis-helpers.js';
 
 afterEach(cleanup);
@@ -74,7 +74,7 @@ describe('Client: arguments larger than a child can receive (maxFrameSize)', () 
       expect((err as Error).message).toMatch(
         /task length .* over the 1048576 bytes a child can receive \(maxFrameSize\)/,
       );
-      expect((await c.broker.counts(['default']))[0]!.waiting).toBe(0);
+      expect((await countsOf(c, ['default']))[0]!.waiting).toBe(0);
     } finally {
       await c.close();
     }
@@ -87,7 +87,7 @@ describe('Client: arguments larger than a child can receive (maxFrameSize)', () 
         ArgumentsTooLargeError,
       );
       await c.enqueue('length', [Buffer.alloc(60 * 1024 * 1024)]);
-      expect((await c.broker.counts(['default']))[0]!.waiting).toBe(1);
+      expect((await countsOf(c, ['default']))[0]!.waiting).toBe(1);
     } finally {
       await c.close();
     }

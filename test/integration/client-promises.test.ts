@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client, PreforkError, ResultTimeoutError } from 'prefork';
-import { silent } from '../helpers/worker.js';
+import { countsOf, silent } from '../helpers/worker.js';
 import { redisUrl, Scope } from './redis-helpers.js';
 
 /** What the Client's documentation promises, through its public API. */
@@ -78,10 +78,10 @@ describe('Client: the broker by default', () => {
     expect((await c.broker.getResult(job.id)) ?? 'stored nowhere else').toBe('stored nowhere else');
     const other = new Client({ broker: url, logger: silent });
     cleanups.push(() => other.close());
-    expect(await other.broker.counts(['default'])).toMatchObject([{ waiting: 1 }]);
+    expect(await countsOf(other, ['default'])).toMatchObject([{ waiting: 1 }]);
   });
 
-  it('is redis://127.0.0.1:6379 when $PREFORK_BROKER_URL is not set', async () => {
+  it('is redis://127.0.0.1:6379 when $PREFORK_BROKER_URL is not set', () => {
     delete process.env.PREFORK_BROKER_URL;
     const c = new Client({ logger: silent });
     cleanups.push(() => c.close());
@@ -125,10 +125,10 @@ describe.each(['memory', 'redis'] as const)('Client on %s: a valid eta', (kind) 
     const { c, take } = await setup();
     const later = await c.enqueue('t', [], { eta: new Date(Date.now() + 3_600_000) });
     const soon = await c.enqueue('t', [], { eta: Date.now() + 300 });
-    expect(await c.broker.counts(['default'])).toMatchObject([{ waiting: 0, delayed: 2 }]);
+    expect(await countsOf(c, ['default'])).toMatchObject([{ waiting: 0, delayed: 2 }]);
     expect(await take()).toEqual([]);
     await vi.waitFor(async () => expect(await take()).toEqual([soon.id]), { timeout: 10_000, interval: 100 });
-    expect(await c.broker.counts(['default'])).toMatchObject([{ delayed: 1 }]);
+    expect(await countsOf(c, ['default'])).toMatchObject([{ delayed: 1 }]);
     expect(later.id).not.toBe(soon.id);
   });
 

@@ -25,7 +25,7 @@ describe('printRecord', () => {
     ['RETRY', 'RETRY (failed; another attempt is scheduled)'],
     ['SUCCESS', 'SUCCESS'],
   ] as const)('%s', (state, shown) => {
-    const out = printed({ ...base, state, node: 'n1', pid: 42 } as ResultRecord);
+    const out = printed({ ...base, state, node: 'n1', pid: 42 });
     expect(out).toMatch(new RegExp(`^state: +${shown.replace(/[()]/g, '\\$&')}$`, 'm'));
     expect(out).toMatch(/^node: +n1 \(pid 42\)$/m);
   });
