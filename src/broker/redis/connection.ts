@@ -50,9 +50,6 @@ export function createConnection(url: string, role: ConnectionRole, name: string
     connectTimeout: CONNECT_TIMEOUT_MS,
     retryStrategy,
     connectionName: name,
-    // RESP2, as in ioredis 5: raw callBuffer() replies skip ioredis' reply transformers, and under
-    // RESP3 a map reply (XREADGROUP's streams) arrives flattened as [key, value] instead of [[key, value]].
-    protocol: 2,
     ...(role === 'command'
       ? { maxRetriesPerRequest: 2 }
       : { maxRetriesPerRequest: null, enableOfflineQueue: false, autoResendUnfulfilledCommands: false }),
