@@ -35,6 +35,7 @@ const samples: Record<string, () => PreforkError> = {
   ResultSerializationError: () => new prefork.ResultSerializationError('render', 'a function cannot be serialized'),
   PayloadDecodeError: () => new prefork.PayloadDecodeError('parse', 'unexpected end'),
   ArgumentSerializationError: () => new prefork.ArgumentSerializationError('add', new TypeError('cycle')),
+  ArgumentsTooLargeError: () => new prefork.ArgumentsTooLargeError('resize', 70_000_000, 67_108_864),
   MalformedJobError: () => new prefork.MalformedJobError('malformed job: no payload'),
   ProtocolError: () => new prefork.ProtocolError('child 12 sent an unknown message type 99'),
   FrameTooLargeError: () => new prefork.FrameTooLargeError(65, 64),
