@@ -1,10 +1,15 @@
 import type { Logger } from 'pino';
 import { decideScale, type ScaleDecision } from './scale-policy.js';
 
+/** The Autoscaler resized the pool: the Pool's 'autoscale' event. */
 export interface ScaleEvent {
+  /** 'up': children were added; 'down': idle children were retired. */
   direction: 'up' | 'down';
+  /** The number of children before. */
   from: number;
+  /** The number of children after. */
   to: number;
+  /** Reserved requests (jobs applied and not yet settled) when it decided. */
   reserved: number;
 }
 

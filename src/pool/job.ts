@@ -3,19 +3,40 @@ import type { JobMeta } from '../protocol/messages.js';
 /** A job's arguments: an array, or a msgpack-encoded array passed through to the child untouched. */
 export type JobArgs = unknown[] | Uint8Array;
 
-/** Per-job options of `Pool.apply`. */
+/** Per-job options of `Pool.apply`; a bad or unknown one rejects the call with an OptionError. */
 export interface ApplyOptions {
-  /** The job's id as the task sees it in currentTask() (default: the pool's sequence number). */
+  /**
+   * The job's id as the task sees it in `currentTask().id`.
+   * @defaultValue the pool's sequence number for the job, as a string
+   */
   id?: string;
-  /** The queue the job came from, for currentTask(). */
+  /**
+   * The queue the job came from, as the task sees it in `currentTask().queue`.
+   * @defaultValue undefined
+   */
   queue?: string;
-  /** Retries already spent, for currentTask(). */
+  /**
+   * Retries already spent, as the task sees it in `currentTask().retries`.
+   * @defaultValue 0
+   */
   retries?: number;
-  /** Override the pool's hard time limit for this job (ms, or a string like "5s"). */
+  /**
+   * Hard time limit for this job (ms or "5s", at most 2^31-1 ms): past it the
+   * child is SIGKILLed and the job rejects with TimeLimitExceeded.
+   * @defaultValue the task's own (defineTasks), else the pool's `timeLimit`
+   */
   timeLimit?: number | string;
-  /** Override the pool's soft time limit for this job (ms, or a string like "5s"). */
+  /**
+   * Soft time limit for this job (ms or "5s", less than the hard one): past
+   * it the job's AbortSignal aborts.
+   * @defaultValue the task's own (defineTasks), else the pool's `softTimeLimit`
+   */
   softTimeLimit?: number | string;
-  /** Called when a child starts the job (its ACK arrived). */
+  /**
+   * Called when a child starts the job (its ACK arrived), with the child's
+   * pid and the epoch ms it started. What it throws is logged and ignored.
+   * @defaultValue none
+   */
   onStart?: (info: { pid: number; startedAt: number }) => void;
 }
 

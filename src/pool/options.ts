@@ -5,15 +5,30 @@ import { throwOptionError } from '../job-option-checks.js';
 import { checkDuration, checkSize, parseAutoscale, type DurationKind } from '../util/units.js';
 import { DEFAULT_MAX_FRAME_SIZE } from '../protocol/job-frame.js';
 
+/**
+ * How the TaskHandler picks a child for the next job: `'fair'` writes a job
+ * only to an idle child; `'fcfs'` also queues jobs in busy children's pipes.
+ */
 export type StrategyName = 'fair' | 'fcfs';
 
-/** What `new Pool(options)` accepts. Durations are ms or strings like "30s"; sizes are bytes or strings like "512MB". */
+/**
+ * What `new Pool(options)` accepts; a bad or unknown option throws an
+ * OptionError naming it. Durations are ms or strings like "30s"; sizes are
+ * bytes or strings like "512MB" (10^6) or "512MiB" (2^20).
+ */
 export interface PoolOptions {
   /** Path of the task module (its default export is `defineTasks({...})`). */
   app: string;
-  /** Fixed number of children (default: the number of CPUs). Ignored when `autoscale` is set. */
+  /**
+   * Fixed number of children. Ignored when `autoscale` is set.
+   * @defaultValue the number of CPUs (`os.availableParallelism()`), or `maxProcesses` if smaller
+   */
   processes?: number;
-  /** `[max, min]` or "max,min": size the pool from the reserved requests. */
+  /**
+   * `[max, min]` or "max,min": size the pool between min and max children
+   * from the reserved requests (jobs applied and not yet settled).
+   * @defaultValue none: a fixed pool of `processes` children
+   */
   autoscale?: [number, number] | string;
   /**
    * The most children the pool may have: grow() stops there, and neither
@@ -22,33 +37,86 @@ export interface PoolOptions {
    * @defaultValue 4 × the number of CPUs, or `processes` / autoscale's max if larger
    */
   maxProcesses?: number;
-  /** How long after the last scale-up before the Autoscaler may shrink (default 30 s). */
+  /**
+   * With autoscale: how long after the last scale-up before the Autoscaler
+   * may shrink the pool (ms or "30s").
+   * @defaultValue 30 s
+   */
   keepalive?: number | string;
-  /** How often the Autoscaler re-evaluates (default 1 s). */
+  /**
+   * With autoscale: how often the Autoscaler re-evaluates the size (ms or "1s").
+   * @defaultValue 1 s
+   */
   autoscaleInterval?: number | string;
-  /** 'fair' (default): only idle children get jobs. 'fcfs': idle children first (lowest index), then round-robin to any child whose pipe accepts data. */
+  /**
+   * 'fair': only idle children get jobs. 'fcfs': idle children first (lowest
+   * index), then round-robin to any child whose pipe accepts data.
+   * @defaultValue `'fair'`
+   */
   strategy?: StrategyName;
-  /** Replace a child after it has run this many jobs. */
+  /**
+   * Replace a child after it has run this many jobs (a leak guard).
+   * @defaultValue none: a child runs jobs for as long as it lives
+   */
   maxTasksPerChild?: number;
-  /** Replace a child once its RSS after a job is above this. */
+  /**
+   * Replace a child once its resident set size after a job is above this
+   * (bytes or "512MB"); the job itself completes.
+   * @defaultValue none: no memory limit
+   */
   maxMemoryPerChild?: number | string;
-  /** Hard limit per job: the child is SIGKILLed and the job fails with TimeLimitExceeded. */
+  /**
+   * Hard limit per job (ms or "30s", at most 2^31-1 ms): past it the child
+   * is SIGKILLed and the job fails with TimeLimitExceeded. A task's or a
+   * job's own limit wins over this one.
+   * @defaultValue none: jobs may run for ever
+   */
   timeLimit?: number | string;
-  /** Soft limit per job: the job's AbortSignal fires. */
+  /**
+   * Soft limit per job (ms or "30s", less than `timeLimit`): past it the
+   * job's AbortSignal (`currentTask().signal`) aborts with SoftTimeLimitExceeded.
+   * A task's or a job's own limit wins over this one.
+   * @defaultValue none
+   */
   softTimeLimit?: number | string;
-  /** A child that has not sent WORKER_UP within this is killed and replaced (default 10 s). */
+  /**
+   * A child that has not loaded the task module and reported ready within
+   * this (ms or "10s") is killed and replaced.
+   * @defaultValue 10 s
+   */
   procAliveTimeout?: number | string;
-  /** Children that die before becoming ready, or while idle, more than this many times within `restartWindow` fail the pool (default 10). */
+  /**
+   * Children that die before becoming ready, or while idle, more than this
+   * many times within `restartWindow` fail the pool (PoolFailedError).
+   * @defaultValue 10
+   */
   maxRestarts?: number;
-  /** The window of `maxRestarts` (default 30 s). */
+  /**
+   * The sliding window `maxRestarts` counts deaths in (ms or "30s").
+   * @defaultValue 30 s
+   */
   restartWindow?: number | string;
-  /** Largest frame a child may send (default 64 MiB). */
+  /**
+   * Largest frame, in bytes (or "64MiB"), exchanged with a child: a job
+   * whose arguments exceed it fails with ArgumentSerializationError, one
+   * whose result does with ResultSerializationError.
+   * @defaultValue 64 MiB
+   */
   maxFrameSize?: number | string;
-  /** The node binary the children run (default: the parent's, process.execPath). */
+  /**
+   * The node binary the children run.
+   * @defaultValue the parent's, `process.execPath`
+   */
   execPath?: string;
-  /** Extra node flags for the children. */
+  /**
+   * Node flags for the children (e.g. `['--max-old-space-size=512']`).
+   * @defaultValue `[]`
+   */
   execArgv?: string[];
-  /** Extra environment variables for the children. */
+  /**
+   * Environment variables for the children, over the parent's `process.env`.
+   * @defaultValue `{}`: the parent's environment as is
+   */
   env?: Record<string, string>;
   /**
    * How long close() waits for children told to exit (once every job has
@@ -57,7 +125,10 @@ export interface PoolOptions {
    * @defaultValue 2 s
    */
   killTimeout?: number | string;
-  /** A pino logger; the pool logs through a child of it. */
+  /**
+   * A pino logger; the pool logs through a child of it.
+   * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger
+   */
   logger?: Logger;
 }
 

@@ -29,27 +29,51 @@ import { TaskHandler } from './task-handler.js';
 import { TimeoutHandler } from './timeout-handler.js';
 import type { ProcessOwner, WorkerProcess } from './worker-process.js';
 
+/** A child loaded the task module and is ready for jobs: the Pool's 'process-up' event. */
 export interface ProcessUpEvent {
+  /** The child's process id. */
   pid: number;
 }
+
+/** A child exited: the Pool's 'process-down' event. */
 export interface ProcessDownEvent {
+  /** The child's process id. */
   pid: number;
+  /** Its exit code, or null when a signal ended it. */
   exitCode: number | null;
+  /** The signal that ended it, or null. */
   signal: NodeJS.Signals | null;
+  /**
+   * True when the pool ended it: asked it to exit (retired, shrunk, closing)
+   * and it did cleanly, or killed it (time limit, terminate()). False when it
+   * died on its own or broke the pipe protocol.
+   */
   expected: boolean;
 }
+
+/** A job whose child died under it: the Pool's 'job-lost' event (the job's promise rejects with `error`). */
 export interface JobLostEvent {
+  /** The job's id (ApplyOptions.id, else the pool's sequence number). */
   id: string;
+  /** The task's name. */
   name: string;
+  /** The process id of the child that died. */
   pid: number;
+  /** TimeLimitExceeded when the hard time limit killed the child, else WorkerLostError. */
   error: WorkerLostError | TimeLimitExceeded;
 }
 
+/** The Pool's events and their arguments: `pool.on('process-down', (event) => ...)`. */
 export interface PoolEvents {
+  /** A child is ready for jobs. */
   'process-up': [ProcessUpEvent];
+  /** A child exited, by request or not. */
   'process-down': [ProcessDownEvent];
+  /** A job's child died under it (not emitted for jobs cut off by terminate()). */
   'job-lost': [JobLostEvent];
+  /** The Autoscaler changed the number of children. */
   autoscale: [ScaleEvent];
+  /** Children kept dying before they could work: the pool failed and rejects every job. */
   failed: [PoolFailedError];
 }
 
@@ -66,11 +90,13 @@ type PoolState = 'created' | 'running' | 'closing' | 'closed' | 'failed';
 /**
  * Celery's AsynPool for Node: owns the children and the four handlers
  * (TaskHandler, ResultHandler, Supervisor, TimeoutHandler) plus the optional
- * Autoscaler, and knows nothing of Redis.
+ * Autoscaler, and knows nothing of Redis. Use it alone to run tasks in child
+ * processes of this one; a Worker feeds one from a broker.
  * @template R the task module's type (`new Pool<typeof tasks>(...)`): `apply`
  * then checks task names and arguments and types the result
  */
 export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<PoolEvents> {
+  /** The options as validated: defaults applied, durations in ms and sizes in bytes. */
   readonly options: ResolvedPoolOptions;
   private readonly log: Logger;
   private readonly supervisor: Supervisor;
@@ -94,6 +120,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private readonly failedToLoad = new WeakSet<WorkerProcess>();
   private readonly loadErrorsLogged = new Set<string>();
 
+  /** Validates the options (OptionError names a bad one); no child is spawned before start(). */
   constructor(options: PoolOptions) {
     super();
     this.options = resolvePoolOptions(options);
@@ -172,7 +199,12 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     }
   }
 
-  /** Spawns the children; resolves when the first `processes` (or autoscale `min`) have loaded the task module. */
+  /**
+   * Spawns the children; resolves when the first `processes` (or autoscale
+   * `min`) have loaded the task module. Rejects with PoolFailedError when
+   * they keep dying first (e.g. the module does not load), PoolClosedError
+   * after close() or terminate(), InvalidStateError when called twice.
+   */
   start(): Promise<void> {
     if (this.state === 'closing' || this.state === 'closed')
       return Promise.reject(new PoolClosedError(`start() called on a pool that is ${this.state}`));
@@ -200,7 +232,12 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
    * rejects with its error. `args` may be a msgpack-encoded argument array
    * (a Uint8Array): it is passed through untouched and decoded in the child.
    * Typed from the task module with `new Pool<typeof tasks>()`;
-   * `apply<T>(...)` names the result's type yourself.
+   * `apply<T>(...)` names the result's type yourself. Jobs applied before
+   * start() wait for it. Rejects with OptionError for a bad name, args or
+   * option, PoolClosedError once the pool is closing, WorkerLostError or
+   * TimeLimitExceeded when the child dies under the job, PoolFailedError
+   * when the pool failed, RemoteTaskError (or the rebuilt PreforkError) for
+   * what the task threw.
    */
   apply<N extends TaskName<R>>(
     name: N,
@@ -260,7 +297,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     return this.supervisor.target;
   }
 
-  /** Adds up to n children, never past `maxProcesses`; returns how many it added. */
+  /**
+   * Adds up to n children, never past `maxProcesses`; returns how many it
+   * added (0 unless running). Throws OptionError unless n is an integer >= 1.
+   */
   grow(n = 1): number {
     this.assertCount('grow', n);
     if (this.state !== 'running') return 0;
@@ -278,7 +318,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     return added;
   }
 
-  /** Retires up to n idle children (never a busy one) or children not spawned yet; returns how many went. */
+  /**
+   * Retires up to n idle children (never a busy one) or children not spawned
+   * yet; returns how many went. Throws OptionError unless n is an integer >= 1.
+   */
   shrink(n = 1): number {
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
@@ -299,7 +342,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.tasks.schedule();
   }
 
-  /** Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`). */
+  /**
+   * Changes the autoscale bounds at run time (`prefork control autoscale MAX,MIN`).
+   * Throws InvalidStateError for a pool created without autoscale, OptionError
+   * for bounds that are not integers with 0 <= min <= max <= maxProcesses.
+   */
   setAutoscale(max: number, min: number): void {
     if (this.autoscaler === undefined)
       throw new InvalidStateError('setAutoscale(): this pool was created without autoscale');
@@ -326,6 +373,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     return jobs.length;
   }
 
+  /** A snapshot of the children, the counters and the outbound buffer. */
   stats(): PoolStats {
     return collectStats(
       this.supervisor.procs,
@@ -339,7 +387,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     );
   }
 
-  /** Refuses new jobs, waits for every applied job to settle, then lets the children exit. */
+  /**
+   * Refuses new jobs (PoolClosedError), waits for every applied job to
+   * settle, then lets the children exit (SIGKILL past `killTimeout`).
+   * Before start(), rejects the buffered jobs with PoolClosedError.
+   */
   async close(): Promise<void> {
     if (this.state === 'closed') return;
     if (this.state === 'created') {

@@ -1,34 +1,62 @@
 import type { StrategyName } from './options.js';
 import type { ProcessState, WorkerProcess } from './worker-process.js';
 
+/** One child as `Pool.stats()` shows it. */
 export interface ProcessStats {
+  /** The child's process id. */
   pid: number;
+  /** 'starting' (loading the task module), 'idle', 'busy', 'stopping' (told to exit) or 'exited'. */
   state: ProcessState;
+  /** Jobs the child has settled (succeeded or failed). */
   jobsDone: number;
-  /** The job the child is running now (ACKed, not settled). */
-  current: { id: string; name: string; runtime: number } | null;
+  /** The job the child is running now (ACKed, not settled), or null. */
+  current: {
+    /** The job's id. */
+    id: string;
+    /** The task's name. */
+    name: string;
+    /** Ms since it started. */
+    runtime: number;
+  } | null;
   /** Resident set size in bytes (from /proc, else the child's last report). */
   rss: number | undefined;
 }
 
-/** Counters over the pool's life. `lost` counts jobs whose child died under them; `restarts`, unplanned replacements. */
+/** Counters over the pool's life. */
 export interface PoolTotals {
+  /** Jobs given to apply() (and accepted). */
   applied: number;
+  /** Jobs that resolved. */
   done: number;
+  /** Jobs that rejected, lost ones included (withdrawn ones are not failures). */
   failed: number;
+  /** Jobs whose child died under them (WorkerLostError, TimeLimitExceeded). */
   lost: number;
+  /** Unplanned replacements: children that died, or that the pool killed (time limit, protocol error). */
   restarts: number;
 }
 
+/** A snapshot of the pool: `Pool.stats()`. */
 export interface PoolStats {
+  /** Every child the pool has now. */
   processes: ProcessStats[];
+  /** Counters over the pool's life. */
   totals: PoolTotals;
   /** Reserved requests: jobs applied and not yet settled (buffered or in a child); what the Autoscaler sizes the pool from. */
   reserved: number;
   /** Jobs waiting in the outbound buffer for a child. */
   outbound: number;
+  /** The scheduling strategy (the `strategy` option). */
   strategy: StrategyName;
-  autoscale: { max: number; min: number } | undefined;
+  /** The autoscale bounds now (they change with `setAutoscale`), or undefined for a fixed pool. */
+  autoscale:
+    | {
+        /** The most children. */
+        max: number;
+        /** The fewest children. */
+        min: number;
+      }
+    | undefined;
 }
 
 export function collectStats(
