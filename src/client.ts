@@ -38,10 +38,25 @@ import { checkDuration, checkSize } from './util/units.js';
 /** The broker roles a Client uses: it enqueues and reads results. */
 export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults;
 
+/** What `new Client(options)` accepts; a bad one throws an OptionError naming it. */
 export interface ClientOptions {
-  /** A broker URL or a Broker instance (default `$PREFORK_BROKER_URL`, else redis://127.0.0.1:6379). */
+  /**
+   * A broker URL (`redis://`, `rediss://`, `memory://[name]`) or a Broker
+   * instance (which the client then does not close).
+   * @defaultValue `$PREFORK_BROKER_URL`, else `redis://127.0.0.1:6379`
+   */
   broker?: string | ClientBroker;
+  /**
+   * The broker's key namespace, when `broker` is a URL: the workers' one, or
+   * they never see the jobs.
+   * @defaultValue `"prefork"`
+   */
   namespace?: string;
+  /**
+   * Checked (ms or "1d", positive) but without effect here: the workers
+   * write the results, with their own `resultTtl`.
+   * @defaultValue 1 day
+   */
   resultTtl?: number | string;
   /**
    * Largest job a child can receive: the workers' `maxFrameSize` (a Pool
@@ -58,31 +73,58 @@ export interface ClientOptions {
   logger?: Logger;
 }
 
+/** Per-job options of `Client.enqueue`; a bad or unknown one throws an OptionError naming it. */
 export interface EnqueueOptions {
-  /** Queue name (default "default"). */
+  /**
+   * The queue the job goes to (letters, digits, "_", "-" or ".").
+   * @defaultValue `"default"`
+   */
   queue?: string;
   /**
-   * Run after this long (ms or "30s"); the job waits in the broker, not in a
-   * worker. Counted on the broker's clock (Redis TIME), so a client whose
-   * clock is off does not shift it.
+   * Run after this long (ms or "30s", up to 100 years); the job waits in the
+   * broker, not in a worker. Counted on the broker's clock (Redis TIME), so
+   * a client whose clock is off does not shift it.
+   * @defaultValue none: the job is ready at once
    */
   delay?: number | string;
   /**
    * Run at this time (a Date or epoch ms). Absolute: compared with the
    * broker's clock (Redis TIME), so it is off by however far this machine's
    * clock is from the Redis server's. Prefer `delay` for "in N seconds".
+   * @defaultValue none: the job is ready at once
    */
   eta?: Date | number;
-  /** Retries after the first attempt (default: the task's own, else 0). */
+  /**
+   * Retries after the first attempt.
+   * @defaultValue the task's own (defineTasks), else 0 (3 when the task throws Retry, as Celery)
+   */
   retries?: number;
-  /** How retries wait: `{ type, delay, cap, jitter }`, durations in ms or strings like "30s". */
+  /**
+   * How retries wait: `{ type, delay, cap, jitter }`, durations in ms or strings like "30s".
+   * @defaultValue the task's own, else exponential from 1 s, with jitter, capped at 10 minutes
+   */
   backoff?: BackoffInput;
-  /** Your own job id (default: a random UUID). Enqueuing the same id twice runs the job twice. */
+  /**
+   * Your own job id (non-empty). Enqueuing the same id twice runs the job twice.
+   * @defaultValue a random UUID
+   */
   id?: string;
-  /** Store no result. */
+  /**
+   * Store no result: `result()` then rejects with NoResultError.
+   * @defaultValue false: the task's own `ignoreResult` decides
+   */
   ignoreResult?: boolean;
-  /** Per-job hard / soft time limits (ms or "30s", at most 2^31-1 ms: they run as timers). */
+  /**
+   * Hard time limit for this job (ms or "30s", at most 2^31-1 ms: it runs as
+   * a timer): past it the child is SIGKILLed and the attempt fails with TimeLimitExceeded.
+   * @defaultValue the task's own, else the worker's `timeLimit`
+   */
   timeLimit?: number | string;
+  /**
+   * Soft time limit for this job (ms or "30s", less than `timeLimit`): past
+   * it the task's AbortSignal aborts.
+   * @defaultValue the task's own, else the worker's `softTimeLimit`
+   */
   softTimeLimit?: number | string;
 }
 
@@ -131,18 +173,25 @@ function closedWhileWaiting(id: string): ClientClosedError {
  * @template T what the task resolves with (`unknown` unless the client is typed)
  */
 export class JobHandle<T = unknown> {
+  /** Made by `Client.enqueue`, `enqueueMany` and `handle`, not by hand. */
   constructor(
+    /** The job's id. */
     readonly id: string,
     private readonly client: Client,
+    /** Enqueued with `ignoreResult`: `result()` rejects with NoResultError. */
     readonly ignoreResult: boolean,
     /** Enqueued by this client, so its result will be announced here. */
     private readonly announced: boolean,
   ) {}
 
   /**
-   * Resolves with the task's value, rejects with its error (rebuilt: name,
-   * message, stack, props) or ResultTimeoutError. Typed from the task module
-   * with `Client<typeof tasks>`; `result<T>()` names the type yourself.
+   * Resolves with the task's value once the job succeeded; rejects with its
+   * final error (rebuilt: a RemoteTaskError, or prefork's own class such as
+   * TimeLimitExceeded), ResultTimeoutError past `timeout` (ms or "30s"; by
+   * default it waits for ever), NoResultError for an ignoreResult job,
+   * ResultGoneError when the result expired, ClientClosedError on close().
+   * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
+   * names the type yourself.
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
     if (this.ignoreResult) throw new NoResultError(this.id);
@@ -159,9 +208,20 @@ export class JobHandle<T = unknown> {
 
 /** One job of `enqueueMany`: a task name, its arguments (left out when it takes none) and options. */
 export type EnqueueItem<R extends TaskRegistry = TaskRegistry> = {
-  [N in TaskName<R>]: { name: N; options?: EnqueueOptions } & ([] extends TaskArgs<R, N>
-    ? { args?: TaskArgs<R, N> }
-    : { args: TaskArgs<R, N> });
+  [N in TaskName<R>]: {
+    /** The task's name. */
+    name: N;
+    /** The job's options. */
+    options?: EnqueueOptions;
+  } & ([] extends TaskArgs<R, N>
+    ? {
+        /** The task's arguments (optional: it takes none). */
+        args?: TaskArgs<R, N>;
+      }
+    : {
+        /** The task's arguments. */
+        args: TaskArgs<R, N>;
+      });
 }[TaskName<R>];
 
 /**
@@ -173,7 +233,9 @@ export type EnqueueItem<R extends TaskRegistry = TaskRegistry> = {
  * then checked at compile time. Without it, any name and arguments go.
  */
 export class Client<R extends TaskRegistry = TaskRegistry> {
+  /** A random id: the name of this client's reply list, where its jobs' results are announced. */
   readonly id = randomUUID();
+  /** The broker it enqueues to: the one given, or the one it opened for a URL (and closes on close()). */
   readonly broker: ClientBroker;
   private readonly ownsBroker: boolean;
   private readonly log: Logger;
@@ -190,6 +252,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly closing = new AbortController();
   private readonly maxFrameSize: number;
 
+  /** Validates the options (OptionError names a bad one); connects on first use. */
   constructor(options: ClientOptions = {}) {
     const broker = options.broker ?? defaultBrokerUrl();
     this.ownsBroker = typeof broker === 'string';
@@ -207,7 +270,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         : broker;
   }
 
-  /** Enqueues one job; `args` may be left out when the task takes none. */
+  /**
+   * Enqueues one job; `args` may be left out when the task takes none.
+   * Rejects with OptionError for a bad name or option, ArgumentSerializationError
+   * when the arguments do not encode, ArgumentsTooLargeError past
+   * `maxFrameSize`, ClientClosedError after close(), BrokerUnavailableError
+   * when the broker cannot be reached.
+   */
   enqueue<N extends TaskName<R>>(
     name: N,
     ...[args, options = {}]: ArgsThenOptions<TaskArgs<R, N>, EnqueueOptions>
@@ -217,7 +286,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     );
   }
 
-  /** Many jobs in one go (pipelined): the bulk path. */
+  /**
+   * Many jobs in one go (pipelined): the bulk path. Every job is checked
+   * before any is enqueued; rejects as enqueue() does.
+   */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
     if (this.closed) throw new ClientClosedError();
     const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
@@ -255,6 +327,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     return this as unknown as Client;
   }
 
+  /** The job's stored state and outcome, or undefined when the broker has none (unknown id, or expired). */
   getResult(id: string): Promise<ResultRecord | undefined> {
     return this.connect().then(() => this.broker.getResult(id));
   }
@@ -262,7 +335,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /**
    * Resolves with the job's final record (SUCCESS or FAILURE). Jobs this
    * client enqueued are announced to it; for other ids the state is re-read
-   * with a growing pause (0.1 s to 2 s).
+   * with a growing pause (0.1 s to 2 s). Rejects with ResultTimeoutError past
+   * `timeout` (ms or "30s"; none by default), ResultGoneError when the result
+   * expired, ClientClosedError on close().
    */
   async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
@@ -305,6 +380,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     });
   }
 
+  /**
+   * Rejects every pending wait with ClientClosedError and closes the broker
+   * if the client opened it. Enqueuing afterwards rejects with ClientClosedError.
+   */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;

@@ -10,14 +10,17 @@ export {
   type TaskDefinition,
   type TaskMap,
 } from './tasks.js';
-export type { TaskName, TaskArgs, TaskResult } from './task-types.js';
+export type { TaskName, TaskArgs, TaskResult, ArgsThenOptions } from './task-types.js';
 export { Pool, type PoolEvents, type ProcessUpEvent, type ProcessDownEvent, type JobLostEvent } from './pool/pool.js';
 export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';
 export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';
+export type { ProcessState } from './pool/worker-process.js';
 export type { ScaleEvent } from './pool/autoscaler.js';
-export { Worker, type WorkerStats, type WorkerEvents, type WorkerFailure } from './worker.js';
+export { Worker, type WorkerStats, type WorkerEvents, type WorkerFailure, type StopOptions } from './worker.js';
 export type { WorkerOptions, WorkerBroker } from './worker-options.js';
+export type { ConsumerCounts } from './consumer/consumer.js';
+export type { JobLogLevel } from './consumer/job-log.js';
 export {
   Client,
   JobHandle,

@@ -10,17 +10,35 @@ import {
   type Bad,
 } from './job-option-checks.js';
 
+/**
+ * A task: called in a child with the job's arguments (decoded from msgpack);
+ * what it returns (or resolves with) is the job's result, what it throws
+ * (or rejects with) the job's error.
+ */
 // any[]: a task declares its own parameter types, and (a: number) => x is not assignable to (...args: unknown[]) => x.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export type TaskFunction = (...args: any[]) => unknown;
 
 /** A task with options: `defineTasks({ resize: { run: resize, retries: 3, timeLimit: '1m' } })`. */
 export interface TaskDefinition extends Omit<TaskOptions, 'backoff' | 'timeLimit' | 'softTimeLimit'> {
+  /** The task function. */
   run: TaskFunction;
-  /** Durations in ms or strings like "30s". */
+  /**
+   * How a failed attempt waits before the next; durations in ms or strings like "30s".
+   * @defaultValue exponential from 1 s, with jitter, capped at 10 minutes
+   */
   backoff?: BackoffInput;
-  /** Hard / soft time limits, in ms or strings like "30s" (at most 2^31-1 ms: they run as timers). */
+  /**
+   * Hard time limit (ms or "30s", at most 2^31-1 ms: it runs as a timer):
+   * past it the child is SIGKILLed and the attempt fails with TimeLimitExceeded.
+   * @defaultValue the worker's (or pool's) `timeLimit`
+   */
   timeLimit?: number | string;
+  /**
+   * Soft time limit (ms or "30s", less than `timeLimit`): past it
+   * `currentTask().signal` aborts.
+   * @defaultValue the worker's (or pool's) `softTimeLimit`
+   */
   softTimeLimit?: number | string;
 }
 
@@ -37,16 +55,21 @@ export type TaskMap = Record<string, TaskFunction | TaskDefinition>;
  * `new Pool<typeof tasks>()` take each task's arguments and result from it
  */
 export interface TaskRegistry<T extends TaskMap = TaskMap> {
+  /** Marks a registry made by defineTasks (the child checks the module's default export for it). */
   readonly [REGISTRY]: true;
+  /** The task functions, by task name. */
   readonly tasks: ReadonlyMap<string, TaskFunction>;
   /** The options of the tasks declared with some, by task name. */
   readonly options: ReadonlyMap<string, TaskOptions>;
+  /** Types only, never set: the task map as declared. */
   readonly [DECLARED]?: T;
 }
 
 /**
  * Declares the tasks of a task module: `export default defineTasks({ resize, parse })`.
- * Validated here so a typo fails at import in the child, with the task's name.
+ * Validated here so a typo fails at import in the child, with the task's
+ * name: throws OptionError for an entry that is not a function or
+ * `{ run, ...options }`, or for a bad option.
  */
 export function defineTasks<T extends TaskMap>(tasks: T): TaskRegistry<T> {
   if (typeof tasks !== 'object' || tasks === null) {
@@ -96,9 +119,13 @@ export function isTaskRegistry(value: unknown): value is TaskRegistry {
 
 /** What `currentTask()` returns inside a running task. */
 export interface TaskContext {
+  /** The job's id (from the Client; with a bare Pool, ApplyOptions.id or the pool's sequence number). */
   readonly id: string;
+  /** The task's name. */
   readonly name: string;
+  /** The queue the job came from; undefined for a Pool.apply without `queue`. */
   readonly queue: string | undefined;
+  /** Retries already spent: 0 on the first attempt. */
   readonly retries: number;
   /** Aborted when the job's soft time limit passes (or the worker is told to stop it). */
   readonly signal: AbortSignal;
@@ -111,7 +138,7 @@ const globals = globalThis as unknown as Record<symbol, AsyncLocalStorage<TaskCo
 export const taskContextStore: AsyncLocalStorage<TaskContext> = (globals[STORE] ??=
   new AsyncLocalStorage<TaskContext>());
 
-/** The running task's id, name, queue, retries and abort signal. Throws outside a task. */
+/** The running task's id, name, queue, retries and abort signal. Throws InvalidStateError outside a task. */
 export function currentTask(): TaskContext {
   const ctx = taskContextStore.getStore();
   if (ctx === undefined) throw new InvalidStateError('currentTask() was called outside a running task');

@@ -11,13 +11,24 @@ import { parseAutoscale } from './util/units.js';
 /** The broker roles a Worker uses: it consumes, holds a lease and answers control requests. */
 export type WorkerBroker = BrokerConnection & BrokerConsumer & BrokerMembership & BrokerControl;
 
-/** What `new Worker(options)` accepts; pool settings not listed here go in `pool`. */
+/**
+ * What `new Worker(options)` accepts; pool settings not listed here go in
+ * `pool`. A bad or unknown option throws an OptionError naming it.
+ * Durations are ms or strings like "30s"; sizes are bytes or strings like "512MB".
+ */
 export interface WorkerOptions {
-  /** Path of the task module. */
+  /** Path of the task module (its default export is `defineTasks({...})`). */
   app: string;
-  /** A broker URL (`redis://`, `rediss://`, `memory://`) or a Broker instance (default `$PREFORK_BROKER_URL`, else redis://127.0.0.1:6379). */
+  /**
+   * A broker URL (`redis://`, `rediss://`, `memory://[name]`) or a Broker
+   * instance (which the worker then does not close).
+   * @defaultValue `$PREFORK_BROKER_URL`, else `redis://127.0.0.1:6379`
+   */
   broker?: string | WorkerBroker;
-  /** Fixed number of children (default: the number of CPUs). */
+  /**
+   * Fixed number of children (the Pool's `processes`). Ignored when `autoscale` is set.
+   * @defaultValue the number of CPUs (`os.availableParallelism()`), or `maxConcurrency` if smaller
+   */
   concurrency?: number;
   /**
    * The most children the node may have: `prefork control grow` stops there;
@@ -25,24 +36,77 @@ export interface WorkerOptions {
    * @defaultValue 4 × the number of CPUs, or `concurrency` / autoscale's max if larger
    */
   maxConcurrency?: number;
-  /** "max,min" or [max, min]: size the pool from reserved requests; the prefetch limit follows max. */
+  /**
+   * "max,min" or [max, min]: size the pool between min and max children from
+   * the reserved requests; the prefetch limit follows max.
+   * @defaultValue none: a fixed pool of `concurrency` children
+   */
   autoscale?: string | [number, number];
+  /**
+   * How jobs go to children: 'fair' only to idle ones, 'fcfs' also into busy
+   * ones' pipes (the Pool's `strategy`).
+   * @defaultValue `'fair'`
+   */
   strategy?: StrategyName;
-  /** Queues to consume, e.g. "critical:3,default" (default "default"). */
+  /**
+   * Queues to consume: "critical:3,default", or an array of names or
+   * `{ name, weight }`. Weights matter under the 'weighted' order.
+   * @defaultValue `"default"`
+   */
   queues?: string | (string | QueueSpec)[];
-  /** round-robin (default), weighted (default when a weight is given) or strict. */
+  /**
+   * The order queues are taken in: 'round-robin' (equal shares), 'weighted'
+   * (shares by weight) or 'strict' (the first queue until it is empty).
+   * @defaultValue `'weighted'` when a queue has a weight other than 1, else `'round-robin'`
+   */
   queueOrder?: QueueOrder;
-  /** Jobs held per process, buffered + running (default 4, as Celery). */
+  /**
+   * Jobs the node holds per child, buffered and running (as Celery's
+   * worker_prefetch_multiplier); with autoscale, per child of its max.
+   * @defaultValue 4
+   */
   prefetchMultiplier?: number;
+  /**
+   * Replace a child after it has run this many jobs (a leak guard).
+   * @defaultValue none: a child runs jobs for as long as it lives
+   */
   maxTasksPerChild?: number;
+  /**
+   * Replace a child once its resident set size after a job is above this (bytes or "512MB").
+   * @defaultValue none: no memory limit
+   */
   maxMemoryPerChild?: number | string;
+  /**
+   * Hard limit per job (ms or "30s", at most 2^31-1 ms): past it the child is
+   * SIGKILLed and the job fails with TimeLimitExceeded (it is retried if it has
+   * retries left). A task's or a job's own limit wins over this one.
+   * @defaultValue none: jobs may run for ever
+   */
   timeLimit?: number | string;
+  /**
+   * Soft limit per job (ms or "30s", less than `timeLimit`): past it the
+   * job's AbortSignal (`currentTask().signal`) aborts. A task's or a job's
+   * own limit wins over this one.
+   * @defaultValue none
+   */
   softTimeLimit?: number | string;
-  /** The node's name (default `<pid>@<hostname>`). */
+  /**
+   * The node's name, as `prefork inspect` and results show it.
+   * @defaultValue `<pid>@<hostname>`
+   */
   name?: string;
-  /** A job delivered more often than this without an outcome is a poison job: dead set (default 5). */
+  /**
+   * A job redelivered more than this many times without an outcome (its
+   * node died under it, or gave it back at shutdown) is a poison job: when
+   * recovered from a dead node, it goes to the dead set, not to its queue.
+   * @defaultValue 5
+   */
   maxRedeliveries?: number;
-  /** Also record RECEIVED and STARTED states (default false, as Celery's track_started). */
+  /**
+   * Also record the RECEIVED and STARTED states of each job (as Celery's
+   * track_started), at the cost of more writes to the broker.
+   * @defaultValue false
+   */
   trackStarted?: boolean;
   /**
    * The level of the per-job log lines (received, succeeded, retry asked by
@@ -51,17 +115,23 @@ export interface WorkerOptions {
    * @defaultValue `'info'`
    */
   jobLogLevel?: JobLogLevel;
-  /** Broker settings when `broker` is a URL. */
+  /**
+   * The broker's key namespace, when `broker` is a URL (a Broker instance has
+   * its own). Workers and clients must share it to see each other's jobs.
+   * @defaultValue `"prefork"`
+   */
   namespace?: string;
   /**
-   * How long results are kept (ms or "1d").
+   * How long results are kept (ms or "1d"), when `broker` is a URL (a
+   * Broker instance has its own).
    * @defaultValue 1 day
    */
   resultTtl?: number | string;
   /**
    * How long a silent node keeps its jobs before another node recovers them
    * (ms or a string like "20s"); heartbeats renew it every 2/5 of it, on a
-   * timer, so at most 2^31-1 ms (about 24.8 days).
+   * timer, so at most 2^31-1 ms (about 24.8 days). Used when `broker` is a
+   * URL (a Broker instance has its own).
    * @defaultValue 20 s
    */
   lease?: number | string;
@@ -71,7 +141,11 @@ export interface WorkerOptions {
    * @defaultValue 20 s
    */
   leaseMs?: number | string;
-  /** Any other Pool option (procAliveTimeout, keepalive, maxRestarts, execArgv, env, ...). */
+  /**
+   * Any other Pool option (procAliveTimeout, keepalive, maxRestarts,
+   * restartWindow, maxFrameSize, execArgv, env, killTimeout, ...).
+   * @defaultValue `{}`: the Pool's defaults
+   */
   pool?: Omit<
     PoolOptions,
     | 'app'
@@ -85,6 +159,10 @@ export interface WorkerOptions {
     | 'softTimeLimit'
     | 'logger'
   >;
+  /**
+   * A pino logger: the worker, its pool and its broker log through children of it.
+   * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger
+   */
   logger?: Logger;
 }
 

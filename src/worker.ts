@@ -30,33 +30,53 @@ export const STOP_DEADLINE_MS = 30_000;
 /** Job ids listed in the log line of settlements dropped at the stop deadline. */
 const DROPPED_IDS_LOGGED = 50;
 
+/** What `Worker.stop(options)` accepts. */
 export interface StopOptions {
-  /** Kill the children instead of letting the jobs in flight finish. */
+  /**
+   * Kill the children instead of letting the jobs in flight finish; their
+   * jobs go back to their queues (and run again: at least once).
+   * @defaultValue false (a warm stop)
+   */
   cold?: boolean;
   /**
    * Once the children are done, how long to wait for the broker to confirm
-   * the outstanding settlements (ms or "30s"; default 30 s). Past it they are
-   * logged and dropped: their jobs come back when the node's lease expires.
+   * the outstanding settlements (ms or "30s"). Past it they are logged and
+   * dropped: their jobs come back when the node's lease expires.
    * At most 2^31-1 ms (it runs as a timer).
+   * @defaultValue 30 s
    */
   deadline?: number | string;
 }
 
+/** A snapshot of a node: `Worker.stats()`, and what `prefork inspect stats` shows. */
 export interface WorkerStats {
+  /** The node's name (the `name` option). */
   node: string;
+  /** The id the node is registered under now. */
   nodeId: string;
+  /** The queues it consumes. */
   queues: string[];
+  /** The Consumer's counters over the node's life. */
   consumer: ConsumerCounts;
   /** Settlements produced but not yet confirmed by the broker. */
   unacked: number;
+  /** The pool's snapshot (`Pool.stats()`). */
   pool: PoolStats;
 }
 
 /** Why a worker stopped by itself: its pool failed, or its Consumer's fetch loop crashed. */
 export type WorkerFailure = PoolFailedError | ConsumerFailedError;
 
+/** The Worker's events and their arguments: `worker.on('failed', (err) => ...)`. */
 export interface WorkerEvents {
-  ready: [{ nodeId: string }];
+  /** start() is done: the node is registered, its children are up and it consumes. */
+  ready: [
+    {
+      /** The id the node registered under. */
+      nodeId: string;
+    },
+  ];
+  /** stop() is done: the children have exited and the node left the cluster. */
   stopped: [];
   /**
    * The pool failed (children kept dying before they could work) or the
@@ -80,9 +100,13 @@ type WorkerState = 'created' | 'connecting' | 'running' | 'stopping' | 'stopped'
  * cluster duties (lease, recovery of dead nodes). Many nodes share one broker.
  */
 export class Worker extends EventEmitter<WorkerEvents> {
+  /** The options as validated, with defaults applied (pool options as given to the Pool). */
   readonly options: ResolvedWorkerOptions;
+  /** The node's pool of children. */
   readonly pool: Pool;
+  /** The broker it consumes from: the one given, or the one it opened for a URL (and closes on stop). */
   readonly broker: WorkerBroker;
+  /** The node's name (the `name` option). */
   readonly name: string;
   private nodeIdValue: string;
   private readonly log: Logger;
@@ -100,6 +124,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private failure: WorkerFailure | undefined;
   private readonly abortConnect = new AbortController();
 
+  /** Validates the options (OptionError names a bad one); nothing connects or spawns before start(). */
   constructor(options: WorkerOptions) {
     super();
     this.options = resolveWorkerOptions(options);
@@ -180,6 +205,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /**
    * Connects (retrying while the broker is unreachable, with a clear log line
    * each time), registers the node, starts the pool and begins consuming.
+   * Rejects with PoolFailedError when the children cannot start (e.g. the
+   * task module does not load; the node then leaves the cluster), and with
+   * InvalidStateError when called twice. A stop() meanwhile ends it early.
    */
   async start(): Promise<void> {
     if (this.state !== 'created') throw new InvalidStateError(`start() called on a worker that is ${this.state}`);
@@ -230,7 +258,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * stop({ cold: true }) during a warm stop escalates it. Either way, once
    * the children are done, settlements the broker has not confirmed within
    * `deadline` (default 30 s; Redis may be away) are logged and dropped: at
-   * least once, their jobs come back when the node's lease expires.
+   * least once, their jobs come back when the node's lease expires. Every
+   * call returns the same stop; rejects with OptionError for a bad deadline.
    */
   stop(options: StopOptions = {}): Promise<void> {
     let deadline: number;
@@ -248,6 +277,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.stopping;
   }
 
+  /** A snapshot of the node: its ids, queues, the Consumer's counters and the pool's stats. */
   stats(): WorkerStats {
     return {
       node: this.name,

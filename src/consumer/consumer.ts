@@ -39,13 +39,19 @@ export interface ConsumerSettings {
   log: Logger;
 }
 
+/** The Consumer's counters over a node's life (`WorkerStats.consumer`). */
 export interface ConsumerCounts {
   /** Fetched and not yet settled by the pool. */
   reserved: number;
+  /** Jobs fetched from the broker. */
   fetched: number;
+  /** Jobs that succeeded (acked). */
   succeeded: number;
+  /** Failed attempts sent back for a delayed retry. */
   retried: number;
+  /** Jobs sent to the dead set (retries spent, unknown task, malformed, ...). */
   dead: number;
+  /** Jobs given back to their queue unstarted or unfinished (a stop, a failed pool). */
   givenBack: number;
 }
 

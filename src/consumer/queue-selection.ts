@@ -2,11 +2,19 @@ import { OptionError } from '../errors.js';
 import { checkQueueName, throwOptionError } from '../job-option-checks.js';
 import type { QueueQuota } from '../broker/types.js';
 
+/**
+ * The order a Worker takes its queues in (see QueueSelection): 'round-robin'
+ * equal shares, 'weighted' shares by weight in a random order, 'strict' the
+ * first queue until it is empty, then the next.
+ */
 export type QueueOrder = 'round-robin' | 'weighted' | 'strict';
 export const QUEUE_ORDERS: readonly QueueOrder[] = ['round-robin', 'weighted', 'strict'];
 
+/** A queue a Worker consumes, and its weight. */
 export interface QueueSpec {
+  /** The queue's name (letters, digits, "_", "-" or "."). */
   name: string;
+  /** Its share under the 'weighted' order: a positive integer (`"critical:3"` gives 3; a name alone, 1). */
   weight: number;
 }
 
