@@ -9,7 +9,11 @@ export type * from './types.js';
 export type { BackoffOptions, JobOptions, SerializedError } from '../job-types.js';
 export { BrokerRefusedError, BrokerUnavailableError } from '../errors.js';
 
-/** A broker for a URL: `redis://` / `rediss://` (distributed) or `memory://[name]` (embedded, one process). */
+/**
+ * A broker for a URL: `redis://` / `rediss://` (distributed) or
+ * `memory://[name]` (embedded, one process). Nothing connects before
+ * `connect()`. Throws OptionError for any other URL or a bad option.
+ */
 export function createBroker(url: string, options: BrokerOptions = {}): Broker {
   if (typeof url === 'string') {
     if (url.startsWith('memory://')) return MemoryBroker.open(url, options);

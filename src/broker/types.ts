@@ -11,8 +11,11 @@ import type { JobOptions, SerializedError } from '../job-types.js';
 
 /** One job as the broker stores it. The arguments stay msgpack-encoded: only the child decodes them. */
 export interface JobRecord {
+  /** The job's id (a UUID unless the producer chose one). */
   id: string;
+  /** The task's name. */
   task: string;
+  /** The queue it was enqueued to. */
   queue: string;
   /** msgpack of the argument array. */
   payload: Uint8Array;
@@ -20,6 +23,7 @@ export interface JobRecord {
   attempt: number;
   /** Times the job went back to its queue without an outcome (dead node recovered, shutdown). */
   redeliveries: number;
+  /** What the producer attached: retries, backoff, time limits, ignoreResult. */
   options: JobOptions;
   /** Epoch ms at enqueue. */
   enqueuedAt: number;
@@ -33,7 +37,9 @@ export interface JobRecord {
  * by the producer's clock skew). Delayed jobs wait in the broker, never in a worker.
  */
 export interface NewJob extends JobRecord {
+  /** Ms from now (on the broker's clock) before the job is ready. */
   delay?: number;
+  /** Epoch ms when the job is ready (compared with the broker's clock). */
   eta?: number;
 }
 
@@ -43,29 +49,50 @@ export interface NewJob extends JobRecord {
  * could not be read; such a delivery goes straight to the dead set.
  */
 export interface Delivery {
+  /** The broker's handle on this reservation: settlements name it. */
   readonly receipt: string;
+  /** The queue it was fetched from. */
   readonly queue: string;
+  /** The job (a placeholder with what could be read, when `malformed`). */
   readonly job: JobRecord;
+  /** Why the entry could not be read, if it could not. */
   readonly malformed?: string;
 }
 
+/**
+ * A job's state, as Celery names them: PENDING (nothing known yet),
+ * RECEIVED (fetched by a node) and STARTED (running in a child) with
+ * `trackStarted`, RETRY (failed, a retry is scheduled), then SUCCESS or FAILURE.
+ */
 export type JobState = 'PENDING' | 'RECEIVED' | 'STARTED' | 'RETRY' | 'SUCCESS' | 'FAILURE';
 
 /** A job's state and outcome, as `Client.result()` and `prefork result` show it. */
 export interface ResultRecord {
+  /** The job's id. */
   id: string;
+  /** The task's name. */
   task: string;
+  /** The queue the job was fetched from. */
   queue: string;
+  /** Where the job is now. */
   state: JobState;
+  /** What the task returned (SUCCESS). */
   value?: unknown;
+  /** What the task threw (FAILURE, and RETRY: the attempt's error). */
   error?: SerializedError;
+  /** The name of the node that ran the attempt. */
   node?: string;
+  /** The process id of the child that ran it. */
   pid?: number;
   /** Milliseconds the last attempt ran. */
   runtime?: number;
+  /** Retries spent before this attempt (0 on the first). */
   retries: number;
+  /** Epoch ms when the job was enqueued. */
   enqueuedAt?: number;
+  /** Epoch ms when the attempt started in a child. */
   startedAt?: number;
+  /** Epoch ms when the attempt ended. */
   finishedAt?: number;
 }
 
@@ -80,19 +107,60 @@ export interface ResultRecord {
  * - progress: not settled: only the result (RECEIVED / STARTED) is written.
  */
 export type Settlement =
-  | { kind: 'ack'; delivery: Delivery; result?: ResultRecord }
-  | { kind: 'retry'; delivery: Delivery; delay: number; result?: ResultRecord }
-  | { kind: 'dead'; delivery: Delivery; reason: string; result?: ResultRecord }
-  | { kind: 'giveBack'; delivery: Delivery }
-  | { kind: 'progress'; delivery: Delivery; result: ResultRecord };
+  | {
+      /** Done. */
+      kind: 'ack';
+      /** The delivery it settles. */
+      delivery: Delivery;
+      /** The result to store and announce (none with ignoreResult). */
+      result?: ResultRecord;
+    }
+  | {
+      /** Back to the delayed set. */
+      kind: 'retry';
+      /** The delivery it settles. */
+      delivery: Delivery;
+      /** Ms from now (on the broker's clock) before the retry is due. */
+      delay: number;
+      /** The RETRY result to store (none with ignoreResult). */
+      result?: ResultRecord;
+    }
+  | {
+      /** To the dead set. */
+      kind: 'dead';
+      /** The delivery it settles. */
+      delivery: Delivery;
+      /** Why, as `prefork dead list` shows it. */
+      reason: string;
+      /** The FAILURE result to store and announce (none with ignoreResult). */
+      result?: ResultRecord;
+    }
+  | {
+      /** Back to the front of its queue. */
+      kind: 'giveBack';
+      /** The delivery it settles. */
+      delivery: Delivery;
+    }
+  | {
+      /** Not settled: a state to record. */
+      kind: 'progress';
+      /** The delivery, still reserved. */
+      delivery: Delivery;
+      /** The RECEIVED or STARTED result to store. */
+      result: ResultRecord;
+    };
 
 /** One queue's share of a fetch: take up to `quota` from it in the first pass. */
 export interface QueueQuota {
+  /** The queue's name. */
   queue: string;
+  /** Most jobs to take from it in the first pass. */
   quota: number;
 }
 
+/** One fetch round trip: settle, renew the lease, promote due delayed jobs, reserve. */
 export interface FetchRequest {
+  /** The fetching node: its lease is renewed, the jobs are reserved by it. */
   nodeId: string;
   /** Queues in the order to try; after the quotas, leftovers are taken in this order. */
   plan: QueueQuota[];
@@ -102,7 +170,9 @@ export interface FetchRequest {
   settle: Settlement[];
 }
 
+/** What a fetch brought. */
 export interface FetchReply {
+  /** The jobs reserved for the node (up to the request's `count`). */
   deliveries: Delivery[];
   /**
    * When the next delayed job of these queues is due, if any: epoch ms on
@@ -121,22 +191,33 @@ export interface FetchReply {
  * a queue moves earlier. On this process's clock, as FetchReply's.
  */
 export interface WaitReply {
+  /** The jobs that arrived, already reserved by the waiting node (maybe none). */
   deliveries: Delivery[];
+  /** When the next delayed job of these queues is due (epoch ms), if any. */
   nextDueAt: number | undefined;
 }
 
+/** A node as it registers with the broker, and as `prefork inspect` lists it. */
 export interface NodeInfo {
+  /** The id it is registered under: its name and a random suffix (a new one after fencing). */
   id: string;
   /** Hostname-like name (`-n`), e.g. worker1@host. */
   name: string;
+  /** The machine's hostname. */
   host: string;
+  /** The node's process id. */
   pid: number;
+  /** The queues it consumes. */
   queues: string[];
+  /** Its number of children, or "max,min" with autoscale. */
   concurrency: string;
+  /** Epoch ms when it registered. */
   startedAt: number;
 }
 
+/** What a heartbeat learned. */
 export interface HeartbeatReply {
+  /** This node's lease was gone: another node has taken (or will take) its jobs. */
   fenced: boolean;
   /** Nodes whose lease expired (or whose recoverer died): recover their jobs. */
   expired: string[];
@@ -151,18 +232,23 @@ export interface HeartbeatReply {
 /** What `prefork control` and `prefork inspect stats` ask of a node. */
 export type ControlCommand = 'ping' | 'stats' | 'grow' | 'shrink' | 'autoscale' | 'shutdown';
 
+/** One control command to one or more nodes. */
 export interface ControlRequest {
   /** Unique per request: the replies are collected under it. */
   id: string;
+  /** What to do. */
   command: ControlCommand;
   /** grow / shrink: [n]; autoscale: [max, min]; otherwise []. */
   args: number[];
 }
 
+/** A node's answer to a control request. */
 export interface ControlReply {
-  /** The node's name and the id it is registered under. */
+  /** The node's name. */
   node: string;
+  /** The id the node is registered under. */
   nodeId: string;
+  /** Whether the command succeeded (else see `error`). */
   ok: boolean;
   /** What the command reports (ping: pid and uptime; stats: the node's stats; sizing: the pool's size). */
   value?: unknown;
@@ -170,19 +256,27 @@ export interface ControlReply {
   error?: string;
 }
 
+/** One queue's jobs by where they are (`prefork inspect queues`). */
 export interface QueueCounts {
+  /** The queue's name. */
   queue: string;
   /** Waiting to be fetched (including given-back jobs). */
   waiting: number;
   /** Fetched by some node and not yet settled. */
   reserved: number;
+  /** Waiting for their due time (delayed, or retries with a backoff). */
   delayed: number;
+  /** In the dead set. */
   dead: number;
 }
 
+/** A job in the dead set, and why it is there. */
 export interface DeadJob {
+  /** The job as it was when it died. */
   job: JobRecord;
+  /** Why: retries spent (with the last error), unknown task, malformed, poison job, ... */
   reason: string;
+  /** Epoch ms when it went to the dead set. */
   diedAt: number;
 }
 
@@ -328,15 +422,36 @@ export interface Broker
     BrokerControl,
     BrokerAdmin {}
 
-/** Settings common to both brokers (from the URL's query string or the Worker/Client options). */
+/**
+ * Settings common to both brokers: the second argument of `createBroker`
+ * (the Worker and the Client pass theirs). A bad one throws an OptionError naming it.
+ */
 export interface BrokerOptions {
-  /** Key namespace (Redis hash tag `{<namespace>}`); default "prefork". */
+  /**
+   * Key namespace (Redis hash tag `{<namespace>}`; for memory://, part of
+   * the name): producers and workers must share it.
+   * @defaultValue `"prefork"`
+   */
   namespace?: string;
-  /** How long results are kept (ms, default one day). */
+  /**
+   * How long results are kept, in ms.
+   * @defaultValue 86400000 (1 day)
+   */
   resultTtl?: number;
-  /** Node lease (ms, default 20 s); heartbeats renew it every 2/5 of it. */
+  /**
+   * Node lease in ms: a node silent this long is presumed dead and its jobs
+   * recovered. Heartbeats renew it every 2/5 of it.
+   * @defaultValue 20000 (20 s)
+   */
   leaseMs?: number;
-  /** Dead jobs kept per queue (default 10,000; the oldest go first). */
+  /**
+   * Dead jobs kept per queue; the oldest go first.
+   * @defaultValue 10000
+   */
   deadMax?: number;
+  /**
+   * A pino logger; the broker logs through a child of it.
+   * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger
+   */
   logger?: import('pino').Logger;
 }
