@@ -13,6 +13,7 @@ export class PreforkError extends Error {
   static readonly code: string = 'PREFORK_ERROR';
   /** The stable code of the error's class (`ERR`-style, e.g. `PREFORK_TIME_LIMIT`). */
   readonly code: string;
+  /** `cause`: the error behind this one, if any. */
   constructor(message: string, options?: { cause?: unknown }) {
     super(message, options);
     this.name = new.target.name;
@@ -51,6 +52,7 @@ export class WorkerLostError extends PreforkError {
   readonly signal: NodeJS.Signals | null;
   /** The child's pid (undefined when it never started). */
   readonly pid: number | undefined;
+  /** The child's pid, how it ended, and why the parent killed it (if it did). */
   constructor(pid: number | undefined, exitCode: number | null, signal: NodeJS.Signals | null, reason?: string) {
     const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
     super(`worker process ${pid ?? '?'} exited with ${how} while running the job${reason ? ` (${reason})` : ''}`);
@@ -65,6 +67,7 @@ export class TimeLimitExceeded extends PreforkError {
   static override readonly code: string = 'PREFORK_TIME_LIMIT';
   /** The hard time limit that ran out, in ms. */
   readonly limitMs: number;
+  /** The limit in ms, and the task's name. */
   constructor(limitMs: number, task: string) {
     super(`task ${task} exceeded its hard time limit of ${limitMs} ms; its worker process was killed`);
     this.limitMs = limitMs;
@@ -74,6 +77,7 @@ export class TimeLimitExceeded extends PreforkError {
 /** Soft time limit: raised inside the child through the job's AbortSignal. */
 export class SoftTimeLimitExceeded extends PreforkError {
   static override readonly code: string = 'PREFORK_SOFT_TIME_LIMIT';
+  /** The message names the task when the child raises it. */
   constructor(message = 'soft time limit exceeded') {
     super(message);
   }
@@ -84,6 +88,7 @@ export class UnknownTaskError extends PreforkError {
   static override readonly code: string = 'PREFORK_UNKNOWN_TASK';
   /** The task name that is not registered. */
   readonly task: string;
+  /** The name asked for, and the registered names (listed in the message). */
   constructor(task: string, known?: readonly string[]) {
     const hint = known && known.length > 0 ? `; registered tasks: ${known.join(', ')}` : '';
     super(`unknown task ${JSON.stringify(task)}${hint}`);
@@ -96,6 +101,7 @@ export class ResultSerializationError extends PreforkError {
   static override readonly code: string = 'PREFORK_RESULT_NOT_SERIALIZABLE';
   /** The task whose result could not be serialized. */
   readonly task: string;
+  /** The task's name, and what the encoder threw. */
   constructor(task: string, cause: unknown) {
     super(`the result of task ${task} cannot be serialized: ${messageOf(cause)}`);
     this.task = task;
@@ -107,6 +113,7 @@ export class PayloadDecodeError extends PreforkError {
   static override readonly code: string = 'PREFORK_BAD_PAYLOAD';
   /** The task whose payload could not be decoded. */
   readonly task: string;
+  /** The task's name, and what the decoder said. */
   constructor(task: string, detail: string) {
     super(`the payload of task ${task} cannot be decoded: ${detail}`);
     this.task = task;
@@ -116,6 +123,7 @@ export class PayloadDecodeError extends PreforkError {
 /** Job arguments the parent cannot encode for the pipe. */
 export class ArgumentSerializationError extends PreforkError {
   static override readonly code: string = 'PREFORK_ARGS_NOT_SERIALIZABLE';
+  /** The task's name, and what the encoder threw (also its `cause`). */
   constructor(task: string, cause: unknown) {
     super(`the arguments of task ${task} cannot be serialized: ${messageOf(cause)}`, { cause });
   }
@@ -130,6 +138,7 @@ export class ArgumentsTooLargeError extends PreforkError {
   readonly bytes: number;
   /** The largest frame a child receives. */
   readonly limit: number;
+  /** The task's name, the job frame's size and the limit, in bytes. */
   constructor(task: string, bytes: number, limit: number) {
     super(
       `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes a child can receive (maxFrameSize)`,
@@ -157,6 +166,7 @@ export class FrameTooLargeError extends ProtocolError {
   readonly size: number;
   /** The largest frame allowed (maxFrameSize), in bytes. */
   readonly max: number;
+  /** The frame's size and the limit, in bytes. */
   constructor(size: number, max: number) {
     super(`frame of ${size} bytes exceeds the maximum of ${max} bytes (maxFrameSize)`);
     this.size = size;
@@ -167,6 +177,7 @@ export class FrameTooLargeError extends ProtocolError {
 /** The task module could not be loaded in a child. */
 export class AppLoadError extends PreforkError {
   static override readonly code: string = 'PREFORK_APP_LOAD';
+  /** The task module's path, and what went wrong (with file and line when known). */
   constructor(app: string, detail: string) {
     super(`cannot load task module ${app}: ${detail}`);
   }
@@ -184,6 +195,7 @@ export class PoolFailedError extends PreforkError {
  */
 export class ConsumerFailedError extends PreforkError {
   static override readonly code: string = 'PREFORK_CONSUMER_FAILED';
+  /** What the fetch loop threw (also its `cause`). */
   constructor(cause: unknown) {
     super(`the consumer stopped fetching: ${messageOf(cause)}`, { cause });
   }
@@ -192,6 +204,7 @@ export class ConsumerFailedError extends PreforkError {
 /** The pool is closed: apply() or start() after close()/terminate(), or a job dropped by terminate(). */
 export class PoolClosedError extends PreforkError {
   static override readonly code: string = 'PREFORK_POOL_CLOSED';
+  /** The message says what was refused or cut off. */
   constructor(message = 'the pool is closed') {
     super(message);
   }
@@ -200,6 +213,7 @@ export class PoolClosedError extends PreforkError {
 /** A job taken back out of the pool before it started (warm shutdown, fenced node). */
 export class JobWithdrawnError extends PreforkError {
   static override readonly code: string = 'PREFORK_JOB_WITHDRAWN';
+  /** The message says why, when the default does not. */
   constructor(message = 'the job was withdrawn from the pool before it started') {
     super(message);
   }
@@ -210,6 +224,7 @@ export class ResultTimeoutError extends PreforkError {
   static override readonly code: string = 'PREFORK_RESULT_TIMEOUT';
   /** The job whose result did not come. */
   readonly jobId: string;
+  /** The job's id, and how long the caller waited, in ms. */
   constructor(jobId: string, timeoutMs: number) {
     super(`no result for job ${jobId} within ${timeoutMs} ms`);
     this.jobId = jobId;
@@ -224,6 +239,7 @@ export class ResultGoneError extends PreforkError {
   static override readonly code: string = 'PREFORK_RESULT_GONE';
   /** The job whose result is gone. */
   readonly jobId: string;
+  /** The job's id. */
   constructor(jobId: string) {
     super(
       `the result of job ${jobId} was ready but is no longer stored (it expired after the result TTL, or Redis evicted it)`,
@@ -237,6 +253,7 @@ export class NoResultError extends PreforkError {
   static override readonly code: string = 'PREFORK_NO_RESULT';
   /** The job enqueued with ignoreResult. */
   readonly jobId: string;
+  /** The job's id. */
   constructor(jobId: string) {
     super(`job ${jobId} was enqueued with ignoreResult: it has no result to wait for`);
     this.jobId = jobId;
@@ -248,6 +265,7 @@ export class JobFailedError extends PreforkError {
   static override readonly code: string = 'PREFORK_JOB_FAILED';
   /** The job that failed. */
   readonly jobId: string;
+  /** The job's id. */
   constructor(jobId: string) {
     super(`job ${jobId} failed`);
     this.jobId = jobId;
@@ -257,6 +275,7 @@ export class JobFailedError extends PreforkError {
 /** The Client was closed: by enqueue() after close(), or a result() still waiting when it closed. */
 export class ClientClosedError extends PreforkError {
   static override readonly code: string = 'PREFORK_CLIENT_CLOSED';
+  /** The message says what was refused or cut off. */
   constructor(message = 'the client is closed') {
     super(message);
   }
@@ -265,6 +284,7 @@ export class ClientClosedError extends PreforkError {
 /** A broker call after close(), or one that close() cut short (a connect in progress). */
 export class BrokerClosedError extends PreforkError {
   static override readonly code: string = 'PREFORK_BROKER_CLOSED';
+  /** No arguments: the message is fixed. */
   constructor() {
     super('the broker is closed');
   }
@@ -275,6 +295,7 @@ export class BrokerUnavailableError extends PreforkError {
   static override readonly code: string = 'PREFORK_BROKER_UNAVAILABLE';
   /** The broker URL, its password masked. */
   readonly url: string;
+  /** The URL (password masked), what went wrong, and the connection's error as `cause`. */
   constructor(url: string, detail: string, options?: { cause?: unknown }) {
     super(`cannot connect to the broker at ${url}: ${detail}`, options);
     this.url = url;
@@ -299,6 +320,12 @@ export class Retry extends PreforkError {
   static override readonly code: string = 'PREFORK_RETRY';
   /** How long to wait before the next attempt, in ms (undefined: the job's backoff). */
   readonly delay: number | undefined;
+  /**
+   * `delay`: ms before the next attempt (default: the job's backoff);
+   * `message`: the attempt's error message (default "retry requested").
+   * Retries spent are counted as for any failure; a job with no `retries`
+   * configured gets 3 (Celery's max_retries default).
+   */
   constructor(options: { delay?: number; message?: string } = {}) {
     super(options.message ?? 'retry requested');
     this.delay = options.delay;
@@ -311,6 +338,7 @@ export class Retry extends PreforkError {
  * survive the trip. Not a PreforkError: the error is the task's.
  */
 export class RemoteTaskError extends Error {
+  /** The task error's own enumerable properties (e.g. `code`), as the child sent them. */
   [key: string]: unknown;
 }
 
