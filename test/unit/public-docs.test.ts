@@ -4,14 +4,8 @@
  * optional property of an options interface (a name ending in `Options`)
  * states its default with `@defaultValue`. docs/api/ is generated from the
  * same comments (npm run docs), so what this test demands is what users read.
- *
- * public-docs.baseline.json lists the gaps that were there when this test
- * came: a ratchet. A new gap fails; an entry that is documented now must
- * leave the list. The list only shrinks, to empty:
- * `PRUNE_DOCS_BASELINE=1 npx vitest run test/unit/public-docs.test.ts`
- * drops the entries that are documented now (it never adds one).
+ * No exceptions: a new export or member without TSDoc fails here.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import ts from 'typescript';
 import { describe, expect, it } from 'vitest';
@@ -77,22 +71,8 @@ function gaps(entry: string): string[] {
   return found;
 }
 
-const BASELINE_FILE = new URL('./public-docs.baseline.json', import.meta.url);
-const BASELINE = new Set<string>(JSON.parse(readFileSync(BASELINE_FILE, 'utf8')) as string[]);
-
 describe('the public surface is documented', () => {
-  const all = ENTRIES.flatMap(gaps);
-  it('TSDoc on every export and member, @defaultValue on every optional option (no gap beyond the baseline)', () => {
-    expect(all.filter((gap) => !BASELINE.has(gap))).toEqual([]);
-  });
-  it('the baseline holds only gaps that are still there (remove what is documented now)', () => {
-    const now = new Set(all);
-    if (process.env.PRUNE_DOCS_BASELINE === '1') {
-      const kept = [...BASELINE].filter((gap) => now.has(gap));
-      writeFileSync(BASELINE_FILE, JSON.stringify(kept, null, 2) + '\n');
-      BASELINE.clear();
-      kept.forEach((gap) => BASELINE.add(gap));
-    }
-    expect([...BASELINE].filter((gap) => !now.has(gap))).toEqual([]);
+  it('TSDoc on every export and member, @defaultValue on every optional option', () => {
+    expect(ENTRIES.flatMap(gaps)).toEqual([]);
   });
 });
