@@ -26,6 +26,13 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
       leaseMs === undefined
         ? BROKER_DEFAULTS.leaseMs
         : Math.round(checkDuration('leaseMs', leaseMs, 'timer', throwOptionError)),
-    deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : Math.max(0, Math.round(deadMax)),
+    deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : checkDeadMax(deadMax),
   };
+}
+
+/** A count, not rounded into one: NaN would fail every Redis fetch script, or leave the memory dead set unbounded. */
+function checkDeadMax(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
+    throwOptionError('deadMax', value, 'an integer >= 0');
+  return value;
 }

@@ -445,7 +445,7 @@ export interface BrokerOptions {
    */
   leaseMs?: number;
   /**
-   * Dead jobs kept per queue; the oldest go first.
+   * Dead jobs kept per queue (an integer >= 0); the oldest go first.
    * @defaultValue 10000
    */
   deadMax?: number;

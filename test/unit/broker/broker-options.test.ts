@@ -1,0 +1,42 @@
+/**
+ * The settings both brokers share are checked once, in resolveBrokerOptions:
+ * a bad one is an OptionError naming it, from either broker, at createBroker.
+ */
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createBroker } from '../../../dist/broker/index.js';
+import { OptionError } from '../../../dist/errors.js';
+
+const silent = pino({ level: 'silent' });
+
+function rejectionOf(make: () => unknown): OptionError {
+  try {
+    make();
+  } catch (err) {
+    expect(err).toBeInstanceOf(OptionError);
+    return err as OptionError;
+  }
+  throw new Error('the option was accepted');
+}
+
+describe('deadMax: how many dead jobs a queue keeps', () => {
+  // NaN made every Redis fetch script fail (intArg) and left the memory dead set unbounded.
+  it.each([
+    ['memory://broker-options', Number.NaN],
+    ['memory://broker-options', 'many'],
+    ['memory://broker-options', -1],
+    ['memory://broker-options', 2.5],
+    ['redis://127.0.0.1:1', Number.NaN],
+  ])('%s refuses deadMax %s, naming the option', (url, deadMax) => {
+    const err = rejectionOf(() => createBroker(url, { deadMax: deadMax as number, logger: silent }));
+    expect(err.option).toBe('deadMax');
+    expect(err.message).toContain('an integer >= 0');
+  });
+
+  it('accepts 0 (keep no dead job) and a positive integer', async () => {
+    for (const deadMax of [0, 5]) {
+      const broker = createBroker('memory://broker-options', { deadMax, logger: silent });
+      await broker.close();
+    }
+  });
+});
