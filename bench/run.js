@@ -1,4 +1,4 @@
-// `npm run bench`: every workload of ../shared/BENCH.md (A1–A3 on the Pool,
+// `npm run bench`: every workload of bench/README.md (A1–A3 on the Pool,
 // B1–B4 through Redis), prefork and its peers alternating in the same sitting,
 // each measured case in a fresh child process (a bench/<scenario>.mjs file),
 // 3 runs each, median with min and max. Prints a table per workload and writes

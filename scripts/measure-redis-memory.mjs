@@ -1,6 +1,6 @@
 // How many bytes Redis holds per queued job, per delayed job and per stored
-// result: INFO memory deltas on a throwaway redis-server, for the README's
-// "Sizing Redis". Run after `npm run build`:
+// result: INFO memory deltas on a throwaway redis-server, for "Sizing Redis"
+// in docs/failure-modes.md. Run after `npm run build`:
 //   node scripts/measure-redis-memory.mjs [jobs=100000] [argument chars=0]
 // (0 chars: the arguments are [1, 2]; else one string of that length).
 import { Redis } from 'ioredis';

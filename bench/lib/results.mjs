@@ -28,7 +28,7 @@ export function renderResults({
   p('# prefork benchmark results');
   p();
   p(
-    'Written by `npm run bench` (bench/run.js); every number below comes from this one run. Method: ../shared/BENCH.md, and the header of each bench/*.mjs scenario file.',
+    'Written by `npm run bench` (bench/run.js); every number below comes from this one run. Method: bench/README.md, and the header of each bench/*.mjs scenario file.',
   );
   if (quick) p('\n**BENCH_QUICK=1: a smoke run with few jobs and 1 run per case. Not a measurement to quote.**');
   p();

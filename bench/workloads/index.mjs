@@ -1,5 +1,5 @@
 // The workloads `npm run bench` runs, in order: one module per workload of
-// ../shared/BENCH.md. run.js runs each workload's cases (3 rounds, ours and
+// bench/README.md. run.js runs each workload's cases (3 rounds, ours and
 // peers alternating) and RESULTS.md gets one section per workload, from the
 // module's tables(), and one Targets section from every module's targets().
 //

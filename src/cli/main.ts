@@ -1,36 +1,12 @@
 #!/usr/bin/env node
-import { readFileSync } from 'node:fs';
-import { Command, CommanderError } from 'commander';
+import { CommanderError } from 'commander';
 import { OptionError, messageOf } from '../errors.js';
-import { registerAdmin } from './commands/admin.js';
-import { registerControl } from './commands/control.js';
-import { registerDemo } from './commands/demo.js';
-import { registerEnqueue } from './commands/enqueue.js';
-import { registerResult } from './commands/result.js';
-import { registerWorker } from './commands/worker.js';
 import { asFlagError } from './flag-names.js';
+import { buildProgram } from './program.js';
 import { UsageError } from './usage-error.js';
 
 const EXIT_USAGE = 2;
-const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
-  version: string;
-};
-
-const program = new Command('prefork')
-  .description('a prefork multi-process task worker for Node.js, fed by Redis')
-  .version(version)
-  .showSuggestionAfterError()
-  .exitOverride();
-registerWorker(program);
-registerEnqueue(program);
-registerResult(program);
-registerAdmin(program);
-registerControl(program);
-registerDemo(program);
-for (const command of program.commands) {
-  command.exitOverride();
-  for (const sub of command.commands) sub.exitOverride();
-}
+const program = buildProgram();
 
 try {
   await program.parseAsync(process.argv);

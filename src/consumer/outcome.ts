@@ -40,7 +40,7 @@ export function storesResult(delivery: Delivery, task: TaskOptions | undefined):
 }
 
 /**
- * The job's fate after the pool settled it (DESIGN.md's failure table):
+ * The job's fate after the pool settled it (docs/failure-modes.md):
  * success → ack; withdrawn, pool closed or pool failed → back to the queue
  * (the job is not at fault: a failed pool kills the children it runs on);
  * Retry or a failure with retries left → delayed retry; else FAILURE and the

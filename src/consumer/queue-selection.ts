@@ -48,8 +48,9 @@ export function parseQueues(value: string | readonly (string | QueueSpec)[]): Qu
 }
 
 /**
- * Which queues a fetch takes from, and how many from each (the seeds' three
- * orders, generalised to batches; with a batch of 1 each is exactly the seed's):
+ * Which queues a fetch takes from, and how many from each (the three orders
+ * of Kombu, Sidekiq and strict priority, generalised to batches; with a batch
+ * of 1 each is exactly the original):
  * - strict: the first queue gets the whole batch; leftovers go down the list.
  * - weighted (Sidekiq): a random order drawn by weight each fetch, quotas in proportion.
  * - round-robin (Kombu): equal quotas; every queue that delivered moves to the end.

@@ -28,7 +28,7 @@ import { applySettlements } from './settle.js';
 
 /**
  * The embedded broker (`memory://[name]`): one process, the semantics of the
- * Redis one (BROKER.md) — a delivery stays reserved by its node until
+ * Redis one (docs/architecture.md) — a delivery stays reserved by its node until
  * settled, given-back and recovered jobs are served first, delayed jobs are
  * promoted when due, dead letters, results with a TTL, leases and recovery
  * with fencing — so the demo and tests on memory:// behave as production

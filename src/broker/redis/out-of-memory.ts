@@ -8,7 +8,7 @@ export function isOutOfMemory(err: unknown): boolean {
 }
 
 const ADVICE =
-  'raise maxmemory (CONFIG SET maxmemory), drain or purge queues, or shorten resultTtl; see "Sizing Redis" in the README';
+  'raise maxmemory (CONFIG SET maxmemory), drain or purge queues, or shorten resultTtl; see "Sizing Redis" in docs/failure-modes.md';
 
 /** What Redis refused, and what became of it. */
 const REFUSED = {
@@ -74,6 +74,6 @@ export async function checkEvictionPolicy(redis: Redis, log: Logger, displayUrl:
     : 'results (their result() calls time out), reply lists, node descriptions';
   log.warn(
     { broker: displayUrl, maxmemoryPolicy: policy },
-    `Redis at ${displayUrl} has maxmemory-policy ${policy}: once full it silently deletes keys prefork needs (${lost}). Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, or in redis.conf) and size maxmemory for your backlog; see "Sizing Redis" in the README`,
+    `Redis at ${displayUrl} has maxmemory-policy ${policy}: once full it silently deletes keys prefork needs (${lost}). Set maxmemory-policy noeviction (CONFIG SET maxmemory-policy noeviction, or in redis.conf) and size maxmemory for your backlog; see "Sizing Redis" in docs/failure-modes.md`,
   );
 }

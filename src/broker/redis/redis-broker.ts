@@ -127,7 +127,7 @@ function* chunks<T extends readonly (string | Buffer)[]>(
 
 /**
  * The `redis://` broker: Redis Streams with one consumer group (GROUP), a lease
- * per node, delayed jobs in a ZSET per queue (see BROKER.md). Three
+ * per node, delayed jobs in a ZSET per queue (docs/architecture.md). Three
  * connections, each opened when first needed: commands and scripts; a
  * blocking one for waitForWork; a blocking one for waitForResults.
  */

@@ -1,0 +1,32 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { registerAdmin } from './commands/admin.js';
+import { registerControl } from './commands/control.js';
+import { registerDemo } from './commands/demo.js';
+import { registerEnqueue } from './commands/enqueue.js';
+import { registerResult } from './commands/result.js';
+import { registerWorker } from './commands/worker.js';
+
+const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+  version: string;
+};
+
+/** Every command and flag of `prefork`, parsed by main.ts; docs/cli.md is checked against it. */
+export function buildProgram(): Command {
+  const program = new Command('prefork')
+    .description('a prefork multi-process task worker for Node.js, fed by Redis')
+    .version(version)
+    .showSuggestionAfterError()
+    .exitOverride();
+  registerWorker(program);
+  registerEnqueue(program);
+  registerResult(program);
+  registerAdmin(program);
+  registerControl(program);
+  registerDemo(program);
+  for (const command of program.commands) {
+    command.exitOverride();
+    for (const sub of command.commands) sub.exitOverride();
+  }
+  return program;
+}

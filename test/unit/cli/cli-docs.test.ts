@@ -1,0 +1,61 @@
+/**
+ * docs/cli.md's command summary is the CLI's: every command, subcommand and
+ * long flag `prefork` parses is in it, under its command's lines, and every
+ * flag it shows is one that command parses.
+ */
+import { readFileSync } from 'node:fs';
+import type { Command } from 'commander';
+import { describe, expect, it } from 'vitest';
+import { buildProgram } from '../../../dist/cli/program.js';
+
+const CLI_MD = readFileSync(new URL('../../../docs/cli.md', import.meta.url), 'utf8');
+
+/** The fenced block under "## Commands": one or more lines per top-level command. */
+function summary(): string {
+  const m = /^## Commands\n[\s\S]*?^```text\n([\s\S]*?)^```$/m.exec(CLI_MD);
+  expect(m, 'docs/cli.md has a text block under "## Commands"').not.toBeNull();
+  return m![1]!;
+}
+
+/** The summary's lines for one top-level command: from `prefork <name>` to the next `prefork `. */
+function linesOf(name: string): string {
+  const lines = summary().split('\n');
+  const picked: string[] = [];
+  let inside = false;
+  for (const line of lines) {
+    if (line.startsWith('prefork ')) inside = line.startsWith(`prefork ${name} `) || line === `prefork ${name}`;
+    if (inside) picked.push(line);
+  }
+  return picked.join('\n');
+}
+
+/** Every long flag of a command and its subcommands (help and version are commander's own). */
+function flagsOf(command: Command): string[] {
+  const own = command.options.map((o) => o.long).filter((f): f is string => f !== undefined && f !== '--version');
+  return [...own, ...command.commands.flatMap(flagsOf)];
+}
+
+const program = buildProgram();
+
+describe('docs/cli.md', () => {
+  it.each(program.commands.map((c) => [c.name(), c] as const))('prefork %s: its subcommands and flags', (name, command) => {
+    const text = linesOf(name);
+    expect(text, `docs/cli.md shows prefork ${name}`).not.toBe('');
+    for (const sub of command.commands) expect(text, `prefork ${name} ${sub.name()}`).toContain(sub.name());
+    const parsed = new Set(flagsOf(command));
+    for (const flag of parsed) expect(text, `prefork ${name} ${flag}`).toContain(flag);
+    const shown = new Set(text.match(/--[a-z][a-z-]*/g) ?? []);
+    // `--node-arg=--import=tsx` shows a node flag as the value of ours.
+    shown.delete('--import');
+    expect([...shown].filter((flag) => !parsed.has(flag))).toEqual([]);
+  });
+
+  it('shows no command the CLI does not have', () => {
+    const names = new Set(program.commands.map((c) => c.name()));
+    const shown = summary()
+      .split('\n')
+      .filter((l) => l.startsWith('prefork '))
+      .map((l) => l.split(' ')[1]!);
+    expect(shown.filter((n) => !names.has(n))).toEqual([]);
+  });
+});
