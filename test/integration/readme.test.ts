@@ -1,8 +1,9 @@
 /**
- * The README runs as written: every js, ts and sh block in it is a marked
- * snippet, and this file runs each one in a fresh project against the test
- * setup's Redis — the quickstart with the real `npx prefork worker` and
- * `npx prefork enqueue --wait`. What cannot run here is replaced by its
+ * The README and the docs run as written: every js, ts and sh block in them
+ * is a marked snippet, and this file runs each one in a fresh project against
+ * the test setup's Redis — the quickstart with the real `npx prefork worker`
+ * and `npx prefork enqueue --wait`. docs/api.md is generated from the TSDoc
+ * and left out. What cannot run here is replaced by its
  * equivalent and said so: `npm install` links this checkout (no registry),
  * `redis-server` is the one the setup started, and `npm test` is this run.
  */
@@ -15,22 +16,29 @@ import { commandsOf, Project, readBlocks, ROOT, type Block } from '../helpers/re
 import { emptyRedisDb } from '../helpers/worker.js';
 
 const DB = 14;
-const README = join(ROOT, 'README.md');
-const blocks = readBlocks(README);
+/** The hand-written markdown files whose snippets run here. */
+const DOCS = ['README.md', 'docs/guide.md', 'docs/cli.md', 'docs/failure-modes.md', 'docs/architecture.md'];
+const blocks: (Block & { file: string })[] = DOCS.flatMap((file) =>
+  readBlocks(join(ROOT, file)).map((b) => ({ ...b, file })),
+);
 const RUNNABLE = new Set(['js', 'ts', 'sh', 'cjs', 'mjs', 'bash', 'javascript', 'typescript']);
-/** Every snippet this file runs; a README snippet missing here, or here and not in the README, fails. */
+/** Every snippet this file runs; a snippet of the docs missing here, or here and not in the docs, fails. */
 const RUN_HERE = [
   'quickstart/install.sh',
   'quickstart/redis.sh',
   'quickstart/tasks.mjs',
   'quickstart/worker.sh',
   'quickstart/enqueue.sh',
+  'cli/commands.sh',
   'clone/commands.sh',
-  'library/tasks.mjs',
   'library/pool.mjs',
   'library/worker.mjs',
   'library/client.mjs',
-  'library/main.cjs',
+  'guide/tasks.mjs',
+  'guide/pool.mjs',
+  'guide/worker.mjs',
+  'guide/client.mjs',
+  'guide/main.cjs',
   'typescript/tasks.ts',
   'typescript/enqueue.ts',
   'typescript/run.sh',
@@ -38,14 +46,19 @@ const RUN_HERE = [
 
 function snippet(name: string): Block {
   const found = blocks.filter((b) => b.snippet === name);
-  expect(found, `README snippet ${name}`).toHaveLength(1);
+  expect(found, `snippet ${name}`).toHaveLength(1);
   return found[0]!;
 }
 
 function outputOf(name: string): string {
   const found = blocks.find((b) => b.output === name);
-  expect(found, `README output of ${name}`).toBeDefined();
+  expect(found, `output of ${name}`).toBeDefined();
   return found!.body;
+}
+
+/** Lines with their runs of blanks as one space: a table printed to fit its cells. */
+function squeezed(text: string): string[] {
+  return text.split('\n').map((l) => l.trim().replace(/\s+/g, ' '));
 }
 
 /** A file snippet goes to the file its first line names (`// tasks.mjs`), which must match the marker. */
@@ -92,15 +105,15 @@ async function stopWarm(worker: ReturnType<Project['start']>): Promise<void> {
   await expect.poll(worker.output, { timeout: 60_000 }).toMatch(/"msg":"worker stopped"/);
 }
 
-describe('README', { timeout: 240_000 }, () => {
+describe('README and docs', { timeout: 240_000 }, () => {
   it('marks every runnable block as a snippet, and this file runs each of them', () => {
     const unmarked = blocks.filter((b) => RUNNABLE.has(b.info) && b.snippet === undefined);
-    expect(unmarked.map((b) => `README.md:${b.line} (${b.info})`)).toEqual([]);
+    expect(unmarked.map((b) => `${b.file}:${b.line} (${b.info})`)).toEqual([]);
     const marked = blocks.filter((b) => b.snippet !== undefined).map((b) => b.snippet);
     expect(marked.sort()).toEqual([...RUN_HERE].sort());
   });
 
-  it('quickstart: install, a task module, npx prefork worker, npx prefork enqueue --wait', async () => {
+  it('quickstart: install, a task module, npx prefork worker, npx prefork enqueue --wait, then the CLI', async () => {
     const p = project();
     const [installLine, ...rest] = commandsOf(snippet('quickstart/install.sh').body);
     expect(rest).toEqual([]);
@@ -124,6 +137,16 @@ describe('README', { timeout: 240_000 }, () => {
     for (const key of ['id', 'node', 'runtime']) expect(r.stdout).toMatch(new RegExp(`^${key}: +\\S`, 'm'));
 
     await expect.poll(worker.output).toMatch(/add\[[0-9a-f-]{36}\] succeeded in \d+ ms \(pid \d+\)/);
+
+    // The CLI section's commands, against the same worker: each succeeds, and
+    // `inspect queues` prints the table shown (the delayed job in it).
+    const cli = commandsOf(snippet('cli/commands.sh').body).map((line) => ({ line, ...p.run(line) }));
+    expect(cli.map(({ line, code, stderr }) => ({ line, code, stderr }))).toEqual(
+      cli.map(({ line }) => ({ line, code: 0, stderr: '' })),
+    );
+    const printed = squeezed(cli.map((r) => r.stdout).join('\n'));
+    for (const line of squeezed(outputOf('cli/commands.sh').trim())) expect(printed).toContain(line);
+    expect(cli.find((r) => r.line.includes('control grow'))?.stdout).toMatch(/^-> .+: /m);
     await stopWarm(worker);
   });
 
@@ -140,11 +163,33 @@ describe('README', { timeout: 240_000 }, () => {
     expect(r.stdout).toMatch(/^next:$/m);
   });
 
-  it('library: the task module, the Pool, a Worker and a Client in code, and CommonJS', async () => {
+  it("README: the Pool, a Worker and a Client in code, on the quickstart's task module", async () => {
+    const p = project();
+    p.install('prefork');
+    writeSnippet(p, 'quickstart/tasks.mjs');
+    for (const file of ['pool.mjs', 'worker.mjs', 'client.mjs']) writeSnippet(p, `library/${file}`);
+
+    const pool = p.run('node pool.mjs');
+    expect(pool.stderr).toBe('');
+    expect(pool.code).toBe(0);
+    const lines = pool.stdout.trim().split('\n');
+    expect(lines[0]).toBe('5');
+    expect(lines.slice(1).join(' ')).toMatch(/applied: 1,.*done: 1/);
+
+    const worker = p.start('node worker.mjs');
+    await expect.poll(worker.output, { timeout: 60_000 }).toContain('worker ready');
+    const client = p.run('node client.mjs');
+    expect(client.code).toBe(0);
+    expect(client.stdout).toBe('5\n');
+    expect(client.stderr).toBe('');
+    expect(await worker.stop()).toBe(0);
+  });
+
+  it('guide: the task module, the Pool, a Worker and a Client in code, and CommonJS', async () => {
     const p = project();
     p.install('prefork');
     for (const file of ['tasks.mjs', 'pool.mjs', 'worker.mjs', 'client.mjs', 'main.cjs'])
-      writeSnippet(p, `library/${file}`);
+      writeSnippet(p, `guide/${file}`);
 
     const pool = p.run('node pool.mjs');
     expect(pool.stderr).toBe('');

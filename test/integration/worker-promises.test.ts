@@ -1,6 +1,7 @@
 /**
- * Promises the README makes about the Worker, each shown through the public
- * API: an unreadable queue entry, outcomes held while Redis is away,
+ * Promises the docs make about the Worker (docs/guide.md,
+ * docs/failure-modes.md), each shown through the public API: an unreadable
+ * queue entry, outcomes held while Redis is away,
  * trackStarted, maxRedeliveries, two nodes on one queue at the same time,
  * and the pool's execArgv reaching children.
  */
