@@ -2,7 +2,7 @@
  * The public surface is documented: every symbol the package's entries export
  * has TSDoc, every member of an exported class or interface too, and every
  * optional property of an options interface (a name ending in `Options`)
- * states its default with `@defaultValue`. docs/api/ is generated from the
+ * states its default with `@defaultValue`. docs/api.md is generated from the
  * same comments (npm run docs), so what this test demands is what users read.
  * No exceptions: a new export or member without TSDoc fails here.
  */

@@ -24,7 +24,7 @@ function numbersIn(text: string): Set<string> {
 
 describe("the README's benchmark summary", () => {
   it('names the run RESULTS.md holds', () => {
-    const m = /the run of (\d{4}-\d{2}-\d{2}) at commit ([0-9a-f]{7,40})/.exec(section());
+    const m = /the run of (\d{4}-\d{2}-\d{2}) at commit\s+([0-9a-f]{7,40})/.exec(section());
     expect(m, 'the summary says "the run of <date> at commit <hash>"').not.toBeNull();
     expect(RESULTS).toMatch(new RegExp(`^- Date: ${m![1]!}T`, 'm'));
     expect(RESULTS).toContain(`(commit ${m![2]!})`);
