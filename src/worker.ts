@@ -406,13 +406,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Fenced (seen by a fetch or a heartbeat under `seenAs`): take a fresh id
-   * and lease. If the lease had run out, another node recovers (or did) the
-   * jobs held here, so those not started are dropped. If it cannot have run
-   * out yet, the registration vanished (Redis lost its data): nobody took
-   * the jobs, so they are kept and run. Once per lost lease: when both saw
-   * the same id fenced, the second one finds the id already replaced and does
-   * nothing (re-fencing would register a second id and drop jobs it just fetched).
+   * Fenced (seen by a fetch or a heartbeat under `seenAs`): a fresh id and
+   * lease; the unstarted jobs are dropped only if the lease had run out
+   * (docs/architecture.md). Once per lost lease: a second report of the same
+   * id finds it already replaced (re-fencing would drop jobs just fetched).
    */
   private fenced(seenAs: string): Promise<void> {
     if (this.fencing !== undefined) return this.fencing;

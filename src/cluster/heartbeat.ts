@@ -31,13 +31,8 @@ export interface HeartbeatHooks {
  * housekeeping that rides on it: a node whose lease expired is recovered
  * here — its reserved jobs go back to their queues (pyspider's ZooKeeper
  * ephemeral nodes, as Redis leases) — and control requests are taken.
- *
- * Recovery does not wait for a regular beat: each beat learns the earliest
- * lease deadline of the other nodes and, when it falls before the next beat,
- * beats right after it. A SIGKILLed node's jobs are back one lease after its
- * last heartbeat (not a lease plus an interval), so the interval can be long
- * (an idle node's Redis cost is its heartbeats). Beats are sequential: a slow
- * Redis never piles them up.
+ * Recovery does not wait for a regular beat (docs/architecture.md, "A
+ * worker node"). Beats are sequential: a slow Redis never piles them up.
  */
 export class Heartbeat {
   private timer: NodeJS.Timeout | undefined;

@@ -20,13 +20,8 @@ export interface AckerOptions {
 
 /**
  * Sends settlements (acks, retries, dead letters, results) to the broker in
- * batches: while one batch is on the wire the next one gathers, so under load
- * a round trip carries many jobs and when idle a result leaves at once.
- * A batch that fails because the broker is away is kept and sent again: an
- * outcome the pool produced is not dropped (until abandon(), at a stop
- * deadline). A batch the broker refuses (a BrokerRefusedError: it would come
- * back every time) is split in halves until the settlement at fault is alone;
- * that one is logged with its job id and dropped, the rest go through.
+ * batches, keeps a batch the broker could not take until it can (or
+ * abandon()), and isolates one it refuses by halving (docs/architecture.md).
  */
 export class Acker {
   private queue: Settlement[] = [];

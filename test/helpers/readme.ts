@@ -1,7 +1,8 @@
 /**
- * The README's snippets as data, and small projects to run them in. A
- * runnable block (js, ts, sh) is marked `<!-- snippet: scenario/file -->` on
- * the line before it; an expected output is marked `<!-- output: ... -->`.
+ * The snippets of the README and the docs as data, and small projects to run
+ * them in. A runnable block (js, ts, sh) is marked
+ * `<!-- snippet: scenario/file -->` on the line before it; an expected output
+ * is marked `<!-- output: ... -->`.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, symlinkSync, writeFileSync } from 'node:fs';

@@ -100,11 +100,8 @@ export class Results {
     let missed = before === undefined ? now > 0 : now !== before;
     const ids = popped?.[1] ?? [];
     if (ids.length === 0) return { records: [], gone: [], missed };
-    // The overflow signal: LTRIM drops ids only from a list at REPLY_MAX, and
-    // only this reader shrinks it, so the first pop after any drop came from a
-    // list of at least REPLY_MAX ids (those popped plus those left; pushes
-    // since only add). A full batch from a shorter list is only a backlog.
-    // The LLEN goes out with the read (no extra round trip).
+    // Overflow: a pop from a list of REPLY_MAX ids or more (docs/architecture.md,
+    // "A client"). The LLEN goes out with the read (no extra round trip).
     const left = ids.length >= REPLY_BATCH ? redis.llen(key) : undefined;
     left?.catch(() => undefined); // awaited below, unless the read fails first
     const stored = await this.read(redis, ids);
