@@ -110,8 +110,12 @@ export interface EnqueueOptions {
    */
   id?: string;
   /**
-   * Store no result: `result()` then rejects with NoResultError.
-   * @defaultValue false: the task's own `ignoreResult` decides
+   * true: store no result (`result()` then rejects with NoResultError at
+   * once, and the job costs Redis no result write); false: store it even
+   * when the task is defined with `ignoreResult`. Left out, a task defined
+   * with `ignoreResult` records only the job's final state, so `result()`
+   * rejects with NoResultError once the job ends.
+   * @defaultValue the task's own `ignoreResult`, else false
    */
   ignoreResult?: boolean;
   /**
@@ -188,14 +192,16 @@ export class JobHandle<T = unknown> {
    * Resolves with the task's value once the job succeeded; rejects with its
    * final error (rebuilt: a RemoteTaskError, or prefork's own class such as
    * TimeLimitExceeded), ResultTimeoutError past `timeout` (ms or "30s"; by
-   * default it waits for ever), NoResultError for an ignoreResult job,
-   * ResultGoneError when the result expired, ClientClosedError on close().
+   * default it waits for ever), NoResultError for a job enqueued with
+   * ignoreResult (at once) or whose task is defined with it (when the job
+   * ends), ResultGoneError when the result expired, ClientClosedError on close().
    * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
    * names the type yourself.
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
     if (this.ignoreResult) throw new NoResultError(this.id);
     const record = await this.client.waitForResult(this.id, options.timeout, this.announced);
+    if (record.ignoreResult === true) throw new NoResultError(this.id, record);
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
     throw record.error ? deserializeError(record.error) : new JobFailedError(this.id);
   }
@@ -422,7 +428,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     const jobOptions: JobOptions = {};
     if (options.retries !== undefined) jobOptions.retries = checkRetries('retries', options.retries, bad);
     if (options.backoff !== undefined) jobOptions.backoff = checkBackoff('backoff', options.backoff, bad);
-    if (options.ignoreResult) jobOptions.ignoreResult = true;
+    if (options.ignoreResult !== undefined) {
+      if (typeof options.ignoreResult !== 'boolean') bad('ignoreResult', options.ignoreResult, 'true or false');
+      jobOptions.ignoreResult = options.ignoreResult;
+    }
     if (options.timeLimit !== undefined) jobOptions.timeLimit = checkTimeLimit('timeLimit', options.timeLimit, bad);
     if (options.softTimeLimit !== undefined)
       jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);

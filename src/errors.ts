@@ -248,15 +248,32 @@ export class ResultGoneError extends PreforkError {
   }
 }
 
-/** The job has no result to wait for: it was enqueued with ignoreResult. */
+/**
+ * The job has no result to wait for: it was enqueued with ignoreResult, or
+ * it ended but its task is defined with ignoreResult (then `task` and
+ * `state` say which, and how it ended).
+ */
 export class NoResultError extends PreforkError {
   static override readonly code: string = 'PREFORK_NO_RESULT';
-  /** The job enqueued with ignoreResult. */
+  /** The job without a result. */
   readonly jobId: string;
-  /** The job's id. */
-  constructor(jobId: string) {
-    super(`job ${jobId} was enqueued with ignoreResult: it has no result to wait for`);
+  /** The task defined with ignoreResult (absent when the job itself was enqueued with it). */
+  readonly task?: string;
+  /** How the job ended (SUCCESS or FAILURE), when its task ignores results. */
+  readonly state?: string;
+  /** The job's id; the task and the final state when the task's own ignoreResult dropped the result. */
+  constructor(jobId: string, ignoredBy?: { task: string; state: string }) {
+    super(
+      ignoredBy === undefined
+        ? `job ${jobId} was enqueued with ignoreResult: it has no result to wait for`
+        : `job ${jobId} ended in ${ignoredBy.state}, but task "${ignoredBy.task}" is defined with ignoreResult: ` +
+            'its value and error were not kept (enqueue with ignoreResult: false to keep them)',
+    );
     this.jobId = jobId;
+    if (ignoredBy !== undefined) {
+      this.task = ignoredBy.task;
+      this.state = ignoredBy.state;
+    }
   }
 }
 

@@ -41,8 +41,9 @@ export interface JobOptions {
    */
   backoff?: BackoffOptions;
   /**
-   * Do not store a result (no key is written).
-   * @defaultValue false
+   * true: store no result (no key is written); false: store it even when
+   * the task is defined with `ignoreResult`.
+   * @defaultValue the task's own `ignoreResult`
    */
   ignoreResult?: boolean;
   /**
@@ -83,7 +84,10 @@ export interface TaskOptions {
    */
   softTimeLimit?: number;
   /**
-   * Store no result for this task.
+   * Keep neither value nor error of this task's jobs. A job that a Client
+   * may wait for still gets a small record of its final state, so its
+   * `result()` rejects at once with NoResultError; a job's own
+   * `ignoreResult` (true or false) wins over this.
    * @defaultValue false
    */
   ignoreResult?: boolean;

@@ -80,6 +80,11 @@ export interface ResultRecord {
   value?: unknown;
   /** What the task threw (FAILURE, and RETRY: the attempt's error). */
   error?: SerializedError;
+  /**
+   * The task is defined with `ignoreResult`: neither value nor error was
+   * kept, only the final state (so a waiter learns at once there is no result).
+   */
+  ignoreResult?: boolean;
   /** The name of the node that ran the attempt. */
   node?: string;
   /** The process id of the child that ran it. */

@@ -28,7 +28,11 @@ export function printRecord(record: ResultRecord, json: boolean): void {
     `queue:    ${record.queue}`,
     `state:    ${record.state}${STATE_NOTES.get(record.state) ?? ''}`,
   ];
-  if (record.state === 'SUCCESS') lines.push(`value:    ${JSON.stringify(record.value)}`);
+  if (record.ignoreResult === true)
+    lines.push(
+      `result:   not kept: task "${record.task}" is defined with ignoreResult (enqueue with --no-ignore-result to keep it)`,
+    );
+  else if (record.state === 'SUCCESS') lines.push(`value:    ${JSON.stringify(record.value)}`);
   if (record.error) lines.push(`error:    ${record.error.name}: ${record.error.message}`);
   if (record.node) lines.push(`node:     ${record.node}${record.pid ? ` (pid ${record.pid})` : ''}`);
   if (record.runtime !== undefined) lines.push(`runtime:  ${record.runtime} ms`);

@@ -7,7 +7,14 @@ import type { Pool } from '../pool/pool.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
 import { JobLog, type JobLogLevel } from './job-log.js';
-import { malformedSettlement, record, settlementFor, storesResult } from './outcome.js';
+import {
+  finalRecord,
+  malformedSettlement,
+  record,
+  resultKeeping,
+  settlementFor,
+  type ResultKeeping,
+} from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
@@ -275,7 +282,7 @@ export class Consumer {
     }
     const epoch = this.epoch;
     const { job } = delivery;
-    const keep = storesResult(delivery, this.settings.pool.taskOptions(job.task));
+    const keep = resultKeeping(delivery, this.settings.pool.taskOptions(job.task));
     let pid: number | undefined;
     let startedAt: number | undefined;
     const entry: Unstarted = { onLeave: undefined };
@@ -293,9 +300,9 @@ export class Consumer {
       leave(false);
       pid = info.pid;
       startedAt = info.startedAt;
-      if (keep && this.settings.trackStarted) this.progress(delivery, 'STARTED', pid, startedAt);
+      if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'STARTED', pid, startedAt);
     };
-    if (keep && this.settings.trackStarted) this.progress(delivery, 'RECEIVED', undefined, undefined);
+    if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {
       if (!ok && this.poolFailure !== undefined && outcome instanceof WorkerLostError) outcome = this.poolFailure;
       const task = this.settings.pool.taskOptions(job.task);
@@ -331,7 +338,7 @@ export class Consumer {
    * rejects with, since a task may throw an OptionError of its own (that one
    * is retried as usual).
    */
-  private badOptions(delivery: Delivery, options: ApplyOptions, keep: boolean): boolean {
+  private badOptions(delivery: Delivery, options: ApplyOptions, keep: ResultKeeping): boolean {
     // Only the time limits come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).
     if (options.timeLimit === undefined && options.softTimeLimit === undefined) return false;
     try {
@@ -355,7 +362,7 @@ export class Consumer {
         kind: 'dead',
         delivery,
         reason,
-        result: keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(err) }) : undefined,
+        result: finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(err) })),
       });
       return true;
     }

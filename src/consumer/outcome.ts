@@ -35,8 +35,33 @@ function isPermanent(err: unknown): boolean {
   );
 }
 
-export function storesResult(delivery: Delivery, task: TaskOptions | undefined): boolean {
-  return !(delivery.job.options.ignoreResult ?? task?.ignoreResult ?? false);
+/**
+ * What a job's results keep: `all` (every state, with value or error),
+ * `state` (only the final state, marked `ignoreResult`: the task ignores
+ * results but a Client may wait for this job) or `none` (nothing is written).
+ * The job's own ignoreResult wins over the task's.
+ */
+export type ResultKeeping = 'all' | 'state' | 'none';
+
+export function resultKeeping(delivery: Delivery, task: TaskOptions | undefined): ResultKeeping {
+  const { job } = delivery;
+  const ignore = job.options.ignoreResult ?? task?.ignoreResult ?? false;
+  if (!ignore) return 'all';
+  // A job without replyTo has no waiter to tell: nothing to write.
+  return job.options.ignoreResult === undefined && job.replyTo !== undefined ? 'state' : 'none';
+}
+
+/** The final record as `keep` allows: whole, its state alone, or none. */
+export function finalRecord(
+  keep: ResultKeeping,
+  delivery: Delivery,
+  attempt: Attempt,
+  state: 'SUCCESS' | 'FAILURE',
+  outcome: () => Pick<ResultRecord, 'value' | 'error'>,
+): ResultRecord | undefined {
+  if (keep === 'none') return undefined;
+  if (keep === 'all') return record(delivery, attempt, state, outcome());
+  return { ...record(delivery, attempt, state, {}), ignoreResult: true };
 }
 
 /**
@@ -55,16 +80,16 @@ export function settlementFor(
   random?: () => number,
 ): Settlement {
   const { job } = delivery;
-  const keep = storesResult(delivery, attempt.task);
+  const keep = resultKeeping(delivery, attempt.task);
   if (ok)
     return {
       kind: 'ack',
       delivery,
-      result: keep ? record(delivery, attempt, 'SUCCESS', { value: outcome }) : undefined,
+      result: finalRecord(keep, delivery, attempt, 'SUCCESS', () => ({ value: outcome })),
     };
   if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError || outcome instanceof PoolFailedError)
     return { kind: 'giveBack', delivery };
-  const failure = keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(outcome) }) : undefined;
+  const failure = finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(outcome) }));
   if (isPermanent(outcome)) return { kind: 'dead', delivery, reason: messageOf(outcome), result: failure };
   const retries = job.options.retries ?? attempt.task?.retries ?? (outcome instanceof Retry ? DEFAULT_RETRY_BUDGET : 0);
   if (job.attempt < retries) {
@@ -81,14 +106,15 @@ export function settlementFor(
         kind: 'dead',
         delivery,
         reason,
-        result: keep ? record(delivery, attempt, 'FAILURE', { error: serializeError(err) }) : undefined,
+        result: finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(err) })),
       };
     }
     return {
       kind: 'retry',
       delivery,
       delay,
-      result: keep ? record(delivery, attempt, 'RETRY', { error: serializeError(outcome) }) : undefined,
+      // Not final: a record of the state alone tells a waiter nothing.
+      result: keep === 'all' ? record(delivery, attempt, 'RETRY', { error: serializeError(outcome) }) : undefined,
     };
   }
   const reason = retries > 0 ? `retries spent (${retries}): ${messageOf(outcome)}` : messageOf(outcome);

@@ -12,7 +12,7 @@ import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { Redis } from 'ioredis';
 import { pino, type Logger } from 'pino';
-import { Client, Worker, type WorkerOptions } from 'prefork';
+import { Client, Worker, type ClientOptions, type WorkerOptions } from 'prefork';
 import { inject } from 'vitest';
 import type { Broker, QueueCounts } from '../../dist/broker/types.js';
 import '../setup/provided.js';
@@ -105,8 +105,8 @@ export function makeWorker(
   return worker;
 }
 
-export function makeClient(broker: string, namespace?: string): Client {
-  const client = new Client({ broker, namespace, logger: silent });
+export function makeClient(broker: string, namespace?: string, options: Partial<ClientOptions> = {}): Client {
+  const client = new Client({ broker, namespace, logger: silent, ...options });
   stoppers.push(() => client.close());
   return client;
 }

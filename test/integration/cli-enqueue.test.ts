@@ -163,6 +163,19 @@ describe('enqueue options against a worker on Redis', { timeout: 120_000 }, () =
     expect(result(marker)).toEqual({ id: marker, state: 'PENDING' });
   });
 
+  it('a task defined with ignoreResult: --wait and result say its value was not kept; --no-ignore-result keeps it', () => {
+    const waited = run(['enqueue', 'quiet', '5', '--wait', '--json', '--broker', url]);
+    expect(waited.code).toBe(0);
+    const record = JSON.parse(waited.stdout) as Record<string, unknown>;
+    expect(record).toMatchObject({ state: 'SUCCESS', ignoreResult: true });
+    expect(record).not.toHaveProperty('value');
+    const shown = run(['result', record.id as string, '--broker', url]).stdout;
+    expect(shown).toContain('state:    SUCCESS');
+    expect(shown).toContain('result:   not kept: task "quiet" is defined with ignoreResult');
+    const kept = run(['enqueue', 'quiet', '5', '--no-ignore-result', '--wait', '--json', '--broker', url]);
+    expect(JSON.parse(kept.stdout)).toMatchObject({ state: 'SUCCESS', value: 5 });
+  });
+
   it('--eta in the future waits in the delayed set; one now runs', () => {
     const later = new Date(Date.now() + 3_600_000).toISOString();
     run(['enqueue', 'echo', '1', '--queue', 'eta-later', '--eta', later, '--broker', url]);

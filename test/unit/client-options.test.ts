@@ -59,6 +59,7 @@ describe('Client.enqueue options', () => {
     ['queue', { queue: 'a b' }, '"a b"'],
     ['queue', { queue: 7 }, '7'],
     ['id', { id: 42 }, '42'],
+    ['ignoreResult', { ignoreResult: 'yes' }, '"yes"'],
   ])('rejects a bad %s (%j) with an OptionError naming it and the value', async (option, options, shown) => {
     const err = await client()
       .enqueue('t', [], options as EnqueueOptions)
@@ -92,6 +93,12 @@ describe('Client.enqueue options', () => {
       timeLimit: 120_000,
       softTimeLimit: 90_000,
     });
+  });
+
+  it("stores ignoreResult as given, false included (it wins over the task's own)", async () => {
+    expect((await stored(client(), { ignoreResult: false })).options).toEqual({ ignoreResult: false });
+    expect((await stored(client(), { ignoreResult: true })).options).toEqual({ ignoreResult: true });
+    expect((await stored(client(), {})).options).toEqual({});
   });
 
   it('accepts a delay longer than a timer can run (it waits in the broker)', async () => {

@@ -46,7 +46,7 @@ const samples: Record<string, () => PreforkError> = {
   JobWithdrawnError: () => new prefork.JobWithdrawnError(),
   ResultTimeoutError: () => new prefork.ResultTimeoutError('job-1', 500),
   ResultGoneError: () => new prefork.ResultGoneError('job-1'),
-  NoResultError: () => new prefork.NoResultError('job-1'),
+  NoResultError: () => new prefork.NoResultError('job-1', { task: 'quiet', state: 'SUCCESS' }),
   JobFailedError: () => new prefork.JobFailedError('job-1'),
   ClientClosedError: () => new prefork.ClientClosedError(),
   BrokerUnavailableError: () => new prefork.BrokerUnavailableError('redis://127.0.0.1:1', 'connection refused'),

@@ -48,6 +48,7 @@ export function registerEnqueue(program: Command): void {
     )
     .option('--id <id>', 'your own job id (default: a random UUID)', parse.jobId)
     .option('--ignore-result', 'store no result')
+    .option('--no-ignore-result', 'store the result even when the task is defined with ignoreResult')
     .option('--wait', 'wait for the result and print it')
     .option(
       '--timeout <duration>',
@@ -60,7 +61,7 @@ export function registerEnqueue(program: Command): void {
 
 function optionsOf(flags: EnqueueFlags): EnqueueOptions {
   if (flags.delay !== undefined && flags.eta !== undefined) throw new UsageError('give --delay or --eta, not both');
-  if (flags.ignoreResult && flags.wait)
+  if (flags.ignoreResult === true && flags.wait)
     throw new UsageError('--wait and --ignore-result: a job that stores no result has none to wait for');
   if (flags.timeout !== undefined && !flags.wait)
     throw new UsageError('--timeout is how long --wait waits: add --wait');
@@ -73,7 +74,7 @@ function optionsOf(flags: EnqueueFlags): EnqueueOptions {
   if (flags.timeLimit !== undefined) options.timeLimit = flags.timeLimit;
   if (flags.softTimeLimit !== undefined) options.softTimeLimit = flags.softTimeLimit;
   if (flags.id !== undefined) options.id = flags.id;
-  if (flags.ignoreResult) options.ignoreResult = true;
+  if (flags.ignoreResult !== undefined) options.ignoreResult = flags.ignoreResult;
   return options;
 }
 

@@ -58,6 +58,39 @@ describe('settlementFor', () => {
     expect(s).toEqual({ kind: 'ack', delivery: delivery(0, { ignoreResult: true }), result: undefined });
   });
 
+  describe("a task defined with ignoreResult (the job's own option unset)", () => {
+    const quiet: Attempt = { ...at, task: { ignoreResult: true, retries: 1 } };
+    const waited = (attempt = 0, options: Delivery['job']['options'] = {}): Delivery => {
+      const d = delivery(attempt, options);
+      return { ...d, job: { ...d.job, replyTo: 'client-1' } };
+    };
+
+    it('a client may wait (replyTo): the final state alone, marked ignoreResult, without value or error', () => {
+      const ok = settlementFor(waited(), true, 7, quiet);
+      expect(ok.kind === 'ack' && ok.result).toMatchObject({ id: 'j1', state: 'SUCCESS', ignoreResult: true });
+      expect(ok.kind === 'ack' && ok.result).not.toHaveProperty('value');
+      const dead = settlementFor(waited(1), false, new Error('boom'), quiet);
+      expect(dead.kind === 'dead' && dead.result).toMatchObject({ state: 'FAILURE', ignoreResult: true });
+      expect(dead.kind === 'dead' && dead.result).not.toHaveProperty('error');
+    });
+
+    it('a retry writes no record (not final: it tells a waiter nothing)', () => {
+      const s = settlementFor(waited(0), false, new Error('boom'), quiet);
+      expect(s).toMatchObject({ kind: 'retry', result: undefined });
+    });
+
+    it('no client to tell (no replyTo): no record', () => {
+      expect(settlementFor(delivery(), true, 7, quiet)).toMatchObject({ kind: 'ack', result: undefined });
+    });
+
+    it("the job's own ignoreResult wins: false keeps the value, true keeps nothing", () => {
+      const kept = settlementFor(waited(0, { ignoreResult: false }), true, 7, quiet);
+      expect(kept.kind === 'ack' && kept.result).toMatchObject({ state: 'SUCCESS', value: 7 });
+      expect(kept.kind === 'ack' && kept.result).not.toHaveProperty('ignoreResult');
+      expect(settlementFor(waited(0, { ignoreResult: true }), true, 7, quiet)).toMatchObject({ result: undefined });
+    });
+  });
+
   it.each([
     ['JobWithdrawnError', new JobWithdrawnError()],
     ['PoolClosedError', new PoolClosedError()],
