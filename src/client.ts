@@ -20,6 +20,7 @@ import {
   checkEta,
   checkLimitOrder,
   checkQueueName,
+  checkResultTtl,
   checkRetries,
   checkTimeLimit,
   throwOptionError as bad,
@@ -53,9 +54,10 @@ export interface ClientOptions {
    */
   namespace?: string;
   /**
-   * Checked (ms or "1d", positive) but without effect here: the workers
-   * write the results, with their own `resultTtl`.
-   * @defaultValue 1 day
+   * How long the results of this client's jobs are kept (ms or "1d", up to
+   * 100 years): sent with each job, the worker keeps its results that long
+   * instead of its own `resultTtl`. An enqueue's `resultTtl` overrides it.
+   * @defaultValue the workers' `resultTtl` (1 day unless set)
    */
   resultTtl?: number | string;
   /**
@@ -119,6 +121,13 @@ export interface EnqueueOptions {
    */
   ignoreResult?: boolean;
   /**
+   * How long this job's results are kept (ms or "1h", up to 100 years),
+   * instead of the client's or the worker's `resultTtl`. Unused with
+   * `ignoreResult: true`.
+   * @defaultValue the client's `resultTtl`, else the worker's (1 day unless set)
+   */
+  resultTtl?: number | string;
+  /**
    * Hard time limit for this job (ms or "30s", at most 2^31-1 ms: it runs as
    * a timer): past it the child is SIGKILLed and the attempt fails with TimeLimitExceeded.
    * @defaultValue the task's own, else the worker's `timeLimit`
@@ -141,6 +150,7 @@ const ENQUEUE_KEYS = new Set([
   'backoff',
   'id',
   'ignoreResult',
+  'resultTtl',
   'timeLimit',
   'softTimeLimit',
 ]);
@@ -257,6 +267,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** Aborted by close(): ends the pause between reads at once. */
   private readonly closing = new AbortController();
   private readonly maxFrameSize: number;
+  /** Sent with each job that keeps results, when set. */
+  private readonly resultTtl: number | undefined;
 
   /** Validates the options (OptionError names a bad one); connects on first use. */
   constructor(options: ClientOptions = {}) {
@@ -264,16 +276,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.ownsBroker = typeof broker === 'string';
     const base = options.logger ?? defaultClientLogger();
     this.log = base.child({ component: 'client' });
-    const resultTtl =
-      options.resultTtl === undefined ? undefined : checkDuration('resultTtl', options.resultTtl, 'positive', bad);
+    this.resultTtl = options.resultTtl === undefined ? undefined : checkResultTtl('resultTtl', options.resultTtl, bad);
     this.maxFrameSize =
       options.maxFrameSize === undefined
         ? DEFAULT_MAX_FRAME_SIZE
         : checkSize('maxFrameSize', options.maxFrameSize, bad);
     this.broker =
-      typeof broker === 'string'
-        ? createBroker(broker, { namespace: options.namespace, resultTtl, logger: base })
-        : broker;
+      typeof broker === 'string' ? createBroker(broker, { namespace: options.namespace, logger: base }) : broker;
   }
 
   /**
@@ -432,6 +441,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       if (typeof options.ignoreResult !== 'boolean') bad('ignoreResult', options.ignoreResult, 'true or false');
       jobOptions.ignoreResult = options.ignoreResult;
     }
+    const resultTtl =
+      options.resultTtl === undefined ? this.resultTtl : checkResultTtl('resultTtl', options.resultTtl, bad);
+    if (resultTtl !== undefined && jobOptions.ignoreResult !== true) jobOptions.resultTtl = resultTtl;
     if (options.timeLimit !== undefined) jobOptions.timeLimit = checkTimeLimit('timeLimit', options.timeLimit, bad);
     if (options.softTimeLimit !== undefined)
       jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);

@@ -1,5 +1,5 @@
-import type { BackoffOptions } from './job-types.js';
 import { OptionError } from './errors.js';
+import type { BackoffOptions, JobOptions } from './job-types.js';
 import { checkDuration, MAX_DELAY_MS, type Bad } from './util/units.js';
 
 export type { Bad } from './util/units.js';
@@ -71,6 +71,25 @@ export function checkEta(option: string, value: unknown, bad: Bad): number {
   if (typeof ms !== 'number' || !Number.isFinite(ms) || Math.abs(ms) > MAX_EPOCH_MS)
     bad(option, value, 'a valid Date or epoch milliseconds');
   return Math.round(ms);
+}
+
+/** How long a result is kept: positive, up to 100 years, in whole ms (Redis takes integer expiries). */
+export function checkResultTtl(option: string, value: unknown, bad: Bad): number {
+  return Math.max(1, Math.round(checkDuration(option, value, 'expiry', bad)));
+}
+
+/** A job record's resultTtl as checkResultTtl leaves it: whole ms in (0, 100 years]. */
+export function isResultTtl(value: unknown): value is number {
+  return typeof value === 'number' && Number.isSafeInteger(value) && value > 0 && value <= MAX_DELAY_MS;
+}
+
+/**
+ * How long the brokers keep a job's results: its own resultTtl (a Client's),
+ * else the broker's. The Consumer dead-letters a job whose resultTtl is not
+ * one; this only keeps another caller's from failing a batch of writes.
+ */
+export function resultTtlOf(options: JobOptions, brokerTtl: number): number {
+  return isResultTtl(options.resultTtl) ? options.resultTtl : brokerTtl;
 }
 
 export function checkRetries(option: string, value: unknown, bad: Bad): number {

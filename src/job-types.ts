@@ -47,6 +47,11 @@ export interface JobOptions {
    */
   ignoreResult?: boolean;
   /**
+   * How long this job's results are kept, in whole ms (at most 100 years).
+   * @defaultValue the worker's (its broker's) `resultTtl`
+   */
+  resultTtl?: number;
+  /**
    * Per-job hard time limit in ms, overriding the worker's.
    * @defaultValue the worker's
    */

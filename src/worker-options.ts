@@ -122,8 +122,9 @@ export interface WorkerOptions {
    */
   namespace?: string;
   /**
-   * How long results are kept (ms or "1d"), when `broker` is a URL (a
-   * Broker instance has its own).
+   * How long results are kept (ms or "1d", up to 100 years), when `broker`
+   * is a URL (a Broker instance has its own); a job enqueued by a Client
+   * with its own `resultTtl` keeps its results that long instead.
    * @defaultValue 1 day
    */
   resultTtl?: number | string;
@@ -269,7 +270,7 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     trackStarted: input.trackStarted ?? false,
     jobLogLevel,
     namespace: input.namespace,
-    resultTtl: optionalDuration('resultTtl', input.resultTtl, 'positive'),
+    resultTtl: optionalDuration('resultTtl', input.resultTtl, 'expiry'),
     leaseMs: lease(input),
     pool,
     logger: input.logger,

@@ -1,4 +1,4 @@
-import { throwOptionError } from '../job-option-checks.js';
+import { checkResultTtl, throwOptionError } from '../job-option-checks.js';
 import { checkDuration } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
 
@@ -18,9 +18,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   return {
     namespace: options.namespace ?? BROKER_DEFAULTS.namespace,
     resultTtl:
-      resultTtl === undefined
-        ? BROKER_DEFAULTS.resultTtl
-        : Math.round(checkDuration('resultTtl', resultTtl, 'positive', throwOptionError)),
+      resultTtl === undefined ? BROKER_DEFAULTS.resultTtl : checkResultTtl('resultTtl', resultTtl, throwOptionError),
     // Heartbeats renew the lease on a timer of a fraction of it.
     leaseMs:
       leaseMs === undefined

@@ -23,7 +23,7 @@ export interface JobRecord {
   attempt: number;
   /** Times the job went back to its queue without an outcome (dead node recovered, shutdown). */
   redeliveries: number;
-  /** What the producer attached: retries, backoff, time limits, ignoreResult. */
+  /** What the producer attached: retries, backoff, time limits, ignoreResult, resultTtl. */
   options: JobOptions;
   /** Epoch ms at enqueue. */
   enqueuedAt: number;
@@ -103,8 +103,8 @@ export interface ResultRecord {
 
 /**
  * What becomes of a delivery. Every settlement removes the delivery from this
- * node's reserved set; `result`, when present, is stored with the broker's
- * result TTL and announced to `job.replyTo`.
+ * node's reserved set; `result`, when present, is stored with the job's
+ * `resultTtl`, else the broker's, and a final one announced to `job.replyTo`.
  * - ack: done (SUCCESS, or a FAILURE with no retries left that is not dead-lettered).
  * - retry: back to the delayed set, due after `delay` ms, with attempt + 1.
  * - dead: to the dead set with `reason` (retries spent, unknown task, bad payload, poison).
@@ -439,7 +439,8 @@ export interface BrokerOptions {
    */
   namespace?: string;
   /**
-   * How long results are kept, in ms.
+   * How long results are kept, in ms (at most 100 years), unless a job
+   * carries its own `resultTtl` (set by a Client).
    * @defaultValue 86400000 (1 day)
    */
   resultTtl?: number;

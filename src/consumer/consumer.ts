@@ -2,6 +2,7 @@ import type { Logger } from 'pino';
 import type { BrokerConsumer, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
 import { OptionError, WorkerLostError, messageOf, type PoolFailedError } from '../errors.js';
+import { isResultTtl } from '../job-option-checks.js';
 import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
 import { serializeError } from '../protocol/error-codec.js';
@@ -332,16 +333,21 @@ export class Consumer {
 
   /**
    * The job record's own options (from any producer) that the pool refuses,
-   * e.g. a timeLimit past 2^31-1 ms: every attempt would fail the same way
+   * e.g. a timeLimit past 2^31-1 ms, or a resultTtl the brokers cannot use:
+   * every attempt would fail the same way (or lose its result's expiry)
    * before reaching a child, so the job goes to the dead set at once with a
    * FAILURE naming the option. Checked here rather than by the error apply()
    * rejects with, since a task may throw an OptionError of its own (that one
    * is retried as usual).
    */
   private badOptions(delivery: Delivery, options: ApplyOptions, keep: ResultKeeping): boolean {
-    // Only the time limits come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).
-    if (options.timeLimit === undefined && options.softTimeLimit === undefined) return false;
+    // Only these come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).
+    // A resultTtl matters only to a job whose results are written.
+    const resultTtl = keep === 'none' ? undefined : delivery.job.options.resultTtl;
+    if (options.timeLimit === undefined && options.softTimeLimit === undefined && resultTtl === undefined) return false;
     try {
+      if (resultTtl !== undefined && !isResultTtl(resultTtl))
+        throw new OptionError('resultTtl', resultTtl, 'whole milliseconds > 0, up to 100 years');
       resolveApplyOptions(options);
       return false;
     } catch (err) {

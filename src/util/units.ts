@@ -74,8 +74,9 @@ export function parseSize(value: string | number): number | undefined {
  * - timer: > 0 and at most MAX_TIMER_MS: it arms a setTimeout/setInterval, which fires at once past that.
  * - wait: >= 0 and at most MAX_TIMER_MS (a grace period or a timeout).
  * - delay: >= 0 and at most MAX_DELAY_MS (waits in the broker, not in a timer).
+ * - expiry: > 0 and at most MAX_DELAY_MS (a Redis expiry: past the range Redis refuses the write).
  */
-export type DurationKind = 'any' | 'positive' | 'timer' | 'wait' | 'delay';
+export type DurationKind = 'any' | 'positive' | 'timer' | 'wait' | 'delay' | 'expiry';
 
 const DURATION_RANGES = new Map<DurationKind, { positive: boolean; max: number }>([
   ['any', { positive: false, max: Infinity }],
@@ -83,6 +84,7 @@ const DURATION_RANGES = new Map<DurationKind, { positive: boolean; max: number }
   ['timer', { positive: true, max: MAX_TIMER_MS }],
   ['wait', { positive: false, max: MAX_TIMER_MS }],
   ['delay', { positive: false, max: MAX_DELAY_MS }],
+  ['expiry', { positive: true, max: MAX_DELAY_MS }],
 ]);
 
 /** A duration of `kind` in ms, from ms or a string like "30s"; anything else or out of range goes to `bad`. */

@@ -59,4 +59,33 @@ describe('Worker: a job record with options the pool refuses', () => {
       await broker.close();
     }
   });
+
+  it("a resultTtl that is not whole ms up to 100 years: dead at once, FAILURE naming resultTtl (kept the worker's TTL)", async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const broker = createBroker(url, { namespace, logger: silent });
+    await broker.connect();
+    try {
+      const bad = [record({ resultTtl: 1e20 }), record({ resultTtl: '1d' as unknown as number, retries: 3 })];
+      // Without results written, its resultTtl does not matter: it runs.
+      const unused = record({ resultTtl: -1, ignoreResult: true });
+      const good = record({});
+      await broker.enqueue([...bad, unused, good]);
+      await makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 1 }).start();
+      const client = makeClient(url, namespace);
+      await expect
+        .poll(async () => (await client.getResult(good.id))?.state, { message: 'the next job ran' })
+        .toBe('SUCCESS');
+      for (const job of bad) {
+        const failure = await client.getResult(job.id);
+        expect(failure?.state).toBe('FAILURE');
+        expect(failure?.error?.message).toMatch(/invalid option resultTtl/);
+      }
+      expect((await broker.listDead('default', 10)).map((d) => d.job.id).sort()).toEqual(bad.map((j) => j.id).sort());
+      expect(readLedger(ledger).map((r) => r.id)).toEqual([unused.id, good.id]);
+    } finally {
+      await broker.close();
+    }
+  });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client, OptionError, type EnqueueOptions } from 'prefork';
+import { Client, OptionError, type ClientOptions, type EnqueueOptions } from 'prefork';
 import type { Broker } from 'prefork/broker';
 
 const silent = pino({ level: 'silent' });
@@ -10,8 +10,8 @@ afterEach(async () => {
   await Promise.all(clients.splice(0).map((c) => c.close()));
 });
 
-function client(): Client {
-  const c = new Client({ broker: `memory://client-options-${randomUUID()}`, logger: silent });
+function client(options: Partial<ClientOptions> = {}): Client {
+  const c = new Client({ broker: `memory://client-options-${randomUUID()}`, logger: silent, ...options });
   clients.push(c);
   return c;
 }
@@ -60,6 +60,10 @@ describe('Client.enqueue options', () => {
     ['queue', { queue: 7 }, '7'],
     ['id', { id: 42 }, '42'],
     ['ignoreResult', { ignoreResult: 'yes' }, '"yes"'],
+    ['resultTtl', { resultTtl: 0 }, '0'],
+    ['resultTtl', { resultTtl: 'soon' }, '"soon"'],
+    ['resultTtl', { resultTtl: '200y' }, '"200y"'],
+    ['resultTtl', { resultTtl: 1e20 }, '100000000000000000000'],
   ])('rejects a bad %s (%j) with an OptionError naming it and the value', async (option, options, shown) => {
     const err = await client()
       .enqueue('t', [], options as EnqueueOptions)
@@ -99,6 +103,19 @@ describe('Client.enqueue options', () => {
     expect((await stored(client(), { ignoreResult: false })).options).toEqual({ ignoreResult: false });
     expect((await stored(client(), { ignoreResult: true })).options).toEqual({ ignoreResult: true });
     expect((await stored(client(), {})).options).toEqual({});
+  });
+
+  it("sends the client's resultTtl with each job that keeps results, in whole ms; an enqueue's wins", async () => {
+    expect((await stored(client({ resultTtl: '2h' }), {})).options).toEqual({ resultTtl: 7_200_000 });
+    expect((await stored(client({ resultTtl: '2h' }), { resultTtl: 1.4 })).options).toEqual({ resultTtl: 1 });
+    expect((await stored(client(), { resultTtl: '1m' })).options).toEqual({ resultTtl: 60_000 });
+    expect((await stored(client({ resultTtl: '2h' }), { ignoreResult: true })).options).toEqual({ ignoreResult: true });
+    expect((await stored(client(), {})).options).toEqual({});
+  });
+
+  it('refuses a bad client resultTtl, naming it', () => {
+    for (const resultTtl of [0, -1, 'soon', '200y'])
+      expect(() => client({ resultTtl })).toThrow(/invalid option resultTtl/);
   });
 
   it('accepts a delay longer than a timer can run (it waits in the broker)', async () => {

@@ -1,4 +1,4 @@
-import { retryDelayMs } from '../../job-option-checks.js';
+import { resultTtlOf, retryDelayMs } from '../../job-option-checks.js';
 import type { JobState, Settlement } from '../types.js';
 import type { MemoryState } from './memory-state.js';
 
@@ -44,7 +44,7 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
     if (s.kind === 'giveBack' || s.result === undefined) continue;
     const { job } = s.delivery;
     if (job.options.ignoreResult === true) continue;
-    state.results.set(s.result, ctx.resultTtl, now);
+    state.results.set(s.result, resultTtlOf(job.options, ctx.resultTtl), now);
     if (job.replyTo !== undefined && FINAL.has(s.result.state)) state.results.announce(job.replyTo, s.result.id);
   }
 }

@@ -3,6 +3,7 @@ import type { AnnouncedResults, ResultRecord, Settlement } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
 import type { Keys } from './keys.js';
+import { resultTtlOf } from '../../job-option-checks.js';
 
 /** Most ids taken from a reply list per wake-up. */
 const REPLY_BATCH = 1000;
@@ -16,7 +17,8 @@ const REPLY_MAX = 10_000;
 const CLIENTS_TRACKED = 1_000;
 
 /**
- * Results: `SET <ns>:res:<id>` (msgpack, with the result TTL) written in the
+ * Results: `SET <ns>:res:<id>` (msgpack, with the job's result TTL, else the
+ * broker's) written in the
  * same round trip as the settlement script, and for a final state the job id
  * pushed to the waiting client's reply list. A client blocks on its own list
  * (BLMPOP) and MGETs what arrived: no subscription per job, nothing polled.
@@ -45,7 +47,7 @@ export class Results {
       if (s.kind === 'giveBack' || s.kind === 'release' || s.result === undefined) continue;
       const { job } = s.delivery;
       if (job.options.ignoreResult === true) continue;
-      pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', this.ttlMs);
+      pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', resultTtlOf(job.options, this.ttlMs));
       if (job.replyTo === undefined || (s.result.state !== 'SUCCESS' && s.result.state !== 'FAILURE')) continue;
       replies ??= new Map();
       const ids = replies.get(job.replyTo);
