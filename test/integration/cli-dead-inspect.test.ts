@@ -1,7 +1,8 @@
 /**
  * `prefork dead retry` and `prefork inspect queues` against a real Redis
  * (a database of this file's own): what a dead job looks like in the queue
- * counts, and how retrying puts it back.
+ * counts, how retrying puts it back, and $PREFORK_BROKER_URL standing in
+ * for --broker.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -9,7 +10,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, emptyRedisDb, makeClient, makeWorker } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
-const DB = 14;
+const DB = 15;
 let url = '';
 
 beforeEach(async () => {
@@ -89,6 +90,20 @@ describe('prefork inspect queues and dead retry', { timeout: 120_000 }, () => {
     );
     expect(run(['dead', 'retry', '--all']).stdout).toBe('requeued 1 dead job(s)\n');
     expect(JSON.parse(run(['dead', 'list', '--json']).stdout)).toEqual([]);
+  });
+
+  it('without --broker, the commands use $PREFORK_BROKER_URL', async () => {
+    const [inA] = await twoDeadJobs();
+    const env = { ...process.env, PREFORK_BROKER_URL: url };
+    const fromEnv = (args: string[]): { code: number | null; stdout: string } => {
+      const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000, env });
+      return { code: r.status, stdout: r.stdout };
+    };
+    expect(fromEnv(['dead', 'retry', inA])).toEqual({ code: 0, stdout: 'requeued 1 dead job(s)\n' });
+    const listed = fromEnv(['inspect', 'queues', '--json']);
+    expect(listed.code).toBe(0);
+    expect(JSON.parse(listed.stdout)).toEqual(queues());
+    expect(queues()).toEqual(expect.arrayContaining([{ queue: 'a', waiting: 1, reserved: 0, delayed: 0, dead: 0 }]));
   });
 
   it.each([[[]], [['--all', 'some-id']]])('dead retry %j is a one-line usage error, exit 2', (args) => {
