@@ -3,6 +3,7 @@
  * with its own stable code, and each one that crosses a pipe (child → parent)
  * or Redis (worker → client) comes back as its own class.
  */
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import * as prefork from 'prefork';
 import { PreforkError, RemoteTaskError } from 'prefork';
@@ -97,6 +98,16 @@ describe('the error catalogue', () => {
   it('has a sample for every class it exports (so the trips below cover them all)', () => {
     const names = exported.map(([name]) => name).filter((name) => name !== 'RemoteTaskError');
     expect(names.sort()).toEqual(Object.keys(samples).sort());
+  });
+
+  it('the table of errors in docs/failure-modes.md lists every class the package exports, with its code', () => {
+    const table = readFileSync(new URL('../../docs/failure-modes.md', import.meta.url), 'utf8');
+    const rows = new Map<string, string>();
+    for (const [, name = '', code = ''] of table.matchAll(/^\| `(\w+)` \| `(PREFORK_[A-Z_]+)` \|/gm))
+      rows.set(name, code);
+    // PreforkError is the table's subject, said in the prose above it; RemoteTaskError is the task's own error.
+    const classes = exported.filter(([, cls]) => cls !== PreforkError && cls !== RemoteTaskError);
+    expect(classes.map(([name]) => [name, rows.get(name)])).toEqual(classes.map(([name, cls]) => [name, cls.code]));
   });
 
   it.each(Object.keys(samples))('%s: an instance carries its class code and name', (name) => {
