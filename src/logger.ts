@@ -1,16 +1,29 @@
 import { pino, type Logger, type LoggerOptions } from 'pino';
+import { OptionError } from './errors.js';
 
 export type { Logger };
+
+/** pino's levels, and 'silent'. */
+export const LOG_LEVELS: readonly string[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+
+/**
+ * $PREFORK_LOG_LEVEL, else `fallback`. Checked here: pino looks a level up
+ * on a plain object, so "toString" would pass its check and break the logger.
+ */
+export function envLogLevel(fallback: string): string {
+  const level = process.env.PREFORK_LOG_LEVEL;
+  if (level === undefined || level === '') return fallback;
+  if (!LOG_LEVELS.includes(level))
+    throw new OptionError('$PREFORK_LOG_LEVEL', level, `one of ${LOG_LEVELS.join(', ')}`);
+  return level;
+}
 
 /**
  * The only place pino is configured. Library components take a child of this
  * (or of a logger the user passes in) with their own context.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  return pino(
-    { level: process.env.PREFORK_LOG_LEVEL ?? 'info', base: { pid: process.pid }, ...options },
-    destination(1),
-  );
+  return pino({ base: { pid: process.pid }, ...options, level: options.level ?? envLogLevel('info') }, destination(1));
 }
 
 /**
@@ -68,6 +81,6 @@ export function setDefaultLogger(logger: Logger): void {
  * ($PREFORK_LOG_LEVEL says otherwise), so an application's stdout stays its own.
  */
 export function defaultClientLogger(): Logger {
-  clientRoot ??= createStderrLogger(process.env.PREFORK_LOG_LEVEL ?? 'warn');
+  clientRoot ??= createStderrLogger(envLogLevel('warn'));
   return clientRoot;
 }

@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import { createBroker } from '../broker/index.js';
 import type { Broker } from '../broker/types.js';
 import { Client } from '../client.js';
-import { createStderrLogger } from '../logger.js';
+import { createStderrLogger, envLogLevel } from '../logger.js';
 import { defaultBrokerUrl } from '../broker/default-url.js';
 import { UsageError } from './usage-error.js';
 
@@ -12,7 +12,7 @@ import { UsageError } from './usage-error.js';
  * $PREFORK_LOG_LEVEL shows more.
  */
 function quietLogger(): Logger {
-  return createStderrLogger(process.env.PREFORK_LOG_LEVEL ?? 'error');
+  return createStderrLogger(envLogLevel('error'));
 }
 
 /**

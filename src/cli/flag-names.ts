@@ -4,8 +4,9 @@ import { UsageError } from './usage-error.js';
 /** Library options whose flag is not simply their kebab-case name. */
 const RENAMED = new Map([['processes', 'concurrency']]);
 
-/** The flag that sets a library option: softTimeLimit → --soft-time-limit, backoff.delay → --backoff. */
+/** The flag that sets a library option: softTimeLimit → --soft-time-limit, backoff.delay → --backoff ($VARIABLE stays). */
 export function flagOf(option: string): string {
+  if (option.startsWith('$')) return option;
   const head = option.split('.')[0] ?? option;
   const name = RENAMED.get(head) ?? head;
   return `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;

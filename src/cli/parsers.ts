@@ -2,6 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { describeValue, messageOf } from '../errors.js';
 import { checkBackoff, checkEta, checkQueueName } from '../job-option-checks.js';
 import type { BackoffOptions } from '../job-types.js';
+import { LOG_LEVELS } from '../logger.js';
 import { UsageError } from './usage-error.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
@@ -69,9 +70,8 @@ export function queues(value: string): string {
   return value;
 }
 
-const LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
 export function logLevel(value: string): string {
-  if (!LEVELS.includes(value)) throw new InvalidArgumentError(`expected one of ${LEVELS.join(', ')}`);
+  if (!LOG_LEVELS.includes(value)) throw new InvalidArgumentError(`expected one of ${LOG_LEVELS.join(', ')}`);
   return value;
 }
 

@@ -1,7 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { ResultRecord } from '../broker/types.js';
 import { Client } from '../client.js';
-import { createLogger } from '../logger.js';
+import { createLogger, envLogLevel } from '../logger.js';
 import { Worker } from '../worker.js';
 
 export interface DemoOptions {
@@ -27,7 +27,7 @@ function jobFor(i: number): { name: string; args: unknown[] } {
  */
 export async function runDemo(options: DemoOptions): Promise<void> {
   const { out } = options;
-  const logger = createLogger({ level: process.env.PREFORK_LOG_LEVEL ?? 'silent' });
+  const logger = createLogger({ level: envLogLevel('silent') });
   const broker = `memory://demo-${process.pid}`;
   const worker = new Worker({ app: TASKS, broker, concurrency: options.concurrency, logger, name: 'demo@local' });
   const client = new Client({ broker, logger });

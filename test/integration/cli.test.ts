@@ -91,6 +91,39 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
   });
 });
 
+describe('names that are Object.prototype keys are unknown names like any other: one line naming them, exit 2', () => {
+  it.each([
+    [['toString'], 'toString'],
+    [['__proto__'], '__proto__'],
+    [['worker', '--app', 'x.mjs', '--constructor'], '--constructor'],
+    [['worker', '--app', 'x.mjs', '--__proto__', '1'], '--__proto__'],
+    [['worker', '--app', 'x.mjs', '-O', 'toString'], "'toString'"],
+    [['worker', '--app', 'x.mjs', '--queue-order', 'constructor'], "'constructor'"],
+    [['worker', '--app', 'x.mjs', '--log-level', 'valueOf'], "'valueOf'"],
+    [['worker', '--app', 'x.mjs', '--job-log-level', 'hasOwnProperty'], "'hasOwnProperty'"],
+    [['enqueue', 'add', '--backoff', 'toString:1s'], "'toString:1s'"],
+    [['enqueue', 'add', '--backoff', '{"__proto__":{"delay":1}}'], '__proto__'],
+    [['inspect', 'constructor'], "'constructor'"],
+    [['control', 'valueOf'], "'valueOf'"],
+    [['dead', 'hasOwnProperty'], 'hasOwnProperty'],
+  ])('%j', (args, named) => {
+    const r = run(args);
+    expect(r.code).toBe(2);
+    const lines = r.stderr.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    expect(lines[0]).toContain(named);
+  });
+
+  it.each(['toString', '__proto__', 'constructor'])(
+    '$PREFORK_LOG_LEVEL=%s is refused, naming the variable',
+    (level) => {
+      const r = run(['result', 'some-id', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: level });
+      expect(r.code).toBe(2);
+      expect(r.stderr.trim().split('\n')).toEqual([expect.stringContaining(`$PREFORK_LOG_LEVEL: "${level}"`)]);
+    },
+  );
+});
+
 describe('prefork demo', () => {
   it('runs the pool on the embedded broker and prints a summary', () => {
     const r = run(['demo', '--jobs', '100', '-c', '2']);
