@@ -142,6 +142,7 @@ export interface EnqueueOptions {
 }
 
 const FINAL = new Set(['SUCCESS', 'FAILURE']);
+const CLIENT_KEYS = new Set(['broker', 'namespace', 'resultTtl', 'maxFrameSize', 'logger']);
 const ENQUEUE_KEYS = new Set([
   'queue',
   'delay',
@@ -272,6 +273,15 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /** Validates the options (OptionError names a bad one); connects on first use. */
   constructor(options: ClientOptions = {}) {
+    if (typeof options !== 'object' || options === null) bad('options', options, 'an object');
+    for (const key of Object.keys(options)) {
+      if (!CLIENT_KEYS.has(key))
+        bad(
+          key,
+          (options as Record<string, unknown>)[key],
+          `a known Client option: ${[...CLIENT_KEYS].join(', ')} (unknown option "${key}")`,
+        );
+    }
     const broker = options.broker ?? defaultBrokerUrl();
     this.ownsBroker = typeof broker === 'string';
     const base = options.logger ?? defaultClientLogger();

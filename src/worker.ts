@@ -11,7 +11,7 @@ import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { ConsumerFailedError, InvalidStateError, messageOf, type PoolFailedError } from './errors.js';
+import { ConsumerFailedError, InvalidStateError, messageOf, OptionError, type PoolFailedError } from './errors.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
 import { Pool } from './pool/pool.js';
@@ -264,6 +264,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
   stop(options: StopOptions = {}): Promise<void> {
     let deadline: number;
     try {
+      for (const key of Object.keys(options))
+        if (key !== 'cold' && key !== 'deadline')
+          throw new OptionError(
+            key,
+            (options as Record<string, unknown>)[key],
+            `a known stop() option: cold, deadline (unknown option "${key}")`,
+          );
       // At most a timer's longest wait: Node fires a longer one at once, which would drop every unconfirmed settlement.
       deadline = optionalDuration('deadline', options.deadline, 'wait') ?? STOP_DEADLINE_MS;
     } catch (err) {

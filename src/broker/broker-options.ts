@@ -13,7 +13,18 @@ export interface ResolvedBrokerOptions {
   deadMax: number;
 }
 
+const KNOWN = new Set(['namespace', 'resultTtl', 'leaseMs', 'deadMax', 'logger']);
+
 export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
+  if (typeof options !== 'object' || options === null) throwOptionError('broker options', options, 'an object');
+  for (const key of Object.keys(options)) {
+    if (!KNOWN.has(key))
+      throwOptionError(
+        key,
+        (options as Record<string, unknown>)[key],
+        `a known broker option: ${[...KNOWN].join(', ')} (unknown option "${key}")`,
+      );
+  }
   const { resultTtl, leaseMs, deadMax } = options;
   return {
     namespace: options.namespace ?? BROKER_DEFAULTS.namespace,

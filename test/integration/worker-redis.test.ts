@@ -116,6 +116,13 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     await expect(worker.stop({ deadline: 'soon' })).rejects.toThrow(/invalid option deadline: "soon"/);
   });
 
+  it('stop() refuses an option it does not know, naming it', async () => {
+    const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
+    await expect(worker.stop({ timeout: 5_000 } as never)).rejects.toThrow(
+      /invalid option timeout: 5000 \(expected a known stop\(\) option: cold, deadline/,
+    );
+  });
+
   it('stop({ deadline }) refuses a deadline too long for a timer (Node would fire it at once and drop every settlement)', async () => {
     const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
     await expect(worker.stop({ deadline: 2 ** 31 })).rejects.toThrow(

@@ -73,6 +73,12 @@ describe('Client.enqueue options', () => {
     expect((err as OptionError).message).toContain(`invalid option ${option}: ${shown}`);
   });
 
+  it('new Client() refuses an unknown option, naming it (a misspelt broker would silently be the default)', () => {
+    expect(() => new Client({ brokr: 'redis://elsewhere:6379', logger: silent } as never)).toThrow(
+      /invalid option brokr: "redis:\/\/elsewhere:6379" \(expected a known Client option/,
+    );
+  });
+
   it('enqueues nothing when one job of a batch is bad', async () => {
     const c = client();
     await expect(

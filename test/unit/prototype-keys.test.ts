@@ -6,6 +6,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { Client, defineTasks, OptionError, ProtocolError, RemoteTaskError } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import { decodeControlRequests } from '../../dist/broker/control-codec.js';
 import { parseControl } from '../../dist/cli/commands/control.js';
 import { UsageError } from '../../dist/cli/usage-error.js';
@@ -27,10 +28,14 @@ function own(key: string, value: unknown, base: Record<string, unknown> = {}): R
 }
 
 describe.each(KEYS)('the name %s', (key) => {
-  it('is an unknown option to the Pool, the Worker, apply() and enqueue()', async () => {
+  it('is an unknown option to the Pool, the Worker, the Client, a broker, apply() and enqueue()', async () => {
     expect(() => resolvePoolOptions(own(key, 1, { app: 'tasks.mjs' }) as never)).toThrow(OptionError);
     expect(() => resolveWorkerOptions(own(key, 1, { app: 'tasks.mjs' }) as never)).toThrow(OptionError);
     expect(() => resolveApplyOptions(own(key, 1))).toThrow(OptionError);
+    expect(() => new Client(own(key, 1, { broker: `memory://prototype-keys-${key}`, logger: silent }))).toThrow(
+      OptionError,
+    );
+    expect(() => createBroker(`memory://prototype-keys-${key}`, own(key, 1, { logger: silent }))).toThrow(OptionError);
     const client = new Client({ broker: `memory://prototype-keys-${key}`, logger: silent });
     try {
       await expect(client.enqueue('echo', [], own(key, 1) as never)).rejects.toThrow(OptionError);

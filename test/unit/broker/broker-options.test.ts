@@ -1,6 +1,7 @@
 /**
  * The settings both brokers share are checked once, in resolveBrokerOptions:
- * a bad one is an OptionError naming it, from either broker, at createBroker.
+ * a bad one is an OptionError naming it, from either broker, at createBroker;
+ * so is an option neither broker knows.
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -38,5 +39,13 @@ describe('deadMax: how many dead jobs a queue keeps', () => {
       const broker = createBroker('memory://broker-options', { deadMax, logger: silent });
       await broker.close();
     }
+  });
+});
+
+describe('an option no broker knows', () => {
+  it.each(['memory://broker-options', 'redis://127.0.0.1:1'])('%s refuses it, naming it', (url) => {
+    const err = rejectionOf(() => createBroker(url, { namepsace: 'x', logger: silent } as never));
+    expect(err.option).toBe('namepsace');
+    expect(err.message).toContain('a known broker option');
   });
 });
