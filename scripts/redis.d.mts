@@ -3,6 +3,10 @@ export interface RedisServer {
   port: number;
   stop(): Promise<void>;
   restart(): Promise<void>;
+  /** Freezes the server (SIGSTOP): connections stay open, nothing answers. */
+  pause(): void;
+  /** Thaws a paused server (SIGCONT). */
+  resume(): void;
 }
 export function ensureRedisInstalled(): void;
 export function freePort(): Promise<number>;

@@ -63,7 +63,7 @@ async function waitUntil(check, timeoutMs, what) {
 /**
  * Starts redis-server on `port` (default: a free one), with `args` added to
  * its command line (e.g. ['--proto-max-bulk-len', '1mb']), and resolves once
- * it answers PING. Returns { url, port, stop(), restart() }.
+ * it answers PING. Returns { url, port, stop(), restart(), pause(), resume() }.
  */
 export async function startRedisServer({ port, args = [] } = {}) {
   ensureRedisInstalled();
@@ -104,6 +104,7 @@ export async function startRedisServer({ port, args = [] } = {}) {
     if (!current || current.exitCode !== null || current.signalCode !== null) return;
     const exited = new Promise((resolve) => current.once('exit', resolve));
     current.kill('SIGTERM');
+    current.kill('SIGCONT'); // a paused server takes the SIGTERM once it runs again
     const timer = setTimeout(() => current.kill('SIGKILL'), 5_000);
     await exited;
     clearTimeout(timer);
@@ -117,6 +118,13 @@ export async function startRedisServer({ port, args = [] } = {}) {
     async restart() {
       await stop();
       await launch();
+    },
+    // Frozen, not gone: its connections stay open and nothing answers (SIGSTOP), until resume() (SIGCONT).
+    pause() {
+      child.kill('SIGSTOP');
+    },
+    resume() {
+      child.kill('SIGCONT');
     },
   };
 }

@@ -4,6 +4,7 @@
  * wedge it: logging stops, the work and the shutdown go on.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { waitUntil } from '../helpers/wait.js';
@@ -61,6 +62,28 @@ describe('output to a reader that went away (EPIPE)', () => {
       await broker.close();
     }
     expect(await (await makeClient(url).enqueue('add', [1, 2])).result()).toBe(3);
+    proc.kill('SIGTERM');
+    expect(await exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('prefork worker --broker memory:// whose reader took three lines and left (| head -3): SIGTERM stops it with exit 0', async () => {
+    const proc = spawn(
+      process.execPath,
+      [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', 'memory://', '-c', '1'],
+      { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, PREFORK_TEST_LEDGER: '/dev/null' } },
+    );
+    const exited = exitOf(proc);
+    // As `head -3` does: read three lines, then close the pipe; what the node writes after that fails with EPIPE.
+    const lines = createInterface({ input: proc.stdout });
+    const read: string[] = [];
+    await new Promise<void>((resolve) =>
+      lines.on('line', (line) => {
+        if (read.push(line) === 3) resolve();
+      }),
+    );
+    lines.close();
+    proc.stdout.destroy();
+    expect(read[0]).toMatch(/^prefork worker .* broker memory:\/\//);
     proc.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
   });

@@ -84,7 +84,26 @@ describe('Redis under memory pressure', () => {
     expect(readLedger(ledger)).toHaveLength(1);
   });
 
-  it('a maxmemory-policy that evicts is warned about when a node connects, naming noeviction', async () => {
+  it('a node started while Redis is full registers and keeps its lease; once there is room it runs what waited', async () => {
+    const namespace = uniqueName('ns');
+    const job = await makeClient(server.url, namespace).enqueue('add', [2, 3]);
+    await raw.config('SET', 'maxmemory', '1');
+    const leaseMs = 1_500;
+    const worker = makeWorker({ broker: server.url, namespace, leaseMs });
+    await worker.start();
+    const nodeId = worker.nodeId;
+    const deadline = Number(await raw.zscore(`{${namespace}}:nodes`, nodeId));
+    expect(deadline).toBeGreaterThan(0);
+    await waitUntil(async () => (await redisNow()) > deadline + leaseMs, 'a whole lease passed since it registered');
+    expect(Number(await raw.zscore(`{${namespace}}:nodes`, nodeId))).toBeGreaterThan(await redisNow());
+    expect(worker.nodeId).toBe(nodeId);
+    expect(await job.state()).toBeUndefined();
+
+    await raw.config('SET', 'maxmemory', '0');
+    expect(await job.result({ timeout: 30_000 })).toBe(5);
+  });
+
+  it('a maxmemory-policy that evicts is warned about when a node or a client connects, naming noeviction', async () => {
     await raw.config('SET', 'maxmemory-policy', 'volatile-lru');
     const { log, lines } = captureLog();
     await makeWorker({ broker: server.url, namespace: uniqueName('ns'), logger: log }).start();
@@ -92,5 +111,15 @@ describe('Redis under memory pressure', () => {
     const warning = lines.find((l) => l.maxmemoryPolicy === 'volatile-lru');
     expect(warning?.level).toBe(40);
     expect(warning?.msg).toMatch(/results .*Set maxmemory-policy noeviction/);
+
+    // A producer too: its results are the ones that would vanish.
+    const producer = captureLog();
+    const client = new Client({ broker: server.url, namespace: uniqueName('ns'), logger: producer.log });
+    try {
+      await client.enqueue('add', [1, 1]);
+      await waitUntil(() => producer.lines.some((l) => l.maxmemoryPolicy === 'volatile-lru'), 'the client warns too');
+    } finally {
+      await client.close();
+    }
   });
 });

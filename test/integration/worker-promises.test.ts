@@ -3,15 +3,17 @@
  * docs/failure-modes.md), each shown through the public API: an unreadable
  * queue entry, outcomes held while Redis is away,
  * trackStarted, maxRedeliveries, two nodes on one queue at the same time,
- * and the pool's execArgv reaching children.
+ * the pool's execArgv reaching children, and $PREFORK_BROKER_URL as the
+ * default broker.
  */
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import type { ResultRecord } from 'prefork';
+import { Worker, type ResultRecord } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import {
   brokerFor,
   cleanup,
+  fixture,
   makeClient,
   makeWorker,
   newLedger,
@@ -194,5 +196,33 @@ describe('Worker over Redis: maxRedeliveries', () => {
       await admin.close();
     }
     expect(readLedger(ledger).map((r) => r.id)).toEqual([job.id, job.id]);
+  });
+});
+
+describe('Worker: the broker by default', () => {
+  const saved = process.env.PREFORK_BROKER_URL;
+  afterEach(() => {
+    if (saved === undefined) delete process.env.PREFORK_BROKER_URL;
+    else process.env.PREFORK_BROKER_URL = saved;
+  });
+
+  it('is $PREFORK_BROKER_URL when set: the node consumes there', async () => {
+    const url = `memory://${uniqueName('from-env')}`;
+    process.env.PREFORK_BROKER_URL = url;
+    const worker = new Worker({ app: fixture('worker-tasks.mjs'), concurrency: 1, logger: silent });
+    try {
+      expect(worker.broker.displayUrl).toBe(url);
+      await worker.start();
+      expect(await (await makeClient(url).enqueue('add', [2, 3])).result()).toBe(5);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('is redis://127.0.0.1:6379 when $PREFORK_BROKER_URL is not set', () => {
+    delete process.env.PREFORK_BROKER_URL;
+    expect(new Worker({ app: fixture('worker-tasks.mjs'), logger: silent }).broker.displayUrl).toBe(
+      'redis://127.0.0.1:6379',
+    );
   });
 });
