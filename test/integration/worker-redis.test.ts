@@ -18,6 +18,7 @@ import {
   startNode,
   uniqueName,
 } from '../helpers/worker.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 afterEach(cleanup);
 
@@ -163,6 +164,26 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
   it('stop({ deadline }) refuses a deadline that is not a duration, naming it', async () => {
     const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
     await expect(worker.stop({ deadline: 'soon' })).rejects.toThrow(/invalid option deadline: "soon"/);
+  });
+
+  it('stop() while its blocking connection is still coming up ends without it: the wait for work is cut short', async () => {
+    const proxy = await TcpProxy.start(inject('redisUrl'));
+    try {
+      const worker = makeWorker({ broker: proxy.url, namespace: uniqueName('ns'), concurrency: 1 });
+      await worker.start();
+      // From now on Redis holds new connections: the first wait for work opens one, which never comes up.
+      proxy.setMode('hold');
+      const accepted = proxy.accepted;
+      await expect
+        .poll(() => proxy.accepted, { message: 'the blocking connection is opened' })
+        .toBeGreaterThan(accepted);
+      // The stop aborts the wait; it used to end only once the block it then sent had run its course.
+      await worker.stop();
+      expect(worker.stats().consumer.fetched).toBe(0);
+    } finally {
+      await cleanup();
+      await proxy.close();
+    }
   });
 
   it('stop() refuses an option it does not know, naming it', async () => {

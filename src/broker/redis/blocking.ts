@@ -103,19 +103,24 @@ export class BlockingConnection {
     endWhenLost = false,
   ): Promise<T | null> {
     const deadline = Date.now() + timeoutMs;
-    let conn = await this.connection();
+    // Every wait before the block is cut short by `signal` too: an abort that lands there
+    // would find no block to unblock, and the block sent after it would run its whole course.
+    let conn = await unlessAborted(this.connection(), signal);
     for (;;) {
       const remaining = deadline - Date.now();
-      if (signal?.aborted || this.closing.signal.aborted || remaining <= 0) return null;
+      if (conn === undefined || signal?.aborted || this.closing.signal.aborted || remaining <= 0) return null;
       // An ended connection does not come back by itself: open it again (or fail).
-      if (conn.status === 'end') conn = await this.connection();
+      if (conn.status === 'end') {
+        conn = await unlessAborted(this.connection(), signal);
+        continue;
+      }
       if (conn.status !== 'ready') {
         await this.untilReady(conn, remaining, signal);
         continue;
       }
-      await this.session;
+      await unlessAborted(this.session, signal);
       const left = deadline - Date.now();
-      if (left <= 0) return null;
+      if (signal?.aborted || left <= 0) return null;
       const outcome = await this.once(conn, call, Math.max(1, Math.min(left, MAX_BLOCK_MS)), signal);
       if (outcome.kind === 'reply') return outcome.value;
       if (outcome.kind === 'error') throw outcome.err;
@@ -131,6 +136,7 @@ export class BlockingConnection {
   }
 
   private async untilReady(conn: Redis, ms: number, signal?: AbortSignal): Promise<void> {
+    if (signal?.aborted || this.closing.signal.aborted) return;
     let wake = (): void => undefined;
     const stopped = new Promise<void>((resolve) => (wake = resolve));
     signal?.addEventListener('abort', wake, { once: true });
@@ -210,6 +216,32 @@ function untilClosed<T>(conn: Redis, reply: Promise<T>): Promise<T> {
       },
       (err: unknown) => {
         conn.off('close', onClose);
+        reject(err instanceof Error ? err : new Error(String(err)));
+      },
+    );
+  });
+}
+
+/** `promise`'s value, or undefined as soon as `signal` aborts (the promise runs on; a rejection still rejects). */
+function unlessAborted<T>(promise: Promise<T>, signal: AbortSignal | undefined): Promise<T | undefined> {
+  if (signal === undefined) return promise;
+  if (signal.aborted) {
+    promise.catch(() => undefined);
+    return Promise.resolve(undefined);
+  }
+  return new Promise((resolve, reject) => {
+    const onAbort = (): void => {
+      promise.catch(() => undefined);
+      resolve(undefined);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (err: unknown) => {
+        signal.removeEventListener('abort', onAbort);
         reject(err instanceof Error ? err : new Error(String(err)));
       },
     );
