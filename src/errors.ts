@@ -183,7 +183,11 @@ export class AppLoadError extends PreforkError {
   }
 }
 
-/** The pool gave up: children keep dying before they can work (fork loop guard). */
+/**
+ * The pool gave up: children keep dying before they can work (fork loop
+ * guard). When they died of a task module that does not load, its
+ * AppLoadError is the `cause`.
+ */
 export class PoolFailedError extends PreforkError {
   static override readonly code: string = 'PREFORK_POOL_FAILED';
 }

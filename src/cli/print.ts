@@ -3,7 +3,7 @@ import type { ResultRecord } from '../broker/types.js';
 /**
  * `--json` output, one convention for every command: a single JSON document
  * on one line — an array for a list (nodes, queues, dead jobs, replies), an
- * object for one thing (a result, an enqueued id).
+ * object for one thing (a result, an enqueued id, what a purge or a retry did).
  */
 export function printJson(value: unknown): void {
   process.stdout.write(`${JSON.stringify(value)}\n`);
@@ -19,7 +19,7 @@ const STATE_NOTES = new Map<string, string>([
 /** A result for people (one field a line) or as JSON. */
 export function printRecord(record: ResultRecord, json: boolean): void {
   if (json) {
-    process.stdout.write(`${JSON.stringify(record)}\n`);
+    printJson(record);
     return;
   }
   const lines = [

@@ -172,7 +172,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
         this.taskDefaults = options;
         this.supervisor.onWorkerUp(proc);
       },
-      onInitError: (proc, err) => this.onLoadError(proc, new AppLoadError(o.app, describeError(err)).message),
+      onInitError: (proc, err) => this.onLoadError(proc, new AppLoadError(o.app, describeError(err))),
       onStarted: (proc, job) => this.onStarted(proc, job),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
@@ -547,13 +547,13 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
    * the error is logged once, with its file and line; the deaths it causes
    * are not logged again one by one.
    */
-  private onLoadError(proc: WorkerProcess, message: string): void {
+  private onLoadError(proc: WorkerProcess, err: AppLoadError): void {
     this.failedToLoad.add(proc);
-    if (!this.loadErrorsLogged.has(message)) {
-      this.loadErrorsLogged.add(message);
-      this.log.error({ childPid: proc.pid }, message);
+    if (!this.loadErrorsLogged.has(err.message)) {
+      this.loadErrorsLogged.add(err.message);
+      this.log.error({ childPid: proc.pid }, err.message);
     }
-    this.supervisor.onInitError(proc, message);
+    this.supervisor.onInitError(proc, err);
   }
 
   private onProcessDown(
@@ -591,7 +591,8 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (this.failure !== undefined) return;
     this.failure = err;
     this.state = 'failed';
-    this.log.error({ err }, err.message);
+    // A failure at start rejects start(): the caller reports it (logged here too, it would be said twice).
+    if (this.startWaiters.length === 0) this.log.error({ err }, err.message);
     // Replace no child and leave no timer behind (a pending spawn would keep the process alive).
     this.supervisor.stop();
     this.autoscaler?.stop();

@@ -47,7 +47,8 @@ export class Supervisor {
   private failed = false;
   private readonly limiter: RestartLimiter;
   private readonly aliveTimers = new Map<WorkerProcess, NodeJS.Timeout>();
-  private readonly initErrors = new Map<WorkerProcess, string>();
+  /** Why a child died before it was up; a load error is kept whole, as the cause of a pool failure. */
+  private readonly initErrors = new Map<WorkerProcess, string | Error>();
   /** Transient spawn errors since the last WORKER_UP: they set the next pause. */
   private spawnFailures = 0;
   /** Set while spawning waits out a transient spawn error: maintain() spawns nothing until it fires. */
@@ -113,8 +114,8 @@ export class Supervisor {
     this.hooks.onProcessUp(proc);
   }
 
-  onInitError(proc: WorkerProcess, detail: string): void {
-    this.initErrors.set(proc, detail);
+  onInitError(proc: WorkerProcess, err: Error): void {
+    this.initErrors.set(proc, err);
   }
 
   /** Finish what it holds, then exit; a replacement starts now. */
@@ -154,11 +155,15 @@ export class Supervisor {
   onExit(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null): void {
     clearTimeout(this.aliveTimers.get(proc));
     this.aliveTimers.delete(proc);
+    const initError = this.initErrors.get(proc);
+    this.initErrors.delete(proc);
     const detail =
       proc.spawnError !== undefined
         ? `cannot start a child process (${this.settings.spawn.execPath}): ${proc.spawnError.message}`
-        : this.initErrors.get(proc);
-    this.initErrors.delete(proc);
+        : initError instanceof Error
+          ? initError.message
+          : initError;
+    const cause = proc.spawnError === undefined && initError instanceof Error ? initError : undefined;
     const index = this.procs.indexOf(proc);
     if (index >= 0) this.procs.splice(index, 1);
     const held = proc.inFlight.drain();
@@ -188,7 +193,7 @@ export class Supervisor {
     // also when the parent killed it for breaking the protocol: a replacement would break it the same way.
     const brokeProtocol = proc.killReason instanceof ProtocolError;
     if ((!proc.retiring || brokeProtocol) && started === undefined && this.limiter.record()) {
-      this.fail(proc, exitCode, signal, detail);
+      this.fail(proc, exitCode, signal, detail, cause);
       return;
     }
     if (isTransient(proc.spawnError)) this.spawnLater();
@@ -219,6 +224,7 @@ export class Supervisor {
     exitCode: number | null,
     signal: NodeJS.Signals | null,
     detail: string | undefined,
+    cause: Error | undefined,
   ): void {
     this.failed = true;
     const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
@@ -226,7 +232,7 @@ export class Supervisor {
       detail !== undefined
         ? `pool failed: ${detail} (child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms)`
         : `pool failed: child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms before doing any work (last: pid ${proc.pid}, ${how})`;
-    this.hooks.onFatal(new PoolFailedError(message));
+    this.hooks.onFatal(new PoolFailedError(message, cause === undefined ? undefined : { cause }));
   }
 
   private spawnOne(): void {

@@ -25,7 +25,8 @@ function exitOf(proc: ChildProcess): Promise<{ code: number | null; signal: Node
   return new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
 }
 
-describe('output to a reader that went away (EPIPE)', () => {
+// A worker node's start, a job and a warm stop: on a loaded machine that takes a while.
+describe('output to a reader that went away (EPIPE)', { timeout: 120_000 }, () => {
   it.each(['stdout', 'stderr'] as const)(
     'the CLI logger on %s: lines logged right before process.exit() do not hang the exit',
     async (stream) => {

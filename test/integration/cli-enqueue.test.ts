@@ -208,6 +208,9 @@ describe('enqueue options against a worker on Redis', { timeout: 120_000 }, () =
     expect(r.stdout).toBe('requeued 1 dead job(s)\n');
     expect(r.stderr).toBe('error: not in the dead set: not-a-dead-id\n');
     expect(run(['dead', 'retry', 'not-a-dead-id', '--broker', url]).code).toBe(1);
+    const json = run(['dead', 'retry', 'not-a-dead-id', '--json', '--broker', url]);
+    expect(json.code).toBe(1);
+    expect(JSON.parse(json.stdout)).toEqual({ requeued: 0, notDead: ['not-a-dead-id'] });
   });
 
   it('--json is one JSON document for every command: an array for a list, an object for one thing', () => {
@@ -225,6 +228,9 @@ describe('enqueue options against a worker on Redis', { timeout: 120_000 }, () =
     for (const args of [
       ['enqueue', 'echo', '1'],
       ['result', 'some-id'],
+      ['purge', 'json-none'],
+      ['dead', 'retry', '--all', '--queue', 'json-none'],
+      ['dead', 'purge', '--queue', 'json-none'],
     ]) {
       const out = run([...args, '--json', '--broker', url]).stdout;
       expect(out.trim().split('\n')).toHaveLength(1);

@@ -112,6 +112,8 @@ describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
     const warnings = w.lines().filter((l) => l.level >= 40 && (l.jobId === limited || String(l.msg).includes(limited)));
     expect(warnings).toHaveLength(1);
     expect(warnings[0]!.msg).toMatch(/failed in \d+ ms \(pid \d+\): TimeLimitExceeded/);
+    // Nothing else warned: not the child the time limit killed, not the Retry, not a success.
+    expect(w.lines().filter((l) => l.level >= 40)).toEqual([failure, warnings[0]]);
 
     expect(run(['inspect', 'stats', '--broker', url]).code).toBe(0);
     expect(run(['control', 'ping', '--broker', url]).code).toBe(0);
@@ -128,6 +130,30 @@ describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
     await expect.poll(() => w.lines().filter((l) => l.jobId === failed).length).toBe(1);
     expect(w.lines().filter((l) => l.jobId === ok)).toEqual([]);
     expect(w.lines().find((l) => l.jobId === failed)).toMatchObject({ level: 50, task: 'flaky' });
+    w.proc.kill('SIGTERM');
+    expect(await w.exited).toEqual({ code: 0, signal: null });
+  });
+
+  it('--log-level debug shows the stats and ping requests, at debug; one that changes the node logs at info', async () => {
+    const w = await startWorker(url, 'log3', ['--log-level', 'debug']);
+    for (const args of [
+      ['inspect', 'stats'],
+      ['control', 'ping'],
+      ['control', 'grow', '1'],
+    ])
+      expect(run([...args, '--broker', url]).code, args.join(' ')).toBe(0);
+    await expect
+      .poll(() =>
+        w
+          .lines()
+          .filter((l) => l.msg.startsWith('control: '))
+          .map((l) => [l.msg, l.level]),
+      )
+      .toEqual([
+        ['control: stats', 20],
+        ['control: ping', 20],
+        ['control: grow', 30],
+      ]);
     w.proc.kill('SIGTERM');
     expect(await w.exited).toEqual({ code: 0, signal: null });
   });

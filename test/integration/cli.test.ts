@@ -138,6 +138,23 @@ describe('prefork demo', () => {
     expect(r.stdout).toMatch(/^ +WorkerLostError +\d+ +task segfault: /m);
     expect(r.stdout.trimEnd().split('\n').slice(-4)[0]).toBe('next:');
   });
+
+  it("the summary's last hint works: with PREFORK_LOG_LEVEL=info each job logs received, then its outcome", () => {
+    const r = run(['demo', '--jobs', '20', '-c', '2'], { PREFORK_LOG_LEVEL: 'info' });
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('PREFORK_LOG_LEVEL=info npx prefork demo --jobs 20');
+    const byJob = new Map<string, string[]>();
+    for (const line of r.stdout.split('\n').filter((l) => l.startsWith('{'))) {
+      const { jobId, task, msg } = JSON.parse(line) as { jobId?: string; task?: string; msg: string };
+      if (jobId !== undefined) byJob.set(jobId, [...(byJob.get(jobId) ?? []), msg.replace(`${task}[${jobId}]`, 'job')]);
+    }
+    expect(byJob.size).toBe(20);
+    for (const msgs of byJob.values()) {
+      expect(msgs).toHaveLength(2);
+      expect(msgs[0]).toBe('job received');
+      expect(msgs[1]).toMatch(/^job (succeeded|failed) in \d+ ms \(pid \d+\)/);
+    }
+  });
 });
 
 describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {

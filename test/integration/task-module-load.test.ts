@@ -2,11 +2,14 @@
  * Task modules as people write them: one that does not load says where, once;
  * a TypeScript module runs with a loader and, without one, says how to add it.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Pool, PoolFailedError } from 'prefork';
 import { fixture, terminatePools } from '../helpers/pool.js';
 import { captureLog, silent } from '../helpers/worker.js';
 
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const pools: Pool[] = [];
 afterEach(async () => {
   await Promise.all(pools.splice(0).map((p) => p.terminate()));
@@ -39,6 +42,7 @@ describe('a task module that does not load', () => {
     expect(loadLines[0]).toMatchObject({ level: 50 });
     expect(String(loadLines[0]!.msg)).toContain(`${app}:4:16`);
     expect(lines.filter((l) => l.msg === 'child died' && Number(l.level) >= 40)).toEqual([]);
+    expect(lines.filter((l) => JSON.stringify(l).includes(`${app}:4:16`))).toEqual([loadLines[0]]);
   });
 
   it('a throw at the top level: the line of the throw', async () => {
@@ -52,6 +56,32 @@ describe('a task module that does not load', () => {
     const err = await startFailure(pool({ app, processes: 1, maxRestarts: 1, restartWindow: 60_000, logger: silent }));
     expect(err.message).toContain('--node-arg=--import=tsx');
     expect(err.message).toContain('execArgv');
+  });
+});
+
+describe('prefork worker with a task module that does not load', () => {
+  it('exits 1 after one error line naming the file, line and column, and a last line saying it did not start', () => {
+    const app = fixture('syntax-error.mjs');
+    const r = spawnSync(process.execPath, [CLI, 'worker', '--app', app, '--broker', 'memory://load-error', '-c', '2'], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.stderr).toBe('');
+    expect(r.status).toBe(1);
+    const lines = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; msg: string });
+    const where = lines.filter((l) => JSON.stringify(l).includes(`${app}:4:16`));
+    expect(where).toEqual([
+      expect.objectContaining({
+        level: 50,
+        msg: `cannot load task module ${app}: SyntaxError: Unexpected token ';' at ${app}:4:16`,
+      }),
+    ]);
+    expect(lines.filter((l) => l.level >= 40 && l !== where[0]).map((l) => l.msg)).toEqual([
+      'worker failed to start: its task module does not load (the error above says where)',
+    ]);
   });
 });
 

@@ -19,9 +19,11 @@ export function registerAdmin(program: Command): void {
     .description('drop every waiting and delayed job of a queue')
     .argument('<queue>', 'queue name', parse.queueName)
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
-    .action(async (queue: string, flags: { broker?: string }) => {
+    .option('--json', 'print JSON')
+    .action(async (queue: string, flags: { broker?: string; json?: boolean }) => {
       const n = await withBroker(flags.broker, (b) => b.purge(queue));
-      process.stdout.write(`purged ${n} job(s) from ${queue}\n`);
+      if (flags.json) printJson({ queue, purged: n });
+      else process.stdout.write(`purged ${n} job(s) from ${queue}\n`);
     });
 
   const dead = program.command('dead').description('the dead set: jobs that failed for good');
@@ -61,7 +63,8 @@ export function registerAdmin(program: Command): void {
     .option('--all', 'every dead job')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('-q, --queue <name>', 'only this queue', parse.queueName)
-    .action(async (ids: string[], flags: { all?: boolean; broker?: string; queue?: string }) => {
+    .option('--json', 'print JSON')
+    .action(async (ids: string[], flags: { all?: boolean; broker?: string; queue?: string; json?: boolean }) => {
       if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
       if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
       const { requeued, unknown } = await withBroker(flags.broker, async (b) => {
@@ -82,7 +85,8 @@ export function registerAdmin(program: Command): void {
         }
         return { requeued: total, unknown: missing };
       });
-      process.stdout.write(`requeued ${requeued} dead job(s)\n`);
+      if (flags.json) printJson({ requeued, notDead: unknown });
+      else process.stdout.write(`requeued ${requeued} dead job(s)\n`);
       if (unknown.length > 0) {
         const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
         process.stderr.write(`error: not in ${where}: ${unknown.join(', ')}\n`);
@@ -94,13 +98,15 @@ export function registerAdmin(program: Command): void {
     .description('drop dead jobs')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('-q, --queue <name>', 'only this queue', parse.queueName)
-    .action(async (flags: { broker?: string; queue?: string }) => {
+    .option('--json', 'print JSON')
+    .action(async (flags: { broker?: string; queue?: string; json?: boolean }) => {
       const n = await withBroker(flags.broker, async (b) => {
         let total = 0;
         for (const queue of await queuesOf(b, flags.queue)) total += await b.purgeDead(queue);
         return total;
       });
-      process.stdout.write(`purged ${n} dead job(s)\n`);
+      if (flags.json) printJson({ purged: n });
+      else process.stdout.write(`purged ${n} dead job(s)\n`);
     });
 
   program
@@ -168,8 +174,13 @@ async function inspectStats(
 ): Promise<void> {
   const answers = await askNodes(broker, 'stats', [], node, timeoutMs);
   if (json) {
-    process.stdout.write(
-      `${JSON.stringify(answers.map(({ node: n, reply }) => ({ node: n.name, nodeId: n.id, stats: reply?.ok ? reply.value : null, ...(reply?.ok ? {} : { error: reply?.error ?? `no reply within ${timeoutMs} ms` }) })))}\n`,
+    printJson(
+      answers.map(({ node: n, reply }) => ({
+        node: n.name,
+        nodeId: n.id,
+        stats: reply?.ok ? reply.value : null,
+        ...(reply?.ok ? {} : { error: reply?.error ?? `no reply within ${timeoutMs} ms` }),
+      })),
     );
   } else {
     printTable(

@@ -4,6 +4,7 @@ import { parseAutoscale } from '../../util/units.js';
 import { withBroker } from '../connect.js';
 import { askNodes, type NodeAnswer } from '../control-request.js';
 import * as parse from '../parsers.js';
+import { printJson } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 /** Default --timeout: above the default heartbeat interval (8 s), which bounds how late a node sees a request. */
@@ -93,8 +94,11 @@ export function printAnswers(
   timeoutMs: number,
 ): boolean {
   if (json) {
-    process.stdout.write(
-      `${JSON.stringify(answers.map(({ node, reply }) => reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` }))}\n`,
+    printJson(
+      answers.map(
+        ({ node, reply }) =>
+          reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` },
+      ),
     );
   } else {
     for (const { node, reply } of answers) {

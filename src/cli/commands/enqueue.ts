@@ -5,7 +5,7 @@ import type { BackoffOptions } from '../../job-types.js';
 import { withClient } from '../connect.js';
 import { checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
-import { printRecord } from '../print.js';
+import { printJson, printRecord } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
 interface EnqueueFlags {
@@ -83,7 +83,8 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
   await withClient(flags.broker, async (client, broker) => {
     const handle = await client.enqueue(task, args, options);
     if (!flags.wait) {
-      process.stdout.write(flags.json ? `${JSON.stringify({ id: handle.id })}\n` : `${handle.id}\n`);
+      if (flags.json) printJson({ id: handle.id });
+      else process.stdout.write(`${handle.id}\n`);
       return;
     }
     await warnIfNobodyConsumes(broker, flags.queue);

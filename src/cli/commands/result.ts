@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { withClient } from '../connect.js';
 import * as parse from '../parsers.js';
-import { printRecord } from '../print.js';
+import { printJson, printRecord } from '../print.js';
 
 export function registerResult(program: Command): void {
   program
@@ -15,7 +15,7 @@ export function registerResult(program: Command): void {
         const record = await client.getResult(id);
         if (record === undefined) {
           // No key: never seen, still waiting, or its result expired (or was ignored).
-          if (flags.json) process.stdout.write(`${JSON.stringify({ id, state: 'PENDING' })}\n`);
+          if (flags.json) printJson({ id, state: 'PENDING' });
           else
             process.stdout.write(
               `id:       ${id}\nstate:    PENDING (no record: waiting, or running on a node without --track-started, or its result expired or was ignored)\n`,

@@ -4,7 +4,7 @@ import type { Command } from 'commander';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import { Worker } from '../../worker.js';
 import { defaultBrokerUrl } from '../../broker/default-url.js';
-import { OptionError, messageOf } from '../../errors.js';
+import { AppLoadError, OptionError, PoolFailedError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
 import { onStopSignals } from '../signals.js';
@@ -182,7 +182,10 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     started = true;
     process.stdout.write(`${tasksLine(worker.pool.taskNames)}\n`);
   } catch (err) {
-    log.fatal({ err }, `worker failed to start: ${messageOf(err)}`);
+    // A task module that does not load: the pool has logged it once, with its file, line and column.
+    if (err instanceof PoolFailedError && err.cause instanceof AppLoadError && log.isLevelEnabled('error'))
+      log.fatal({ app }, 'worker failed to start: its task module does not load (the error above says where)');
+    else log.fatal({ err }, `worker failed to start: ${messageOf(err)}`);
     await worker.stop({ cold: true }).catch(() => undefined);
     process.exit(1);
   }
