@@ -15,7 +15,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { commandsOf, Project, readBlocks, ROOT, type Block } from '../helpers/readme.js';
 import { emptyRedisDb } from '../helpers/worker.js';
 
-const DB = 15;
+const DB = 14;
 /** The hand-written markdown files whose snippets run here. */
 const DOCS = ['README.md', 'docs/guide.md', 'docs/cli.md', 'docs/failure-modes.md', 'docs/architecture.md'];
 const blocks: (Block & { file: string })[] = DOCS.flatMap((file) =>
