@@ -50,6 +50,9 @@ describe('output to a reader that went away (EPIPE)', { timeout: 120_000 }, () =
       },
     );
     const exited = exitOf(proc);
+    // Read, so a full stderr pipe can never block the node (its children write there too); shown on failure.
+    let stderr = '';
+    proc.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     proc.stdout.destroy();
     const broker = createBroker(url, { logger: silent });
     await broker.connect();
@@ -62,7 +65,12 @@ describe('output to a reader that went away (EPIPE)', { timeout: 120_000 }, () =
     } finally {
       await broker.close();
     }
-    expect(await (await makeClient(url).enqueue('add', [1, 2])).result()).toBe(3);
+    const job = await makeClient(url).enqueue('add', [1, 2]);
+    const value = await job.result({ timeout: '60s' }).catch((err: unknown) => {
+      const state = proc.exitCode === null ? 'still runs' : `exited with ${proc.exitCode}`;
+      throw new Error(`${String(err)}; the worker ${state}; its stderr: ${stderr || '(empty)'}`);
+    });
+    expect(value).toBe(3);
     proc.kill('SIGTERM');
     expect(await exited).toEqual({ code: 0, signal: null });
   });
