@@ -20,6 +20,7 @@ export type { ScaleEvent } from './pool/autoscaler.js';
 export { Worker, type WorkerStats, type WorkerEvents, type WorkerFailure, type StopOptions } from './worker.js';
 export type { WorkerOptions, WorkerBroker } from './worker-options.js';
 export type { ConsumerCounts } from './consumer/consumer.js';
+export type { SettleBatchCounts } from './consumer/acker.js';
 export type { JobLogLevel } from './consumer/job-log.js';
 export {
   Client,

@@ -63,7 +63,11 @@ export interface WorkerOptions {
   /**
    * Jobs the node holds per child, buffered and running (as Celery's
    * worker_prefetch_multiplier); with autoscale, per child of its max.
-   * @defaultValue 4
+   * Given, it fixes the limit at `prefetchMultiplier × processes`.
+   * @defaultValue none: the node sizes its prefetch itself, holding enough
+   * jobs to cover a fetch round trip at the rate its children finish them,
+   * from 4 per child up to 64 per child (1,024 per node, fewer when the
+   * payloads are large); see the guide's "Prefetch"
    */
   prefetchMultiplier?: number;
   /**
@@ -171,7 +175,8 @@ export interface ResolvedWorkerOptions {
   broker: string | WorkerBroker;
   queues: QueueSpec[];
   queueOrder: QueueOrder;
-  prefetchMultiplier: number;
+  /** Undefined: self-sized. */
+  prefetchMultiplier: number | undefined;
   name: string;
   maxRedeliveries: number;
   trackStarted: boolean;
@@ -232,8 +237,8 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
   const queueOrder = input.queueOrder ?? (weighted ? 'weighted' : 'round-robin');
   if (!QUEUE_ORDERS.includes(queueOrder))
     throw new OptionError('queueOrder', input.queueOrder, QUEUE_ORDERS.join(' | '));
-  const prefetchMultiplier = input.prefetchMultiplier ?? 4;
-  if (!Number.isInteger(prefetchMultiplier) || prefetchMultiplier < 1)
+  const prefetchMultiplier = input.prefetchMultiplier;
+  if (prefetchMultiplier !== undefined && (!Number.isInteger(prefetchMultiplier) || prefetchMultiplier < 1))
     throw new OptionError('prefetchMultiplier', input.prefetchMultiplier, 'an integer >= 1');
   const maxRedeliveries = input.maxRedeliveries ?? 5;
   if (!Number.isInteger(maxRedeliveries) || maxRedeliveries < 0)

@@ -7,7 +7,9 @@ import { createBroker } from './broker/index.js';
 import type { NodeInfo } from './broker/types.js';
 import { ControlHandler } from './cluster/control.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
+import type { SettleBatchCounts } from './consumer/acker.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
+import { AdaptivePrefetch, FixedPrefetch } from './consumer/prefetch.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
@@ -60,6 +62,8 @@ export interface WorkerStats {
   consumer: ConsumerCounts;
   /** Settlements produced but not yet confirmed by the broker. */
   unacked: number;
+  /** How many batches of settlements left, by why they left. */
+  settleBatches: SettleBatchCounts;
   /** The pool's snapshot (`Pool.stats()`). */
   pool: PoolStats;
 }
@@ -151,7 +155,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       nodeId: () => this.nodeIdValue,
       nodeName: o.name,
       // With autoscale the prefetch limit follows max (Celery's _update_consumer_prefetch_count), so a burst can grow the pool.
-      prefetchLimit: () => o.prefetchMultiplier * processes,
+      prefetch:
+        o.prefetchMultiplier === undefined
+          ? new AdaptivePrefetch(processes)
+          : new FixedPrefetch(o.prefetchMultiplier * processes),
       trackStarted: o.trackStarted,
       jobLogLevel: o.jobLogLevel,
       log: this.log.child({ component: 'consumer' }),
@@ -292,6 +299,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       queues: this.options.queues.map((q) => q.name),
       consumer: { ...this.consumer.counts },
       unacked: this.consumer.acker.backlog,
+      settleBatches: { ...this.consumer.acker.batches },
       pool: this.pool.stats(),
     };
   }

@@ -12,10 +12,36 @@ const SETTLE_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
  * fetch comes every few jobs: holding it saves a round trip per few jobs.
  */
 export const HOLD_MS = 50;
+/**
+ * How long a settlement with a result may wait for others while the node is
+ * busy (the timer's floor: a Node timer fires after 1 ms at the soonest).
+ * Under load a fetch usually carries it first.
+ */
+export const COALESCE_MS = 1;
+/** Settlements gathered that leave without waiting any longer. */
+export const COALESCE_MAX = 512;
 
 export interface AckerOptions {
   /** How long a settlement without a result may wait for a fetch to carry it (ms; default HOLD_MS). */
   holdMs?: number;
+  /** How long a settlement with a result may wait for others while the node is busy (ms; default COALESCE_MS). */
+  coalesceMs?: number;
+  /** Settlements gathered that leave at once (default COALESCE_MAX). */
+  coalesceMax?: number;
+}
+
+/** Why each batch left (`WorkerStats.settleBatches`): how the node's settlements reached the broker. */
+export interface SettleBatchCounts {
+  /** Sent at once: the node held no other job (or no fetch was coming for a settlement without a result). */
+  immediate: number;
+  /** Carried by a fetch, in its round trip. */
+  carried: number;
+  /** Sent when the coalescing or hold timer ran out. */
+  timer: number;
+  /** Sent because enough had gathered. */
+  full: number;
+  /** Sent when the Consumer stopped fetching, blocked waiting for work, or flushed. */
+  released: number;
 }
 
 /**
@@ -38,9 +64,18 @@ export class Acker {
   private readonly abandonController = new AbortController();
   /** Sends held settlements when no fetch carried them in time. */
   private holdTimer: NodeJS.Timeout | undefined;
+  /** When the hold timer fires (performance.now()). */
+  private holdUntil = Infinity;
   /** True while the Consumer's fetch loop will fetch again soon (set by holdWhile()). */
   private fetchSoon: () => boolean = () => false;
+  /** True while the node holds other jobs (set by coalesceWhile()). */
+  private busy: () => boolean = () => false;
+  /** Some settlement queued carries a result. */
+  private queuedResult = false;
   private readonly holdMs: number;
+  private readonly coalesceMs: number;
+  private readonly coalesceMax: number;
+  readonly batches: SettleBatchCounts = { immediate: 0, carried: 0, timer: 0, full: 0, released: 0 };
 
   constructor(
     private readonly broker: BrokerConsumer,
@@ -48,6 +83,8 @@ export class Acker {
     options: AckerOptions = {},
   ) {
     this.holdMs = options.holdMs ?? HOLD_MS;
+    this.coalesceMs = options.coalesceMs ?? COALESCE_MS;
+    this.coalesceMax = options.coalesceMax ?? COALESCE_MAX;
   }
 
   /** Settlements not yet confirmed by the broker: waiting, and on the wire. */
@@ -64,6 +101,16 @@ export class Acker {
     this.fetchSoon = fetchSoon;
   }
 
+  /**
+   * Lets settlements with a result gather (up to coalesceMs, or coalesceMax
+   * of them, or until a fetch carries them) while `busy()` says the node
+   * holds other jobs; once it holds none they leave at once, so a job on an
+   * idle node waits for no timer.
+   */
+  coalesceWhile(busy: () => boolean): void {
+    this.busy = busy;
+  }
+
   push(settlement: Settlement): void {
     if (this.abandoned) {
       this.log.warn(
@@ -73,19 +120,59 @@ export class Acker {
       return;
     }
     this.queue.push(settlement);
+    if (!this.queuedResult && hasResult(settlement)) this.queuedResult = true;
     if (this.running !== undefined) return;
-    if (!hasResult(settlement) && this.fetchSoon()) {
-      this.holdTimer ??= setTimeout(() => this.release(), this.holdMs);
-      return;
-    }
-    this.release();
+    this.next();
   }
 
   /** Sends what is held now (no fetch is coming soon). */
   release(): void {
+    if (this.running !== undefined || this.queue.length === 0 || this.abandoned) return;
+    this.start('released');
+  }
+
+  /**
+   * Nothing is being sent by run(): send the queue now, or let it wait for
+   * company (a fetch to ride, more results) as the rules above say.
+   */
+  private next(): void {
+    // While a fetch carries a batch, carry() decides when it returns.
+    if (this.queue.length === 0 || this.abandoned || this.carried !== undefined) return;
+    const hold = this.holdFor();
+    if (hold > 0) this.armHold(hold);
+    else this.start(hold === 0 ? 'immediate' : 'full');
+  }
+
+  /** How long the queue may wait now: ms, 0 to send at once (also when a flush waits), -1 when full. */
+  private holdFor(): number {
+    if (this.idleWaiters.length > 0) return 0;
+    if (this.queue.length >= this.coalesceMax) return -1;
+    if (this.queuedResult) return this.busy() ? this.coalesceMs : 0;
+    return this.fetchSoon() ? this.holdMs : 0;
+  }
+
+  /** A hold ends at the earlier of the one armed and `ms` from now. */
+  private armHold(ms: number): void {
+    const until = performance.now() + ms;
+    if (this.holdTimer !== undefined && this.holdUntil <= until) return;
+    clearTimeout(this.holdTimer);
+    this.holdUntil = until;
+    this.holdTimer = setTimeout(() => {
+      this.holdTimer = undefined;
+      if (this.running === undefined && this.queue.length > 0 && !this.abandoned) this.start('timer');
+    }, ms);
+  }
+
+  private clearHold(): void {
     clearTimeout(this.holdTimer);
     this.holdTimer = undefined;
-    if (this.running !== undefined || this.queue.length === 0 || this.abandoned) return;
+    this.holdUntil = Infinity;
+  }
+
+  /** Sends the queue from the next turn of the event loop (what that turn adds goes with it). */
+  private start(why: keyof SettleBatchCounts): void {
+    this.clearHold();
+    this.batches[why]++;
     this.running = new Promise<void>((resolve) => setImmediate(resolve)).then(() => this.run());
   }
 
@@ -93,8 +180,9 @@ export class Acker {
   flush(): Promise<void> {
     if (this.abandoned || (this.running === undefined && this.carried === undefined && this.queue.length === 0))
       return Promise.resolve();
+    const waiting = new Promise<void>((resolve) => this.idleWaiters.push(resolve));
     this.release();
-    return new Promise((resolve) => this.idleWaiters.push(resolve));
+    return waiting;
   }
 
   /**
@@ -106,7 +194,8 @@ export class Acker {
   abandon(): Settlement[] {
     const unconfirmed = [...this.onWire, ...this.queue];
     this.queue = [];
-    clearTimeout(this.holdTimer);
+    this.queuedResult = false;
+    this.clearHold();
     this.abandonController.abort();
     this.wakeIdle();
     return unconfirmed;
@@ -126,16 +215,17 @@ export class Acker {
     if (this.inFlight || this.queue.length === 0 || this.abandoned) return fetch([]);
     const batch = this.queue;
     this.queue = [];
+    this.queuedResult = false;
     this.inFlight = true;
     this.onWire = batch;
-    clearTimeout(this.holdTimer);
-    this.holdTimer = undefined;
+    this.clearHold();
+    this.batches.carried++;
     let done!: () => void;
     this.carried = new Promise<void>((resolve) => (done = resolve));
     try {
       return await fetch(batch);
     } catch (err) {
-      if (!this.abandoned) this.queue = batch.concat(this.queue);
+      if (!this.abandoned) this.requeue(batch);
       throw err;
     } finally {
       this.inFlight = false;
@@ -143,26 +233,37 @@ export class Acker {
       this.carried = undefined;
       done();
       if (this.running === undefined) {
-        // What arrived while the fetch was on the wire waits for the next one (or the hold timer), as push() decides.
-        if (this.queue.length > 0 && (!this.fetchSoon() || this.queue.some(hasResult))) this.running = this.run();
-        else if (this.queue.length > 0) this.holdTimer ??= setTimeout(() => this.release(), this.holdMs);
+        // What arrived while the fetch was on the wire waits for the next one (or a timer), as push() decides.
+        if (this.queue.length > 0) this.next();
         else this.wakeIdle();
       }
     }
   }
 
   private async run(): Promise<void> {
+    // start() decided to send what is queued; later batches are decided here, as push() would.
+    let decided = true;
     for (;;) {
       if (this.carried !== undefined) {
         await this.carried;
+        decided = false;
         continue;
       }
       if (this.queue.length === 0 || this.abandoned) break;
+      if (!decided) {
+        const hold = this.holdFor();
+        if (hold > 0) {
+          this.armHold(hold);
+          break;
+        }
+        this.batches[hold < 0 ? 'full' : 'immediate']++;
+      }
+      decided = false;
       const batch = this.queue;
       this.queue = [];
+      this.queuedResult = false;
       this.inFlight = true;
-      clearTimeout(this.holdTimer);
-      this.holdTimer = undefined;
+      this.clearHold();
       let failed: { rest: Settlement[]; err: unknown } | undefined;
       try {
         failed = await this.send(batch);
@@ -176,7 +277,7 @@ export class Acker {
         continue;
       }
       if (this.abandoned) break;
-      this.queue = failed.rest.concat(this.queue);
+      this.requeue(failed.rest);
       // One warning per episode; the retries that follow are debug.
       const level = this.failures === 0 ? 'warn' : 'debug';
       const wait = retryDelay(this.failures++, SETTLE_RETRY);
@@ -186,9 +287,16 @@ export class Acker {
       );
       // The failed batch is back at the front: a fetch may carry it (and what followed) during the pause.
       await abortableSleep(wait, this.abandonController.signal);
+      decided = true;
     }
     this.running = undefined;
-    this.wakeIdle();
+    if (this.queue.length === 0 || this.abandoned) this.wakeIdle();
+  }
+
+  /** Puts unconfirmed settlements back in front, in order. */
+  private requeue(batch: Settlement[]): void {
+    this.queue = batch.concat(this.queue);
+    this.queuedResult = this.queue.some(hasResult);
   }
 
   /**

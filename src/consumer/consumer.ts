@@ -8,6 +8,7 @@ import type { Pool } from '../pool/pool.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
 import { JobLog, type JobLogLevel } from './job-log.js';
+import type { Prefetch } from './prefetch.js';
 import {
   finalRecord,
   malformedSettlement,
@@ -38,8 +39,8 @@ export interface ConsumerSettings {
   nodeId: () => string;
   /** The node's name, written into results. */
   nodeName: string;
-  /** Most jobs held at once (buffered + running): prefetchMultiplier × processes. */
-  prefetchLimit: () => number;
+  /** Most jobs held at once (buffered + running): fixed, or sized from what the node measures. */
+  prefetch: Prefetch;
   /** Write RECEIVED and STARTED states too (one more result write per job each). */
   trackStarted: boolean;
   /** The level of the per-job lines (default info). */
@@ -61,6 +62,10 @@ export interface ConsumerCounts {
   dead: number;
   /** Jobs given back to their queue unstarted or unfinished (a stop, a failed pool). */
   givenBack: number;
+  /** The prefetch limit now: most jobs held at once, buffered and running (self-sized unless `prefetchMultiplier` is given). */
+  prefetchLimit: number;
+  /** Most jobs held at once so far (reserved at its highest). */
+  peakReserved: number;
 }
 
 /**
@@ -70,7 +75,7 @@ export interface ConsumerCounts {
  * Acker. When the queues are empty it blocks on the broker; it never polls.
  */
 export class Consumer {
-  readonly counts: ConsumerCounts = { reserved: 0, fetched: 0, succeeded: 0, retried: 0, dead: 0, givenBack: 0 };
+  readonly counts: ConsumerCounts;
   readonly acker: Acker;
   private readonly jobLog: JobLog;
   private loop: Promise<void> | undefined;
@@ -95,10 +100,22 @@ export class Consumer {
   private crashHandler: (err: unknown) => void = (err) => this.settings.log.fatal({ err }, 'consumer loop crashed');
 
   constructor(private readonly settings: ConsumerSettings) {
+    this.counts = {
+      reserved: 0,
+      fetched: 0,
+      succeeded: 0,
+      retried: 0,
+      dead: 0,
+      givenBack: 0,
+      prefetchLimit: settings.prefetch.limit,
+      peakReserved: 0,
+    };
     this.acker = new Acker(settings.broker, settings.log);
     this.jobLog = new JobLog(settings.log, settings.jobLogLevel ?? 'info');
     // While the loop is fetching (not blocked, not stopped), a fetch will carry result-less acks.
     this.acker.holdWhile(() => this.loop !== undefined && !this.stopping && !this.blocked);
+    // While other jobs are held, results gather into batches; the last one out leaves at once.
+    this.acker.coalesceWhile(() => this.counts.reserved > 0);
   }
 
   start(): void {
@@ -142,14 +159,11 @@ export class Consumer {
     if (at !== undefined && at < this.waitDeadline) this.waitController?.abort();
   }
 
-  private room(): number {
-    return this.settings.prefetchLimit() - this.counts.reserved;
-  }
-
   private async run(): Promise<void> {
+    const { prefetch } = this.settings;
     while (!this.stopping) {
-      const limit = this.settings.prefetchLimit();
-      const room = this.room();
+      const limit = prefetch.limit;
+      const room = limit - this.counts.reserved;
       // Fetch in batches: wait until at least half the prefetch window is free.
       if (room < Math.max(1, Math.floor(limit / 2))) {
         await new Promise<void>((resolve) => (this.roomWaiter = resolve));
@@ -159,9 +173,13 @@ export class Consumer {
       // The fetch carries the settlements gathered so far: one round trip instead of two under load.
       const plan = this.settings.selection.plan(room);
       const nodeId = this.settings.nodeId();
+      prefetch.sent(this.counts.reserved);
       const reply = await this.fromBroker('fetch from the broker', () =>
         this.acker.carry((settle) => this.settings.broker.fetch({ nodeId, plan, count: room, settle })),
       );
+      const got = reply === undefined || reply.fenced ? [] : reply.deliveries;
+      prefetch.replied(this.counts.reserved, room, got.length, payloadBytes(got));
+      this.counts.prefetchLimit = prefetch.limit;
       if (reply === undefined) continue;
       if (reply.fenced) {
         await this.fromBroker('registering again after the lease was lost', async () => this.fencedHandler?.(nodeId));
@@ -268,6 +286,7 @@ export class Consumer {
       this.dispatch(delivery);
     }
     this.settings.selection.delivered(queues);
+    if (this.counts.reserved > this.counts.peakReserved) this.counts.peakReserved = this.counts.reserved;
   }
 
   private dispatch(delivery: Delivery): void {
@@ -396,14 +415,27 @@ export class Consumer {
     else if (settlement.kind === 'retry') this.counts.retried++;
     else if (settlement.kind === 'dead') this.counts.dead++;
     else if (settlement.kind === 'giveBack') this.counts.givenBack++;
+    // Released first: the Acker sends at once what the last job held leaves behind.
+    this.counts.reserved--;
     this.acker.push(settlement);
-    this.release();
+    this.roomFreed();
   }
 
   private release(): void {
     this.counts.reserved--;
+    this.roomFreed();
+  }
+
+  private roomFreed(): void {
+    this.settings.prefetch.settled(this.counts.reserved);
     this.roomWaiter?.();
   }
+}
+
+function payloadBytes(deliveries: readonly Delivery[]): number {
+  let bytes = 0;
+  for (const d of deliveries) bytes += d.job.payload.byteLength;
+  return bytes;
 }
 
 /** A job not yet started; onLeave is set by a fencing that waits to count what it dropped. */

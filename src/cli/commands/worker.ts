@@ -22,7 +22,7 @@ interface WorkerFlags {
   strategy: 'fair' | 'fcfs';
   queues: string;
   queueOrder?: 'round-robin' | 'weighted' | 'strict';
-  prefetchMultiplier: number;
+  prefetchMultiplier?: number;
   maxTasksPerChild?: number;
   maxMemoryPerChild?: number;
   timeLimit?: number;
@@ -63,7 +63,11 @@ export function registerWorker(program: Command): void {
       'round-robin, weighted or strict (default: weighted if a weight is given, else round-robin)',
       parse.queueOrder,
     )
-    .option('--prefetch-multiplier <n>', 'jobs held per process, buffered + running', parse.positiveInt, 4)
+    .option(
+      '--prefetch-multiplier <n>',
+      'jobs held per process, buffered + running (default: sized by the node)',
+      parse.positiveInt,
+    )
     .option('--max-tasks-per-child <n>', 'replace a child after this many jobs', parse.positiveInt)
     .option('--max-memory-per-child <size>', 'replace a child whose RSS after a job is above this', parse.size)
     .option('--time-limit <duration>', 'hard limit per job (e.g. 5m): the child is killed', parse.timerDuration)
