@@ -36,6 +36,8 @@ export class JobLog {
   }
 
   settled(s: Settlement, outcome: unknown, run: JobRun): void {
+    // The hot path: a success, and a job level the logger drops (nothing to build).
+    if (s.kind === 'ack' && !this.log.isLevelEnabled(this.level)) return;
     const { job } = s.delivery;
     const took = run.startedAt === undefined ? undefined : run.finishedAt - run.startedAt;
     const fields = { task: job.task, jobId: job.id, queue: s.delivery.queue, childPid: run.pid, runtimeMs: took };

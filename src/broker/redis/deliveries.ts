@@ -3,7 +3,14 @@ import { messageOf } from '../../errors.js';
 import { retryDelayMs } from '../../job-option-checks.js';
 import type { Delivery, FetchReply, FetchRequest, Settlement, WaitReply } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
-import { makeCanonicalDelivery, makeDelivery, markerDue, parseReceipt, type StreamKind } from './entry-codec.js';
+import {
+  makeCanonicalDelivery,
+  makeDelivery,
+  markerDue,
+  receiptEntryId,
+  receiptKind,
+  type StreamKind,
+} from './entry-codec.js';
 import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
 import { callScript, onLocalClock } from './scripts.js';
@@ -13,6 +20,8 @@ import { abortableSleep } from '../../util/sleep.js';
 const PROMOTE_MAX = 1000;
 /** Most orphaned reservations taken back per stream in one fetch. */
 const RECLAIM_MAX = 1000;
+/** Queues whose keys are kept built. */
+const QUEUE_KEYS_CACHED = 1000;
 
 type Fields = Buffer[];
 /**
@@ -45,15 +54,25 @@ export class Deliveries {
   /** Streams whose consumer group exists (created at 0 with MKSTREAM); cleared on NOGROUP. */
   private readonly grouped = new Set<string>();
   /** Deliveries handed out and not yet settled (queue + receipt). */
-  private readonly outstanding = new Set<string>();
+  private readonly outstanding = new Outstanding();
   /** A reply may have been lost with a connection: entries may sit in this node's pending list unseen. */
   private suspect = false;
+  /** Each queue's four keys, built once (the hot path names them on every fetch). */
+  private readonly queueKeys = new Map<string, readonly [string, string, string, string]>();
 
   constructor(
     private readonly keys: Keys,
     private readonly results: Results,
     private readonly deadMax: number,
   ) {}
+
+  private keysOf(queue: string): readonly [string, string, string, string] {
+    // Queue names come from the node's own configuration and the jobs it fetched: few; the bound only guards memory.
+    if (this.queueKeys.size >= QUEUE_KEYS_CACHED) this.queueKeys.clear();
+    const own = this.keys.queueKeys(queue);
+    this.queueKeys.set(queue, own);
+    return own;
+  }
 
   /** Called when a connection dropped: the next fetch first looks for orphaned reservations. */
   markSuspect(): void {
@@ -85,13 +104,13 @@ export class Deliveries {
     } catch (err) {
       // The reclaimed entries were never handed out: the next fetch must find them again, not skip them as outstanding.
       if (reclaimed.length > 0) {
-        for (const d of reclaimed) this.outstanding.delete(receiptKey(d));
+        for (const d of reclaimed) this.outstanding.delete(d);
         this.suspect = true;
       }
       throw err;
     }
     if (reply.fenced) {
-      for (const d of reclaimed) this.outstanding.delete(receiptKey(d));
+      for (const d of reclaimed) this.outstanding.delete(d);
       return reply;
     }
     return { deliveries: [...reclaimed, ...reply.deliveries], nextDueAt: reply.nextDueAt, fenced: false };
@@ -133,14 +152,14 @@ export class Deliveries {
       if (stream === undefined) continue;
       for (const [rawId, fields] of entries) {
         const delivery = makeDelivery(stream.queue, stream.kind, rawId.toString(), fields ?? []);
-        if (this.outstanding.has(receiptKey(delivery))) continue;
+        if (this.outstanding.has(delivery)) continue;
         // A deleted entry or a marker left pending: just ack it.
         if (fields === null || markerDue(fields) !== undefined) drop.push({ kind: 'ack', delivery });
         else found.push(delivery);
       }
     }
     await this.settle(redis, drop);
-    for (const d of found) this.outstanding.add(receiptKey(d));
+    for (const d of found) this.outstanding.add(d);
     return found;
   }
 
@@ -178,24 +197,31 @@ export class Deliveries {
     }
     const planned = queues.length;
     const ops: (string | number)[] = [];
-    // Plain acks grouped per stream ("<queue index>:<kind>" -> entry ids): the script acks each group in bulk.
-    const acks = new Map<string, string[]>();
+    // Plain acks grouped per stream (2 × queue index + 1 for :rd -> entry ids): the script acks each group in bulk.
+    const acks = new Map<number, string[]>();
     for (const s of settle) {
       if (s.kind === 'progress') continue;
-      const { kind, entryId } = parseReceipt(s.delivery.receipt);
+      const { receipt } = s.delivery;
+      const kind = receiptKind(receipt);
+      const entryId = receiptEntryId(receipt);
       const q = indexOf(s.delivery.queue);
       if (s.kind === 'ack') {
-        const group = `${q}:${kind}`;
+        const group = 2 * q + (kind === 'r' ? 1 : 0);
         const ids = acks.get(group);
         if (ids === undefined) acks.set(group, [entryId]);
         else ids.push(entryId);
-      } else if (s.kind === 'retry') ops.push('r', q, kind, entryId, retryDelayMs(s.delay));
+        continue;
+      }
+      if (s.kind === 'retry') ops.push('r', q, kind, entryId, retryDelayMs(s.delay));
       else if (s.kind === 'dead') ops.push('d', q, kind, entryId, s.reason);
       else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, '1');
       else ops.push('g', q, kind, entryId, '0');
     }
     const keys = [this.keys.nodes];
-    for (const q of queues) keys.push(...this.keys.queueKeys(q));
+    for (const q of queues) {
+      const own = this.queueKeys.get(q) ?? this.keysOf(q);
+      keys.push(own[0], own[1], own[2], own[3]);
+    }
     const args: (string | number)[] = [
       nodeId,
       wholeCount(count),
@@ -209,8 +235,7 @@ export class Deliveries {
     for (const quota of quotas.values()) args.push(quota);
     for (const op of ops) args.push(op);
     for (const [group, ids] of acks) {
-      const colon = group.indexOf(':');
-      args.push(Number(group.slice(0, colon)), group.slice(colon + 1), ids.length);
+      args.push(group >> 1, (group & 1) === 1 ? 'r' : 'q', ids.length);
       for (const id of ids) args.push(id);
     }
 
@@ -228,7 +253,7 @@ export class Deliveries {
     const scriptReply = replies[0];
     const scriptRan = scriptReply?.[0] === null;
     // The script settled what it was given: those receipts are done even if a result write after it fails.
-    if (scriptRan) for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(receiptKey(s.delivery));
+    if (scriptRan) for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(s.delivery);
     for (const [err] of replies) {
       if (err === null) continue;
       // The script ran (it reserved jobs) but a result write after it failed:
@@ -256,7 +281,7 @@ export class Deliveries {
         i += 3;
       }
       deliveries.push(d);
-      this.outstanding.add(receiptKey(d));
+      this.outstanding.add(d);
     }
     const nextDueAt = brokerNow === undefined ? undefined : onLocalClock(nextDue, brokerNow);
     return { deliveries, nextDueAt, fenced: fenced === 1, dueOnBroker: nextDue < 0 ? undefined : nextDue };
@@ -385,7 +410,7 @@ export class Deliveries {
           internal.push({ kind: 'ack', delivery });
         } else if (deliveries.length < want) {
           deliveries.push(delivery);
-          this.outstanding.add(receiptKey(delivery));
+          this.outstanding.add(delivery);
         } else {
           internal.push({ kind: 'release', delivery });
         }
@@ -428,6 +453,21 @@ function wholeCount(n: number): number {
   return Number.isFinite(n) ? Math.max(0, Math.floor(n)) : 0;
 }
 
-function receiptKey(d: Delivery): string {
-  return `${d.queue}\n${d.receipt}`;
+/** Deliveries handed out and not yet settled, per queue by receipt (no key built per job). */
+class Outstanding {
+  private readonly byQueue = new Map<string, Set<string>>();
+
+  add(d: Delivery): void {
+    const receipts = this.byQueue.get(d.queue);
+    if (receipts === undefined) this.byQueue.set(d.queue, new Set([d.receipt]));
+    else receipts.add(d.receipt);
+  }
+
+  delete(d: Delivery): void {
+    this.byQueue.get(d.queue)?.delete(d.receipt);
+  }
+
+  has(d: Delivery): boolean {
+    return this.byQueue.get(d.queue)?.has(d.receipt) ?? false;
+  }
 }

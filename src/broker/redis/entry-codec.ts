@@ -248,9 +248,14 @@ export function makeDelivery(
     : { receipt: `${kind}:${entryId}`, queue, job, malformed };
 }
 
-export function parseReceipt(receipt: string): { kind: StreamKind; entryId: string } {
-  const kind = receipt.startsWith('r:') ? 'r' : 'q';
-  return { kind, entryId: receipt.slice(2) };
+/** The stream a receipt names: 'r' for :rd, else 'q' (read per settlement: no allocation). */
+export function receiptKind(receipt: string): StreamKind {
+  return receipt.charCodeAt(0) === 0x72 && receipt.charCodeAt(1) === 0x3a ? 'r' : 'q';
+}
+
+/** The entry id a receipt names. */
+export function receiptEntryId(receipt: string): string {
+  return receipt.slice(2);
 }
 
 const resultPackr = new Packr({ useRecords: false, moreTypes: true, mapsAsObjects: true });
