@@ -18,6 +18,7 @@ import {
   checkBackoff,
   checkDelay,
   checkEta,
+  checkKnownKeys,
   checkLimitOrder,
   checkQueueName,
   checkResultTtl,
@@ -274,14 +275,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** Validates the options (OptionError names a bad one); connects on first use. */
   constructor(options: ClientOptions = {}) {
     if (typeof options !== 'object' || options === null) bad('options', options, 'an object');
-    for (const key of Object.keys(options)) {
-      if (!CLIENT_KEYS.has(key))
-        bad(
-          key,
-          (options as Record<string, unknown>)[key],
-          `a known Client option: ${[...CLIENT_KEYS].join(', ')} (unknown option "${key}")`,
-        );
-    }
+    checkKnownKeys(options, CLIENT_KEYS, 'Client option', bad);
     const broker = options.broker ?? defaultBrokerUrl();
     this.ownsBroker = typeof broker === 'string';
     const base = options.logger ?? defaultClientLogger();
@@ -436,14 +430,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private build(name: string, args: unknown[], options: EnqueueOptions): NewJob {
     if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
     if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
-    for (const key of Object.keys(options)) {
-      if (!ENQUEUE_KEYS.has(key))
-        throw new OptionError(
-          key,
-          (options as Record<string, unknown>)[key],
-          `a known enqueue option (unknown option "${key}")`,
-        );
-    }
+    checkKnownKeys(options, ENQUEUE_KEYS, 'enqueue option', bad);
     const jobOptions: JobOptions = {};
     if (options.retries !== undefined) jobOptions.retries = checkRetries('retries', options.retries, bad);
     if (options.backoff !== undefined) jobOptions.backoff = checkBackoff('backoff', options.backoff, bad);

@@ -23,6 +23,22 @@ export function checkQueueName(option: string, value: unknown, bad: Bad): string
   return value;
 }
 
+/**
+ * Refuses the first key of `options` that is not in `known`, naming it and
+ * the known ones: a misspelt option would otherwise be silently ignored.
+ * `what` names the set ("Client option"); `prefix` qualifies nested keys.
+ */
+export function checkKnownKeys(options: object, known: ReadonlySet<string>, what: string, bad: Bad, prefix = ''): void {
+  for (const key of Object.keys(options)) {
+    if (!known.has(key))
+      bad(
+        `${prefix}${key}`,
+        (options as Record<string, unknown>)[key],
+        `a known ${what}: ${[...known].join(', ')} (unknown option "${key}")`,
+      );
+  }
+}
+
 /** The usual Bad: an OptionError (defineTasks reports its own way). */
 export const throwOptionError: Bad = (option, value, expected) => {
   throw new OptionError(option, value, expected);
@@ -102,9 +118,7 @@ export function checkBackoff(option: string, value: unknown, bad: Bad): BackoffO
   if (typeof value !== 'object' || value === null || Array.isArray(value))
     bad(option, value, "{ type: 'exponential' | 'fixed', delay, cap, jitter }");
   const input = value as Record<string, unknown>;
-  for (const key of Object.keys(input)) {
-    if (!BACKOFF_KEYS.has(key)) bad(`${option}.${key}`, input[key], 'a known backoff option: type, delay, cap, jitter');
-  }
+  checkKnownKeys(input, BACKOFF_KEYS, 'backoff option', bad, `${option}.`);
   const out: BackoffOptions = {};
   if (input.type !== undefined) {
     if (input.type !== 'exponential' && input.type !== 'fixed')

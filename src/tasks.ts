@@ -3,6 +3,7 @@ import { InvalidStateError, OptionError } from './errors.js';
 import type { TaskOptions } from './job-types.js';
 import {
   checkBackoff,
+  checkKnownKeys,
   checkLimitOrder,
   checkRetries,
   checkTimeLimit,
@@ -18,6 +19,9 @@ import {
 // any[]: a task declares its own parameter types, and (a: number) => x is not assignable to (...args: unknown[]) => x.
 // eslint-disable-next-line @typescript-eslint/no-explicit-any -- see above
 export type TaskFunction = (...args: any[]) => unknown;
+
+/** What a task definition may hold. */
+const TASK_KEYS = new Set(['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult']);
 
 /** A task with options: `defineTasks({ resize: { run: resize, retries: 3, timeLimit: '1m' } })`. */
 export interface TaskDefinition extends Omit<TaskOptions, 'backoff' | 'timeLimit' | 'softTimeLimit'> {
@@ -96,14 +100,7 @@ function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
     throw new OptionError(option, value, expected, `defineTasks(): task ${JSON.stringify(task)}`);
   };
   const out: TaskOptions = {};
-  for (const key of Object.keys(def)) {
-    if (!['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult'].includes(key))
-      bad(
-        key,
-        def[key as keyof TaskDefinition],
-        'a known task option: retries, backoff, timeLimit, softTimeLimit, ignoreResult',
-      );
-  }
+  checkKnownKeys(def, TASK_KEYS, 'task option', bad);
   if (def.retries !== undefined) out.retries = checkRetries('retries', def.retries, bad);
   if (def.backoff !== undefined) out.backoff = checkBackoff('backoff', def.backoff, bad);
   if (def.timeLimit !== undefined) out.timeLimit = checkTimeLimit('timeLimit', def.timeLimit, bad);

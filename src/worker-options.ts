@@ -5,6 +5,7 @@ import type { BrokerConnection, BrokerConsumer, BrokerControl, BrokerMembership 
 import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
+import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
 import { parseAutoscale } from './util/units.js';
 
@@ -217,14 +218,7 @@ const KNOWN = new Set([
 /** One validation pass; pool options are validated again, fully, by the Pool itself. */
 export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOptions {
   if (typeof input !== 'object' || input === null) throw new OptionError('options', input, 'an object');
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key))
-      throw new OptionError(
-        key,
-        (input as unknown as Record<string, unknown>)[key],
-        `a known Worker option (unknown option "${key}")`,
-      );
-  }
+  checkKnownKeys(input, KNOWN, 'Worker option', throwOptionError);
   const broker = input.broker ?? defaultBrokerUrl();
   if (
     typeof broker !== 'string' &&

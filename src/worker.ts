@@ -13,7 +13,8 @@ import { AdaptivePrefetch, FixedPrefetch } from './consumer/prefetch.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { ConsumerFailedError, InvalidStateError, messageOf, OptionError, type PoolFailedError } from './errors.js';
+import { ConsumerFailedError, InvalidStateError, messageOf, type PoolFailedError } from './errors.js';
+import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
 import { Pool } from './pool/pool.js';
@@ -28,6 +29,9 @@ import {
 /** Pauses while the broker is unreachable at start: 0.5 s doubling to 10 s. */
 const CONNECT_RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
 /** How long a stop waits for the broker to confirm the last settlements (stop({ deadline })). */
+/** What stop() accepts. */
+const STOP_KEYS = new Set(['cold', 'deadline']);
+
 export const STOP_DEADLINE_MS = 30_000;
 /** Job ids listed in the log line of settlements dropped at the stop deadline. */
 const DROPPED_IDS_LOGGED = 50;
@@ -271,13 +275,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   stop(options: StopOptions = {}): Promise<void> {
     let deadline: number;
     try {
-      for (const key of Object.keys(options))
-        if (key !== 'cold' && key !== 'deadline')
-          throw new OptionError(
-            key,
-            (options as Record<string, unknown>)[key],
-            `a known stop() option: cold, deadline (unknown option "${key}")`,
-          );
+      checkKnownKeys(options, STOP_KEYS, 'stop() option', throwOptionError);
       // At most a timer's longest wait: Node fires a longer one at once, which would drop every unconfirmed settlement.
       deadline = optionalDuration('deadline', options.deadline, 'wait') ?? STOP_DEADLINE_MS;
     } catch (err) {

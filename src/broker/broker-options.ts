@@ -1,4 +1,4 @@
-import { checkResultTtl, throwOptionError } from '../job-option-checks.js';
+import { checkKnownKeys, checkResultTtl, throwOptionError } from '../job-option-checks.js';
 import { checkDuration } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
 
@@ -17,14 +17,7 @@ const KNOWN = new Set(['namespace', 'resultTtl', 'leaseMs', 'deadMax', 'logger']
 
 export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
   if (typeof options !== 'object' || options === null) throwOptionError('broker options', options, 'an object');
-  for (const key of Object.keys(options)) {
-    if (!KNOWN.has(key))
-      throwOptionError(
-        key,
-        (options as Record<string, unknown>)[key],
-        `a known broker option: ${[...KNOWN].join(', ')} (unknown option "${key}")`,
-      );
-  }
+  checkKnownKeys(options, KNOWN, 'broker option', throwOptionError);
   const { resultTtl, leaseMs, deadMax } = options;
   return {
     namespace: options.namespace ?? BROKER_DEFAULTS.namespace,

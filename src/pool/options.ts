@@ -1,7 +1,7 @@
 import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { OptionError } from '../errors.js';
-import { throwOptionError } from '../job-option-checks.js';
+import { checkKnownKeys, throwOptionError } from '../job-option-checks.js';
 import { checkDuration, checkSize, parseAutoscale, type DurationKind } from '../util/units.js';
 import { DEFAULT_MAX_FRAME_SIZE } from '../protocol/job-frame.js';
 
@@ -193,14 +193,7 @@ export const POOL_DEFAULTS = {
 /** One validation pass: every error names the option and the value; unknown options are rejected. */
 export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
   if (typeof input !== 'object' || input === null) throw new OptionError('options', input, 'an object');
-  for (const key of Object.keys(input)) {
-    if (!KNOWN.has(key))
-      throw new OptionError(
-        key,
-        (input as unknown as Record<string, unknown>)[key],
-        `a known Pool option (unknown option "${key}")`,
-      );
-  }
+  checkKnownKeys(input, KNOWN, 'Pool option', throwOptionError);
   if (typeof input.app !== 'string' || input.app.length === 0)
     throw new OptionError('app', input.app, 'the path of a task module');
   const autoscale = input.autoscale === undefined ? undefined : parseAutoscale(input.autoscale);
