@@ -5,7 +5,7 @@
 // (enqueueMany, batches of `batch`); Redis commands per job, for the worker
 // alone and for the producer (enqueue) alone.
 // Knobs ($BENCH_PARAMS): url, task (noop | spin), iterations, jobs (50,000
-// no-op / 2,000 spin), strategy, processes (2), ignoreResult, prefetchMultiplier,
+// no-op / 2,000 spin), strategy, processes (2), ignoreResult, prefetchMultiplier (the Worker's default),
 // batch (1,000), warmup (2,000).
 // Warm-up: a first Worker (same options, same process) drains `warmup` no-op
 // jobs and stops, so the parent's code is JIT-warm; then the jobs are
@@ -34,7 +34,7 @@ const {
   strategy = 'fair',
   processes = 2,
   ignoreResult = true,
-  prefetchMultiplier = 4,
+  prefetchMultiplier,
   batch = 1000,
   warmup = 2000,
   iterations = 0,
@@ -52,7 +52,8 @@ function newWorker(dir) {
     namespace,
     concurrency: processes,
     strategy,
-    prefetchMultiplier,
+    // Absent: the Worker's own default.
+    ...(prefetchMultiplier === undefined ? {} : { prefetchMultiplier }),
     logger,
     pool: { env: { BENCH_TALLY_DIR: dir } },
   });

@@ -8,34 +8,47 @@ export default {
 
   cases({ quick, warmup, url }) {
     const jobs = quick ? 5_000 : 50_000;
+    const peerFile = { bullmq: 'peers/bullmq-drain.mjs', beequeue: 'peers/beequeue-drain.mjs' };
+    const results = (o) => (o.ignoreResult ? 'ign' : 'res');
     const drain = (impl, o) => ({
       id:
         impl === 'prefork'
-          ? `prefork-${o.strategy}-${o.ignoreResult ? 'ign' : 'res'}-pm${o.prefetchMultiplier}`
-          : `bullmq-${o.mode}-c${o.concurrency}-${o.ignoreResult ? 'ign' : 'res'}`,
+          ? `prefork-${o.strategy}-${results(o)}-${o.prefetchMultiplier === undefined ? 'default' : `pm${o.prefetchMultiplier}`}`
+          : impl === 'bullmq'
+            ? `bullmq-${o.mode}-c${o.concurrency}-${results(o)}`
+            : `beequeue-c${o.concurrency}-${results(o)}`,
       impl,
       peer: impl !== 'prefork',
       redis: true,
       ...o,
       label:
         impl === 'prefork'
-          ? `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}`
-          : `BullMQ ${o.mode}, concurrency ${o.concurrency}`,
-      file: impl === 'prefork' ? 'redis-drain.mjs' : 'peers/bullmq-drain.mjs',
+          ? o.prefetchMultiplier === undefined
+            ? `prefork defaults (${o.strategy}, prefetch sized by the worker)`
+            : `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}`
+          : impl === 'bullmq'
+            ? `BullMQ ${o.mode}, concurrency ${o.concurrency}`
+            : `bee-queue, concurrency ${o.concurrency}`,
+      file: impl === 'prefork' ? 'redis-drain.mjs' : peerFile[impl],
       params: { url, task: 'noop', jobs, warmup, ...o },
     });
+    // Ours and peers alternate (BENCH.md); BullMQ inline c2/c100 stay for the earlier targets.
     return [
+      drain('prefork', { strategy: 'fair', ignoreResult: false }),
+      drain('bullmq', { mode: 'inline', concurrency: 50, ignoreResult: false }),
       drain('prefork', { strategy: 'fcfs', ignoreResult: true, prefetchMultiplier: 64 }),
-      drain('bullmq', { mode: 'inline', concurrency: 2, ignoreResult: true }),
+      drain('beequeue', { concurrency: 50, ignoreResult: false }),
       drain('prefork', { strategy: 'fair', ignoreResult: true, prefetchMultiplier: 64 }),
-      drain('bullmq', { mode: 'sandboxed', concurrency: 2, ignoreResult: true }),
+      drain('bullmq', { mode: 'inline', concurrency: 50, ignoreResult: true }),
       drain('prefork', { strategy: 'fcfs', ignoreResult: true, prefetchMultiplier: 4 }),
-      drain('bullmq', { mode: 'inline', concurrency: 100, ignoreResult: true }),
+      drain('beequeue', { concurrency: 50, ignoreResult: true }),
       drain('prefork', { strategy: 'fcfs', ignoreResult: false, prefetchMultiplier: 64 }),
-      drain('bullmq', { mode: 'inline', concurrency: 2, ignoreResult: false }),
+      drain('bullmq', { mode: 'sandboxed', concurrency: 2, ignoreResult: true }),
       drain('prefork', { strategy: 'fair', ignoreResult: false, prefetchMultiplier: 64 }),
       drain('bullmq', { mode: 'sandboxed', concurrency: 2, ignoreResult: false }),
-      drain('bullmq', { mode: 'inline', concurrency: 100, ignoreResult: false }),
+      drain('prefork', { strategy: 'fair', ignoreResult: true }),
+      drain('bullmq', { mode: 'inline', concurrency: 2, ignoreResult: true }),
+      drain('bullmq', { mode: 'inline', concurrency: 100, ignoreResult: true }),
     ];
   },
 
@@ -50,8 +63,8 @@ export default {
         x.label,
         x.ignoreResult ? 'ignored' : 'stored',
         cell(stat(x, 'jobsPerSec')),
-        x.peer ? '' : vs('bullmq-inline-c2'),
-        x.peer ? '' : vs('bullmq-inline-c100'),
+        x.peer ? '' : vs('bullmq-inline-c50'),
+        x.peer ? '' : vs('beequeue-c50'),
         x.peer ? '' : vs('bullmq-sandboxed-c2'),
         cell(stat(x, 'workerCmdsPerJob'), dec(2)),
         cell(
@@ -64,16 +77,17 @@ export default {
     });
     const ex = good(c('prefork-fcfs-ign-pm64'))[0];
     const exRes = good(c('prefork-fcfs-res-pm64'))[0];
-    const exBull = good(c('bullmq-inline-c2-ign'))[0];
+    const exDefault = good(c('prefork-fair-res-default'))[0];
+    const exBull = good(c('bullmq-inline-c50-ign'))[0];
     return [
       {
         header: [
           'worker',
           'results',
           'jobs/s',
-          '× BullMQ inline c2',
-          '× BullMQ inline c100',
-          '× BullMQ sandboxed',
+          '× BullMQ inline c50',
+          '× bee-queue c50',
+          '× BullMQ sandboxed c2',
           'Redis cmds/job, worker',
           'cmds/job, producer + worker',
           'worker parent CPU µs/job',
@@ -91,6 +105,10 @@ export default {
           exRes
             ? `One prefork fcfs run, results stored, worker commands: ${JSON.stringify(exRes.workerCommands)} (SET + PEXPIRE: the result; LPUSH: its announcement on the enqueuing client's reply list).`
             : '',
+          exDefault
+            ? `One prefork run at defaults (fair, results stored), worker commands: ${JSON.stringify(exDefault.workerCommands)}.`
+            : '',
+          'bee-queue stores no results: "stored" for it means the job record is kept (removeOnSuccess false) and its result is published to the producer as an event (sendEvents), its way of handing a result back.',
           exBull
             ? `One BullMQ inline run, removeOnComplete, worker commands: ${JSON.stringify(exBull.workerCommands)}; producer: ${JSON.stringify(exBull.producerCommands)}.`
             : '',
@@ -101,7 +119,40 @@ export default {
 
   targets({ cases }) {
     const c = (id) => cases.find((x) => x.id === id);
+    const defaults = c('prefork-fair-res-default');
     return [
+      target(
+        15,
+        'defaults (fair, results stored) ≥ 1.2× BullMQ inline c50 (results stored)',
+        ratio(defaults, c('bullmq-inline-c50-res'), 'jobsPerSec'),
+        times,
+        1.2,
+        'atLeast',
+      ),
+      target(
+        15,
+        'defaults (fair, results stored) ≥ 1.0× bee-queue c50 (results kept)',
+        ratio(defaults, c('beequeue-c50-res'), 'jobsPerSec'),
+        times,
+        1,
+        'atLeast',
+      ),
+      target(
+        15,
+        'fcfs, prefetchMultiplier 64, results ignored ≥ 50,000 jobs/s',
+        stat(c('prefork-fcfs-ign-pm64'), 'jobsPerSec'),
+        int,
+        50_000,
+        'atLeast',
+      ),
+      target(
+        15,
+        '≤ 1.5 Redis commands per job at defaults (worker only)',
+        stat(defaults, 'workerCmdsPerJob'),
+        dec(2),
+        1.5,
+        'atMost',
+      ),
       ...['fcfs', 'fair'].map((s) =>
         target(
           3,
@@ -114,7 +165,7 @@ export default {
       ),
       target(
         3,
-        'drain ≥ 40,000 jobs/s, results ignored (fcfs, default prefetchMultiplier 4)',
+        'drain ≥ 40,000 jobs/s, results ignored (fcfs, prefetchMultiplier 4)',
         stat(c('prefork-fcfs-ign-pm4'), 'jobsPerSec'),
         int,
         40_000,
