@@ -6,7 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
-import type { Settlement } from '../../dist/broker/types.js';
+import type { Delivery, Settlement } from '../../dist/broker/types.js';
 import { Acker } from '../../dist/consumer/acker.js';
 import { captureLog as capture } from '../helpers/worker.js';
 import { fetchFrom, job, result, Scope, eachNode } from './redis-helpers.js';
@@ -118,6 +118,45 @@ describe('Acker', () => {
       expect(carried).toEqual([]);
       await acker.flush();
       expect((await broker.getResult(d!.job.id))?.state).toBe('SUCCESS');
+    });
+
+    it('while the node is busy, results gather: a fetch carries them, or enough of them leave together; idle, one leaves at once', async () => {
+      await broker.enqueue(Array.from({ length: 6 }, () => job('x')));
+      const got = (await fetchFrom(broker, NODE, ['x'], 6)).deliveries;
+      const acker = new Acker(broker, capture().log, { coalesceMs: LONG_HOLD_MS, coalesceMax: 3 });
+      let busy = true;
+      acker.coalesceWhile(() => busy);
+      const settle = (d: Delivery): void =>
+        acker.push({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', 1) } satisfies Settlement);
+      const stored = async (d: Delivery): Promise<boolean> => (await broker.getResult(d.job.id)) !== undefined;
+
+      settle(got[0]!);
+      settle(got[1]!);
+      // A Redis round trip: had they left on their own, they would have landed by now.
+      await turns(3);
+      expect(await stored(got[0]!)).toBe(false);
+      expect(acker.backlog).toBe(2);
+      settle(got[2]!);
+      await acker.flush();
+      expect(await stored(got[2]!)).toBe(true);
+      expect(acker.batches).toMatchObject({ full: 1, immediate: 0, timer: 0 });
+
+      settle(got[3]!);
+      await turns(3);
+      expect(await stored(got[3]!)).toBe(false);
+      let carried: Settlement[] = [];
+      await acker.carry((s) => {
+        carried = s;
+        return broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 0 }], count: 0, settle: s });
+      });
+      expect(carried.map((c) => c.delivery.job.id)).toEqual([got[3]!.job.id]);
+      expect(await stored(got[3]!)).toBe(true);
+
+      busy = false;
+      settle(got[4]!);
+      await expect.poll(() => stored(got[4]!), { message: 'an idle node sends at once' }).toBe(true);
+      expect(acker.batches).toMatchObject({ full: 1, carried: 1, immediate: 1, timer: 0, released: 0 });
+      expect(await reserved()).toBe(1);
     });
 
     it('a held ack is not held for ever: with no fetch carrying it, it leaves when the hold expires', async () => {
