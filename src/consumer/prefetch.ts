@@ -37,7 +37,7 @@ const ALPHA = 0.25;
  * ones: so a fetch goes out about once per this many round trips of work,
  * and its fixed cost (a script, its round trip) is spread over as many jobs.
  */
-export const PREFETCH_TRIPS = 8;
+export const PREFETCH_TRIPS = 16;
 
 /**
  * Keeps enough jobs on hand to cover the fetch round trip at the rate the
