@@ -32,7 +32,7 @@ export default {
       file: impl === 'prefork' ? 'redis-drain.mjs' : peerFile[impl],
       params: { url, task: 'noop', jobs, warmup, ...o },
     });
-    // Ours and peers alternate (BENCH.md); BullMQ inline c2/c100 stay for the earlier targets.
+    // Ours and peers alternate (bench/README.md); BullMQ inline c2/c100 stay for the earlier targets.
     return [
       drain('prefork', { strategy: 'fair', ignoreResult: false }),
       drain('bullmq', { mode: 'inline', concurrency: 50, ignoreResult: false }),
