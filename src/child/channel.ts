@@ -34,9 +34,15 @@ export class ParentChannel {
     this.batch.push(message);
   }
 
-  /** Writes everything queued in one write. */
-  flush(): void {
+  /** Frames queued and not yet written. */
+  get pending(): number {
+    return this.batch.length;
+  }
+
+  /** Writes everything queued in one write; true when every byte reached the pipe at once (none waits in this process). */
+  flush(): boolean {
     if (this.batch.length > 0) this.output.write(this.batch.take());
+    return this.output.writableLength === 0;
   }
 
   /** Flushes, then calls back once the bytes have left the process. */

@@ -8,6 +8,8 @@ import type { TaskContext } from '../tasks.js';
 export class JobContext implements TaskContext {
   private controller: AbortController | undefined;
   softTimedOut = false;
+  /** Epoch ms the job started, sent with its RESULT. */
+  startedAt = 0;
 
   constructor(
     readonly seq: number,

@@ -11,6 +11,7 @@ import type { SerializedError } from '../job-types.js';
 import { MessageType, type JobFrame } from '../protocol/messages.js';
 import { taskContextStore, type TaskFunction } from '../tasks.js';
 import { Fifo } from '../util/fifo.js';
+import type { StartRecordWriter } from '../protocol/start-record.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
 
@@ -24,9 +25,10 @@ export interface JobWatch {
 
 /**
  * Runs the jobs the parent sent, one at a time, in the order they came.
- * Before a job starts, everything queued (the previous RESULT and this ACK) is
- * written in one write, so the parent always knows which job was running if
- * this process dies in the middle of it.
+ * Before a job starts, the parent is told, so it always knows which job was
+ * running if this process dies in the middle of it: the ACK rides in one
+ * write with the previous job's RESULT, or, when there is none, the start
+ * record says it without waking the parent (announceStart).
  */
 export class JobRunner {
   private readonly queue = new Fifo<JobFrame>();
@@ -40,6 +42,8 @@ export class JobRunner {
     private readonly reportMemory: boolean,
     private readonly watch: JobWatch,
     private readonly onIdleAfterShutdown: () => void,
+    /** Where starts are recorded (start-record.ts); undefined: every start is an ACK frame. */
+    private record: StartRecordWriter | undefined,
   ) {}
 
   push(job: JobFrame): void {
@@ -80,10 +84,10 @@ export class JobRunner {
     this.running = true;
     for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
       const [, seq, name, rawArgs, meta, timeLimit] = job;
-      this.channel.send([MessageType.ACK, seq]);
-      this.channel.flush();
-      this.watch.jobStarted(timeLimit);
       const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0);
+      ctx.startedAt = Date.now();
+      this.announceStart(seq, ctx.startedAt);
+      this.watch.jobStarted(timeLimit);
       const fn = this.tasks.get(name);
       if (fn === undefined) {
         this.fail(ctx, new UnknownTaskError(name, [...this.tasks.keys()]));
@@ -118,6 +122,33 @@ export class JobRunner {
     if (this.stopping) this.onIdleAfterShutdown();
   }
 
+  /**
+   * Tells the parent, before the job runs, that it starts. With the previous
+   * RESULT queued, an ACK rides in its write (the parent wakes once for both);
+   * otherwise the start record takes it, and a short job costs the parent one
+   * wake-up, for its RESULT. An ACK still waiting in this process (the pipe
+   * was full) would die with it: the record then says it too.
+   */
+  private announceStart(seq: number, startedAt: number): void {
+    if (this.record !== undefined && this.channel.pending === 0) {
+      if (this.recordStart(seq, startedAt)) return;
+    }
+    this.channel.send([MessageType.ACK, seq, startedAt]);
+    if (!this.channel.flush() && this.record !== undefined) this.recordStart(seq, startedAt);
+  }
+
+  /** False when the record cannot be written: from then on every start is an ACK frame. */
+  private recordStart(seq: number, startedAt: number): boolean {
+    try {
+      this.record?.write(seq, startedAt);
+      return true;
+    } catch (err) {
+      this.record = undefined;
+      process.stderr.write(`prefork child ${process.pid}: start record failed (${messageOf(err)}); sending ACKs\n`);
+      return false;
+    }
+  }
+
   private resume(ctx: JobContext, ok: boolean, outcome: unknown): void {
     if (ok) this.succeed(ctx, outcome);
     else this.fail(ctx, outcome);
@@ -126,8 +157,8 @@ export class JobRunner {
 
   private succeed(ctx: JobContext, value: unknown): void {
     try {
-      if (this.reportMemory) this.channel.send([MessageType.RESULT_OK, ctx.seq, value, process.memoryUsage.rss()]);
-      else this.channel.send([MessageType.RESULT_OK, ctx.seq, value]);
+      const rss = this.reportMemory ? process.memoryUsage.rss() : null;
+      this.channel.send([MessageType.RESULT_OK, ctx.seq, value, rss, ctx.startedAt]);
     } catch (err) {
       this.fail(ctx, new ResultSerializationError(ctx.name, messageOf(err)));
     }
@@ -140,23 +171,22 @@ export class JobRunner {
         `task ${ctx.name} exceeded its soft time limit and then threw: ${messageOf(thrown)}`,
       );
     }
-    const rss = this.reportMemory ? process.memoryUsage.rss() : undefined;
+    const rss = this.reportMemory ? process.memoryUsage.rss() : null;
     try {
-      this.sendError(ctx.seq, serializeError(err), rss);
+      this.sendError(ctx, serializeError(err), rss);
     } catch (encodeErr) {
       // The error itself is too big for a frame (huge props or stack): send what surely fits.
       const name = err instanceof Error ? err.name : 'Error';
       this.sendError(
-        ctx.seq,
+        ctx,
         { name, message: `${messageOf(err).slice(0, 2000)} (error details dropped: ${messageOf(encodeErr)})` },
         rss,
       );
     }
   }
 
-  private sendError(seq: number, wire: SerializedError, rss: number | undefined): void {
-    if (rss !== undefined) this.channel.send([MessageType.RESULT_ERROR, seq, wire, rss]);
-    else this.channel.send([MessageType.RESULT_ERROR, seq, wire]);
+  private sendError(ctx: JobContext, wire: SerializedError, rss: number | null): void {
+    this.channel.send([MessageType.RESULT_ERROR, ctx.seq, wire, rss, ctx.startedAt]);
   }
 }
 

@@ -9,6 +9,7 @@ import { OptionError } from '../errors.js';
 import { isTaskRegistry } from '../tasks.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
+import { START_RECORD_FD, StartRecordWriter } from '../protocol/start-record.js';
 import { ParentChannel } from './channel.js';
 import { JobRunner } from './job-runner.js';
 import { explainLoadError } from './load-error.js';
@@ -66,7 +67,7 @@ function exitWhenFlushed(): void {
   channel.flushAndWait(() => process.exit(0));
 }
 
-async function load({ app, reportMemory }: ChildConfig): Promise<void> {
+async function load({ app, reportMemory, startRecord }: ChildConfig): Promise<void> {
   const url = pathToFileURL(isAbsolute(app) ? app : resolve(app)).href;
   let mod: { default?: unknown };
   try {
@@ -79,7 +80,8 @@ async function load({ app, reportMemory }: ChildConfig): Promise<void> {
   if (!isTaskRegistry(registry)) {
     return initFailed(new OptionError('app', app, 'a task module whose default export is defineTasks({...})'));
   }
-  runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed);
+  const record = startRecord === true ? new StartRecordWriter(START_RECORD_FD) : undefined;
+  runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed, record);
   // Options go as [name, options] pairs: a task name is data, never an object key.
   channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
   channel.flush();

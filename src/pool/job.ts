@@ -33,8 +33,10 @@ export interface ApplyOptions {
    */
   softTimeLimit?: number | string;
   /**
-   * Called when a child starts the job (its ACK arrived), with the child's
-   * pid and the epoch ms it started. What it throws is logged and ignored.
+   * Called once the pool knows a child started the job, with the child's pid
+   * and the epoch ms it started: at most 10 ms after the start, or just
+   * before the job settles if it ends sooner. What it throws is logged and
+   * ignored.
    * @defaultValue none
    */
   onStart?: (info: { pid: number; startedAt: number }) => void;
@@ -48,8 +50,12 @@ export type ResolvedApplyOptions = Omit<ApplyOptions, 'timeLimit' | 'softTimeLim
 
 /** The parent's record of one applied job, from apply() until it settles. */
 export class PoolJob {
-  /** 0 until a child ACKs it; then the epoch ms it started. */
+  /** 0 until the parent learns that a child started it (ACK, start record or RESULT); then the epoch ms it started. */
   startedAt = 0;
+  /** Its start was announced: time limits armed if it runs, onStart called. */
+  announced = false;
+  /** An ACK frame named it (a second one breaks the protocol). */
+  acked = false;
   /** Times it went back to the outbound buffer unstarted because its child died. */
   requeues = 0;
   settled = false;

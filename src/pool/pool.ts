@@ -26,6 +26,7 @@ import { ResultHandler } from './result-handler.js';
 import { collectStats, type PoolStats, type PoolTotals } from './stats.js';
 import { Supervisor } from './supervisor.js';
 import { TaskHandler } from './task-handler.js';
+import { StartWatch } from './start-watch.js';
 import { TimeoutHandler } from './timeout-handler.js';
 import type { ProcessOwner, WorkerProcess } from './worker-process.js';
 
@@ -103,6 +104,9 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private readonly tasks: TaskHandler;
   private readonly results: ResultHandler;
   private readonly timeouts: TimeoutHandler;
+  private readonly startWatch: StartWatch;
+  /** Children whose head job changed while their frames were read: looked at once the chunk is done. */
+  private readonly newHeads = new Set<WorkerProcess>();
   private readonly autoscaler: Autoscaler | undefined;
   private state: PoolState = 'created';
   private seq = 0;
@@ -128,7 +132,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.log = (o.logger ?? defaultLogger()).child({ component: 'pool' });
     const owner: ProcessOwner = {
       onMessage: (proc, msg) => this.onMessage(proc, msg),
-      onChunkDone: () => this.tasks.flush(),
+      onChunkDone: (proc) => {
+        if (this.newHeads.delete(proc)) this.onNewHead(proc, false);
+        this.tasks.flush();
+      },
       onProtocolError: (proc, err) => this.supervisor.onProtocolError(proc, err),
       onDrain: () => this.tasks.schedule(),
       onExit: (proc, code, signal) => this.supervisor.onExit(proc, code, signal),
@@ -165,6 +172,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       onUnsendable: (job, err) => this.settle(job, false, err),
       hardLimit: (job) => this.timeouts.hardLimit(job),
       mayDispatch: () => this.dispatchGate(),
+      onNewHead: (proc) => this.onNewHead(proc, true),
     });
     this.results = new ResultHandler({
       onWorkerUp: (proc, tasks, options) => {
@@ -173,14 +181,19 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
         this.supervisor.onWorkerUp(proc);
       },
       onInitError: (proc, err) => this.onLoadError(proc, new AppLoadError(o.app, describeError(err))),
-      onStarted: (proc, job) => this.onStarted(proc, job),
+      onStarted: (proc, job) => this.onStarted(proc, job, true),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
     });
     this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults.get(name), {
       onHardTimeout: (proc, job, limit) => proc.kill('SIGKILL', new TimeLimitExceeded(limit, job.name)),
       onSoftTimeout: (proc, job) => proc.send([MessageType.SOFT_TIMEOUT, job.seq]),
+      startOf: (proc, job) => {
+        proc.learnStarts();
+        return job.startedAt;
+      },
     });
+    this.startWatch = new StartWatch((proc) => this.lookForStart(proc));
     if (o.autoscale !== undefined) {
       this.autoscaler = new Autoscaler(
         o.autoscale.max,
@@ -375,6 +388,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /** A snapshot of the children, the counters and the outbound buffer. */
   stats(): PoolStats {
+    for (const proc of this.supervisor.procs) proc.learnStarts();
     return collectStats(
       this.supervisor.procs,
       { ...this.totals, restarts: this.supervisor.restarts },
@@ -416,6 +430,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.autoscaler?.stop();
     this.tasks.pause();
     this.timeouts.clearAll();
+    this.startWatch.stop();
     this.resolveStartWaiters(new PoolClosedError('the pool was terminated before it started'));
     this.rejectBuffered(new PoolClosedError('the pool was terminated before the job started'));
     await this.stopChildren(true);
@@ -423,6 +438,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   private async stopChildren(kill: boolean): Promise<void> {
     this.supervisor.stop();
+    this.startWatch.stop();
     const procs = [...this.supervisor.procs];
     const exits = procs.map((proc) => proc.exited);
     for (const proc of procs) {
@@ -447,8 +463,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     }
   }
 
-  private onStarted(proc: WorkerProcess, job: PoolJob): void {
-    this.timeouts.start(proc, job);
+  /** The job started: its limits arm if it still `runs`, and onStart hears of it (once). */
+  private onStarted(proc: WorkerProcess, job: PoolJob, runs: boolean): void {
+    job.announced = true;
+    if (runs) this.timeouts.start(proc, job, job.startedAt);
     const onStart = job.options?.onStart;
     if (onStart === undefined) return;
     // User code: what it throws is its own fault, never the child's (this runs while the child's frames are read).
@@ -459,10 +477,47 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     }
   }
 
-  private onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void {
+  /**
+   * A job at the head of a child's in-flight list whose start is not known
+   * yet: either just written to an idle child, or next in line after a
+   * RESULT. A child with a start record does not wake the parent when it
+   * starts it, so its limits arm from now (when it was just written, it cannot
+   * have started before) or from its recorded start, and the StartWatch
+   * looks for the start if someone waits for it (onStart).
+   */
+  private onNewHead(proc: WorkerProcess, justWritten: boolean): void {
+    const head = proc.inFlight.peek();
+    if (head === undefined || head.announced || !proc.recordsStarts) return;
+    const limited = this.timeouts.limited(head);
+    if (limited && !justWritten) proc.learnStarts();
+    if (head.startedAt > 0) {
+      this.onStarted(proc, head, true);
+      return;
+    }
+    if (limited) this.timeouts.start(proc, head, Date.now());
+    if (head.options?.onStart !== undefined) this.startWatch.add(proc);
+  }
+
+  /** The StartWatch's look at a child: announces a start its record shows; true while one is still awaited. */
+  private lookForStart(proc: WorkerProcess): boolean {
+    if (proc.state === 'exited') return false;
+    proc.learnStarts();
+    const head = proc.inFlight.peek();
+    if (head === undefined || head.announced) return false;
+    if (head.startedAt > 0) {
+      this.onStarted(proc, head, true);
+      return false;
+    }
+    return head.options?.onStart !== undefined;
+  }
+
+  private onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: unknown): void {
     this.timeouts.clear(proc);
+    // A RESULT implies the start: a job too short to have been seen starting is announced now.
+    if (!job.announced) this.onStarted(proc, job, false);
     // Settled first: nothing after it can leave the job hanging.
     this.settle(job, ok, outcome);
+    if (proc.inFlight.length > 0) this.newHeads.add(proc);
     proc.jobsDone++;
     if (typeof rss === 'number') proc.rss = rss;
     if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
@@ -476,9 +531,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     }
   }
 
-  private onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], lost: Error): void {
+  private onJobsOrphaned(proc: WorkerProcess, startedJobs: PoolJob[], unstarted: PoolJob[], lost: Error): void {
     this.timeouts.clear(proc);
-    if (started !== undefined) {
+    this.newHeads.delete(proc);
+    for (const started of startedJobs) {
+      if (!started.announced) this.onStarted(proc, started, false);
       const error = this.killedPastLimit(started, lost) ?? lost;
       if (this.terminating) {
         this.settle(started, false, new PoolClosedError('the pool was terminated while the job was running'));
@@ -510,6 +567,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   private onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void {
     if (proc.inFlight.length === 0 && proc.state === 'busy') proc.state = 'idle';
+    else this.newHeads.add(proc);
     this.giveBackUnstarted(proc, jobs, 'a child gave back jobs it had not started; giving them to other children');
   }
 
@@ -596,6 +654,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     // Replace no child and leave no timer behind (a pending spawn would keep the process alive).
     this.supervisor.stop();
     this.autoscaler?.stop();
+    this.startWatch.stop();
     this.tasks.pause();
     this.resolveStartWaiters(err);
     this.rejectBuffered(err);

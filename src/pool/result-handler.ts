@@ -17,8 +17,10 @@ import type { WorkerProcess } from './worker-process.js';
 export interface ResultHooks {
   onWorkerUp(proc: WorkerProcess, tasks: string[], options: ReadonlyMap<string, TaskOptions>): void;
   onInitError(proc: WorkerProcess, err: SerializedError): void;
+  /** The job at the head of the child's in-flight list started (an ACK frame said so). */
   onStarted(proc: WorkerProcess, job: PoolJob): void;
-  onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: number | undefined): void;
+  /** `rss`: what the child reported, a number only under memory accounting. */
+  onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: unknown): void;
   /** The child gave these jobs back unstarted (WITHDRAW, or a JOB after SHUTDOWN). */
   onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void;
 }
@@ -43,13 +45,17 @@ export class ResultHandler {
       this.hooks.onWorkerUp(proc, tasks.map(String), taskOptions(msg[3]));
     });
     this.on<AckFrame>(MessageType.ACK, (proc, msg) => {
+      // Its RESULT came first (it carried the start): nothing left to say.
+      if (msg[1] === proc.lastSettledSeq && proc.inFlight.peek()?.seq !== msg[1]) return;
       const job = this.expectHead(proc, msg[1], 'ACK');
-      if (job.startedAt !== 0) throw new ProtocolError(`child ${proc.pid} acknowledged job ${msg[1]} twice`);
-      job.startedAt = Date.now();
-      this.hooks.onStarted(proc, job);
+      if (job.acked) throw new ProtocolError(`child ${proc.pid} acknowledged job ${msg[1]} twice`);
+      job.acked = true;
+      // The start record may have told it already; the ACK then only confirms it.
+      if (job.startedAt === 0) job.startedAt = startTime(msg[2]);
+      if (!job.announced) this.hooks.onStarted(proc, job);
     });
     this.on<ResultOkFrame>(MessageType.RESULT_OK, (proc, msg) => {
-      const job = this.takeHead(proc, msg[1]);
+      const job = this.takeHead(proc, msg[1], msg[4]);
       this.hooks.onSettled(proc, job, true, msg[2], msg[3]);
     });
     this.on<ResultErrorFrame>(MessageType.RESULT_ERROR, (proc, msg) => {
@@ -59,7 +65,7 @@ export class ResultHandler {
       }
       // Rebuilt before the job is taken (deserializeError never throws, whatever the error's name).
       const error = taskError(deserializeError(wire));
-      const job = this.takeHead(proc, msg[1]);
+      const job = this.takeHead(proc, msg[1], msg[4]);
       this.hooks.onSettled(proc, job, false, error, msg[3]);
     });
     this.on<InitErrorFrame>(MessageType.INIT_ERROR, (proc, msg) => {
@@ -91,12 +97,19 @@ export class ResultHandler {
     return job;
   }
 
-  private takeHead(proc: WorkerProcess, seq: unknown): PoolJob {
+  /** A RESULT implies its job's start, which the parent may not have seen: the frame carries the time. */
+  private takeHead(proc: WorkerProcess, seq: unknown, startedAt: unknown): PoolJob {
     const job = this.expectHead(proc, seq, 'RESULT');
     proc.inFlight.shift();
-    if (job.startedAt === 0) job.startedAt = Date.now();
+    proc.lastSettledSeq = job.seq;
+    if (job.startedAt === 0) job.startedAt = startTime(startedAt);
     return job;
   }
+}
+
+/** The start time a child sent (epoch ms), or now when it sent none that makes sense. */
+function startTime(sent: unknown): number {
+  return typeof sent === 'number' && Number.isFinite(sent) && sent > 0 ? sent : Date.now();
 }
 
 /** WORKER_UP's [name, options] pairs as a Map; a pair that is not one is skipped (the task runs with the defaults). */

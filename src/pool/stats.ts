@@ -9,7 +9,7 @@ export interface ProcessStats {
   state: ProcessState;
   /** Jobs the child has settled (succeeded or failed). */
   jobsDone: number;
-  /** The job the child is running now (ACKed, not settled), or null. */
+  /** The job the child is running now (started, not settled), or null. */
   current: {
     /** The job's id. */
     id: string;
@@ -20,6 +20,8 @@ export interface ProcessStats {
   } | null;
   /** Resident set size in bytes (from /proc, else the child's last report). */
   rss: number | undefined;
+  /** Reads of what the child sent: each woke the parent once (a short job costs one, for its RESULT). */
+  reads: number;
 }
 
 /** Counters over the pool's life. */
@@ -74,6 +76,7 @@ export function collectStats(
         jobsDone: proc.jobsDone,
         current: job ? { id: job.id, name: job.name, runtime: now - job.startedAt } : null,
         rss: proc.readRss(),
+        reads: proc.reads,
       };
     }),
     totals,

@@ -18,8 +18,11 @@ export const SPAWN_STEP = Math.max(2, availableParallelism());
 const TRANSIENT_SPAWN_ERRORS = new Set(['EMFILE', 'ENFILE', 'EAGAIN', 'ENOMEM']);
 
 export interface SupervisorHooks {
-  /** A child died holding jobs: fail the started one, give back the rest. */
-  onJobsOrphaned(proc: WorkerProcess, started: PoolJob | undefined, unstarted: PoolJob[], error: Error): void;
+  /**
+   * A child died holding jobs: fail the started ones (the one it ran, and any
+   * before it whose RESULT it could not send), give back the rest.
+   */
+  onJobsOrphaned(proc: WorkerProcess, started: PoolJob[], unstarted: PoolJob[], error: Error): void;
   onProcessUp(proc: WorkerProcess): void;
   onProcessDown(proc: WorkerProcess, exitCode: number | null, signal: NodeJS.Signals | null, expected: boolean): void;
   /** Too many children died before they could work: the pool cannot go on. */
@@ -167,8 +170,11 @@ export class Supervisor {
     const index = this.procs.indexOf(proc);
     if (index >= 0) this.procs.splice(index, 1);
     const held = proc.inFlight.drain();
-    const started = held[0] !== undefined && held[0].startedAt > 0 ? held[0] : undefined;
-    const unstarted = started ? held.slice(1) : held;
+    // The child runs its jobs in order: those known started come first (the WorkerProcess read its start record).
+    let startedCount = 0;
+    while (startedCount < held.length && (held[startedCount] as PoolJob).startedAt > 0) startedCount++;
+    const started = held.slice(0, startedCount);
+    const unstarted = held.slice(startedCount);
     // Expected: we killed it, or we asked it to go and it left cleanly. A retiring child that crashes is a death like any other.
     const expected =
       proc.retiring &&
@@ -192,7 +198,7 @@ export class Supervisor {
     // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard,
     // also when the parent killed it for breaking the protocol: a replacement would break it the same way.
     const brokeProtocol = proc.killReason instanceof ProtocolError;
-    if ((!proc.retiring || brokeProtocol) && started === undefined && this.limiter.record()) {
+    if ((!proc.retiring || brokeProtocol) && started.length === 0 && this.limiter.record()) {
       this.fail(proc, exitCode, signal, detail, cause);
       return;
     }

@@ -17,6 +17,8 @@ export interface TaskHandlerHooks {
   hardLimit(job: PoolJob): number | undefined;
   /** False while no job may be written to any child (Pool.setDispatchGate). */
   mayDispatch(): boolean;
+  /** Jobs were written to a child that held none: the first is its new head. */
+  onNewHead(proc: WorkerProcess): void;
 }
 
 /**
@@ -101,6 +103,7 @@ export class TaskHandler {
 
   private writeBatch(proc: WorkerProcess, cap: number): boolean {
     const batch = this.batch;
+    const wasEmpty = proc.inFlight.length === 0;
     let taken = 0;
     while (taken < cap) {
       const job = this.outbound.shift();
@@ -120,6 +123,7 @@ export class TaskHandler {
     proc.assigned += taken;
     proc.state = 'busy';
     proc.write(batch.take());
+    if (wasEmpty) this.hooks.onNewHead(proc);
     if (this.maxTasksPerChild !== undefined && proc.assigned >= this.maxTasksPerChild) this.hooks.onQuota(proc);
     return true;
   }

@@ -1,7 +1,12 @@
 import type { PoolJob } from './job.js';
 import type { WorkerProcess } from './worker-process.js';
 
+type Kind = 'hard' | 'soft';
+
 interface Armed {
+  job: PoolJob;
+  hardMs: number | undefined;
+  softMs: number | undefined;
   hard: NodeJS.Timeout | undefined;
   soft: NodeJS.Timeout | undefined;
 }
@@ -11,12 +16,18 @@ export interface TimeoutHooks {
   onHardTimeout(proc: WorkerProcess, job: PoolJob, limitMs: number): void;
   /** Soft limit passed: tell the child to abort the job's signal. */
   onSoftTimeout(proc: WorkerProcess, job: PoolJob): void;
+  /** The job's start as the parent can know it now (it reads the start record): epoch ms, 0 if not started. */
+  startOf(proc: WorkerProcess, job: PoolJob): number;
 }
 
 /**
- * Soft and hard time limits per job, counted from the job's ACK. A child runs
- * one job at a time, so there is at most one pair of timers per child; with no
- * limits configured this costs nothing.
+ * Soft and hard time limits per job, counted from the job's start. A child
+ * runs one job at a time, so there is at most one pair of timers per child;
+ * with no limits configured this costs nothing. A job whose start the parent
+ * has not heard of yet (a child records starts without waking the parent) is
+ * armed from a time no later than its start; when a timer fires, the start is
+ * looked up and the timer armed again for what is left, so a limit never
+ * fires before the job has run that long.
  */
 export class TimeoutHandler {
   private readonly armed = new Map<WorkerProcess, Armed>();
@@ -34,15 +45,26 @@ export class TimeoutHandler {
     return job.options?.timeLimit ?? this.taskLimits(job.name)?.timeLimit ?? this.timeLimit;
   }
 
-  start(proc: WorkerProcess, job: PoolJob): void {
-    const hard = this.hardLimit(job);
-    const soft = job.options?.softTimeLimit ?? this.taskLimits(job.name)?.softTimeLimit ?? this.softTimeLimit;
-    if (hard === undefined && soft === undefined) return;
+  private softLimit(job: PoolJob): number | undefined {
+    return job.options?.softTimeLimit ?? this.taskLimits(job.name)?.softTimeLimit ?? this.softTimeLimit;
+  }
+
+  /** True when the job has a soft or a hard limit. */
+  limited(job: PoolJob): boolean {
+    return this.hardLimit(job) !== undefined || this.softLimit(job) !== undefined;
+  }
+
+  /** Arms the job's limits from `from`: its start (epoch ms), or a time no later than it. */
+  start(proc: WorkerProcess, job: PoolJob, from: number): void {
+    const hardMs = this.hardLimit(job);
+    const softMs = this.softLimit(job);
+    if (hardMs === undefined && softMs === undefined) return;
     this.clear(proc);
-    this.armed.set(proc, {
-      hard: hard === undefined ? undefined : setTimeout(() => this.hooks.onHardTimeout(proc, job, hard), hard),
-      soft: soft === undefined ? undefined : setTimeout(() => this.hooks.onSoftTimeout(proc, job), soft),
-    });
+    const entry: Armed = { job, hardMs, softMs, hard: undefined, soft: undefined };
+    const left = from - Date.now();
+    if (hardMs !== undefined) entry.hard = this.arm(proc, entry, 'hard', left + hardMs);
+    if (softMs !== undefined) entry.soft = this.arm(proc, entry, 'soft', left + softMs);
+    this.armed.set(proc, entry);
   }
 
   clear(proc: WorkerProcess): void {
@@ -56,5 +78,25 @@ export class TimeoutHandler {
 
   clearAll(): void {
     for (const proc of [...this.armed.keys()]) this.clear(proc);
+  }
+
+  private arm(proc: WorkerProcess, entry: Armed, kind: Kind, ms: number): NodeJS.Timeout {
+    return setTimeout(() => this.expire(proc, entry, kind), Math.max(0, ms));
+  }
+
+  /** A timer fired: the limit passed if the job has run that long since its start, else wait for the rest. */
+  private expire(proc: WorkerProcess, entry: Armed, kind: Kind): void {
+    if (this.armed.get(proc) !== entry) return;
+    const limit = (kind === 'hard' ? entry.hardMs : entry.softMs) as number;
+    const startedAt = this.hooks.startOf(proc, entry.job);
+    // Not started yet: it starts no earlier than now.
+    const left = startedAt > 0 ? startedAt + limit - Date.now() : limit;
+    if (left > 0) {
+      entry[kind] = this.arm(proc, entry, kind, left);
+      return;
+    }
+    entry[kind] = undefined;
+    if (kind === 'hard') this.hooks.onHardTimeout(proc, entry.job, limit);
+    else this.hooks.onSoftTimeout(proc, entry.job);
   }
 }

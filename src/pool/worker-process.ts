@@ -11,6 +11,7 @@ import {
   type ChildMessage,
   type ParentMessage,
 } from '../protocol/messages.js';
+import { START_RECORD_FD, StartRecordReader } from '../protocol/start-record.js';
 import { Fifo } from '../util/fifo.js';
 import type { PoolJob } from './job.js';
 
@@ -59,6 +60,10 @@ export class WorkerProcess {
   jobsDone = 0;
   /** inq refused more data; wait for 'drain'. */
   blocked = false;
+  /** The seq of the job settled last: an ACK for it came after its RESULT and says nothing new. */
+  lastSettledSeq = 0;
+  /** Chunks read from outq: each one a wake-up of the parent (Pool.stats()). */
+  reads = 0;
   /** Last RSS the child reported after a job. */
   rss: number | undefined;
   /** Why the parent killed it, used to settle its running job. */
@@ -71,6 +76,8 @@ export class WorkerProcess {
   spawnError: Error | undefined;
   readonly spawnedAt = Date.now();
   private readonly decoder: FrameDecoder;
+  /** Where the child records the jobs it starts (start-record.ts); undefined: it ACKs every start. */
+  private readonly record: StartRecordReader | undefined;
   private finished = false;
   private settleExit!: () => void;
 
@@ -83,10 +90,15 @@ export class WorkerProcess {
       this.settleExit = resolve;
     });
     let child: ChildProcess | undefined;
+    const record = StartRecordReader.create();
+    this.record = record;
+    const config: ChildConfig = { ...settings.config, startRecord: record !== undefined };
     try {
+      const stdio: ('pipe' | 'inherit' | number)[] = ['pipe', 'pipe', 'inherit'];
+      if (record !== undefined) stdio[START_RECORD_FD] = record.fd;
       child = spawn(settings.execPath, [...settings.execArgv, CHILD_MAIN], {
-        stdio: ['pipe', 'pipe', 'inherit'],
-        env: { ...process.env, ...settings.env, [CHILD_CONFIG_ENV]: JSON.stringify(settings.config) },
+        stdio,
+        env: { ...process.env, ...settings.env, [CHILD_CONFIG_ENV]: JSON.stringify(config) },
       });
     } catch (err) {
       // Invalid arguments and some errnos throw instead of emitting 'error': report it like the async case, never synchronously.
@@ -137,6 +149,35 @@ export class WorkerProcess {
     return ok;
   }
 
+  /** True when the child records its starts instead of ACKing each (start-record.ts). */
+  get recordsStarts(): boolean {
+    return this.record !== undefined;
+  }
+
+  /**
+   * Reads the start record: the job it names, and every job in flight before
+   * it (the child runs them in order), have started. Costs one pread; call it
+   * where the answer matters (a time limit, a death, a withdrawal, stats).
+   */
+  learnStarts(): void {
+    const head = this.inFlight.peek();
+    if (head === undefined || this.record === undefined) return;
+    const last = this.record.read();
+    if (last === undefined) return;
+    if (head.seq === last.seq) {
+      if (head.startedAt === 0) head.startedAt = last.startedAt;
+      return;
+    }
+    let named = false;
+    for (const job of this.inFlight) if (job.seq === last.seq) named = true;
+    // A record of a job settled already says nothing about those in flight.
+    if (!named) return;
+    for (const job of this.inFlight) {
+      if (job.startedAt === 0) job.startedAt = last.startedAt;
+      if (job.seq === last.seq) return;
+    }
+  }
+
   /** Writes one control frame (SOFT_TIMEOUT, WITHDRAW, SHUTDOWN) to a child still there. */
   send(frame: ParentMessage): void {
     if (this.state === 'exited' || this.spawnError !== undefined) return;
@@ -157,6 +198,7 @@ export class WorkerProcess {
    */
   withdraw(): void {
     if (this.state === 'exited' || this.killReason !== undefined) return;
+    this.learnStarts();
     let asked = 0;
     for (const job of this.inFlight) {
       if (job.startedAt !== 0) continue;
@@ -174,6 +216,8 @@ export class WorkerProcess {
     if (!Array.isArray(seqs) || seqs.length === 0)
       throw new ProtocolError(`child ${this.pid} sent a WITHDRAWN without job numbers`);
     const wanted = new Set<unknown>(seqs);
+    // A job the record says started cannot come back.
+    this.learnStarts();
     let held = 0;
     for (const job of this.inFlight) if (wanted.has(job.seq) && job.startedAt === 0) held++;
     // Checked before anything is taken: on a protocol error the jobs stay in flight and the child's exit settles them.
@@ -194,7 +238,7 @@ export class WorkerProcess {
     if (this.spawnError === undefined) this.child?.kill(signal);
   }
 
-  /** The job the child is running now, if it has ACKed one. */
+  /** The job the child is running now, if the parent knows it started (learnStarts() first for the record's word). */
   get running(): PoolJob | undefined {
     const head = this.inFlight.peek();
     return head !== undefined && head.startedAt > 0 ? head : undefined;
@@ -215,6 +259,9 @@ export class WorkerProcess {
     if (this.finished) return;
     this.finished = true;
     this.state = 'exited';
+    // What the child started before it died: read before its jobs are split into lost and unstarted.
+    this.learnStarts();
+    this.record?.close();
     this.owner.onExit(this, code, signal);
     this.settleExit();
   }
@@ -231,6 +278,7 @@ export class WorkerProcess {
   }
 
   private onData(chunk: Buffer): void {
+    this.reads++;
     // Once the parent has decided to kill this child, nothing more it says counts.
     if (this.killReason !== undefined) return;
     try {

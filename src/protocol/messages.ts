@@ -54,10 +54,31 @@ export type WorkerUpFrame = [
   /** [task name, its options] for each task declared with options. */
   options?: [name: string, options: TaskOptions][],
 ];
-export type AckFrame = [typeof MessageType.ACK, seq: number];
-/** `rss` is sent only when the parent asked for memory accounting. */
-export type ResultOkFrame = [typeof MessageType.RESULT_OK, seq: number, value: unknown, rss?: number];
-export type ResultErrorFrame = [typeof MessageType.RESULT_ERROR, seq: number, error: SerializedError, rss?: number];
+/**
+ * A job started (epoch ms on the child's clock). Sent only when it rides with
+ * the previous job's RESULT, or when the child has no start record: else the
+ * start record says it (start-record.ts).
+ */
+export type AckFrame = [typeof MessageType.ACK, seq: number, startedAt?: number];
+/**
+ * `rss` is a number only when the parent asked for memory accounting.
+ * `startedAt`: when the job started; a RESULT whose job the parent has not
+ * seen start says so by itself.
+ */
+export type ResultOkFrame = [
+  typeof MessageType.RESULT_OK,
+  seq: number,
+  value: unknown,
+  rss?: number | null,
+  startedAt?: number,
+];
+export type ResultErrorFrame = [
+  typeof MessageType.RESULT_ERROR,
+  seq: number,
+  error: SerializedError,
+  rss?: number | null,
+  startedAt?: number,
+];
 export type InitErrorFrame = [typeof MessageType.INIT_ERROR, error: SerializedError];
 /**
  * Jobs the child received and will not run: the ones it held when WITHDRAW
@@ -74,6 +95,8 @@ export interface ChildConfig {
   reportMemory: boolean;
   /** The pool's process: the child's watchdog kills the child once it is gone. */
   parentPid: number;
+  /** True when fd START_RECORD_FD holds the child's start record (start-record.ts); else every start is an ACK frame. */
+  startRecord?: boolean;
 }
 
 export const CHILD_CONFIG_ENV = 'PREFORK_CHILD_CONFIG';

@@ -67,3 +67,46 @@ describe('ResultHandler: RESULT_ERROR', () => {
     expect(proc.inFlight.length).toBe(1);
   });
 });
+
+describe('ResultHandler: a job’s start', () => {
+  /** A handler whose child holds jobs 1 and 2, recording starts and settlements in order. */
+  function holdingTwoJobs() {
+    const events: string[] = [];
+    const handler = new ResultHandler({
+      onStarted: (_proc: unknown, job: { seq: number }) => events.push(`started ${job.seq}`),
+      onSettled: (_proc: unknown, job: { seq: number }) => events.push(`settled ${job.seq}`),
+    } as never);
+    const job1 = { seq: 1, startedAt: 0, announced: false, acked: false };
+    const job2 = { seq: 2, startedAt: 0, announced: false, acked: false };
+    const proc = { pid: 7, lastSettledSeq: 0, inFlight: new Fifo<typeof job1>() };
+    proc.inFlight.push(job1);
+    proc.inFlight.push(job2);
+    const send = (...msg: unknown[]): void => handler.handle(proc as never, msg as never);
+    return { proc, job1, job2, events, send };
+  }
+
+  it('a RESULT with no ACK before it settles the job and gives it the start time it carries', () => {
+    const { job1, events, send } = holdingTwoJobs();
+    send(MessageType.RESULT_OK, 1, 'value', null, 1_700_000_000_123);
+    expect(events).toEqual(['settled 1']);
+    expect(job1.startedAt).toBe(1_700_000_000_123);
+  });
+
+  it('an ACK after its RESULT is ignored; the next job’s ACK still counts', () => {
+    const { proc, job2, events, send } = holdingTwoJobs();
+    send(MessageType.RESULT_OK, 1, 'value', null, 1_700_000_000_123);
+    send(MessageType.ACK, 1, 1_700_000_000_123);
+    expect(events).toEqual(['settled 1']);
+    expect(proc.inFlight.length).toBe(1);
+    send(MessageType.ACK, 2, 1_700_000_000_200);
+    expect(events).toEqual(['settled 1', 'started 2']);
+    expect(job2.startedAt).toBe(1_700_000_000_200);
+  });
+
+  it('an ACK for a job the child never held, or a second ACK, is still a protocol error', () => {
+    const { send } = holdingTwoJobs();
+    expect(() => send(MessageType.ACK, 9)).toThrow(ProtocolError);
+    send(MessageType.ACK, 1);
+    expect(() => send(MessageType.ACK, 1)).toThrow(ProtocolError);
+  });
+});
