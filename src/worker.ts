@@ -223,35 +223,46 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async start(): Promise<void> {
     if (this.state !== 'created') throw new InvalidStateError(`start() called on a worker that is ${this.state}`);
     this.state = 'connecting';
+    // The children boot (Node, the task module) while the broker connects and the node registers:
+    // the slowest steps of a start overlap. A pool that fails ends the connect loop.
+    const poolStarted = this.pool.start();
+    poolStarted.catch(() => this.abortConnect.abort());
     await this.connect();
     if (this.state !== 'connecting') return;
-    const sentAt = performance.now();
-    await this.broker.register(this.nodeInfo());
-    this.leaseRenewed(sentAt);
-    this.registered = true;
-    // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
-    this.heartbeat.start();
+    if (this.failure === undefined) {
+      const sentAt = performance.now();
+      await this.broker.register(this.nodeInfo());
+      this.leaseRenewed(sentAt);
+      this.registered = true;
+      // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
+      this.heartbeat.start();
+    }
+    // Control requests at once; without the subscription they still come with the heartbeat.
+    const watching = this.registered
+      ? this.control.watch().catch((err: unknown) => {
+          this.log.warn({ err }, 'control requests will come with the heartbeat only');
+          return undefined;
+        })
+      : Promise.resolve(undefined);
     try {
-      await this.pool.start();
+      await poolStarted;
     } catch (err) {
       // E.g. the task module does not load (PoolFailedError): leave the cluster, then report.
+      await (
+        await watching
+      )?.();
       await this.stop({ cold: true });
       throw err;
     }
-    if (this.state !== 'connecting') return;
+    this.unwatchControl = await watching;
+    if (this.state !== 'connecting') {
+      await this.unwatchControl?.();
+      return;
+    }
     // The pool failed after it started but before the node runs: report it as start() does for a failure at start.
     if (this.failure !== undefined) {
       await this.stop({ cold: true });
       throw this.failure;
-    }
-    // Control requests at once; without the subscription they still come with the heartbeat.
-    this.unwatchControl = await this.control.watch().catch((err: unknown) => {
-      this.log.warn({ err }, 'control requests will come with the heartbeat only');
-      return undefined;
-    });
-    if (this.state !== 'connecting') {
-      await this.unwatchControl?.();
-      return;
     }
     this.state = 'running';
     this.consumer.start();
@@ -383,7 +394,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   private async connect(): Promise<void> {
-    for (let attempt = 0; this.state === 'connecting'; attempt++) {
+    // Aborted by a stop, or by a pool that failed to start: nothing would run here.
+    for (let attempt = 0; this.state === 'connecting' && !this.abortConnect.signal.aborted; attempt++) {
       try {
         await this.broker.connect();
         if (attempt > 0) this.log.info({ broker: this.broker.displayUrl }, 'connected to the broker');

@@ -226,7 +226,7 @@ export interface HeartbeatReply {
   fenced: boolean;
   /** Nodes whose lease expired (or whose recoverer died): recover their jobs. */
   expired: string[];
-  /** On this process's clock, as FetchReply's. */
+  /** On this process's clock, as FetchReply's; a broker may leave it undefined on some beats (it is a fallback to the wake-ups). */
   nextDueAt: number | undefined;
   /** The earliest lease deadline of another live node, on this process's clock: beat then to recover it on time. */
   nextExpiryAt?: number;

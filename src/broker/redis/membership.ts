@@ -11,8 +11,13 @@ const RECOVER_BATCH = 200;
 const EXPIRED_REPORT = 5;
 /** Rounds of recover-then-finish before giving up (a zombie still reading under the dead id). */
 const FINISH_ROUNDS = 5;
-/** Every this many heartbeats also looks for recoveries whose recoverer died (rare; one ZRANGE saved on the others). */
-const CLAIM_CHECK_EVERY = 4;
+/**
+ * Every this many heartbeats (the first included) also looks for recoveries
+ * whose recoverer died (rare) and at the delayed sets (timer markers wake a
+ * node when a delayed job comes first; this is the fallback): a ZRANGE
+ * each, saved on the other beats.
+ */
+const FULL_BEAT_EVERY = 4;
 
 /**
  * Cluster membership as leases: a node's deadline in `{ns}:nodes`, renewed by
@@ -49,18 +54,14 @@ export class Membership {
   }
 
   async heartbeat(redis: Redis, nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
-    const keys = [
-      this.keys.nodes,
-      this.keys.recovering,
-      this.keys.control(nodeId),
-      ...queues.map((q) => this.keys.delayed(q)),
-    ];
-    const claims = this.beats++ % CLAIM_CHECK_EVERY === 0 ? '1' : '0';
+    const full = this.beats++ % FULL_BEAT_EVERY === 0;
+    const keys = [this.keys.nodes, this.keys.recovering, this.keys.control(nodeId)];
+    if (full) for (const q of queues) keys.push(this.keys.delayed(q));
     const [fenced, expired, nextDue, brokerNow, nextExpiry, control] = (await callScript(redis, 'heartbeat', keys, [
       nodeId,
       this.leaseMs,
       EXPIRED_REPORT,
-      claims,
+      full ? '1' : '0',
     ])) as [number, Buffer[], number, number, number, Buffer[]];
     return {
       fenced: fenced === 1,

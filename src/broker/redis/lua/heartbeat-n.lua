@@ -9,7 +9,7 @@
   KEYS[1]    {ns}:nodes           ZSET node id -> lease deadline (ms)
   KEYS[2]    {ns}:recovering      ZSET dead node id -> its recoverer's deadline (ms)
   KEYS[3]    {ns}:ctl:<id>        LIST control requests for this node
-  KEYS[4..]  {ns}:delayed:<q>   the delayed sets of this node's queues
+  KEYS[4..]  {ns}:delayed:<q>   the delayed sets of this node's queues (none: not looked at)
 
   ARGV[1] node id
   ARGV[2] lease (ms)
@@ -23,9 +23,12 @@
   A lease that expired is never renewed: the node may already be recovered.
 
   Idle cost matters (an idle node costs Redis only its heartbeats): TIME,
-  ZSCORE, ZADD, one ZRANGE over the nodes (expired ones and the next to
-  expire), one ZRANGE per delayed set. The control list is read only when
-  sendControl flagged the lease (half a millisecond added to its deadline);
+  one ZRANGE over the earliest deadlines (expired nodes, the next to expire,
+  and this node's own: the node beating is usually the one whose lease runs
+  out first; ZSCORE only when it is not among them), ZADD. The delayed sets
+  are read only when passed (the caller passes them on some beats: timer
+  markers in the streams are what wakes a node), the control list only when
+  sendControl flagged the lease (half a millisecond added to its deadline),
   the recovering set only when asked.
 
   allow-oom: a lease must not depend on free memory. Redis at maxmemory
@@ -37,9 +40,15 @@ local nodes, recovering, ctl = KEYS[1], KEYS[2], KEYS[3]
 local id, lease, most = ARGV[1], intArg(2, 'lease (ms)', 1), intArg(3, 'most expired nodes', 0)
 local claims = oneOfArg(4, 'look for dead recoverers', { '0', '1' }) == '1'
 local now = nowMs()
-local score = redis.call('ZSCORE', nodes, id)
-if not score or tonumber(score) < now then return { 1, {}, -1, now, -1, {} } end
-score = tonumber(score)
+-- One more than `most`: this node's own entry is usually among them.
+local earliest = redis.call('ZRANGE', nodes, 0, most + 1, 'WITHSCORES')
+local score
+for i = 1, #earliest, 2 do
+  if earliest[i] == id then score = tonumber(earliest[i + 1]) end
+end
+-- Not among the earliest deadlines, though the range was full: read it.
+if not score and #earliest >= 2 * (most + 2) then score = tonumber(redis.call('ZSCORE', nodes, id)) end
+if not score or score < now then return { 1, {}, -1, now, -1, {} } end
 -- An integral deadline: also clears sendControl's flag.
 redis.call('ZADD', nodes, 'XX', now + lease, id)
 
@@ -51,7 +60,6 @@ end
 
 local expired = {}
 local nextExpiry = -1
-local earliest = redis.call('ZRANGE', nodes, 0, most, 'WITHSCORES')
 for i = 1, #earliest, 2 do
   local n, s = earliest[i], tonumber(earliest[i + 1])
   if n ~= id then

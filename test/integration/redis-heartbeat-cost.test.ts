@@ -1,0 +1,84 @@
+/**
+ * What a heartbeat costs Redis, counted in INFO commandstats (Lua's inner
+ * commands included) on a redis-server of this file's own: the shared one
+ * counts every test's commands. An idle node pays its heartbeats, so a beat
+ * reads its own lease from the range of earliest deadlines it reads anyway
+ * (no ZSCORE), and looks at the delayed and recovering sets on one beat in four.
+ */
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ControlRequest } from '../../dist/broker/types.js';
+import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
+import { log, registerNode } from './redis-helpers.js';
+
+let server: RedisServer;
+let raw: Redis;
+const brokers: RedisBroker[] = [];
+
+beforeAll(async () => {
+  server = await startRedisServer();
+  raw = new Redis(server.url);
+});
+afterAll(async () => {
+  await Promise.all(brokers.map((b) => b.close()));
+  raw.disconnect();
+  await server.stop();
+});
+
+async function broker(namespace: string): Promise<RedisBroker> {
+  const b = new RedisBroker(server.url, { namespace, logger: log });
+  brokers.push(b);
+  await b.connect();
+  return b;
+}
+
+async function calls(): Promise<Map<string, number>> {
+  const text = await raw.info('commandstats');
+  return new Map([...text.matchAll(/cmdstat_([^:]+):calls=(\d+)/g)].map((m) => [m[1]!, Number(m[2])]));
+}
+
+/** The commands Redis ran while `op` ran, by name (the INFO call that reads them left out). */
+async function counted(op: () => Promise<void>): Promise<Record<string, number>> {
+  const before = await calls();
+  await op();
+  const after = await calls();
+  const out: Record<string, number> = {};
+  for (const [name, n] of after) {
+    const d = n - (before.get(name) ?? 0) - (name === 'info' ? 1 : 0);
+    if (d > 0) out[name] = d;
+  }
+  return out;
+}
+
+describe('RedisBroker heartbeat: commands per beat', () => {
+  it('eight beats on two queues: TIME, one ZRANGE and a ZADD each; the delayed and recovering sets on two of them', async () => {
+    const b = await broker('cost1');
+    await registerNode(b, 'me', ['a', 'b']);
+    await registerNode(b, 'other', ['a']);
+    await b.heartbeat('me', ['a', 'b']); // loads the script into Redis's cache
+    const beats = await counted(async () => {
+      for (let i = 0; i < 8; i++) expect((await b.heartbeat('me', ['a', 'b'])).fenced).toBe(false);
+    });
+    // Per beat 4 commands; per beat that looks further, one ZRANGE for the recovering set and one per delayed set.
+    expect(beats).toEqual({ evalsha: 8, time: 8, zrange: 8 + 2 * (1 + 2), zadd: 8 });
+  });
+
+  it('a node whose lease is not among the earliest reads it on its own: renewed, its control requests handed over', async () => {
+    const b = await broker('cost2');
+    for (let i = 0; i < 8; i++) await registerNode(b, `early${i}`, ['q']);
+    await registerNode(b, 'late', ['q']);
+    const ping: ControlRequest = { id: 'r1', command: 'ping', args: [] };
+    expect(await b.sendControl(['late'], ping, 10_000)).toEqual(['late']);
+    let beat: Awaited<ReturnType<RedisBroker['heartbeat']>> | undefined;
+    const used = await counted(async () => {
+      beat = await b.heartbeat('late', ['q']);
+    });
+    expect(beat).toMatchObject({ fenced: false, control: [ping] });
+    expect(used.zscore).toBe(1);
+    const [, deadline] = await raw.zrange('{cost2}:nodes', -1, -1, 'WITHSCORES');
+    expect(Number(deadline)).toBe(Math.floor(Number(deadline))); // renewed: the control flag cleared
+    await b.unregister('late');
+    expect((await b.heartbeat('late', ['q'])).fenced).toBe(true);
+  });
+});
