@@ -1,5 +1,5 @@
 // B4 — idle memory of a node with 2 processes (scenario: idle-memory.mjs).
-import { cell, dec, good, runsCell, stat } from '../lib/report.mjs';
+import { cell, dec, good, runsCell, stat, target } from '../lib/report.mjs';
 
 export default {
   id: 'B4',
@@ -12,7 +12,18 @@ export default {
       { id: 'pool', label: 'prefork Pool alone, 2 processes', params: { impl: 'pool' } },
       { id: 'piscina', label: 'piscina, 2 threads', params: { impl: 'piscina' }, peer: true },
       { id: 'workerpool', label: 'workerpool, 2 processes', params: { impl: 'workerpool' }, peer: true },
-    ].map((c) => ({ ...c, file: 'idle-memory.mjs', params: { ...c.params, settleMs: quick ? 1000 : 3000 } }));
+    ]
+      .map((c) => ({ ...c, file: 'idle-memory.mjs' }))
+      .concat([
+        {
+          id: 'cli',
+          label: 'prefork worker -c 2 (its own process; jobs enqueued from another)',
+          file: 'idle-memory-cli.mjs',
+          params: { url },
+          redis: true,
+        },
+      ])
+      .map((c) => ({ ...c, params: { ...c.params, settleMs: quick ? 1000 : 3000 } }));
   },
 
   tables({ cases }) {
@@ -27,13 +38,26 @@ export default {
           runsCell(x),
         ]),
         notes: [
-          `Measured ${cases[0].params.settleMs / 1000} s after 50 no-op jobs, idle; the parent is the scenario process itself (it imports only what that node needs).`,
+          `Measured ${cases[0].params.settleMs / 1000} s after 50 no-op jobs, idle; the parent is the scenario process itself (it imports only what that node needs, and enqueues the jobs with a Client), except for \`prefork worker\`: the CLI's process and its children, the jobs enqueued by the scenario process.`,
         ],
       },
     ];
   },
 
-  targets() {
-    return [];
+  targets({ cases }) {
+    return [
+      target(
+        15,
+        'idle PSS, Worker parent + 2 children ≤ 62 MiB',
+        stat(
+          cases.find((c) => c.id === 'worker'),
+          'pssMiB',
+        ),
+        dec(1),
+        62,
+        'atMost',
+        ' MiB',
+      ),
+    ];
   },
 };

@@ -18,5 +18,7 @@ import b1l from './b1-latency.mjs';
 import b2 from './b2-cpu.mjs';
 import b3 from './b3-idle.mjs';
 import b4 from './b4-memory.mjs';
+import b5 from './b5-start.mjs';
+import b6 from './b6-many-nodes.mjs';
 
-export const workloads = [a1, a2, a3, b1, b1e, b1l, b2, b3, b4];
+export const workloads = [a1, a2, a3, b1, b1e, b1l, b2, b3, b4, b5, b6];
