@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import { createBroker } from '../broker/index.js';
 import type { Broker } from '../broker/types.js';
-import { Client } from '../client.js';
+import type { Client } from '../client.js';
 import { createStderrLogger, envLogLevel } from '../logger.js';
 import { defaultBrokerUrl } from '../broker/default-url.js';
 import { UsageError } from './usage-error.js';
@@ -47,6 +47,8 @@ export async function withClient<T>(
 ): Promise<T> {
   const logger = quietLogger();
   const broker = createBroker(oneShotUrl(url), { logger });
+  // Loaded here: \`prefork worker\` never needs the Client.
+  const { Client } = await import('../client.js');
   const client = new Client({ broker, logger });
   try {
     return await fn(client, broker);

@@ -1,5 +1,4 @@
 import type { Command } from 'commander';
-import { runDemo } from '../../demo/run.js';
 import * as parse from '../parsers.js';
 
 export function registerDemo(program: Command): void {
@@ -8,7 +7,9 @@ export function registerDemo(program: Command): void {
     .description('run a demo of the pool on the embedded memory:// broker (no Redis needed)')
     .option('--jobs <n>', 'how many jobs', parse.positiveInt, 240)
     .option('-c, --concurrency <n>', 'child processes', parse.positiveInt, 3)
-    .action((flags: { jobs: number; concurrency: number }) =>
-      runDemo({ jobs: flags.jobs, concurrency: flags.concurrency, out: process.stdout }),
-    );
+    .action(async (flags: { jobs: number; concurrency: number }) => {
+      // Loaded here: only this command runs the demo.
+      const { runDemo } = await import('../../demo/run.js');
+      await runDemo({ jobs: flags.jobs, concurrency: flags.concurrency, out: process.stdout });
+    });
 }

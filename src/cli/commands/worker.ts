@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Command } from 'commander';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
-import { Worker } from '../../worker.js';
+import type { Worker } from '../../worker.js';
 import { defaultBrokerUrl } from '../../broker/default-url.js';
 import { AppLoadError, OptionError, PoolFailedError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
@@ -111,6 +111,8 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   const log = createCliLogger(flags.logLevel);
   setDefaultLogger(log);
   const broker = flags.broker ?? defaultBrokerUrl();
+  // Loaded here: the one-shot commands never need the Worker, its pool and its consumer.
+  const { Worker } = await import('../../worker.js');
   let worker: Worker;
   try {
     worker = new Worker({
