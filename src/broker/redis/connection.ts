@@ -58,6 +58,11 @@ export function createConnection(url: string, role: ConnectionRole, name: string
   let down = false;
   redis.on('error', (err: Error) => {
     lastError.set(redis, err.message);
+    // A handshake command (SELECT) cut short by our own disconnect() is reported as an error too: not an outage.
+    if (closingOnPurpose(redis)) {
+      log.debug({ err: messageOf(err), connection: name }, 'redis connection error while closing');
+      return;
+    }
     // One line per outage, not one per reconnect attempt.
     if (!down) log.warn({ err: messageOf(err), connection: name }, 'redis connection lost; reconnecting');
     down = true;
@@ -67,6 +72,15 @@ export function createConnection(url: string, role: ConnectionRole, name: string
     down = false;
   });
   return redis;
+}
+
+/**
+ * True between our disconnect() (or QUIT) and the close it causes. ioredis
+ * keeps this flag to mute some errors of a closing connection itself, but
+ * not the "Stream isn't writeable" of a handshake command sent after it.
+ */
+function closingOnPurpose(redis: Redis): boolean {
+  return (redis as unknown as { manuallyClosing?: unknown }).manuallyClosing === true;
 }
 
 /**
