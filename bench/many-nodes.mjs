@@ -7,7 +7,7 @@
 // node while they then sit idle for `idleSeconds` (≥ 120 s spans the
 // re-arm of every node's blocking read, 2 minutes long).
 // Knobs ($BENCH_PARAMS): url, nodes (20), jobs (10,000), ignoreResult (false:
-// results stored, the default), idleSeconds (125), batch (1,000).
+// results stored, the default), idleSeconds (125; 0: no idle window), batch (1,000).
 // The nodes are Worker instances in this one process, each with its own
 // broker connections and child, at default options but concurrency 1.
 // Check: every job succeeded once (the nodes' counts, the children's tallies),
@@ -57,7 +57,7 @@ await new Promise((r) => setTimeout(r, 200));
 const c1 = await commandCounts(redis);
 
 // Idle: the nodes blocked on an empty queue, heartbeating.
-await new Promise((r) => setTimeout(r, 2_000));
+if (idleSeconds > 0) await new Promise((r) => setTimeout(r, 2_000));
 const c2 = await commandCounts(redis);
 const i0 = performance.now();
 await new Promise((r) => setTimeout(r, idleSeconds * 1000));
@@ -76,7 +76,7 @@ const idle = commandDelta(c2, c3);
 const ok = done === jobs && t.count === jobs && left.waiting === 0 && left.reserved === 0 && left.dead === 0;
 report({
   cmdsPerJob: drain.total / jobs,
-  idlePerNodePerSec: idle.total / idleS / nodes,
+  idlePerNodePerSec: idleSeconds > 0 ? idle.total / idleS / nodes : null,
   jobsPerSec: (jobs / (t1 - t0)) * 1000,
   drainCommands: drain.byCommand,
   idleCommands: idle.byCommand,
