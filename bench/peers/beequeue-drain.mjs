@@ -15,8 +15,9 @@
 // ids succeeded === jobs, the results add up, and nothing waits, runs or
 // failed afterwards (checkHealth).
 import BeeQueue from 'bee-queue';
-import { params, report } from '../lib/child.mjs';
-import { commandCounts, commandDelta, connect, pollUntil } from '../lib/redis.mjs';
+import { params } from '../lib/child.mjs';
+import { reportPeerDrain } from '../lib/peer-drain.mjs';
+import { commandCounts, connect, pollUntil } from '../lib/redis.mjs';
 
 const p = params();
 const { url, concurrency = 50, jobs, ignoreResult = true, batch = 1000, warmup = 2000 } = p;
@@ -82,25 +83,18 @@ await q.close();
 await producer.close();
 redis.disconnect();
 
-const workerCmds = commandDelta(c2, c3);
-const producerCmds = commandDelta(c0, c1);
-const expectedSum = (jobs * (jobs - 1)) / 2;
-const ok =
-  seen.count === jobs &&
-  seen.ids.size === jobs &&
-  seen.sum === expectedSum &&
-  health.waiting === 0 &&
-  health.active === 0 &&
-  health.failed === 0;
-report({
-  jobsPerSec: (jobs / (t1 - t0)) * 1000,
-  wallMs: t1 - t0,
-  enqueuePerSec: (jobs / enqueueMs) * 1000,
-  workerCmdsPerJob: workerCmds.total / jobs,
-  producerCmdsPerJob: producerCmds.total / jobs,
-  workerCommands: workerCmds.byCommand,
-  producerCommands: producerCmds.byCommand,
-  count: seen.count,
-  ok,
-  check: `succeeded ${seen.count}/${jobs}, distinct ids ${seen.ids.size}, failed ${seen.failed}, sum ${seen.sum === expectedSum ? 'right' : 'WRONG'}, queue after: ${JSON.stringify(health)}`,
+reportPeerDrain({
+  jobs,
+  t0,
+  t1,
+  enqueueMs,
+  c0,
+  c1,
+  c2,
+  c3,
+  seen,
+  expectedSum: (jobs * (jobs - 1)) / 2,
+  counts: health,
+  after: health,
+  verb: 'succeeded',
 });

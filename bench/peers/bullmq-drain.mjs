@@ -18,8 +18,9 @@
 // jobs, the results add up, and the queue has nothing waiting, active or failed.
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
-import { params, report } from '../lib/child.mjs';
-import { commandCounts, commandDelta, connect, pollUntil } from '../lib/redis.mjs';
+import { params } from '../lib/child.mjs';
+import { reportPeerDrain } from '../lib/peer-drain.mjs';
+import { commandCounts, connect, pollUntil } from '../lib/redis.mjs';
 import { spin } from '../lib/spin.mjs';
 
 const p = params();
@@ -96,25 +97,18 @@ const counts = await queue.getJobCounts('wait', 'active', 'delayed', 'failed', '
 await queue.close();
 redis.disconnect();
 
-const workerCmds = commandDelta(c2, c3);
-const producerCmds = commandDelta(c0, c1);
-const expectedSum = task === 'noop' ? (jobs * (jobs - 1)) / 2 : jobs * spin(iterations);
-const ok =
-  seen.count === jobs &&
-  seen.ids.size === jobs &&
-  seen.sum === expectedSum &&
-  counts.wait === 0 &&
-  counts.active === 0 &&
-  counts.failed === 0;
-report({
-  jobsPerSec: (jobs / (t1 - t0)) * 1000,
-  wallMs: t1 - t0,
-  enqueuePerSec: (jobs / enqueueMs) * 1000,
-  workerCmdsPerJob: workerCmds.total / jobs,
-  producerCmdsPerJob: producerCmds.total / jobs,
-  workerCommands: workerCmds.byCommand,
-  producerCommands: producerCmds.byCommand,
-  count: seen.count,
-  ok,
-  check: `completed ${seen.count}/${jobs}, distinct ids ${seen.ids.size}, failed ${seen.failed}, sum ${seen.sum === expectedSum ? 'right' : 'WRONG'}, queue after: ${JSON.stringify(counts)}`,
+reportPeerDrain({
+  jobs,
+  t0,
+  t1,
+  enqueueMs,
+  c0,
+  c1,
+  c2,
+  c3,
+  seen,
+  expectedSum: task === 'noop' ? (jobs * (jobs - 1)) / 2 : jobs * spin(iterations),
+  counts: { waiting: counts.wait, active: counts.active, failed: counts.failed },
+  after: counts,
+  verb: 'completed',
 });
