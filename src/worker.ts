@@ -28,10 +28,9 @@ import {
 
 /** Pauses while the broker is unreachable at start: 0.5 s doubling to 10 s. */
 const CONNECT_RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
-/** How long a stop waits for the broker to confirm the last settlements (stop({ deadline })). */
 /** What stop() accepts. */
 const STOP_KEYS = new Set(['cold', 'deadline']);
-
+/** How long a stop waits for the broker to confirm the last settlements (stop({ deadline })). */
 export const STOP_DEADLINE_MS = 30_000;
 /** Job ids listed in the log line of settlements dropped at the stop deadline. */
 const DROPPED_IDS_LOGGED = 50;
