@@ -86,6 +86,9 @@ export async function startRedisServer({ port, args = [] } = {}) {
         'no',
         '--daemonize',
         'no',
+        // Test files that need a database of their own each take a number (test/unit/redis-db-numbers.test.ts).
+        '--databases',
+        '64',
         ...args,
       ],
       {
