@@ -116,7 +116,7 @@ export interface WorkerOptions {
   /**
    * The level of the per-job log lines (received, succeeded, retry asked by
    * the task): `debug` keeps a high-volume node's info log to what goes wrong.
-   * Failures log at error either way.
+   * Failures log either way: at warn when a retry follows, at error when final.
    * @defaultValue `'info'`
    */
   jobLogLevel?: JobLogLevel;

@@ -17,8 +17,9 @@ export interface JobRun {
 /**
  * The per-job lines a person follows (Celery's "Task add[id] received" and
  * "succeeded in 0.01s"): one when a job arrives, one for its outcome, with
- * the task, the job id and the child pid. Failures log at error whatever the
- * job level, with the task's own stack frames only.
+ * the task, the job id and the child pid. Failures log whatever the job
+ * level (warn when a retry follows, error when final), with the task's own
+ * stack frames only.
  */
 export class JobLog {
   constructor(
