@@ -37,7 +37,10 @@ const early: ParentMessage[] = [];
 const channel = new ParentChannel(config.maxFrameSize, onMessage, () => process.exit(EXIT_PARENT_GONE));
 // Started beside the task module's import (its thread comes up even if a job already blocks this one), and
 // after the channel: a Worker pipes its thread's stdout into process.stdout, by now pointed at stderr.
-const watchdog = new Watchdog(typeof config.parentPid === 'number' ? config.parentPid : process.ppid);
+const parentPid = typeof config.parentPid === 'number' ? config.parentPid : process.ppid;
+// The death signal is armed after the fork: a parent that died before that left this child orphaned already.
+if (config.deathSignal === true && process.ppid !== parentPid) process.exit(EXIT_PARENT_GONE);
+const watchdog = new Watchdog(parentPid, config.deathSignal === true);
 
 function onMessage(msg: ParentMessage): void {
   if (runner === undefined) {

@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
 import { ProtocolError } from '../errors.js';
+import { deathSignalLauncher, withDeathSignal } from './death-signal.js';
 import {
   CHILD_CONFIG_ENV,
   MessageType,
@@ -92,11 +93,16 @@ export class WorkerProcess {
     let child: ChildProcess | undefined;
     const record = StartRecordReader.create();
     this.record = record;
-    const config: ChildConfig = { ...settings.config, startRecord: record !== undefined };
+    const launch = withDeathSignal(deathSignalLauncher(), settings.execPath, [...settings.execArgv, CHILD_MAIN]);
+    const config: ChildConfig = {
+      ...settings.config,
+      startRecord: record !== undefined,
+      deathSignal: launch.command !== settings.execPath,
+    };
     try {
       const stdio: ('pipe' | 'inherit' | number)[] = ['pipe', 'pipe', 'inherit'];
       if (record !== undefined) stdio[START_RECORD_FD] = record.fd;
-      child = spawn(settings.execPath, [...settings.execArgv, CHILD_MAIN], {
+      child = spawn(launch.command, launch.args, {
         stdio,
         env: { ...process.env, ...settings.env, [CHILD_CONFIG_ENV]: JSON.stringify(config) },
       });

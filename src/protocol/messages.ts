@@ -97,6 +97,8 @@ export interface ChildConfig {
   parentPid: number;
   /** True when fd START_RECORD_FD holds the child's start record (start-record.ts); else every start is an ACK frame. */
   startRecord?: boolean;
+  /** True when the kernel kills the child once the parent dies (death-signal.ts): its watchdog thread then starts only for a job with a hard time limit. */
+  deathSignal?: boolean;
 }
 
 export const CHILD_CONFIG_ENV = 'PREFORK_CHILD_CONFIG';
