@@ -11,7 +11,14 @@ export {
   type TaskMap,
 } from './tasks.js';
 export type { TaskName, TaskArgs, TaskResult, ArgsThenOptions } from './task-types.js';
-export { Pool, type PoolEvents, type ProcessUpEvent, type ProcessDownEvent, type JobLostEvent } from './pool/pool.js';
+export {
+  Pool,
+  type PoolEvents,
+  type ProcessUpEvent,
+  type ProcessDownEvent,
+  type JobLostEvent,
+  type ResizeEvent,
+} from './pool/pool.js';
 export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';
 export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';

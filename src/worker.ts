@@ -161,7 +161,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       prefetch:
         o.prefetchMultiplier === undefined
           ? new AdaptivePrefetch(processes)
-          : new FixedPrefetch(o.prefetchMultiplier * processes),
+          : new FixedPrefetch(o.prefetchMultiplier, processes),
       trackStarted: o.trackStarted,
       jobLogLevel: o.jobLogLevel,
       log: this.log.child({ component: 'consumer' }),
@@ -174,9 +174,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         name: o.name,
         nodeId: () => this.nodeIdValue,
         stats: () => this.stats(),
-        grow: (n) => (this.pool.grow(n), { processes: this.pool.size }),
-        shrink: (n) => ({ retired: this.pool.shrink(n), processes: this.pool.size }),
-        autoscale: (max, min) => (this.pool.setAutoscale(max, min), { autoscale: { max, min } }),
+        grow: (n) => ({ added: this.pool.grow(n), ...this.sizing() }),
+        shrink: (n) => ({ retired: this.pool.shrink(n), ...this.sizing() }),
+        autoscale: (max, min) => (this.pool.setAutoscale(max, min), this.sizing()),
         shutdown: () => void this.stop(),
       },
       this.log.child({ component: 'control' }),
@@ -200,6 +200,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // After a stall longer than the lease (SIGSTOP, an overloaded host) another node may own the jobs held here: none starts until the lease is confirmed.
     this.pool.setDispatchGate(() => this.heartbeat.leaseHeld());
     this.pool.on('failed', (err) => this.poolFailed(err));
+    this.pool.on('resize', () => this.resized());
   }
 
   /** Set when the pool failed or the Consumer crashed; the worker then stops by itself. */
@@ -471,19 +472,52 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.fencing;
   }
 
+  /** The pool's size and autoscale bounds now, as control replies report them. */
+  private sizing(): { processes: number; autoscale?: { max: number; min: number } } {
+    const autoscale = this.pool.autoscaleBounds;
+    return autoscale === undefined ? { processes: this.pool.size } : { processes: this.pool.size, autoscale };
+  }
+
+  /**
+   * The pool was resized or its bounds changed (a control command, a signal,
+   * a call on `pool`): the prefetch limit follows, and so does the node's
+   * description (`prefork inspect nodes`).
+   */
+  private resized(): void {
+    this.consumer.resize(prefetchProcesses(this.pool));
+    if (!this.registered) return;
+    const nodeId = this.nodeIdValue;
+    this.broker.updateNode(nodeId, { concurrency: this.concurrency() }).then(
+      (live) => {
+        if (!live) this.log.debug({ nodeId }, 'node not live: its description was not updated');
+      },
+      (err: unknown) => this.log.warn({ err }, "could not update the node's description in the broker"),
+    );
+  }
+
+  /** Its number of children, or "max,min" with autoscale. */
+  private concurrency(): string {
+    const bounds = this.pool.autoscaleBounds;
+    return bounds ? `${bounds.max},${bounds.min}` : String(this.pool.size);
+  }
+
   private nodeInfo(): NodeInfo {
     const o = this.options;
-    const pool = this.pool.options;
     return {
       id: this.nodeIdValue,
       name: this.name,
       host: hostname(),
       pid: process.pid,
       queues: o.queues.map((q) => q.name),
-      concurrency: pool.autoscale ? `${pool.autoscale.max},${pool.autoscale.min}` : String(pool.processes),
+      concurrency: this.concurrency(),
       startedAt: Date.now(),
     };
   }
+}
+
+/** What the prefetch limit is sized from: the pool's size, or with autoscale its max (so a burst can grow the pool). */
+function prefetchProcesses(pool: Pool): number {
+  return pool.autoscaleBounds?.max ?? pool.size;
 }
 
 function newNodeId(name: string): string {

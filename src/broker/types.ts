@@ -220,6 +220,9 @@ export interface NodeInfo {
   startedAt: number;
 }
 
+/** Fields of a node's description that change while it runs (`BrokerMembership.updateNode`). */
+export type NodeUpdate = Partial<Pick<NodeInfo, 'concurrency'>>;
+
 /** What a heartbeat learned. */
 export interface HeartbeatReply {
   /** This node's lease was gone: another node has taken (or will take) its jobs. */
@@ -363,6 +366,8 @@ export interface BrokerMembership {
   readonly leaseMs: number;
   /** Registers a node and starts its lease. */
   register(node: NodeInfo): Promise<void>;
+  /** Changes a live node's description (e.g. its concurrency after a resize); resolves false when it is not live. */
+  updateNode(nodeId: string, update: NodeUpdate): Promise<boolean>;
   /** Renews `nodeId`'s lease; the reply says whether it was fenced, which leases expired, and what control requests wait for it. */
   heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply>;
   /** Moves every job reserved by `deadNodeId` back to its queue (or to the dead set past `maxRedeliveries`); returns how many. */

@@ -154,6 +154,16 @@ export class Consumer {
     this.poolFailure = err;
   }
 
+  /**
+   * The pool's size (autoscale: its max) changed: the prefetch limit follows
+   * it, and a loop waiting for room looks again.
+   */
+  resize(processes: number): void {
+    this.settings.prefetch.resize(processes);
+    this.counts.prefetchLimit = this.settings.prefetch.limit;
+    this.roomWaiter?.();
+  }
+
   /** A delayed job is due at `at` (this process's clock, as the broker reports it): cut a longer wait short so it is promoted on time. */
   noteDue(at: number | undefined): void {
     if (at !== undefined && at < this.waitDeadline) this.waitController?.abort();

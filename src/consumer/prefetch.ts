@@ -12,14 +12,26 @@ export interface Prefetch {
   settled(reserved: number): void;
   /** The fetch's reply: `got` of the `asked` jobs, `bytes` of payload in all; `reserved` were held before them. */
   replied(reserved: number, asked: number, got: number, bytes: number): void;
+  /** The pool's size (autoscale: its max) changed to `processes` (Celery's _update_consumer_prefetch_count). */
+  resize(processes: number): void;
 }
 
-/** `prefetchMultiplier × processes`, as given. */
+/** `prefetchMultiplier × processes`, as given; it follows the pool's size. */
 export class FixedPrefetch implements Prefetch {
-  constructor(readonly limit: number) {}
+  limit: number;
+
+  constructor(
+    private readonly multiplier: number,
+    processes: number,
+  ) {
+    this.limit = multiplier * processes;
+  }
   sent(): void {}
   settled(): void {}
   replied(): void {}
+  resize(processes: number): void {
+    this.limit = this.multiplier * processes;
+  }
 }
 
 /** The self-sized limit never goes below this many jobs per child (the multiplier Celery and prefork default to). */
@@ -52,8 +64,8 @@ export const PREFETCH_TRIPS = 16;
  */
 export class AdaptivePrefetch implements Prefetch {
   limit: number;
-  private readonly floor: number;
-  private readonly countCap: number;
+  private floor = 0;
+  private countCap = 0;
   private onWire = false;
   private heldAtSend = 0;
   private starved = false;
@@ -62,10 +74,26 @@ export class AdaptivePrefetch implements Prefetch {
   /** Moving average of a job's payload bytes (0: none seen yet). */
   private jobBytes = 0;
 
-  constructor(private readonly processes: number) {
+  constructor(private processes: number) {
+    this.bound(processes);
+    this.limit = this.floor;
+  }
+
+  /** The bounds follow the pool, and the limit is worked out again from what was measured per round trip. */
+  resize(processes: number): void {
+    this.bound(processes);
+    this.limit = Math.max(this.floor, Math.min(this.cap, this.want()));
+  }
+
+  /** Half the limit covers the running jobs plus PREFETCH_TRIPS round trips of those that finish. */
+  private want(): number {
+    return 2 * (this.processes + Math.ceil(PREFETCH_TRIPS * this.perTrip));
+  }
+
+  private bound(processes: number): void {
+    this.processes = processes;
     this.floor = PREFETCH_FLOOR_PER_PROCESS * processes;
     this.countCap = Math.max(this.floor, Math.min(PREFETCH_MAX, PREFETCH_MAX_PER_PROCESS * processes));
-    this.limit = this.floor;
   }
 
   /** The highest the limit may go now: the count cap, lowered by large payloads (never below the floor). */
@@ -97,7 +125,7 @@ export class AdaptivePrefetch implements Prefetch {
     // A starved trip saw only what was there to finish: a lower bound, not a sample.
     if (this.starved || this.perTrip === 0) this.perTrip = Math.max(this.perTrip, finished);
     else this.perTrip += ALPHA * (finished - this.perTrip);
-    const want = 2 * (this.processes + Math.ceil(PREFETCH_TRIPS * this.perTrip));
+    const want = this.want();
     const next = this.starved ? Math.max(want, 2 * this.limit) : want;
     this.limit = Math.max(this.floor, Math.min(this.cap, next));
   }

@@ -64,6 +64,14 @@ export interface JobLostEvent {
   error: WorkerLostError | TimeLimitExceeded;
 }
 
+/** The pool's size or autoscale bounds were changed by grow(), shrink() or setAutoscale(): the Pool's 'resize' event. */
+export interface ResizeEvent {
+  /** The number of children the pool keeps now (`Pool.size`). */
+  processes: number;
+  /** The autoscale bounds now, or undefined for a fixed pool. */
+  autoscale: { max: number; min: number } | undefined;
+}
+
 /** The Pool's events and their arguments: `pool.on('process-down', (event) => ...)`. */
 export interface PoolEvents {
   /** A child is ready for jobs. */
@@ -74,6 +82,8 @@ export interface PoolEvents {
   'job-lost': [JobLostEvent];
   /** The Autoscaler changed the number of children. */
   autoscale: [ScaleEvent];
+  /** grow(), shrink() or setAutoscale() changed the size or the bounds (the Autoscaler's own moves are 'autoscale'). */
+  resize: [ResizeEvent];
   /** Children kept dying before they could work: the pool failed and rejects every job. */
   failed: [PoolFailedError];
 }
@@ -310,9 +320,17 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     return this.supervisor.target;
   }
 
+  /** The autoscale bounds now (`setAutoscale`, and a grow past max, change them), or undefined for a fixed pool. */
+  get autoscaleBounds(): { max: number; min: number } | undefined {
+    return this.autoscaler && { max: this.autoscaler.max, min: this.autoscaler.min };
+  }
+
   /**
    * Adds up to n children, never past `maxProcesses`; returns how many it
-   * added (0 unless running). Throws OptionError unless n is an integer >= 1.
+   * added (0 unless running). With autoscale, a size past max raises max to
+   * it (Celery's force_scale_up), so the Autoscaler does not cut it back at
+   * once; it still retires idle children down to min after `keepalive`.
+   * Throws OptionError unless n is an integer >= 1.
    */
   grow(n = 1): number {
     this.assertCount('grow', n);
@@ -327,18 +345,40 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     }
     if (added === 0) return 0;
     this.supervisor.grow(added);
-    this.autoscaler?.noteScaleUp();
+    const scaler = this.autoscaler;
+    if (scaler !== undefined) {
+      scaler.noteScaleUp();
+      if (this.supervisor.target > scaler.max) {
+        this.log.info(
+          { from: scaler.max, to: this.supervisor.target, min: scaler.min },
+          `grow(${n}) raises the autoscale max to ${this.supervisor.target}`,
+        );
+        scaler.max = this.supervisor.target;
+      }
+    }
+    this.resized();
     return added;
   }
 
   /**
    * Retires up to n idle children (never a busy one) or children not spawned
-   * yet; returns how many went. Throws OptionError unless n is an integer >= 1.
+   * yet; returns how many went. With autoscale, never below min (lower it
+   * with setAutoscale). Throws OptionError unless n is an integer >= 1.
    */
   shrink(n = 1): number {
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
-    return this.supervisor.shrink(n);
+    const min = this.autoscaler?.min ?? 0;
+    const allowed = Math.min(n, Math.max(0, this.supervisor.target - min));
+    if (allowed < n) {
+      this.log.warn(
+        { asked: n, allowed, min },
+        `shrink(${n}) stops at the autoscale min (${min}): retiring at most ${allowed}`,
+      );
+    }
+    const gone = allowed === 0 ? 0 : this.supervisor.shrink(allowed);
+    if (gone > 0) this.resized();
+    return gone;
   }
 
   /**
@@ -370,6 +410,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       throw new OptionError('autoscale', [max, min], `a max of at most maxProcesses (${this.options.maxProcesses})`);
     }
     this.autoscaler.setBounds(max, min);
+    this.resized();
+  }
+
+  private resized(): void {
+    this.notify('resize', { processes: this.supervisor.target, autoscale: this.autoscaleBounds });
   }
 
   /**
@@ -396,7 +441,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
         reserved: this.reserved,
         outbound: this.tasks.outbound.length,
         strategy: this.options.strategy,
-        autoscale: this.autoscaler && { max: this.autoscaler.max, min: this.autoscaler.min },
+        autoscale: this.autoscaleBounds,
       },
     );
   }

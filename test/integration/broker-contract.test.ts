@@ -542,6 +542,17 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect((await b.heartbeat('n2', ['y'])).fenced).toBe(true);
     });
 
+    it("updateNode changes a live node's description; a node that left is not written back", async () => {
+      const b = await broker();
+      await node(b, 'n1', ['x']);
+      expect(await b.updateNode('n1', { concurrency: '5,2' })).toBe(true);
+      expect((await b.listNodes()).find((n) => n.id === 'n1')).toMatchObject({ concurrency: '5,2', queues: ['x'] });
+      await b.unregister('n1');
+      expect(await b.updateNode('n1', { concurrency: '6,2' })).toBe(false);
+      await node(b, 'n1', ['x']);
+      expect((await b.listNodes()).find((n) => n.id === 'n1')).toMatchObject({ concurrency: '1' });
+    });
+
     it('a live node keeps its jobs; once its lease expires another node recovers them all, redeliveries + 1, with new receipts', async () => {
       const short = await broker({ leaseMs: 300 });
       const long = await broker({ leaseMs: 60_000 });

@@ -81,6 +81,27 @@ describe('Autoscaler', () => {
       .toBe(3);
   });
 
+  it('grow() past max raises max, and the Autoscaler keeps the children; shrink() stops at min; each is a resize event', async () => {
+    const pool = await startPool({ autoscale: '2,1', keepalive: 60_000, autoscaleInterval: 20 });
+    const resizes = recordEvents(pool, 'resize');
+    const scales: ScaleEvent[] = recordEvents(pool, 'autoscale');
+    expect(pool.grow(3)).toBe(3);
+    expect(pool.stats().autoscale).toEqual({ max: 4, min: 1 });
+    await expect
+      .poll(() => pool.stats().processes.filter((p) => p.state === 'idle').length, { message: 'four idle children' })
+      .toBe(4);
+    // Ticks of the Autoscaler (every 20 ms) came while they booted: none cut the pool back to the old max.
+    expect(scales).toEqual([]);
+    expect(pool.size).toBe(4);
+    expect(pool.shrink(10)).toBe(3);
+    expect(pool.size).toBe(1);
+    expect(pool.shrink(1)).toBe(0);
+    expect(resizes).toEqual([
+      { processes: 4, autoscale: { max: 4, min: 1 } },
+      { processes: 1, autoscale: { max: 4, min: 1 } },
+    ]);
+  });
+
   it('setAutoscale() refuses a max above maxProcesses, naming it', async () => {
     const pool = await startPool({ autoscale: '2,1', maxProcesses: 3 });
     expect(() => pool.setAutoscale(4, 1)).toThrow(/maxProcesses \(3\)/);

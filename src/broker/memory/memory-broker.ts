@@ -14,6 +14,7 @@ import type {
   HeartbeatReply,
   NewJob,
   NodeInfo,
+  NodeUpdate,
   QueueCounts,
   ResultRecord,
   Settlement,
@@ -202,6 +203,13 @@ export class MemoryBroker implements Broker {
   async register(node: NodeInfo): Promise<void> {
     this.state.reservations.register(node, this.leaseMs, Date.now());
     for (const queue of node.queues) this.state.known.add(queue);
+  }
+
+  async updateNode(nodeId: string, update: NodeUpdate): Promise<boolean> {
+    const node = this.state.reservations.nodes.get(nodeId);
+    if (node === undefined || node.leaseUntil <= Date.now()) return false;
+    if (update.concurrency !== undefined) node.info.concurrency = update.concurrency;
+    return true;
   }
 
   async heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeControlRequests } from '../control-codec.js';
-import type { HeartbeatReply, NodeInfo } from '../types.js';
+import type { HeartbeatReply, NodeInfo, NodeUpdate } from '../types.js';
 import type { Keys } from './keys.js';
 import { callScript, onLocalClock } from './scripts.js';
 
@@ -51,6 +51,15 @@ export class Membership {
       [this.keys.nodes, this.keys.node(node.id), this.keys.queues],
       [node.id, this.leaseMs, pairs.length / 2, ...pairs, ...node.queues],
     );
+  }
+
+  /** Changes a live node's description; false when the node is not live (nothing is written). */
+  async update(redis: Redis, nodeId: string, update: NodeUpdate): Promise<boolean> {
+    const pairs: string[] = [];
+    if (update.concurrency !== undefined) pairs.push('concurrency', update.concurrency);
+    if (pairs.length === 0) return true;
+    const done = await callScript(redis, 'updateNode', [this.keys.nodes, this.keys.node(nodeId)], [nodeId, ...pairs]);
+    return Number(done) === 1;
   }
 
   async heartbeat(redis: Redis, nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {

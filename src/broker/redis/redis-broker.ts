@@ -14,6 +14,7 @@ import type {
   HeartbeatReply,
   NewJob,
   NodeInfo,
+  NodeUpdate,
   QueueCounts,
   ResultRecord,
   Settlement,
@@ -365,6 +366,10 @@ export class RedisBroker implements Broker {
   async register(node: NodeInfo): Promise<void> {
     for (const q of node.queues) this.knownLocally.add(q);
     await this.membership.register(await this.redis(), node);
+  }
+
+  async updateNode(nodeId: string, update: NodeUpdate): Promise<boolean> {
+    return this.membership.update(await this.redis(), nodeId, update);
   }
 
   async heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {

@@ -15,6 +15,7 @@ const SCRIPTS = {
   enqueueJobs: 'enqueueJobs-1.lua',
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
+  updateNode: 'updateNode-2.lua',
   heartbeat: 'heartbeat-n.lua',
   sendControl: 'sendControl-2.lua',
   takeControl: 'takeControl-1.lua',

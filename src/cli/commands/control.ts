@@ -68,17 +68,18 @@ export function parseControl(command: string, rest: readonly string[]): { comman
 
 function summary(command: ControlCommand, value: unknown): string {
   const v = (value ?? {}) as Record<string, unknown>;
+  const a = v.autoscale as { max: number; min: number } | undefined;
+  // An autoscaling node's bounds after the change: grow may raise max, shrink stops at min.
+  const bounds = a === undefined ? '' : `, autoscale ${a.max},${a.min}`;
   switch (command) {
     case 'ping':
       return `pong (pid ${String(v.pid)}, up ${Number(v.uptime).toFixed(1)} s)`;
     case 'grow':
-      return `OK, ${String(v.processes)} processes`;
+      return `OK, ${String(v.processes)} processes (+${String(v.added)})${bounds}`;
     case 'shrink':
-      return `OK, ${String(v.retired)} retired, ${String(v.processes)} processes`;
-    case 'autoscale': {
-      const a = v.autoscale as { max: number; min: number } | undefined;
-      return `OK, autoscale ${a?.max},${a?.min}`;
-    }
+      return `OK, ${String(v.retired)} retired, ${String(v.processes)} processes${bounds}`;
+    case 'autoscale':
+      return `OK, autoscale ${a?.max},${a?.min} (${String(v.processes)} processes now)`;
     case 'shutdown':
       return 'OK, stopping (warm)';
     default:

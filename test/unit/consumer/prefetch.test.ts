@@ -78,10 +78,38 @@ describe('AdaptivePrefetch', () => {
 
 describe('FixedPrefetch', () => {
   it('keeps the limit it was given whatever happens', () => {
-    const p: Prefetch = new FixedPrefetch(8);
+    const p: Prefetch = new FixedPrefetch(4, 2);
     p.sent(0);
     p.settled(0);
     p.replied(0, 8, 8, 80);
     expect(p.limit).toBe(8);
+  });
+});
+
+describe('the limit follows the pool (resize)', () => {
+  it('FixedPrefetch keeps its multiplier: prefetchMultiplier × the new size', () => {
+    const p = new FixedPrefetch(4, 2);
+    p.resize(5);
+    expect(p.limit).toBe(20);
+    p.resize(1);
+    expect(p.limit).toBe(4);
+  });
+
+  it('AdaptivePrefetch moves its floor and cap with the size, and works the limit out again from what it measured', () => {
+    const p = new AdaptivePrefetch(2);
+    expect(p.limit).toBe(2 * PREFETCH_FLOOR_PER_PROCESS);
+    p.resize(10);
+    expect(p.limit).toBe(10 * PREFETCH_FLOOR_PER_PROCESS);
+    for (let i = 0; i < 30; i++) trip(p, Math.floor(p.limit / 2), 40);
+    expect(p.limit).toBeGreaterThan(10 * PREFETCH_FLOOR_PER_PROCESS);
+    // 40 jobs finish per round trip whatever the size: half the limit covers PREFETCH_TRIPS of those, capped per child.
+    p.resize(12);
+    expect(p.limit).toBe(Math.min(2 * (12 + PREFETCH_TRIPS * 40), 12 * PREFETCH_MAX_PER_PROCESS, PREFETCH_MAX));
+    p.resize(1);
+    expect(p.limit).toBe(PREFETCH_MAX_PER_PROCESS);
+    // Nothing measured: the floor, whatever the size was.
+    const fresh = new AdaptivePrefetch(5);
+    fresh.resize(1);
+    expect(fresh.limit).toBe(PREFETCH_FLOOR_PER_PROCESS);
   });
 });
