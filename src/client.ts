@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
-import type { BrokerConnection, BrokerProducer, BrokerResults, NewJob, ResultRecord } from './broker/types.js';
+import { isFinalState } from './broker/job-state.js';
+import type {
+  BrokerConnection,
+  BrokerProducer,
+  BrokerResults,
+  BrokerRevokes,
+  NewJob,
+  ResultRecord,
+  RevokeOutcome,
+} from './broker/types.js';
 import type { JobOptions } from './job-types.js';
 import {
   ArgumentsTooLargeError,
@@ -13,6 +22,7 @@ import {
   OptionError,
   ResultGoneError,
   ResultTimeoutError,
+  RevokedError,
 } from './errors.js';
 import {
   checkBackoff,
@@ -38,7 +48,27 @@ import { abortableSleep } from './util/sleep.js';
 import { checkDuration, checkSize } from './util/units.js';
 
 /** The broker roles a Client uses: it enqueues and reads results. */
-export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults;
+export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults & BrokerRevokes;
+
+/** Options of `client.revoke` and `handle.revoke`; a bad or unknown one throws an OptionError naming it. */
+export interface RevokeJobOptions {
+  /**
+   * Also stop the job if it is running: its `signal` aborts (with a
+   * RevokedError), and if it has not ended after `grace` its child is killed
+   * and replaced. Jobs queued behind it in that child run elsewhere.
+   * @defaultValue false
+   */
+  terminate?: boolean;
+  /**
+   * With `terminate`: how long a running job has to end after its signal
+   * aborts before its child is killed (ms or "5s").
+   * @defaultValue 5000 (5 s)
+   */
+  grace?: number | string;
+}
+
+/** `grace` when not given: a task that watches its signal has time to stop cleanly. */
+export const DEFAULT_REVOKE_GRACE_MS = 5_000;
 
 /** What `new Client(options)` accepts; a bad one throws an OptionError naming it. */
 export interface ClientOptions {
@@ -142,7 +172,7 @@ export interface EnqueueOptions {
   softTimeLimit?: number | string;
 }
 
-const FINAL = new Set(['SUCCESS', 'FAILURE']);
+const REVOKE_KEYS = new Set(['terminate', 'grace']);
 const CLIENT_KEYS = new Set(['broker', 'namespace', 'resultTtl', 'maxFrameSize', 'logger']);
 const ENQUEUE_KEYS = new Set([
   'queue',
@@ -213,6 +243,7 @@ export class JobHandle<T = unknown> {
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
     if (this.ignoreResult) throw new NoResultError(this.id);
     const record = await this.client.waitForResult(this.id, options.timeout, this.announced);
+    if (record.state === 'REVOKED') throw record.error ? deserializeError(record.error) : new RevokedError(this.id);
     if (record.ignoreResult === true) throw new NoResultError(this.id, record);
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
     throw record.error ? deserializeError(record.error) : new JobFailedError(this.id);
@@ -221,6 +252,11 @@ export class JobHandle<T = unknown> {
   /** The job's current state and outcome (PENDING when the broker knows nothing yet). */
   state(): Promise<ResultRecord | undefined> {
     return this.client.getResult(this.id);
+  }
+
+  /** Revokes this job (see `Client.revoke`). */
+  revoke(options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
+    return this.client.revoke(this.id, options);
   }
 }
 
@@ -346,6 +382,35 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     return this as unknown as Client;
   }
 
+  /**
+   * Revokes a job: if it has not started it never runs (taken out of its
+   * queue, or skipped by the node that fetches it), its state becomes
+   * REVOKED at once and `result()` rejects with RevokedError. With
+   * `terminate`, a running job is stopped too (see RevokeJobOptions); without
+   * it, a running job runs on. Every node hears of it at once, and it is
+   * remembered (the broker's `revokeTtl`) for nodes that start later.
+   * Resolves with what was found: `revoked`, `finished` (it had already
+   * ended: nothing changed) or `unknown` (no such job).
+   */
+  async revoke(id: string, options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
+    const [outcome] = await this.revokeMany([id], options);
+    return outcome as RevokeOutcome;
+  }
+
+  /** Revokes many jobs in one go (see `revoke`); one outcome per distinct id, in order. */
+  async revokeMany(ids: readonly string[], options: RevokeJobOptions = {}): Promise<RevokeOutcome[]> {
+    if (this.closed) throw new ClientClosedError();
+    if (!Array.isArray(ids)) bad('ids', ids, 'an array of job ids');
+    for (const id of ids) if (typeof id !== 'string' || id === '') bad('id', id, 'a non-empty job id');
+    if (typeof options !== 'object' || options === null) bad('options', options, 'an object');
+    checkKnownKeys(options, REVOKE_KEYS, 'revoke() option', bad);
+    if (options.terminate !== undefined && typeof options.terminate !== 'boolean')
+      bad('terminate', options.terminate, 'true or false');
+    const grace = options.grace === undefined ? DEFAULT_REVOKE_GRACE_MS : checkDuration('grace', options.grace, 'wait', bad);
+    await this.connect();
+    return this.broker.revoke(ids, { terminate: options.terminate === true, grace: Math.round(grace) });
+  }
+
   /** The job's stored state and outcome, or undefined when the broker has none (unknown id, or expired). */
   getResult(id: string): Promise<ResultRecord | undefined> {
     return this.connect().then(() => this.broker.getResult(id));
@@ -385,7 +450,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       // The result may already be stored (done before we started waiting, or enqueued elsewhere).
       this.broker.getResult(id).then(
         (record) => {
-          if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
+          if (record !== undefined && isFinalState(record.state)) this.deliver(record);
           else if (!announced) this.pollForeign(id, waiter);
         },
         (err: unknown) => {
@@ -553,7 +618,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** Reads the stored result of every job waited for: announcements may have been lost. */
   private async reread(): Promise<void> {
     const records = await this.broker.getResults([...this.waiters.keys()]);
-    for (const record of records) if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
+    for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
   }
 
   private remember(id: string): void {
@@ -569,7 +634,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       if (!this.waiters.get(id)?.includes(waiter) || this.closed) return;
       this.broker.getResult(id).then(
         (record) => {
-          if (record !== undefined && FINAL.has(record.state)) this.deliver(record);
+          if (record !== undefined && isFinalState(record.state)) this.deliver(record);
           else this.pollForeign(id, waiter, polls + 1);
         },
         () => this.pollForeign(id, waiter, polls + 1),

@@ -25,6 +25,7 @@ export {
   JobWithdrawnError,
   NoResultError,
   JobFailedError,
+  RevokedError,
   ClientClosedError,
   RemoteTaskError,
   Retry,

@@ -281,6 +281,27 @@ export class NoResultError extends PreforkError {
   }
 }
 
+/**
+ * The job was revoked (`client.revoke`, `prefork revoke`): it never ran, or,
+ * revoked with `terminate`, it was stopped while running.
+ */
+export class RevokedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_REVOKED';
+  /** The revoked job, when known. */
+  readonly jobId: string | undefined;
+  /** The job's id; `terminated` when it was stopped while running. */
+  constructor(jobId?: string, terminated = false) {
+    super(
+      jobId === undefined
+        ? 'the job was revoked'
+        : terminated
+          ? `job ${jobId} was revoked and terminated while running`
+          : `job ${jobId} was revoked`,
+    );
+    this.jobId = jobId;
+  }
+}
+
 /** The job failed and its result records no error (written by something else). */
 export class JobFailedError extends PreforkError {
   static override readonly code: string = 'PREFORK_JOB_FAILED';

@@ -36,9 +36,10 @@ export {
   type ClientBroker,
   type EnqueueOptions,
   type EnqueueItem,
+  type RevokeJobOptions,
 } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
 export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';
-export type { JobState, ResultRecord } from './broker/types.js';
+export type { JobState, ResultRecord, RevokeOutcome, RevokedJob } from './broker/types.js';
 export type { QueueOrder, QueueSpec } from './consumer/queue-selection.js';
 export * from './error-classes.js';

@@ -1,7 +1,13 @@
 import { hostname } from 'node:os';
 import type { Logger } from 'pino';
 import { defaultBrokerUrl } from './broker/default-url.js';
-import type { BrokerConnection, BrokerConsumer, BrokerControl, BrokerMembership } from './broker/types.js';
+import type {
+  BrokerConnection,
+  BrokerConsumer,
+  BrokerControl,
+  BrokerMembership,
+  BrokerRevokes,
+} from './broker/types.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
@@ -10,7 +16,7 @@ import { optionalDuration, type PoolOptions, type StrategyName } from './pool/op
 import { parseAutoscale } from './util/units.js';
 
 /** The broker roles a Worker uses: it consumes, holds a lease and answers control requests. */
-export type WorkerBroker = BrokerConnection & BrokerConsumer & BrokerMembership & BrokerControl;
+export type WorkerBroker = BrokerConnection & BrokerConsumer & BrokerMembership & BrokerControl & BrokerRevokes;
 
 /**
  * What `new Worker(options)` accepts; pool settings not listed here go in

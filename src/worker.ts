@@ -4,16 +4,17 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
-import type { NodeInfo } from './broker/types.js';
+import type { NodeInfo, RevokeOptions } from './broker/types.js';
 import { ControlHandler } from './cluster/control.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
+import { Revocations } from './cluster/revocations.js';
 import type { SettleBatchCounts } from './consumer/acker.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { AdaptivePrefetch, FixedPrefetch } from './consumer/prefetch.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
-import { ConsumerFailedError, InvalidStateError, messageOf, type PoolFailedError } from './errors.js';
+import { ConsumerFailedError, InvalidStateError, RevokedError, messageOf, type PoolFailedError } from './errors.js';
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
@@ -121,6 +122,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly consumer: Consumer;
   private readonly heartbeat: Heartbeat;
   private readonly control: ControlHandler;
+  /** Revoked job ids: a job fetched with one is skipped. */
+  private readonly revocations = new Revocations();
   /** Stops the control wake-up subscription (undefined: not watching). */
   private unwatchControl: (() => Promise<void>) | undefined;
   private state: WorkerState = 'created';
@@ -163,6 +166,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
           ? new AdaptivePrefetch(processes)
           : new FixedPrefetch(o.prefetchMultiplier, processes),
       trackStarted: o.trackStarted,
+      revoked: (id) => this.revocations.has(id),
       jobLogLevel: o.jobLogLevel,
       log: this.log.child({ component: 'consumer' }),
     });
@@ -178,6 +182,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         shrink: (n) => ({ retired: this.pool.shrink(n), ...this.sizing() }),
         autoscale: (max, min) => (this.pool.setAutoscale(max, min), this.sizing()),
         shutdown: () => void this.stop(),
+        revoke: (ids, options, expiresAt) => this.revoke(ids, options, expiresAt),
       },
       this.log.child({ component: 'control' }),
     );
@@ -234,6 +239,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);
       this.registered = true;
+      // After registering: a revoke from now on is sent to this node, one before is in the list.
+      await this.loadRevoked();
       // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
       this.heartbeat.start();
     }
@@ -466,6 +473,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const sentAt = performance.now();
       await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);
+      // Revokes sent while it was not registered went to its old id.
+      await this.loadRevoked();
     })().finally(() => {
       this.fencing = undefined;
     });
@@ -499,6 +508,34 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private concurrency(): string {
     const bounds = this.pool.autoscaleBounds;
     return bounds ? `${bounds.max},${bounds.min}` : String(this.pool.size);
+  }
+
+  private async loadRevoked(): Promise<void> {
+    const jobs = await this.broker.listRevoked();
+    this.revocations.load(jobs);
+    if (jobs.length > 0) this.log.debug({ revoked: jobs.length }, 'loaded the revoked job ids');
+  }
+
+  /** A revoke control request: remembered, and the jobs held here stop (unstarted ones never run). */
+  private revoke(ids: string[], options: RevokeOptions, expiresAt: number): { unstarted: number; running: number } {
+    this.revocations.add(ids, expiresAt);
+    let unstarted = 0;
+    let running = 0;
+    for (const id of ids) {
+      const found = this.pool.cancel(
+        id,
+        new RevokedError(id, options.terminate),
+        options.terminate ? { grace: options.grace } : undefined,
+      );
+      unstarted += found.unstarted;
+      running += found.running;
+      if (found.running > 0)
+        this.log.info(
+          { jobId: id, terminate: options.terminate, graceMs: options.grace },
+          options.terminate ? 'revoked job is running: stopping it' : 'revoked job is running: it runs on (no terminate)',
+        );
+    }
+    return { unstarted, running };
   }
 
   private nodeInfo(): NodeInfo {

@@ -2,7 +2,14 @@ import { checkKnownKeys, checkResultTtl, throwOptionError } from '../job-option-
 import { checkDuration } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
 
-export const BROKER_DEFAULTS = { namespace: 'prefork', resultTtl: 86_400_000, leaseMs: 20_000, deadMax: 10_000 };
+export const BROKER_DEFAULTS = {
+  namespace: 'prefork',
+  resultTtl: 86_400_000,
+  leaseMs: 20_000,
+  deadMax: 10_000,
+  revokeTtl: 86_400_000,
+  revokeMax: 100_000,
+};
 
 /** The settings both brokers share, defaults applied; a bad one is an OptionError naming it. */
 export interface ResolvedBrokerOptions {
@@ -11,14 +18,18 @@ export interface ResolvedBrokerOptions {
   resultTtl: number;
   leaseMs: number;
   deadMax: number;
+  /** Whole ms a revoked id is remembered. */
+  revokeTtl: number;
+  /** Most revoked ids remembered. */
+  revokeMax: number;
 }
 
-const KNOWN = new Set(['namespace', 'resultTtl', 'leaseMs', 'deadMax', 'logger']);
+const KNOWN = new Set(['namespace', 'resultTtl', 'leaseMs', 'deadMax', 'revokeTtl', 'revokeMax', 'logger']);
 
 export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
   if (typeof options !== 'object' || options === null) throwOptionError('broker options', options, 'an object');
   checkKnownKeys(options, KNOWN, 'broker option', throwOptionError);
-  const { resultTtl, leaseMs, deadMax } = options;
+  const { resultTtl, leaseMs, deadMax, revokeTtl, revokeMax } = options;
   return {
     namespace: options.namespace ?? BROKER_DEFAULTS.namespace,
     resultTtl:
@@ -29,6 +40,11 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
         ? BROKER_DEFAULTS.leaseMs
         : Math.round(checkDuration('leaseMs', leaseMs, 'timer', throwOptionError)),
     deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : checkDeadMax(deadMax),
+    revokeTtl:
+      revokeTtl === undefined
+        ? BROKER_DEFAULTS.revokeTtl
+        : Math.round(checkDuration('revokeTtl', revokeTtl, 'expiry', throwOptionError)),
+    revokeMax: revokeMax === undefined ? BROKER_DEFAULTS.revokeMax : checkRevokeMax(revokeMax),
   };
 }
 
@@ -36,5 +52,11 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
 function checkDeadMax(value: unknown): number {
   if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
     throwOptionError('deadMax', value, 'an integer >= 0');
+  return value;
+}
+
+function checkRevokeMax(value: unknown): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
+    throwOptionError('revokeMax', value, 'an integer >= 1');
   return value;
 }

@@ -4,7 +4,7 @@ import type { ControlCommand, ControlReply, ControlRequest } from './types.js';
 /** Replies nobody collects are dropped after this long (both brokers). */
 export const CONTROL_REPLY_TTL_MS = 60_000;
 
-const COMMANDS: readonly ControlCommand[] = ['ping', 'stats', 'grow', 'shrink', 'autoscale', 'shutdown'];
+const COMMANDS: readonly ControlCommand[] = ['ping', 'stats', 'grow', 'shrink', 'autoscale', 'shutdown', 'revoke'];
 
 function isCommand(value: unknown): value is ControlCommand {
   return COMMANDS.some((c) => c === value);
@@ -39,7 +39,7 @@ export function decodeControlRequests(raws: readonly (Buffer | string)[], log: L
       typeof r.id === 'string' &&
       isCommand(r.command) &&
       Array.isArray(r.args) &&
-      r.args.every((a) => typeof a === 'number')
+      r.args.every((a) => typeof a === 'number' || typeof a === 'string')
     ) {
       out.push({ id: r.id, command: r.command, args: r.args });
       continue;

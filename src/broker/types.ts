@@ -62,9 +62,10 @@ export interface Delivery {
 /**
  * A job's state, as Celery names them: PENDING (nothing known yet),
  * RECEIVED (fetched by a node) and STARTED (running in a child) with
- * `trackStarted`, RETRY (failed, a retry is scheduled), then SUCCESS or FAILURE.
+ * `trackStarted`, RETRY (failed, a retry is scheduled), then SUCCESS,
+ * FAILURE or REVOKED (revoked before it ran, or terminated while running).
  */
-export type JobState = 'PENDING' | 'RECEIVED' | 'STARTED' | 'RETRY' | 'SUCCESS' | 'FAILURE';
+export type JobState = 'PENDING' | 'RECEIVED' | 'STARTED' | 'RETRY' | 'SUCCESS' | 'FAILURE' | 'REVOKED';
 
 /** A job's state and outcome, as `Client.result()` and `prefork result` show it. */
 export interface ResultRecord {
@@ -105,7 +106,8 @@ export interface ResultRecord {
  * What becomes of a delivery. Every settlement removes the delivery from this
  * node's reserved set; `result`, when present, is stored with the job's
  * `resultTtl`, else the broker's, and a final one announced to `job.replyTo`.
- * - ack: done (SUCCESS, or a FAILURE with no retries left that is not dead-lettered).
+ * - ack: done (SUCCESS, a FAILURE with no retries left that is not dead-lettered, or
+ *   REVOKED: a revoked job skipped when fetched, or stopped while it ran; never retried).
  * - retry: back to the delayed set, due after `delay` ms, with attempt + 1.
  * - dead: to the dead set with `reason` (retries spent, unknown task, bad payload, poison).
  * - giveBack: back to the front of its queue unstarted, redeliveries + 1 (warm shutdown, cold shutdown).
@@ -238,7 +240,7 @@ export interface HeartbeatReply {
 }
 
 /** What `prefork control` and `prefork inspect stats` ask of a node. */
-export type ControlCommand = 'ping' | 'stats' | 'grow' | 'shrink' | 'autoscale' | 'shutdown';
+export type ControlCommand = 'ping' | 'stats' | 'grow' | 'shrink' | 'autoscale' | 'shutdown' | 'revoke';
 
 /** One control command to one or more nodes. */
 export interface ControlRequest {
@@ -246,8 +248,47 @@ export interface ControlRequest {
   id: string;
   /** What to do. */
   command: ControlCommand;
-  /** grow / shrink: [n]; autoscale: [max, min]; otherwise []. */
-  args: number[];
+  /**
+   * grow / shrink: [n]; autoscale: [max, min]; revoke: [terminate (0|1),
+   * grace ms, expiresAt epoch ms, job id, ...]; otherwise []. Each command
+   * checks its own.
+   */
+  args: (string | number)[];
+}
+
+/** A revoked job id the cluster remembers (`prefork inspect revoked`). */
+export interface RevokedJob {
+  /** The job's id. */
+  id: string;
+  /** Epoch ms (the broker's clock) when it was revoked. */
+  revokedAt: number;
+  /** Epoch ms until when it is remembered (the broker's `revokeTtl` after `revokedAt`). */
+  expiresAt: number;
+}
+
+/** What `revoke` did to one job. */
+export interface RevokeOutcome {
+  /** The job's id. */
+  id: string;
+  /**
+   * revoked: it had not finished; REVOKED is stored and every node skips
+   * it (or, with terminate, stops it while it runs). finished: it had
+   * already ended (`state` says how); nothing changed. unknown: no job with
+   * this id waits, runs or has a stored result.
+   */
+  outcome: 'revoked' | 'finished' | 'unknown';
+  /** The state it had before (undefined when none was stored, e.g. a waiting job without trackStarted). */
+  state?: JobState;
+  /** It was taken out of its queue or delayed set (it had not been fetched). */
+  removed?: boolean;
+}
+
+/** Options of one revoke. */
+export interface RevokeOptions {
+  /** Stop the job if it is running: its signal aborts, and its child is killed after `grace` ms. */
+  terminate: boolean;
+  /** Ms between the abort and the kill (terminate). */
+  grace: number;
 }
 
 /** A node's answer to a control request. */
@@ -402,6 +443,23 @@ export interface BrokerControl {
   waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]>;
 }
 
+/**
+ * Revokes (`client.revoke`, `prefork revoke`): remembered cluster-wide for
+ * `revokeTtl` (at most `revokeMax` ids), told to every live node at once,
+ * loaded by a node when it registers.
+ */
+export interface BrokerRevokes {
+  /**
+   * Revokes each job not finished: stores its REVOKED result (announced to a
+   * waiting client), takes it out of its queue or delayed set when it has not
+   * been fetched, remembers its id and tells every live node (a control
+   * request), which skips it when fetched or, with `terminate`, stops it.
+   */
+  revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]>;
+  /** The revoked ids still remembered, oldest first. */
+  listRevoked(): Promise<RevokedJob[]>;
+}
+
 /** Queue counts, purges and the dead set (the CLI's admin commands). */
 export interface BrokerAdmin {
   /** Every queue a job was ever enqueued to (for listings across queues). */
@@ -430,6 +488,7 @@ export interface Broker
     BrokerConsumer,
     BrokerMembership,
     BrokerControl,
+    BrokerRevokes,
     BrokerAdmin {}
 
 /**
@@ -460,6 +519,18 @@ export interface BrokerOptions {
    * @defaultValue 10000
    */
   deadMax?: number;
+  /**
+   * How long a revoked job id is remembered (ms, or "1d"): a node that
+   * fetches the job within this time skips it.
+   * @defaultValue 86400000 (1 day)
+   */
+  revokeTtl?: number | string;
+  /**
+   * Most revoked ids remembered (an integer >= 1); the oldest go first. Every
+   * node keeps them in memory (about 100 bytes each).
+   * @defaultValue 100000
+   */
+  revokeMax?: number;
   /**
    * A pino logger; the broker logs through a child of it.
    * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger

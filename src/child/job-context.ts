@@ -8,6 +8,8 @@ import type { TaskContext } from '../tasks.js';
 export class JobContext implements TaskContext {
   private controller: AbortController | undefined;
   softTimedOut = false;
+  /** Why the signal aborted (a soft time limit, or the parent's ABORT). */
+  private abortReason: Error | undefined;
   /** Epoch ms the job started, sent with its RESULT. */
   startedAt = 0;
 
@@ -21,13 +23,19 @@ export class JobContext implements TaskContext {
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();
-    if (this.softTimedOut && !this.controller.signal.aborted) this.controller.abort(this.softReason());
+    if (this.abortReason !== undefined && !this.controller.signal.aborted) this.controller.abort(this.abortReason);
     return this.controller.signal;
   }
 
   softTimeout(): void {
     this.softTimedOut = true;
-    this.controller?.abort(this.softReason());
+    this.abort(this.softReason());
+  }
+
+  /** Aborts the signal (once: the first reason stays). */
+  abort(reason: Error): void {
+    this.abortReason ??= reason;
+    this.controller?.abort(this.abortReason);
   }
 
   private softReason(): SoftTimeLimitExceeded {

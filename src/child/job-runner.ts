@@ -60,6 +60,11 @@ export class JobRunner {
     if (this.current !== undefined && this.current.seq === seq) this.current.softTimeout();
   }
 
+  /** ABORT: the running job's signal aborts with `reason` (the job may still end on its own). */
+  abort(seq: number, reason: Error): void {
+    if (this.current !== undefined && this.current.seq === seq) this.current.abort(reason);
+  }
+
   /**
    * SHUTDOWN: finish what was sent before it, then exit. inq is still read:
    * a SOFT_TIMEOUT or WITHDRAW for those jobs may follow.

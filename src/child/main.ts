@@ -7,7 +7,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
 import { OptionError } from '../errors.js';
 import { isTaskRegistry } from '../tasks.js';
-import { serializeError } from '../protocol/error-codec.js';
+import { deserializeError, serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
 import { START_RECORD_FD, StartRecordWriter } from '../protocol/start-record.js';
 import { ParentChannel } from './channel.js';
@@ -59,6 +59,9 @@ function onMessage(msg: ParentMessage): void {
       return;
     case MessageType.WITHDRAW:
       runner.withdraw();
+      return;
+    case MessageType.ABORT:
+      runner.abort(msg[1], deserializeError(msg[2]));
       return;
     default:
       process.stderr.write(`prefork child ${process.pid}: unknown message type ${String((msg as unknown[])[0])}\n`);

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { BrokerControl, ControlReply, ControlRequest } from '../broker/types.js';
+import type { BrokerControl, ControlReply, ControlRequest, RevokeOptions } from '../broker/types.js';
+import { OptionError } from '../errors.js';
 import { messageOf } from '../errors.js';
 
 /** What a node exposes to control requests (the Worker). */
@@ -14,6 +15,8 @@ export interface ControlTarget {
   autoscale(max: number, min: number): unknown;
   /** A warm stop, begun after the reply went out. */
   shutdown(): void;
+  /** Jobs revoked (remembered until `expiresAt`, epoch ms): skipped, or stopped while running with `terminate`. */
+  revoke(ids: string[], options: RevokeOptions, expiresAt: number): unknown;
 }
 
 /**
@@ -73,21 +76,36 @@ export class ControlHandler {
 
   private execute(request: ControlRequest): unknown {
     const t = this.target;
-    // The pool checks the numbers itself (an integer >= 1; autoscale's max,min); a missing one is NaN.
-    const [a = NaN, b = NaN] = request.args;
+    // The pool checks the numbers itself (an integer >= 1; autoscale's max,min); a missing one (or a string) is NaN.
+    const [a, b] = request.args.map((v) => (typeof v === 'number' ? v : NaN));
     switch (request.command) {
       case 'ping':
         return { pid: process.pid, uptime: (Date.now() - this.startedAt) / 1000 };
       case 'stats':
         return t.stats();
       case 'grow':
-        return t.grow(a);
+        return t.grow(a ?? NaN);
       case 'shrink':
-        return t.shrink(a);
+        return t.shrink(a ?? NaN);
       case 'autoscale':
-        return t.autoscale(a, b);
+        return t.autoscale(a ?? NaN, b ?? NaN);
+      case 'revoke':
+        return revoke(t, request.args);
       case 'shutdown':
         return { stopping: 'warm' };
     }
   }
+}
+
+/** revoke's arguments: [terminate (0|1), grace ms, expiresAt epoch ms, job id, ...]. */
+function revoke(target: ControlTarget, args: readonly (string | number)[]): unknown {
+  const [terminate, grace, expiresAt, ...ids] = args;
+  if (terminate !== 0 && terminate !== 1) throw new OptionError('terminate', terminate, '0 or 1', 'control revoke');
+  if (typeof grace !== 'number' || !Number.isSafeInteger(grace) || grace < 0)
+    throw new OptionError('grace', grace, 'whole ms >= 0', 'control revoke');
+  if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt))
+    throw new OptionError('expiresAt', expiresAt, 'epoch ms', 'control revoke');
+  const bad = ids.find((id) => typeof id !== 'string' || id === '');
+  if (ids.length === 0 || bad !== undefined) throw new OptionError('ids', bad, 'job ids (non-empty strings)', 'control revoke');
+  return target.revoke(ids as string[], { terminate: terminate === 1, grace }, expiresAt);
 }

@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BrokerConsumer, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
-import { OptionError, WorkerLostError, messageOf, type PoolFailedError } from '../errors.js';
+import { OptionError, RevokedError, WorkerLostError, messageOf, type PoolFailedError } from '../errors.js';
 import { isResultTtl } from '../job-option-checks.js';
 import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
@@ -14,7 +14,9 @@ import {
   malformedSettlement,
   record,
   resultKeeping,
+  revokedSettlement,
   settlementFor,
+  type Attempt,
   type ResultKeeping,
 } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
@@ -43,6 +45,8 @@ export interface ConsumerSettings {
   prefetch: Prefetch;
   /** Write RECEIVED and STARTED states too (one more result write per job each). */
   trackStarted: boolean;
+  /** Whether a job id was revoked: such a job is skipped when fetched, and a failure of one is not retried. */
+  revoked?: (id: string) => boolean;
   /** The level of the per-job lines (default info). */
   jobLogLevel?: JobLogLevel;
   log: Logger;
@@ -313,6 +317,12 @@ export class Consumer {
     const epoch = this.epoch;
     const { job } = delivery;
     const keep = resultKeeping(delivery, this.settings.pool.taskOptions(job.task));
+    const revoked = this.settings.revoked;
+    if (revoked?.(job.id) === true) {
+      this.settings.log.info({ jobId: job.id, task: job.task, queue: delivery.queue }, 'job revoked; skipped');
+      this.finish(revokedSettlement(keep, delivery, this.attempt(undefined, undefined)));
+      return;
+    }
     let pid: number | undefined;
     let startedAt: number | undefined;
     const entry: Unstarted = { onLeave: undefined };
@@ -335,6 +345,8 @@ export class Consumer {
     if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {
       if (!ok && this.poolFailure !== undefined && outcome instanceof WorkerLostError) outcome = this.poolFailure;
+      // Revoked while it ran (or waited): whatever ended it, it is not retried nor given back.
+      if (!ok && !(outcome instanceof RevokedError) && revoked?.(job.id) === true) outcome = new RevokedError(job.id);
       const task = this.settings.pool.taskOptions(job.task);
       const finishedAt = Date.now();
       const settlement = settlementFor(delivery, ok, outcome, {
@@ -386,13 +398,7 @@ export class Consumer {
         { jobId: delivery.job.id, task: delivery.job.task, queue: delivery.queue, option: err.option, err },
         `job failed: ${reason}`,
       );
-      const attempt = {
-        node: this.settings.nodeName,
-        pid: undefined,
-        startedAt: undefined,
-        finishedAt: Date.now(),
-        task: undefined,
-      };
+      const attempt = this.attempt(undefined, undefined);
       this.finish({
         kind: 'dead',
         delivery,
@@ -401,6 +407,11 @@ export class Consumer {
       });
       return true;
     }
+  }
+
+  /** What the Consumer knows of an attempt that settles now. */
+  private attempt(pid: number | undefined, startedAt: number | undefined): Attempt {
+    return { node: this.settings.nodeName, pid, startedAt, finishedAt: Date.now(), task: undefined };
   }
 
   private progress(

@@ -8,6 +8,7 @@ import {
   PoolFailedError,
   ResultSerializationError,
   Retry,
+  RevokedError,
   UnknownTaskError,
   messageOf,
 } from '../errors.js';
@@ -56,7 +57,7 @@ export function finalRecord(
   keep: ResultKeeping,
   delivery: Delivery,
   attempt: Attempt,
-  state: 'SUCCESS' | 'FAILURE',
+  state: 'SUCCESS' | 'FAILURE' | 'REVOKED',
   outcome: () => Pick<ResultRecord, 'value' | 'error'>,
 ): ResultRecord | undefined {
   if (keep === 'none') return undefined;
@@ -87,6 +88,7 @@ export function settlementFor(
       delivery,
       result: finalRecord(keep, delivery, attempt, 'SUCCESS', () => ({ value: outcome })),
     };
+  if (outcome instanceof RevokedError) return revokedSettlement(keep, delivery, attempt, outcome);
   if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError || outcome instanceof PoolFailedError)
     return { kind: 'giveBack', delivery };
   const failure = finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(outcome) }));
@@ -119,6 +121,20 @@ export function settlementFor(
   }
   const reason = retries > 0 ? `retries spent (${retries}): ${messageOf(outcome)}` : messageOf(outcome);
   return { kind: 'dead', delivery, reason, result: failure };
+}
+
+/** A revoked job, skipped when fetched or stopped while it ran: done, REVOKED, never retried. */
+export function revokedSettlement(
+  keep: ResultKeeping,
+  delivery: Delivery,
+  attempt: Attempt,
+  error: RevokedError = new RevokedError(delivery.job.id),
+): Settlement {
+  return {
+    kind: 'ack',
+    delivery,
+    result: finalRecord(keep, delivery, attempt, 'REVOKED', () => ({ error: serializeError(error) })),
+  };
 }
 
 /** A delivery the broker could not read: straight to the dead set, with a FAILURE result naming why. */

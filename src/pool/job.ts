@@ -61,6 +61,8 @@ export class PoolJob {
   settled = false;
   /** withdraw() asked for it back: if it comes back unstarted it is rejected with JobWithdrawnError, not run elsewhere. */
   withdrawing = false;
+  /** cancel() stopped it: it rejects with this, whatever ends it (it comes back unstarted, or its child is killed). */
+  cancelReason: Error | undefined;
 
   constructor(
     readonly seq: number,

@@ -17,6 +17,7 @@ import type { SerializedError, TaskOptions } from '../job-types.js';
 import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from '../task-types.js';
 import type { TaskRegistry } from '../tasks.js';
 import { MessageType, type ChildMessage } from '../protocol/messages.js';
+import { serializeError } from '../protocol/error-codec.js';
 import { createStrategy } from '../scheduling/index.js';
 import { Autoscaler, type ScaleEvent } from './autoscaler.js';
 import { resolveApplyOptions } from './apply-options.js';
@@ -431,6 +432,64 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     return jobs.length;
   }
 
+  /**
+   * Stops the jobs applied with id `id` (ApplyOptions.id), each rejecting
+   * with `reason`. One not started never runs: it leaves the outbound buffer
+   * at once, or is asked back from its child's pipe. With `terminate`, a
+   * running one's signal aborts with `reason`; its child is retired (a
+   * replacement starts now, so the pool stays full), the jobs queued behind
+   * it in that child's pipe come back and run on other children without
+   * spending a retry, and if the job has not ended after `terminate.grace`
+   * ms the child is SIGKILLed. Without it, a running job runs on. Returns
+   * how many jobs were found, not started and running.
+   */
+  cancel(id: string, reason: Error, terminate?: { grace: number }): { unstarted: number; running: number } {
+    let unstarted = 0;
+    let running = 0;
+    for (const job of this.tasks.outbound.removeWhere((j) => j.id === id)) {
+      unstarted++;
+      this.settle(job, false, reason);
+    }
+    for (const proc of [...this.supervisor.procs]) {
+      if (proc.state === 'exited') continue;
+      proc.learnStarts();
+      let askBack = false;
+      for (const job of proc.inFlight) {
+        if (job.id !== id || job.settled) continue;
+        job.cancelReason ??= reason;
+        if (job.startedAt === 0) {
+          unstarted++;
+          askBack = true;
+        } else {
+          running++;
+          if (terminate !== undefined) {
+            this.endChild(proc, terminate.grace, job, reason);
+            askBack = false;
+          }
+        }
+      }
+      // WITHDRAWN brings back every unstarted job: the cancelled ones reject, the others run elsewhere.
+      if (askBack && proc.killReason === undefined) proc.send([MessageType.WITHDRAW]);
+    }
+    return { unstarted, running };
+  }
+
+  /**
+   * Ends a child early: the jobs queued in its pipe are asked back (they run
+   * elsewhere), it is told to exit after its running job (a replacement
+   * starts now), that job's signal aborts with `reason` if given, and after
+   * `grace` ms a child still there is SIGKILLed (its job rejects with the
+   * job's cancelReason, else WorkerLostError).
+   */
+  private endChild(proc: WorkerProcess, grace: number, job: PoolJob, reason: Error): void {
+    proc.send([MessageType.ABORT, job.seq, serializeError(reason)]);
+    proc.send([MessageType.WITHDRAW]);
+    this.supervisor.retire(proc);
+    const timer = setTimeout(() => proc.kill('SIGKILL', reason), grace);
+    timer.unref();
+    void proc.exited.then(() => clearTimeout(timer));
+  }
+
   /** A snapshot of the children, the counters and the outbound buffer. */
   stats(): PoolStats {
     for (const proc of this.supervisor.procs) proc.learnStarts();
@@ -581,6 +640,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.newHeads.delete(proc);
     for (const started of startedJobs) {
       if (!started.announced) this.onStarted(proc, started, false);
+      // Stopped on purpose (cancel): not lost.
+      if (started.cancelReason !== undefined) {
+        this.settle(started, false, started.cancelReason);
+        continue;
+      }
       const error = this.killedPastLimit(started, lost) ?? lost;
       if (this.terminating) {
         this.settle(started, false, new PoolClosedError('the pool was terminated while the job was running'));
@@ -621,7 +685,8 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     const going = this.terminating || this.failure !== undefined;
     const rerun: PoolJob[] = [];
     for (const job of unstarted) {
-      if (job.withdrawing) this.settle(job, false, new JobWithdrawnError());
+      if (job.cancelReason !== undefined) this.settle(job, false, job.cancelReason);
+      else if (job.withdrawing) this.settle(job, false, new JobWithdrawnError());
       else if (going)
         this.settle(job, false, this.failure ?? new PoolClosedError('the pool was terminated before the job started'));
       else rerun.push(job);

@@ -11,6 +11,7 @@ export const MessageType = {
   SHUTDOWN: 2,
   SOFT_TIMEOUT: 3,
   WITHDRAW: 4,
+  ABORT: 5,
   // child → parent
   WORKER_UP: 10,
   ACK: 11,
@@ -44,7 +45,9 @@ export type ShutdownFrame = [typeof MessageType.SHUTDOWN];
 export type SoftTimeoutFrame = [typeof MessageType.SOFT_TIMEOUT, seq: number];
 /** Give back every job received and not started yet (warm stop, withdraw()). */
 export type WithdrawFrame = [typeof MessageType.WITHDRAW];
-export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame | WithdrawFrame;
+/** Abort the running job's signal with `reason` (a revoke with terminate: the child is killed if the job goes on). */
+export type AbortFrame = [typeof MessageType.ABORT, seq: number, reason: SerializedError];
+export type ParentMessage = JobFrame | ShutdownFrame | SoftTimeoutFrame | WithdrawFrame | AbortFrame;
 
 /** `options`: the per-task defaults declared with defineTasks, so the parent can honour them without loading user code. */
 export type WorkerUpFrame = [

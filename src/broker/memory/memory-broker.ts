@@ -16,7 +16,11 @@ import type {
   NodeInfo,
   NodeUpdate,
   QueueCounts,
+  JobRecord,
   ResultRecord,
+  RevokedJob,
+  RevokeOptions,
+  RevokeOutcome,
   Settlement,
   WaitReply,
 } from '../types.js';
@@ -26,6 +30,9 @@ import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
 import { applySettlements } from './settle.js';
+import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
+import { resultTtlOf } from '../../job-option-checks.js';
+import { randomUUID } from 'node:crypto';
 
 /**
  * The embedded broker (`memory://[name]`): one process, the semantics of the
@@ -41,6 +48,8 @@ export class MemoryBroker implements Broker {
   readonly leaseMs: number;
   private readonly resultTtl: number;
   private readonly deadMax: number;
+  private readonly revokeTtl: number;
+  private readonly revokeMax: number;
   private readonly log: Logger;
   private closed = false;
   /** Ends this handle's blocked waits (on close). */
@@ -57,6 +66,8 @@ export class MemoryBroker implements Broker {
     this.leaseMs = settings.leaseMs;
     this.resultTtl = settings.resultTtl;
     this.deadMax = settings.deadMax;
+    this.revokeTtl = settings.revokeTtl;
+    this.revokeMax = settings.revokeMax;
     this.log = (logger ?? defaultLogger()).child({ component: 'memory-broker', broker: url });
   }
 
@@ -288,6 +299,76 @@ export class MemoryBroker implements Broker {
       this.cancels,
     );
     return out;
+  }
+
+  // revokes
+
+  async revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]> {
+    const now = Date.now();
+    const outcomes: RevokeOutcome[] = [];
+    const revoked: string[] = [];
+    const touched = new Set<string>();
+    for (const id of new Set(ids)) {
+      const stored = this.state.results.get(id, now);
+      const finished = finishedOutcome(id, stored);
+      if (finished !== undefined) {
+        outcomes.push(finished);
+        if (finished.outcome === 'revoked') revoked.push(id);
+        continue;
+      }
+      let job: JobRecord | undefined;
+      for (const [name, q] of this.state.allQueues()) {
+        job = q.remove(id);
+        if (job !== undefined) {
+          touched.add(name);
+          break;
+        }
+      }
+      const held = job ?? this.state.reservations.find(id);
+      if (stored === undefined && held === undefined) {
+        outcomes.push({ id, outcome: 'unknown' });
+        continue;
+      }
+      const record = revokedRecord(id, stored, held, now);
+      this.state.results.set(record, resultTtlOf(held?.options ?? {}, this.resultTtl), now);
+      if (held?.replyTo !== undefined && held.options.ignoreResult !== true) this.state.results.announce(held.replyTo, id);
+      const outcome: RevokeOutcome = { id, outcome: 'revoked' };
+      if (stored !== undefined) outcome.state = stored.state;
+      if (job !== undefined) outcome.removed = true;
+      outcomes.push(outcome);
+      revoked.push(id);
+    }
+    this.state.waiters.changed(touched);
+    if (revoked.length === 0) return outcomes;
+    const memory = this.state.revoked;
+    for (const id of revoked) {
+      memory.delete(id);
+      memory.set(id, now);
+    }
+    this.forgetRevoked(now);
+    const nodes = (await this.listNodes()).map((n) => n.id);
+    if (nodes.length > 0)
+      await this.sendControl(
+        nodes,
+        revokeRequest(randomUUID(), revoked, options, now + this.revokeTtl),
+        revokeRequestTtl(this.leaseMs),
+      );
+    return outcomes;
+  }
+
+  async listRevoked(): Promise<RevokedJob[]> {
+    const now = Date.now();
+    this.forgetRevoked(now);
+    return [...this.state.revoked].map(([id, revokedAt]) => ({ id, revokedAt, expiresAt: revokedAt + this.revokeTtl }));
+  }
+
+  /** Drops revoked ids past the ttl, then the oldest past the count (the map is in revoke order). */
+  private forgetRevoked(now: number): void {
+    const memory = this.state.revoked;
+    for (const [id, at] of memory) {
+      if (at + this.revokeTtl > now && memory.size <= this.revokeMax) break;
+      memory.delete(id);
+    }
   }
 
   // admin

@@ -68,6 +68,14 @@ export class MemoryQueue {
     return n;
   }
 
+  /** Takes the job `id` out of the waiting or delayed jobs (not a reserved one: its node holds it). */
+  remove(id: string): JobRecord | undefined {
+    const waiting = this.rd.removeWhere((j) => j.id === id)[0] ?? this.main.removeWhere((j) => j.id === id)[0];
+    if (waiting !== undefined) return waiting;
+    const at = this.delayed.findIndex((d) => d.job.id === id);
+    return at < 0 ? undefined : this.delayed.splice(at, 1)[0]?.job;
+  }
+
   /** Drops every waiting and delayed job (reserved ones stay with their nodes); returns how many. */
   purge(): number {
     const n = this.waiting + this.delayed.length;

@@ -16,6 +16,8 @@ export class MemoryState {
   readonly reservations = new Reservations((name) => this.queue(name));
   readonly results = new ResultStore();
   readonly control = new ControlBoard();
+  /** Revoked job id -> epoch ms it was revoked, oldest first (as `{ns}:revoked`). */
+  readonly revoked = new Map<string, number>();
   readonly waiters = new WorkWaiters({
     ready: (name, now) => {
       const q = this.queues.get(name);
@@ -34,6 +36,11 @@ export class MemoryState {
       this.queues.set(name, q);
     }
     return q;
+  }
+
+  /** Every queue, for a search by job id. */
+  allQueues(): IterableIterator<[string, MemoryQueue]> {
+    return this.queues.entries();
   }
 
   /** The queue named `name` if anything ever touched it (read-only paths use this, so they create nothing). */

@@ -1,4 +1,5 @@
 import { timerMs } from '../../util/units.js';
+import { isFinalState } from '../job-state.js';
 import type { AnnouncedResults, ResultRecord } from '../types.js';
 
 interface StoredResult {
@@ -83,7 +84,7 @@ export class ResultStore {
     for (const id of ids ?? []) {
       const record = this.get(id, now);
       if (record === undefined) gone.push(id);
-      else if (record.state === 'SUCCESS' || record.state === 'FAILURE') records.push(record);
+      else if (isFinalState(record.state)) records.push(record);
     }
     return { records, gone, missed: this.overflowed.delete(clientId) };
   }

@@ -1,8 +1,7 @@
 import { resultTtlOf, retryDelayMs } from '../../job-option-checks.js';
-import type { JobState, Settlement } from '../types.js';
+import { isFinalState } from '../job-state.js';
+import type { Settlement } from '../types.js';
 import type { MemoryState } from './memory-state.js';
-
-const FINAL: ReadonlySet<JobState> = new Set(['SUCCESS', 'FAILURE']);
 
 export interface SettleContext {
   readonly state: MemoryState;
@@ -45,6 +44,6 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
     const { job } = s.delivery;
     if (job.options.ignoreResult === true) continue;
     state.results.set(s.result, resultTtlOf(job.options, ctx.resultTtl), now);
-    if (job.replyTo !== undefined && FINAL.has(s.result.state)) state.results.announce(job.replyTo, s.result.id);
+    if (job.replyTo !== undefined && isFinalState(s.result.state)) state.results.announce(job.replyTo, s.result.id);
   }
 }

@@ -54,6 +54,10 @@ export class Keys {
   get queues(): string {
     return `${this.tag}:queues`;
   }
+  /** Revoked job ids (a ZSET: id -> epoch ms it was revoked; see revokeJobs-1.lua). */
+  get revoked(): string {
+    return `${this.tag}:revoked`;
+  }
 
   result(jobId: string): string {
     return `${this.namespace}:res:${jobId}`;

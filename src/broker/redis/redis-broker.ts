@@ -17,6 +17,9 @@ import type {
   NodeUpdate,
   QueueCounts,
   ResultRecord,
+  RevokedJob,
+  RevokeOptions,
+  RevokeOutcome,
   Settlement,
   WaitReply,
 } from '../types.js';
@@ -31,6 +34,7 @@ import { Keys } from './keys.js';
 import { Membership } from './membership.js';
 import { checkEvictionPolicy, OutOfMemoryNotice } from './out-of-memory.js';
 import { Results } from './results.js';
+import { Revokes } from './revokes.js';
 import { callScript, defineScripts } from './scripts.js';
 import { settleError } from './settle-errors.js';
 import { Deliveries } from './deliveries.js';
@@ -142,6 +146,7 @@ export class RedisBroker implements Broker {
   private readonly membership: Membership;
   private readonly admin: QueueAdmin;
   private readonly control: Control;
+  private readonly revokes: Revokes;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
   /** Connections being opened: close() ends them too, or they would open after it. */
@@ -161,7 +166,7 @@ export class RedisBroker implements Broker {
   ) {
     this.displayUrl = maskUrl(url);
     checkUrl(url);
-    const { namespace, resultTtl, leaseMs, deadMax } = resolveBrokerOptions(options);
+    const { namespace, resultTtl, leaseMs, deadMax, revokeTtl, revokeMax } = resolveBrokerOptions(options);
     this.leaseMs = leaseMs;
     this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
@@ -170,6 +175,12 @@ export class RedisBroker implements Broker {
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new QueueAdmin(this.keys);
     this.control = new Control(this.keys, this.log);
+    this.revokes = new Revokes(this.keys, this.results, this.membership, this.control, {
+      resultTtl,
+      revokeTtl,
+      revokeMax,
+      leaseMs,
+    });
     this.outOfMemory = new OutOfMemoryNotice(this.log, this.displayUrl);
     const unblocker = (): Redis =>
       this.commands ??
@@ -416,6 +427,16 @@ export class RedisBroker implements Broker {
   async waitForControlReplies(requestId: string, count: number, timeoutMs: number): Promise<ControlReply[]> {
     await this.redis();
     return this.control.waitForReplies(this.controlWaits, requestId, count, timeoutMs);
+  }
+
+  // revokes
+
+  async revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]> {
+    return this.revokes.revoke(await this.redis(), ids, options);
+  }
+
+  async listRevoked(): Promise<RevokedJob[]> {
+    return this.revokes.list(await this.redis());
   }
 
   // admin

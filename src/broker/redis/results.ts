@@ -1,4 +1,5 @@
 import type { ChainableCommander, Redis } from 'ioredis';
+import { isFinalState } from '../job-state.js';
 import type { AnnouncedResults, ResultRecord, Settlement } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
@@ -48,19 +49,22 @@ export class Results {
       const { job } = s.delivery;
       if (job.options.ignoreResult === true) continue;
       pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', resultTtlOf(job.options, this.ttlMs));
-      if (job.replyTo === undefined || (s.result.state !== 'SUCCESS' && s.result.state !== 'FAILURE')) continue;
+      if (job.replyTo === undefined || !isFinalState(s.result.state)) continue;
       replies ??= new Map();
       const ids = replies.get(job.replyTo);
       if (ids === undefined) replies.set(job.replyTo, [s.result.id]);
       else ids.push(s.result.id);
     }
     if (replies === undefined) return;
-    for (const [clientId, ids] of replies) {
-      const reply = this.keys.reply(clientId);
-      pipe.lpush(reply, ...ids);
-      pipe.ltrim(reply, 0, REPLY_MAX - 1);
-      pipe.pexpire(reply, this.ttlMs);
-    }
+    for (const [clientId, ids] of replies) this.addAnnouncement(pipe, clientId, ids);
+  }
+
+  /** Announces to `clientId` that the results of `ids` are ready (stored already). */
+  addAnnouncement(pipe: ChainableCommander, clientId: string, ids: readonly string[]): void {
+    const reply = this.keys.reply(clientId);
+    pipe.lpush(reply, ...ids);
+    pipe.ltrim(reply, 0, REPLY_MAX - 1);
+    pipe.pexpire(reply, this.ttlMs);
   }
 
   async get(redis: Redis, id: string): Promise<ResultRecord | undefined> {
@@ -113,7 +117,7 @@ export class Results {
     stored.forEach((record, i) => {
       if (record === undefined) gone.push(ids[i] as string);
       // Not final: a rerun of the job (redelivered) wrote over it; it is announced again when it ends.
-      else if (record.state === 'SUCCESS' || record.state === 'FAILURE') records.push(record);
+      else if (isFinalState(record.state)) records.push(record);
     });
     return { records, gone, missed };
   }

@@ -25,6 +25,9 @@ const SCRIPTS = {
   purgeQueue: 'purgeQueue-3.lua',
   retryDead: 'retryDead-2.lua',
   countJobs: 'countJobs-4.lua',
+  revokeJobs: 'revokeJobs-1.lua',
+  findJob: 'findJob-1.lua',
+  swapResult: 'swapResult-1.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

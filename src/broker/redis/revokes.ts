@@ -1,0 +1,148 @@
+import { randomUUID } from 'node:crypto';
+import type { Redis } from 'ioredis';
+import { resultTtlOf } from '../../job-option-checks.js';
+import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
+import type { JobRecord, RevokedJob, RevokeOptions, RevokeOutcome } from '../types.js';
+import type { Control } from './control.js';
+import { decodeJob, decodeResult, encodeResult } from './entry-codec.js';
+import type { Keys } from './keys.js';
+import type { Membership } from './membership.js';
+import type { Results } from './results.js';
+import { callScript } from './scripts.js';
+
+/** Entries looked at per findJob call (keeps one call short in Redis). */
+const FIND_PAGE = 500;
+/** Compare-and-set rounds before giving up on a result that keeps changing (a job finishing meanwhile settles it). */
+const SWAP_ROUNDS = 5;
+
+/**
+ * Revokes on Redis: the REVOKED result written with a compare-and-set (a job
+ * that finishes meanwhile keeps its own), the job taken out of its queue or
+ * delayed set when no node holds it (found by scanning the queues a page at
+ * a time: O(jobs waiting), an admin's cost, not a hot path's), the id added
+ * to `{ns}:revoked` (bounded by age and count), and a control request to
+ * every live node. A node that starts later loads the set when it registers.
+ */
+export class Revokes {
+  constructor(
+    private readonly keys: Keys,
+    private readonly results: Results,
+    private readonly membership: Membership,
+    private readonly control: Control,
+    private readonly settings: { resultTtl: number; revokeTtl: number; revokeMax: number; leaseMs: number },
+  ) {}
+
+  async revoke(redis: Redis, ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]> {
+    const outcomes: RevokeOutcome[] = [];
+    const revoked: string[] = [];
+    for (const id of new Set(ids)) {
+      const outcome = await this.revokeOne(redis, id);
+      outcomes.push(outcome);
+      if (outcome.outcome === 'revoked') revoked.push(id);
+    }
+    if (revoked.length === 0) return outcomes;
+    const now = Number(
+      await callScript(
+        redis,
+        'revokeJobs',
+        [this.keys.revoked],
+        [this.settings.revokeTtl, this.settings.revokeMax, ...revoked],
+      ),
+    );
+    // After the set is written: a node registering meanwhile either loads it or is listed here.
+    const nodes = await this.membership.listNodes(redis);
+    if (nodes.length > 0) {
+      const request = revokeRequest(randomUUID(), revoked, options, now + this.settings.revokeTtl);
+      await this.control.send(
+        redis,
+        nodes.map((n) => n.id),
+        request,
+        revokeRequestTtl(this.settings.leaseMs),
+      );
+    }
+    return outcomes;
+  }
+
+  async list(redis: Redis): Promise<RevokedJob[]> {
+    const replies = (await redis.pipeline().time().zrange(this.keys.revoked, 0, -1, 'WITHSCORES').exec()) ?? [];
+    const [[timeErr, time], [rangeErr, range]] = replies as [[Error | null, [string, string]], [Error | null, string[]]];
+    if (timeErr) throw timeErr;
+    if (rangeErr) throw rangeErr;
+    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    const out: RevokedJob[] = [];
+    for (let i = 0; i + 1 < range.length; i += 2) {
+      const revokedAt = Number(range[i + 1]);
+      const expiresAt = revokedAt + this.settings.revokeTtl;
+      if (expiresAt > now) out.push({ id: range[i] as string, revokedAt, expiresAt });
+    }
+    return out;
+  }
+
+  private async revokeOne(redis: Redis, id: string): Promise<RevokeOutcome> {
+    let found: { job: JobRecord; removed: boolean } | undefined;
+    let searched = false;
+    for (let round = 0; round < SWAP_ROUNDS; round++) {
+      const raw = await redis.getBuffer(this.keys.result(id));
+      const stored = raw === null ? undefined : decodeResult(raw);
+      const finished = finishedOutcome(id, stored);
+      if (finished !== undefined) return finished;
+      if (!searched) {
+        found = await this.find(redis, id);
+        searched = true;
+      }
+      if (stored === undefined && found === undefined) return { id, outcome: 'unknown' };
+      const record = revokedRecord(id, stored, found?.job, Date.now());
+      const ttl = found === undefined ? this.settings.resultTtl : resultTtlOf(found.job.options, this.settings.resultTtl);
+      const written = Number(
+        await callScript(
+          redis,
+          'swapResult',
+          [this.keys.result(id)],
+          [raw === null ? '0' : '1', raw ?? '', encodeResult(record), ttl],
+        ),
+      );
+      if (written !== 1) continue;
+      // The waiting client hears of it now: a job taken out of its queue is settled by no node.
+      const replyTo = found?.job.replyTo;
+      if (replyTo !== undefined && found?.job.options.ignoreResult !== true) {
+        const pipe = redis.pipeline();
+        this.results.addAnnouncement(pipe, replyTo, [id]);
+        await pipe.exec();
+      }
+      const outcome: RevokeOutcome = { id, outcome: 'revoked' };
+      if (stored !== undefined) outcome.state = stored.state;
+      if (found?.removed === true) outcome.removed = true;
+      return outcome;
+    }
+    // Changing every time: it is being settled right now; the node that holds it hears of the revoke.
+    return { id, outcome: 'revoked' };
+  }
+
+  /** The job's entry in a queue of the cluster, taken out when nobody holds it. */
+  private async find(redis: Redis, id: string): Promise<{ job: JobRecord; removed: boolean } | undefined> {
+    const queues = (await redis.smembers(this.keys.queues)).sort();
+    for (const queue of queues) {
+      const places: [string, 's' | 'd'][] = [
+        [this.keys.delayed(queue), 'd'],
+        [this.keys.rd(queue), 's'],
+        [this.keys.stream(queue), 's'],
+      ];
+      for (const [key, kind] of places) {
+        let from = kind === 'd' ? '0' : '-';
+        while (from !== '') {
+          const [hit, a, b] = (await callScript(redis, 'findJob', [key], [id, kind, from, FIND_PAGE, '1'])) as [
+            number,
+            Buffer | (string | Buffer)[],
+            number,
+          ];
+          if (hit === 1) {
+            const { job } = decodeJob('0-0', queue, a as (string | Buffer)[]);
+            return { job, removed: b === 1 };
+          }
+          from = (a as Buffer).toString();
+        }
+      }
+    }
+    return undefined;
+  }
+}

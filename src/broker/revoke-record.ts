@@ -1,0 +1,55 @@
+import { RevokedError } from '../errors.js';
+import { serializeError } from '../protocol/error-codec.js';
+import { isFinalState } from './job-state.js';
+import type { ControlRequest, JobRecord, ResultRecord, RevokeOptions, RevokeOutcome } from './types.js';
+
+/**
+ * What both brokers' `revoke` share: the outcome for a job from what was
+ * found of it, the REVOKED record stored at once (so `state()` and
+ * `result()` tell the truth before any node hears of it), and the control
+ * request that tells every live node.
+ */
+
+/** The outcome when the stored result is final already, else undefined (the job is revoked). */
+export function finishedOutcome(id: string, stored: ResultRecord | undefined): RevokeOutcome | undefined {
+  if (stored === undefined || !isFinalState(stored.state)) return undefined;
+  // Revoked before: saying so again changes nothing.
+  if (stored.state === 'REVOKED') return { id, outcome: 'revoked', state: 'REVOKED' };
+  return { id, outcome: 'finished', state: stored.state };
+}
+
+/** The REVOKED record of a job, from its stored result or its queued entry (whichever is known). */
+export function revokedRecord(
+  id: string,
+  stored: ResultRecord | undefined,
+  job: JobRecord | undefined,
+  now: number,
+): ResultRecord {
+  const record: ResultRecord = {
+    id,
+    task: job?.task ?? stored?.task ?? '',
+    queue: job?.queue ?? stored?.queue ?? '',
+    state: 'REVOKED',
+    error: serializeError(new RevokedError(id)),
+    retries: job?.attempt ?? stored?.retries ?? 0,
+    finishedAt: now,
+  };
+  const enqueuedAt = job?.enqueuedAt ?? stored?.enqueuedAt;
+  if (enqueuedAt !== undefined) record.enqueuedAt = enqueuedAt;
+  return record;
+}
+
+/** The control request that tells a node of revoked ids: [terminate, grace, expiresAt, ...ids]. */
+export function revokeRequest(
+  requestId: string,
+  ids: readonly string[],
+  options: RevokeOptions,
+  expiresAt: number,
+): ControlRequest {
+  return { id: requestId, command: 'revoke', args: [options.terminate ? 1 : 0, options.grace, expiresAt, ...ids] };
+}
+
+/** How long a revoke request waits in a node's control list: past it, a node that did not take it has lost its lease (and reloads the set when it registers again). */
+export function revokeRequestTtl(leaseMs: number): number {
+  return 2 * leaseMs;
+}

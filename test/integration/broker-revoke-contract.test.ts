@@ -1,0 +1,118 @@
+/**
+ * The revoke part of the Broker contract, over both implementations: what a
+ * revoke finds and changes (the REVOKED result, the job taken out of its
+ * queue or delayed set when no node holds it), the remembered ids, and the
+ * control request every live node is sent.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Broker, Delivery, NewJob } from '../../dist/broker/types.js';
+import { eachBrokerScope } from '../helpers/broker-scope.js';
+
+const GRACE = { terminate: false, grace: 5_000 };
+
+function job(id: string, extra: Partial<NewJob> = {}): NewJob {
+  return {
+    id,
+    task: 'work',
+    queue: 'q',
+    payload: new Uint8Array([0x91, 0x01]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: Date.now(),
+    ...extra,
+  };
+}
+
+async function fetchAll(b: Broker, nodeId: string, count = 10): Promise<Delivery[]> {
+  return (await b.fetch({ nodeId, plan: [{ queue: 'q', quota: count }], count, settle: [] })).deliveries;
+}
+
+describe.each(['memory', 'redis'] as const)('revoke over %s', (kind) => {
+  const { broker, node } = eachBrokerScope(kind, 'revoke');
+
+  it('a waiting job is taken out of its queue, its result is REVOKED at once, and its id is remembered', async () => {
+    const b = await broker();
+    const n = await node(b, 'n1');
+    await b.enqueue([job('a'), job('b')]);
+    const [outcome] = await b.revoke(['a'], GRACE);
+    expect(outcome).toEqual({ id: 'a', outcome: 'revoked', removed: true });
+    expect(await b.getResult('a')).toMatchObject({
+      id: 'a',
+      task: 'work',
+      queue: 'q',
+      state: 'REVOKED',
+      error: { name: 'RevokedError' },
+    });
+    expect((await fetchAll(b, n)).map((d) => d.job.id)).toEqual(['b']);
+    const remembered = await b.listRevoked();
+    expect(remembered.map((r) => r.id)).toEqual(['a']);
+    expect(remembered[0]?.expiresAt).toBe((remembered[0]?.revokedAt ?? 0) + 86_400_000);
+  });
+
+  it('a delayed job is taken out of the delayed set', async () => {
+    const b = await broker();
+    const n = await node(b, 'n1');
+    await b.enqueue([job('later', { delay: 60_000 })]);
+    expect(await b.revoke(['later'], GRACE)).toEqual([{ id: 'later', outcome: 'revoked', removed: true }]);
+    expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, delayed: 0 });
+    expect(await fetchAll(b, n)).toEqual([]);
+  });
+
+  it('a job a node holds stays with it, and every live node is sent the revoke', async () => {
+    const b = await broker();
+    const n1 = await node(b, 'n1');
+    const n2 = await node(b, 'n2');
+    await b.enqueue([job('held')]);
+    expect((await fetchAll(b, n1)).map((d) => d.job.id)).toEqual(['held']);
+    expect(await b.revoke(['held'], { terminate: true, grace: 250 })).toEqual([{ id: 'held', outcome: 'revoked' }]);
+    expect((await b.counts(['q']))[0]).toMatchObject({ reserved: 1 });
+    for (const id of [n1, n2]) {
+      const requests = await b.takeControl(id);
+      expect(requests).toHaveLength(1);
+      const [terminate, grace, expiresAt, ...ids] = requests[0]?.args ?? [];
+      expect(requests[0]?.command).toBe('revoke');
+      expect({ terminate, grace, ids }).toEqual({ terminate: 1, grace: 250, ids: ['held'] });
+      expect(expiresAt).toBeGreaterThan(Date.now());
+    }
+  });
+
+  it('a finished job is left as it was; an unknown id is said to be unknown and not remembered', async () => {
+    const b = await broker();
+    const n = await node(b, 'n1');
+    await b.enqueue([job('done', { replyTo: 'c1' })]);
+    const [d] = await fetchAll(b, n);
+    await b.settle([
+      {
+        kind: 'ack',
+        delivery: d as Delivery,
+        result: { id: 'done', task: 'work', queue: 'q', state: 'SUCCESS', value: 3, retries: 0 },
+      },
+    ]);
+    expect(await b.revoke(['done', 'nope'], GRACE)).toEqual([
+      { id: 'done', outcome: 'finished', state: 'SUCCESS' },
+      { id: 'nope', outcome: 'unknown' },
+    ]);
+    expect(await b.getResult('done')).toMatchObject({ state: 'SUCCESS', value: 3 });
+    expect(await b.getResult('nope')).toBeUndefined();
+    expect(await b.listRevoked()).toEqual([]);
+    expect(await b.takeControl(n)).toEqual([]);
+  });
+
+  it('the client waiting for a job taken out of its queue is told at once', async () => {
+    const b = await broker();
+    await b.enqueue([job('w', { replyTo: 'client-1' })]);
+    await b.revoke(['w'], GRACE);
+    const got = await b.waitForResults('client-1', 5_000);
+    expect(got.records.map((r) => [r.id, r.state])).toEqual([['w', 'REVOKED']]);
+  });
+
+  it('remembers at most revokeMax ids, the oldest going first', async () => {
+    const b = await broker({ revokeMax: 2 });
+    await b.enqueue([job('x'), job('y'), job('z')]);
+    await b.revoke(['x'], GRACE);
+    await b.revoke(['y'], GRACE);
+    await b.revoke(['z'], GRACE);
+    expect((await b.listRevoked()).map((r) => r.id).sort()).toEqual(['y', 'z']);
+  });
+});
