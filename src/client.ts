@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
 import { isFinalState } from './broker/job-state.js';
+import { DEFAULT_REVOKE_GRACE_MS } from './broker/revoke-record.js';
 import type {
   BrokerConnection,
   BrokerProducer,
@@ -66,9 +67,6 @@ export interface RevokeJobOptions {
    */
   grace?: number | string;
 }
-
-/** `grace` when not given: a task that watches its signal has time to stop cleanly. */
-export const DEFAULT_REVOKE_GRACE_MS = 5_000;
 
 /** What `new Client(options)` accepts; a bad one throws an OptionError naming it. */
 export interface ClientOptions {
@@ -406,7 +404,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     checkKnownKeys(options, REVOKE_KEYS, 'revoke() option', bad);
     if (options.terminate !== undefined && typeof options.terminate !== 'boolean')
       bad('terminate', options.terminate, 'true or false');
-    const grace = options.grace === undefined ? DEFAULT_REVOKE_GRACE_MS : checkDuration('grace', options.grace, 'wait', bad);
+    const grace =
+      options.grace === undefined ? DEFAULT_REVOKE_GRACE_MS : checkDuration('grace', options.grace, 'wait', bad);
     await this.connect();
     return this.broker.revoke(ids, { terminate: options.terminate === true, grace: Math.round(grace) });
   }

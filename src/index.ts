@@ -18,6 +18,7 @@ export {
   type ProcessDownEvent,
   type JobLostEvent,
   type ResizeEvent,
+  type CancelledJobs,
 } from './pool/pool.js';
 export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';

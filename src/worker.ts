@@ -18,7 +18,7 @@ import { ConsumerFailedError, InvalidStateError, RevokedError, messageOf, type P
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
-import { Pool } from './pool/pool.js';
+import { Pool, type CancelledJobs } from './pool/pool.js';
 import type { PoolStats } from './pool/stats.js';
 import {
   resolveWorkerOptions,
@@ -517,7 +517,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /** A revoke control request: remembered, and the jobs held here stop (unstarted ones never run). */
-  private revoke(ids: string[], options: RevokeOptions, expiresAt: number): { unstarted: number; running: number } {
+  private revoke(ids: string[], options: RevokeOptions, expiresAt: number): CancelledJobs {
     this.revocations.add(ids, expiresAt);
     let unstarted = 0;
     let running = 0;
@@ -532,7 +532,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
       if (found.running > 0)
         this.log.info(
           { jobId: id, terminate: options.terminate, graceMs: options.grace },
-          options.terminate ? 'revoked job is running: stopping it' : 'revoked job is running: it runs on (no terminate)',
+          options.terminate
+            ? 'revoked job is running: stopping it'
+            : 'revoked job is running: it runs on (no terminate)',
         );
     }
     return { unstarted, running };

@@ -10,6 +10,9 @@ import type { ControlRequest, JobRecord, ResultRecord, RevokeOptions, RevokeOutc
  * request that tells every live node.
  */
 
+/** A revoke's grace period when not given (terminate): a task that watches its signal has time to stop cleanly. */
+export const DEFAULT_REVOKE_GRACE_MS = 5_000;
+
 /** The outcome when the stored result is final already, else undefined (the job is revoked). */
 export function finishedOutcome(id: string, stored: ResultRecord | undefined): RevokeOutcome | undefined {
   if (stored === undefined || !isFinalState(stored.state)) return undefined;

@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { BrokerControl, ControlReply, ControlRequest, RevokeOptions } from '../broker/types.js';
-import { OptionError } from '../errors.js';
-import { messageOf } from '../errors.js';
+import { OptionError, messageOf } from '../errors.js';
 
 /** What a node exposes to control requests (the Worker). */
 export interface ControlTarget {
@@ -76,25 +75,33 @@ export class ControlHandler {
 
   private execute(request: ControlRequest): unknown {
     const t = this.target;
-    // The pool checks the numbers itself (an integer >= 1; autoscale's max,min); a missing one (or a string) is NaN.
-    const [a, b] = request.args.map((v) => (typeof v === 'number' ? v : NaN));
     switch (request.command) {
       case 'ping':
         return { pid: process.pid, uptime: (Date.now() - this.startedAt) / 1000 };
       case 'stats':
         return t.stats();
       case 'grow':
-        return t.grow(a ?? NaN);
+        return t.grow(numbers(request)[0] ?? NaN);
       case 'shrink':
-        return t.shrink(a ?? NaN);
-      case 'autoscale':
-        return t.autoscale(a ?? NaN, b ?? NaN);
+        return t.shrink(numbers(request)[0] ?? NaN);
+      case 'autoscale': {
+        const [max = NaN, min = NaN] = numbers(request);
+        return t.autoscale(max, min);
+      }
       case 'revoke':
         return revoke(t, request.args);
       case 'shutdown':
         return { stopping: 'warm' };
     }
   }
+}
+
+/** The arguments of a command that takes numbers; the pool checks their values (a missing one is NaN there). */
+function numbers(request: ControlRequest): number[] {
+  return request.args.map((v, i) => {
+    if (typeof v !== 'number') throw new OptionError(`args[${i}]`, v, 'a number', `control ${request.command}`);
+    return v;
+  });
 }
 
 /** revoke's arguments: [terminate (0|1), grace ms, expiresAt epoch ms, job id, ...]. */
@@ -106,6 +113,7 @@ function revoke(target: ControlTarget, args: readonly (string | number)[]): unkn
   if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt))
     throw new OptionError('expiresAt', expiresAt, 'epoch ms', 'control revoke');
   const bad = ids.find((id) => typeof id !== 'string' || id === '');
-  if (ids.length === 0 || bad !== undefined) throw new OptionError('ids', bad, 'job ids (non-empty strings)', 'control revoke');
+  if (ids.length === 0 || bad !== undefined)
+    throw new OptionError('ids', bad, 'job ids (non-empty strings)', 'control revoke');
   return target.revoke(ids as string[], { terminate: terminate === 1, grace }, expiresAt);
 }

@@ -73,6 +73,14 @@ export interface ResizeEvent {
   autoscale: { max: number; min: number } | undefined;
 }
 
+/** What `Pool.cancel` found of a job id. */
+export interface CancelledJobs {
+  /** Jobs not started: they never run. */
+  unstarted: number;
+  /** Jobs running: stopped with `terminate`, else left to run on. */
+  running: number;
+}
+
 /** The Pool's events and their arguments: `pool.on('process-down', (event) => ...)`. */
 export interface PoolEvents {
   /** A child is ready for jobs. */
@@ -443,7 +451,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
    * ms the child is SIGKILLed. Without it, a running job runs on. Returns
    * how many jobs were found, not started and running.
    */
-  cancel(id: string, reason: Error, terminate?: { grace: number }): { unstarted: number; running: number } {
+  cancel(id: string, reason: Error, terminate?: { grace: number }): CancelledJobs {
     let unstarted = 0;
     let running = 0;
     for (const job of this.tasks.outbound.removeWhere((j) => j.id === id)) {

@@ -135,3 +135,22 @@ describe('Client.enqueue options', () => {
     await expect(job.result({ timeout: '30d' })).rejects.toThrow(/invalid option timeout: "30d"/);
   });
 });
+
+describe('revoke options', () => {
+  it.each([
+    [{ terminate: 'yes' }, /invalid option terminate: "yes" \(expected true or false\)/],
+    [{ grace: 'soon' }, /invalid option grace: "soon"/],
+    [{ grace: -5 }, /invalid option grace: -5/],
+    [{ terminat: true }, /terminat/],
+  ])('refuses %j, naming it, and revokes nothing', async (options, message) => {
+    const c = client();
+    const job = await c.enqueue('t', []);
+    await expect(job.revoke(options as never)).rejects.toThrow(message);
+    await expect(job.revoke(options as never)).rejects.toBeInstanceOf(OptionError);
+    expect(await job.state()).toBeUndefined();
+  });
+
+  it('refuses an empty id, naming it', async () => {
+    await expect(client().revoke('')).rejects.toThrow(/invalid option id: ""/);
+  });
+});

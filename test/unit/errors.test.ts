@@ -49,6 +49,7 @@ const samples: Record<string, () => PreforkError> = {
   ResultGoneError: () => new prefork.ResultGoneError('job-1'),
   NoResultError: () => new prefork.NoResultError('job-1', { task: 'quiet', state: 'SUCCESS' }),
   JobFailedError: () => new prefork.JobFailedError('job-1'),
+  RevokedError: () => new prefork.RevokedError('job-1', true),
   ClientClosedError: () => new prefork.ClientClosedError(),
   BrokerUnavailableError: () => new prefork.BrokerUnavailableError('redis://127.0.0.1:1', 'connection refused'),
   BrokerClosedError: () => new prefork.BrokerClosedError(),

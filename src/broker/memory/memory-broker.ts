@@ -331,7 +331,8 @@ export class MemoryBroker implements Broker {
       }
       const record = revokedRecord(id, stored, held, now);
       this.state.results.set(record, resultTtlOf(held?.options ?? {}, this.resultTtl), now);
-      if (held?.replyTo !== undefined && held.options.ignoreResult !== true) this.state.results.announce(held.replyTo, id);
+      // Taken out of its queue, it is settled by no node: the waiting client hears of it now.
+      if (job?.replyTo !== undefined && job.options.ignoreResult !== true) this.state.results.announce(job.replyTo, id);
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
       if (stored !== undefined) outcome.state = stored.state;
       if (job !== undefined) outcome.removed = true;

@@ -65,7 +65,10 @@ export class Revokes {
 
   async list(redis: Redis): Promise<RevokedJob[]> {
     const replies = (await redis.pipeline().time().zrange(this.keys.revoked, 0, -1, 'WITHSCORES').exec()) ?? [];
-    const [[timeErr, time], [rangeErr, range]] = replies as [[Error | null, [string, string]], [Error | null, string[]]];
+    const [[timeErr, time], [rangeErr, range]] = replies as [
+      [Error | null, [string, string]],
+      [Error | null, string[]],
+    ];
     if (timeErr) throw timeErr;
     if (rangeErr) throw rangeErr;
     const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
@@ -92,7 +95,8 @@ export class Revokes {
       }
       if (stored === undefined && found === undefined) return { id, outcome: 'unknown' };
       const record = revokedRecord(id, stored, found?.job, Date.now());
-      const ttl = found === undefined ? this.settings.resultTtl : resultTtlOf(found.job.options, this.settings.resultTtl);
+      const ttl =
+        found === undefined ? this.settings.resultTtl : resultTtlOf(found.job.options, this.settings.resultTtl);
       const written = Number(
         await callScript(
           redis,
@@ -102,8 +106,9 @@ export class Revokes {
         ),
       );
       if (written !== 1) continue;
-      // The waiting client hears of it now: a job taken out of its queue is settled by no node.
-      const replyTo = found?.job.replyTo;
+      // A job taken out of its queue is settled by no node: the waiting client hears of it now
+      // (a node holding one announces it when it settles).
+      const replyTo = found?.removed === true ? found.job.replyTo : undefined;
       if (replyTo !== undefined && found?.job.options.ignoreResult !== true) {
         const pipe = redis.pipeline();
         this.results.addAnnouncement(pipe, replyTo, [id]);

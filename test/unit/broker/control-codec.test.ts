@@ -17,6 +17,11 @@ describe('control requests', () => {
     expect(decodeControlRequests([encodeControlRequest(request)], silent)).toEqual([request]);
   });
 
+  it('keeps string args: each command checks its own', () => {
+    const request: ControlRequest = { id: 'r2', command: 'revoke', args: [1, 5000, 1_700_000_000_000, 'job-1'] };
+    expect(decodeControlRequests([encodeControlRequest(request)], silent)).toEqual([request]);
+  });
+
   it.each([
     ['not JSON', '{'],
     ['null', 'null'],
@@ -24,7 +29,8 @@ describe('control requests', () => {
     ['an unknown command', '{"id":"r1","command":"fly","args":[]}'],
     ['a command that is not a string', '{"id":"r1","command":3,"args":[]}'],
     ['an id that is not a string', '{"id":1,"command":"ping","args":[]}'],
-    ['args that are not numbers', '{"id":"r1","command":"grow","args":["2"]}'],
+    ['args that are neither numbers nor strings', '{"id":"r1","command":"grow","args":[true]}'],
+    ['an arg that is an object', '{"id":"r1","command":"revoke","args":[0,5000,1,{"id":"x"}]}'],
   ])('skips %s and keeps the readable ones', (_what, raw) => {
     const good = encodeControlRequest({ id: 'ok', command: 'ping', args: [] });
     expect(decodeControlRequests([raw, good], silent).map((r) => r.id)).toEqual(['ok']);
