@@ -38,6 +38,11 @@ export function timerDuration(value: string): number {
   return checkDuration('', value, 'timer', invalid);
 }
 
+/** A duration >= 0 short enough for a timer (a grace period). */
+export function waitDuration(value: string): number {
+  return checkDuration('', value, 'wait', invalid);
+}
+
 export function size(value: string): number {
   return checkSize('', value, invalid);
 }

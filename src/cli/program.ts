@@ -5,6 +5,7 @@ import { registerControl } from './commands/control.js';
 import { registerDemo } from './commands/demo.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerResult } from './commands/result.js';
+import { registerRevoke } from './commands/revoke.js';
 import { registerWorker } from './commands/worker.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
@@ -23,6 +24,7 @@ export function buildProgram(): Command {
   registerResult(program);
   registerAdmin(program);
   registerControl(program);
+  registerRevoke(program);
   registerDemo(program);
   for (const command of program.commands) {
     command.exitOverride();

@@ -111,13 +111,13 @@ export function registerAdmin(program: Command): void {
 
   program
     .command('inspect')
-    .description("show the nodes of the cluster, the queues, or each node's pool stats")
+    .description("show the nodes of the cluster, the queues, each node's pool stats, or the revoked job ids")
     .argument(
       '[what]',
-      'nodes, queues or stats',
+      'nodes, queues, stats or revoked',
       (v: string) => {
-        if (v !== 'nodes' && v !== 'queues' && v !== 'stats')
-          throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes, queues or stats`);
+        if (v !== 'nodes' && v !== 'queues' && v !== 'stats' && v !== 'revoked')
+          throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes, queues, stats or revoked`);
         return v;
       },
       'nodes',
@@ -128,7 +128,7 @@ export function registerAdmin(program: Command): void {
     .option('--json', 'print JSON')
     .action(
       async (
-        what: 'nodes' | 'queues' | 'stats',
+        what: 'nodes' | 'queues' | 'stats' | 'revoked',
         flags: { broker?: string; node?: string; timeout: number; json?: boolean },
       ) => {
         await withBroker(flags.broker, async (b) => {
@@ -151,6 +151,16 @@ export function registerAdmin(program: Command): void {
           }
           if (what === 'stats') {
             await inspectStats(b, flags.node, flags.timeout, flags.json === true);
+            return;
+          }
+          if (what === 'revoked') {
+            const revoked = await b.listRevoked();
+            if (flags.json) printJson(revoked);
+            else
+              printTable(
+                ['ID', 'REVOKED', 'REMEMBERED UNTIL'],
+                revoked.map((r) => [r.id, new Date(r.revokedAt).toISOString(), new Date(r.expiresAt).toISOString()]),
+              );
             return;
           }
           const counts = await b.counts(await b.knownQueues());

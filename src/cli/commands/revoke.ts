@@ -1,0 +1,57 @@
+import { Option, type Command } from 'commander';
+import type { RevokeOutcome } from '../../broker/types.js';
+import { DEFAULT_REVOKE_GRACE_MS } from '../../broker/revoke-record.js';
+import { withClient } from '../connect.js';
+import * as parse from '../parsers.js';
+import { printJson } from '../print.js';
+
+interface RevokeFlags {
+  broker?: string;
+  terminate?: boolean;
+  grace: number;
+  json?: boolean;
+}
+
+/** One line for people per job. */
+function describe(o: RevokeOutcome): string {
+  if (o.outcome === 'finished') return `${o.id}: already finished (${o.state ?? '?'}), nothing to revoke`;
+  if (o.outcome === 'unknown') return `${o.id}: unknown job id`;
+  if (o.state === 'REVOKED') return `${o.id}: revoked already`;
+  const where = o.removed === true ? ', taken out of its queue' : '';
+  const was = o.state !== undefined ? ` (was ${o.state})` : '';
+  return `${o.id}: revoked${was}${where}`;
+}
+
+export function registerRevoke(program: Command): void {
+  program
+    .command('revoke')
+    .description('revoke jobs: one not started never runs; with --terminate a running one is stopped')
+    .argument('<ids...>', 'job ids', (value: string, previous: string[] | undefined) => [
+      ...(previous ?? []),
+      parse.jobId(value),
+    ])
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('--terminate', 'also stop a running job: its signal aborts, its child is killed after --grace')
+    .addOption(
+      new Option(
+        '--grace <duration>',
+        'with --terminate: how long a running job has to stop before its child is killed (e.g. 10s; a bare number is ms)',
+      )
+        .argParser(parse.waitDuration)
+        .default(DEFAULT_REVOKE_GRACE_MS, `${DEFAULT_REVOKE_GRACE_MS / 1000}s`),
+    )
+    .option('--json', 'print a JSON array, one outcome per id')
+    .action(async (ids: string[], flags: RevokeFlags) => {
+      const outcomes = await withClient(flags.broker, (client) =>
+        client.revokeMany(ids, { terminate: flags.terminate === true, grace: flags.grace }),
+      );
+      if (flags.json) printJson(outcomes);
+      else
+        for (const o of outcomes)
+          (o.outcome === 'unknown' ? process.stderr : process.stdout).write(
+            `${o.outcome === 'unknown' ? 'error: ' : ''}${describe(o)}\n`,
+          );
+      // An unknown id is an error (a typo loses the revoke); a finished job is not.
+      if (outcomes.some((o) => o.outcome === 'unknown')) process.exitCode = 1;
+    });
+}
