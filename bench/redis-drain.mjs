@@ -6,7 +6,13 @@
 // alone and for the producer (enqueue) alone.
 // Knobs ($BENCH_PARAMS): url, task (noop | spin), iterations, jobs (50,000
 // no-op / 2,000 spin), strategy, processes (2), ignoreResult, prefetchMultiplier (the Worker's default),
-// batch (1,000), warmup (2,000).
+// batch (1,000), warmup (2,000), revoked (0: how many revoked ids the
+// cluster remembers while the worker drains; B7).
+// Revoked ids (B7): after the enqueue, `revoked` random ids (none of them a
+// job's) are written to the namespace's revoked set, as revokes remember
+// them; the drain worker loads them when it registers, inside start() and
+// before its clock starts (startMs reports start()'s duration), and checks
+// every fetched job against them. Check: the worker remembers them all.
 // Warm-up: a first Worker (same options, same process) drains `warmup` no-op
 // jobs and stops, so the parent's code is JIT-warm; then the jobs are
 // enqueued; then a fresh Worker starts (its children are spawned by start()).
@@ -20,8 +26,10 @@
 // start() to the last completion. Check: the children's own tallies (count
 // and sum of arguments, written when they exit), the worker's count, and an
 // empty queue afterwards (broker counts: waiting, reserved, dead all 0).
+import { randomUUID } from 'node:crypto';
 import { fileURLToPath } from 'node:url';
 import { Client, Worker } from 'prefork';
+import { Keys } from '../dist/broker/redis/keys.js';
 import { params, report } from './lib/child.mjs';
 import { commandCounts, commandDelta, connect, pollUntil, quietLogger } from './lib/redis.mjs';
 import { readTally, tallyDir } from './lib/tally.mjs';
@@ -38,6 +46,7 @@ const {
   batch = 1000,
   warmup = 2000,
   iterations = 0,
+  revoked = 0,
 } = p;
 const app = fileURLToPath(new URL('./fixtures/prefork-tasks.mjs', import.meta.url));
 const logger = quietLogger();
@@ -84,6 +93,18 @@ const argOf = task === 'noop' ? (i) => i : () => iterations;
 const enqueueMs = await enqueueAll(jobs, task, argOf);
 const c1 = await commandCounts(redis);
 
+// Remembered revokes (B7): at the server's time, so none has expired.
+if (revoked > 0) {
+  const [sec] = await redis.time();
+  const at = Number(sec) * 1000;
+  const key = new Keys(namespace).revoked;
+  for (let i = 0; i < revoked; i += 10_000) {
+    const args = [];
+    for (let j = i; j < Math.min(revoked, i + 10_000); j++) args.push(at, randomUUID());
+    await redis.zadd(key, ...args);
+  }
+}
+
 // Drain.
 const dir = tallyDir();
 const worker = newWorker(dir);
@@ -91,10 +112,13 @@ let t0 = 0;
 worker.once('ready', () => (t0 = performance.now()));
 const c2 = await commandCounts(redis);
 const cpu0 = process.cpuUsage();
+const s0 = performance.now();
 await worker.start();
+const startMs = performance.now() - s0;
 const t1 = await pollUntil(() => worker.stats().consumer.succeeded >= jobs, 10);
 const cpu = process.cpuUsage(cpu0);
 const succeeded = worker.stats().consumer.succeeded;
+const revokedKnown = worker.stats().revoked;
 // Snapshot after stop(): every settlement is then confirmed (stats().unacked
 // does not count the batch on the wire); start/stop add a constant few commands.
 await worker.stop();
@@ -113,17 +137,20 @@ const ok =
   succeeded === jobs &&
   left.waiting === 0 &&
   left.reserved === 0 &&
-  left.dead === 0;
+  left.dead === 0 &&
+  revokedKnown === revoked;
 report({
   jobsPerSec: (jobs / (t1 - t0)) * 1000,
   wallMs: t1 - t0,
   enqueuePerSec: (jobs / enqueueMs) * 1000,
   parentCpuUsPerJob: (cpu.user + cpu.system) / jobs,
+  startMs,
+  revoked: revokedKnown,
   workerCmdsPerJob: workerCmds.total / jobs,
   producerCmdsPerJob: producerCmds.total / jobs,
   workerCommands: workerCmds.byCommand,
   producerCommands: producerCmds.byCommand,
   count: t.count,
   ok,
-  check: `children ran ${t.count}/${jobs} (sum ${t.sum === expectedSum ? 'right' : 'WRONG'}), worker counted ${succeeded}, queue after: waiting ${left.waiting}, reserved ${left.reserved}, dead ${left.dead}`,
+  check: `children ran ${t.count}/${jobs} (sum ${t.sum === expectedSum ? 'right' : 'WRONG'}), worker counted ${succeeded}, queue after: waiting ${left.waiting}, reserved ${left.reserved}, dead ${left.dead}; revoked ids remembered ${revokedKnown}/${revoked}`,
 });

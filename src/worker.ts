@@ -70,6 +70,8 @@ export interface WorkerStats {
   settleBatches: SettleBatchCounts;
   /** The pool's snapshot (`Pool.stats()`). */
   pool: PoolStats;
+  /** Revoked job ids the node remembers (a job fetched with one is skipped). */
+  revoked: number;
 }
 
 /** Why a worker stopped by itself: its pool failed, or its Consumer's fetch loop crashed. */
@@ -317,6 +319,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       unacked: this.consumer.acker.backlog,
       settleBatches: { ...this.consumer.acker.batches },
       pool: this.pool.stats(),
+      revoked: this.revocations.size,
     };
   }
 

@@ -20,5 +20,6 @@ import b3 from './b3-idle.mjs';
 import b4 from './b4-memory.mjs';
 import b5 from './b5-start.mjs';
 import b6 from './b6-many-nodes.mjs';
+import b7 from './b7-revoked.mjs';
 
-export const workloads = [a1, a2, a3, b1, b1e, b1l, b2, b3, b4, b5, b6];
+export const workloads = [a1, a2, a3, b1, b1e, b1l, b2, b3, b4, b5, b6, b7];

@@ -175,7 +175,7 @@ describe('revoke on worker nodes', () => {
     // Node A held it (fetched, not started): it stays in the queue's pending list, under A.
     expect(await second?.revoke()).toEqual({ id: second?.id, outcome: 'revoked' });
     const { log, lines } = captureLog();
-    await makeWorker({
+    const b = makeWorker({
       broker: url,
       namespace,
       ledger,
@@ -184,7 +184,10 @@ describe('revoke on worker nodes', () => {
       leaseMs,
       name: 'node-b',
       logger: log,
-    }).start();
+    });
+    await b.start();
+    // It loaded the id when it registered.
+    expect(b.stats().revoked).toBe(1);
     // Node B recovers both once A's lease is out, runs the first again, skips the second.
     await expect
       .poll(() => lines.some((l) => l.msg === 'job revoked; skipped' && l.jobId === second?.id), { timeout: 30_000 })
