@@ -256,6 +256,24 @@ export class JobHandle<T = unknown> {
   revoke(options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
     return this.client.revoke(this.id, options);
   }
+
+  /**
+   * The last progress the task reported (`currentTask().progress(value)`)
+   * and when the node received it (epoch ms); undefined while it has
+   * reported none, or once its record expired (or the job ignores results).
+   */
+  async progress(): Promise<ProgressReport | undefined> {
+    const record = await this.client.getResult(this.id);
+    return record?.progressAt === undefined ? undefined : { value: record.progress, at: record.progressAt };
+  }
+}
+
+/** The last progress a job reported (`JobHandle.progress()`). */
+export interface ProgressReport {
+  /** The value the task gave `currentTask().progress()`. */
+  value: unknown;
+  /** Epoch ms when the node received it. */
+  at: number;
 }
 
 /** One job of `enqueueMany`: a task name, its arguments (left out when it takes none) and options. */

@@ -38,6 +38,7 @@ export {
   type EnqueueOptions,
   type EnqueueItem,
   type RevokeJobOptions,
+  type ProgressReport,
 } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
 export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';

@@ -126,6 +126,16 @@ export interface TaskContext {
   readonly retries: number;
   /** Aborted when the job's soft time limit passes (or the worker is told to stop it). */
   readonly signal: AbortSignal;
+  /**
+   * Reports the job's progress: any value msgpack can carry (a number, an
+   * object such as `{ done: 40, of: 100 }`). Stored with the job's result
+   * record (`handle.progress()`, `prefork result`) by a Worker, passed to
+   * `onProgress` by a bare Pool. Throttled: at most one report per job goes
+   * out every 250 ms, each replacing the one still waiting, and the last one
+   * always goes; call it as often as you like. Throws a TypeError for a value
+   * that cannot be serialized, FrameTooLargeError for one too large.
+   */
+  progress(value: unknown): void;
 }
 
 // One store per process even if 'prefork' is loaded twice (the child's copy and

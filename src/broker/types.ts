@@ -100,6 +100,10 @@ export interface ResultRecord {
   startedAt?: number;
   /** Epoch ms when the attempt ended. */
   finishedAt?: number;
+  /** The last progress the task reported (`currentTask().progress(value)`), kept with every later record of the job. */
+  progress?: unknown;
+  /** Epoch ms when the node received that progress. */
+  progressAt?: number;
 }
 
 /**
@@ -111,7 +115,8 @@ export interface ResultRecord {
  * - retry: back to the delayed set, due after `delay` ms, with attempt + 1.
  * - dead: to the dead set with `reason` (retries spent, unknown task, bad payload, poison).
  * - giveBack: back to the front of its queue unstarted, redeliveries + 1 (warm shutdown, cold shutdown).
- * - progress: not settled: only the result (RECEIVED / STARTED) is written.
+ * - progress: not settled: only the result (RECEIVED / STARTED, or STARTED with
+ *   the task's latest `progress`, throttled in the child) is written.
  */
 export type Settlement =
   | {

@@ -34,6 +34,16 @@ export class ParentChannel {
     this.batch.push(message);
   }
 
+  /** Encodes a frame without queuing it (throws as send would): see sendFrame. */
+  encode(message: ChildMessage): Buffer {
+    return this.batch.encode(message);
+  }
+
+  /** Queues a frame made by encode(). */
+  sendFrame(frame: Buffer): void {
+    this.batch.pushFrame(frame);
+  }
+
   /** Frames queued and not yet written. */
   get pending(): number {
     return this.batch.length;

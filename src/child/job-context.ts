@@ -1,5 +1,7 @@
 import { SoftTimeLimitExceeded } from '../errors.js';
 import type { TaskContext } from '../tasks.js';
+import type { ParentChannel } from './channel.js';
+import { JobProgress } from './job-progress.js';
 
 /**
  * currentTask() for one job. The AbortController is created only when a task
@@ -7,6 +9,8 @@ import type { TaskContext } from '../tasks.js';
  */
 export class JobContext implements TaskContext {
   private controller: AbortController | undefined;
+  /** Created on the first progress() call. */
+  private reporter: JobProgress | undefined;
   softTimedOut = false;
   /** Why the signal aborted (a soft time limit, or the parent's ABORT). */
   private abortReason: Error | undefined;
@@ -19,7 +23,18 @@ export class JobContext implements TaskContext {
     readonly name: string,
     readonly queue: string | undefined,
     readonly retries: number,
+    private readonly channel: ParentChannel,
   ) {}
+
+  progress(value: unknown): void {
+    this.reporter ??= new JobProgress(this.seq, this.channel);
+    this.reporter.report(value);
+  }
+
+  /** The job ended: its last progress report goes ahead of its RESULT; later ones are dropped. */
+  end(): void {
+    this.reporter?.end();
+  }
 
   get signal(): AbortSignal {
     this.controller ??= new AbortController();

@@ -89,7 +89,7 @@ export class JobRunner {
     this.running = true;
     for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
       const [, seq, name, rawArgs, meta, timeLimit] = job;
-      const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0);
+      const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0, this.channel);
       ctx.startedAt = Date.now();
       this.announceStart(seq, ctx.startedAt);
       this.watch.jobStarted(timeLimit);
@@ -161,6 +161,7 @@ export class JobRunner {
   }
 
   private succeed(ctx: JobContext, value: unknown): void {
+    ctx.end();
     try {
       const rss = this.reportMemory ? process.memoryUsage.rss() : null;
       this.channel.send([MessageType.RESULT_OK, ctx.seq, value, rss, ctx.startedAt]);
@@ -170,6 +171,7 @@ export class JobRunner {
   }
 
   private fail(ctx: JobContext, thrown: unknown): void {
+    ctx.end();
     let err = thrown;
     if (ctx.softTimedOut && !(err instanceof SoftTimeLimitExceeded)) {
       err = new SoftTimeLimitExceeded(

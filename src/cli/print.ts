@@ -1,4 +1,5 @@
 import type { ResultRecord } from '../broker/types.js';
+import { jsonText } from './json-text.js';
 
 /**
  * `--json` output, one convention for every command: a single JSON document
@@ -6,7 +7,7 @@ import type { ResultRecord } from '../broker/types.js';
  * object for one thing (a result, an enqueued id, what a purge or a retry did).
  */
 export function printJson(value: unknown): void {
-  process.stdout.write(`${JSON.stringify(value)}\n`);
+  process.stdout.write(`${jsonText(value)}\n`);
 }
 
 /** What a state means, for the states that are not the end of the story. */
@@ -28,11 +29,13 @@ export function printRecord(record: ResultRecord, json: boolean): void {
     `queue:    ${record.queue}`,
     `state:    ${record.state}${STATE_NOTES.get(record.state) ?? ''}`,
   ];
+  if (record.progressAt !== undefined)
+    lines.push(`progress: ${jsonText(record.progress)} (at ${new Date(record.progressAt).toISOString()})`);
   if (record.ignoreResult === true)
     lines.push(
       `result:   not kept: task "${record.task}" is defined with ignoreResult (enqueue with --no-ignore-result to keep it)`,
     );
-  else if (record.state === 'SUCCESS') lines.push(`value:    ${JSON.stringify(record.value)}`);
+  else if (record.state === 'SUCCESS') lines.push(`value:    ${jsonText(record.value)}`);
   if (record.error) lines.push(`error:    ${record.error.name}: ${record.error.message}`);
   if (record.node) lines.push(`node:     ${record.node}${record.pid ? ` (pid ${record.pid})` : ''}`);
   if (record.runtime !== undefined) lines.push(`runtime:  ${record.runtime} ms`);

@@ -325,6 +325,7 @@ export class Consumer {
     }
     let pid: number | undefined;
     let startedAt: number | undefined;
+    let progress: Progress | undefined;
     const entry: Unstarted = { onLeave: undefined };
     const leave = (dropped: boolean): void => {
       if (!this.unstarted.delete(entry)) return;
@@ -342,6 +343,10 @@ export class Consumer {
       startedAt = info.startedAt;
       if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'STARTED', pid, startedAt);
     };
+    options.onProgress = (value, at) => {
+      progress = { value, at };
+      if (keep === 'all') this.progress(delivery, 'STARTED', pid, startedAt, progress);
+    };
     if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {
       if (!ok && this.poolFailure !== undefined && outcome instanceof WorkerLostError) outcome = this.poolFailure;
@@ -356,6 +361,11 @@ export class Consumer {
         finishedAt,
         task,
       });
+      // The last progress stays with the job's record (not with a record of the state alone).
+      if (progress !== undefined && keep === 'all' && 'result' in settlement && settlement.result !== undefined) {
+        settlement.result.progress = progress.value;
+        settlement.result.progressAt = progress.at;
+      }
       // A fenced node's buffered jobs now belong to another node: do not give them back twice.
       if (settlement.kind === 'giveBack' && epoch !== this.epoch) {
         leave(true);
@@ -419,6 +429,7 @@ export class Consumer {
     state: 'RECEIVED' | 'STARTED',
     pid: number | undefined,
     startedAt: number | undefined,
+    progress?: Progress,
   ): void {
     const result = record(
       delivery,
@@ -428,6 +439,10 @@ export class Consumer {
     );
     delete result.finishedAt;
     delete result.runtime;
+    if (progress !== undefined) {
+      result.progress = progress.value;
+      result.progressAt = progress.at;
+    }
     this.acker.push({ kind: 'progress', delivery, result });
   }
 
@@ -457,6 +472,12 @@ function payloadBytes(deliveries: readonly Delivery[]): number {
   let bytes = 0;
   for (const d of deliveries) bytes += d.job.payload.byteLength;
   return bytes;
+}
+
+/** The last progress a job reported, and when the node received it. */
+interface Progress {
+  value: unknown;
+  at: number;
 }
 
 /** A job not yet started; onLeave is set by a fencing that waits to count what it dropped. */

@@ -24,13 +24,14 @@ export function resolveApplyOptions(options: unknown): ResolvedApplyOptions | un
         checkRetries(key, value, bad);
         break;
       case 'onStart':
+      case 'onProgress':
         if (typeof value !== 'function') bad(key, value, 'a function');
         break;
       case 'timeLimit':
       case 'softTimeLimit':
         break;
       default:
-        bad(key, value, 'a known apply() option: id, queue, retries, timeLimit, softTimeLimit, onStart');
+        bad(key, value, 'a known apply() option: id, queue, retries, timeLimit, softTimeLimit, onStart, onProgress');
     }
   }
   if (o.timeLimit === undefined && o.softTimeLimit === undefined) return o;

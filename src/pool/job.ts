@@ -40,6 +40,15 @@ export interface ApplyOptions {
    * @defaultValue none
    */
   onStart?: (info: { pid: number; startedAt: number }) => void;
+  /**
+   * Called with each progress report the task makes
+   * (`currentTask().progress(value)`): the value, and the epoch ms the parent
+   * received it. The child throttles reports (at most one per job every
+   * 250 ms, the last one always sent, before the job settles). What it throws
+   * is logged and ignored.
+   * @defaultValue none
+   */
+  onProgress?: (value: unknown, at: number) => void;
 }
 
 /** ApplyOptions after validation: time limits in ms. */

@@ -203,6 +203,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       onStarted: (proc, job) => this.onStarted(proc, job, true),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
+      onProgress: (proc, job, value) => this.onProgress(proc, job, value),
     });
     this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults.get(name), {
       onHardTimeout: (proc, job, limit) => proc.kill('SIGKILL', new TimeLimitExceeded(limit, job.name)),
@@ -586,6 +587,26 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       onStart({ pid: proc.pid, startedAt: job.startedAt });
     } catch (err) {
       this.log.error({ err, childPid: proc.pid, jobId: job.id, task: job.name }, 'an onStart callback threw; ignored');
+    }
+  }
+
+  private onProgress(proc: WorkerProcess, job: PoolJob, value: unknown): void {
+    // A report implies the start, which a child with a start record does not announce: onStart hears of it first.
+    if (!job.announced) {
+      proc.learnStarts();
+      if (job.startedAt === 0) job.startedAt = Date.now();
+      this.onStarted(proc, job, true);
+    }
+    const onProgress = job.options?.onProgress;
+    if (onProgress === undefined) return;
+    // User code, called while the child's frames are read: what it throws is not the child's fault.
+    try {
+      onProgress(value, Date.now());
+    } catch (err) {
+      this.log.error(
+        { err, childPid: proc.pid, jobId: job.id, task: job.name },
+        'an onProgress callback threw; ignored',
+      );
     }
   }
 

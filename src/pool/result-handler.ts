@@ -5,6 +5,7 @@ import {
   type AckFrame,
   type ChildMessage,
   type InitErrorFrame,
+  type ProgressFrame,
   type ResultErrorFrame,
   type ResultOkFrame,
   type WithdrawnFrame,
@@ -21,6 +22,8 @@ export interface ResultHooks {
   onStarted(proc: WorkerProcess, job: PoolJob): void;
   /** `rss`: what the child reported, a number only under memory accounting. */
   onSettled(proc: WorkerProcess, job: PoolJob, ok: boolean, outcome: unknown, rss: unknown): void;
+  /** The running job at the head of the child's in-flight list reported progress. */
+  onProgress(proc: WorkerProcess, job: PoolJob, value: unknown): void;
   /** The child gave these jobs back unstarted (WITHDRAW, or a JOB after SHUTDOWN). */
   onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void;
 }
@@ -70,6 +73,10 @@ export class ResultHandler {
     });
     this.on<InitErrorFrame>(MessageType.INIT_ERROR, (proc, msg) => {
       this.hooks.onInitError(proc, msg[1]);
+    });
+    this.on<ProgressFrame>(MessageType.PROGRESS, (proc, msg) => {
+      // Only the running job reports: it is the head (jobs run in the order they were written).
+      this.hooks.onProgress(proc, this.expectHead(proc, msg[1], 'PROGRESS'), msg[2]);
     });
     this.on<WithdrawnFrame>(MessageType.WITHDRAWN, (proc, msg) => {
       this.hooks.onWithdrawn(proc, proc.takeWithdrawn(msg[1]));

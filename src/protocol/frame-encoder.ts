@@ -23,9 +23,19 @@ export class FrameBatch {
   }
 
   push(message: unknown): void {
+    this.pushFrame(this.encode(message));
+  }
+
+  /** Encodes a frame as push would (throwing the same errors) without queuing it: for a frame sent later, or not at all. */
+  encode(message: unknown): Buffer {
     const frame = encodeFrame(message);
     const size = frame.length - HEADER_SIZE;
     if (size > this.maxFrameSize) throw new FrameTooLargeError(size, this.maxFrameSize);
+    return frame;
+  }
+
+  /** Queues a frame made by encode(). */
+  pushFrame(frame: Buffer): void {
     this.frames.push(frame);
     this.bytes += frame.length;
   }

@@ -19,6 +19,7 @@ export const MessageType = {
   RESULT_ERROR: 13,
   INIT_ERROR: 14,
   WITHDRAWN: 15,
+  PROGRESS: 16,
 } as const;
 export type MessageType = (typeof MessageType)[keyof typeof MessageType];
 
@@ -88,8 +89,14 @@ export type InitErrorFrame = [typeof MessageType.INIT_ERROR, error: SerializedEr
  * came, or a JOB that arrived after SHUTDOWN. They were never started.
  */
 export type WithdrawnFrame = [typeof MessageType.WITHDRAWN, seqs: number[]];
+/**
+ * The running job reported progress (`currentTask().progress(value)`): any
+ * msgpack value. The child sends at most one per job per PROGRESS_INTERVAL_MS,
+ * and the last one before the job's RESULT.
+ */
+export type ProgressFrame = [typeof MessageType.PROGRESS, seq: number, value: unknown];
 export type ChildMessage =
-  WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame | WithdrawnFrame;
+  WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame | WithdrawnFrame | ProgressFrame;
 
 /** Configuration handed to a child through its environment. */
 export interface ChildConfig {
