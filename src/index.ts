@@ -23,6 +23,7 @@ export {
 export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';
 export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';
+export type { PoolJobs, PoolJobInfo } from './pool/job-list.js';
 export type { ProcessState } from './pool/worker-process.js';
 export type { ScaleEvent } from './pool/autoscaler.js';
 export { Worker, type WorkerStats, type WorkerEvents, type WorkerFailure, type StopOptions } from './worker.js';

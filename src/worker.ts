@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
 import type { NodeInfo, RevokeOptions } from './broker/types.js';
 import { ControlHandler } from './cluster/control.js';
+import { jobView } from './cluster/job-view.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Revocations } from './cluster/revocations.js';
 import type { SettleBatchCounts } from './consumer/acker.js';
@@ -183,6 +184,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         grow: (n) => ({ added: this.pool.grow(n), ...this.sizing() }),
         shrink: (n) => ({ retired: this.pool.shrink(n), ...this.sizing() }),
         autoscale: (max, min) => (this.pool.setAutoscale(max, min), this.sizing()),
+        jobs: (which) => this.pool.jobs()[which].map(jobView),
+        registered: () => this.pool.taskNames.map((name) => ({ name, options: this.pool.taskOptions(name) ?? {} })),
         shutdown: () => void this.stop(),
         revoke: (ids, options, expiresAt) => this.revoke(ids, options, expiresAt),
       },

@@ -4,7 +4,18 @@ import type { ControlCommand, ControlReply, ControlRequest } from './types.js';
 /** Replies nobody collects are dropped after this long (both brokers). */
 export const CONTROL_REPLY_TTL_MS = 60_000;
 
-const COMMANDS: readonly ControlCommand[] = ['ping', 'stats', 'grow', 'shrink', 'autoscale', 'shutdown', 'revoke'];
+const COMMANDS: readonly ControlCommand[] = [
+  'ping',
+  'stats',
+  'grow',
+  'shrink',
+  'autoscale',
+  'shutdown',
+  'active',
+  'reserved',
+  'registered',
+  'revoke',
+];
 
 function isCommand(value: unknown): value is ControlCommand {
   return COMMANDS.some((c) => c === value);

@@ -100,6 +100,14 @@ export interface ResultRecord {
   startedAt?: number;
   /** Epoch ms when the attempt ended. */
   finishedAt?: number;
+  /**
+   * msgpack of the job's argument array, as enqueued, when it is at most
+   * ARGS_KEPT_MAX (64 KiB); decode it with `decodeJobArgs` (only to show
+   * it: nothing on the job's path decodes it).
+   */
+  payload?: Uint8Array;
+  /** The payload's size in bytes, given instead of `payload` when it was too large to keep here. */
+  payloadBytes?: number;
   /** The last progress the task reported (`currentTask().progress(value)`), kept with every later record of the job. */
   progress?: unknown;
   /** Epoch ms when the node received that progress. */
@@ -245,7 +253,8 @@ export interface HeartbeatReply {
 }
 
 /** What `prefork control` and `prefork inspect stats` ask of a node. */
-export type ControlCommand = 'ping' | 'stats' | 'grow' | 'shrink' | 'autoscale' | 'shutdown' | 'revoke';
+export type ControlCommand =
+  'ping' | 'stats' | 'grow' | 'shrink' | 'autoscale' | 'shutdown' | 'revoke' | 'active' | 'reserved' | 'registered';
 
 /** One control command to one or more nodes. */
 export interface ControlRequest {
@@ -332,6 +341,29 @@ export interface DeadJob {
   reason: string;
   /** Epoch ms when it went to the dead set. */
   diedAt: number;
+}
+
+/** Which of a queue's jobs `listJobs` pages through. */
+export type ListedState = 'waiting' | 'delayed' | 'dead';
+
+/** One job of a page (`prefork jobs`, `prefork inspect scheduled`). */
+export interface ListedJob {
+  /** The job as stored. */
+  job: JobRecord;
+  /** delayed: epoch ms (the broker's clock) when it is due. */
+  dueAt?: number;
+  /** dead: why it died. */
+  reason?: string;
+  /** dead: epoch ms when it died. */
+  diedAt?: number;
+}
+
+/** One page of a queue's jobs in one state. */
+export interface JobPage {
+  /** The jobs, in the state's order. */
+  jobs: ListedJob[];
+  /** Give it as `cursor` for the next page; undefined when nothing follows. */
+  next: string | undefined;
 }
 
 /** What one wait for announced results brought (Broker.waitForResults). */
@@ -479,6 +511,14 @@ export interface BrokerAdmin {
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
   /** Drops every dead job of a queue; returns how many. */
   purgeDead(queue: string): Promise<number>;
+  /**
+   * Up to `limit` jobs of a queue in one state, from `cursor` (a previous
+   * page's `next`; none: the first page), in O(limit), never reading the
+   * queue whole: waiting in the order they will be fetched (redelivered
+   * first), delayed by due time, dead newest first. Throws OptionError for
+   * a cursor that is not one this broker made for that state.
+   */
+  listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage>;
 }
 
 /**

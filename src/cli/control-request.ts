@@ -30,7 +30,7 @@ export class NoSuchNodeError extends PreforkError {
 export async function askNodes(
   broker: NodeAsker,
   command: ControlCommand,
-  args: number[],
+  args: (string | number)[],
   nodeName: string | undefined,
   timeoutMs: number,
 ): Promise<NodeAnswer[]> {

@@ -1,4 +1,6 @@
 import { InvalidArgumentError } from 'commander';
+import { PAGE_LIMIT_MAX } from '../broker/job-page-checks.js';
+import type { ListedState } from '../broker/types.js';
 import { describeValue, messageOf } from '../errors.js';
 import { checkBackoff, checkEta, checkQueueName } from '../job-option-checks.js';
 import type { BackoffOptions } from '../job-types.js';
@@ -16,6 +18,22 @@ import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/unit
 export function positiveInt(value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('expected an integer >= 1');
   return Number(value);
+}
+
+/** A page size for listJobs: 1 to PAGE_LIMIT_MAX. */
+export function pageLimit(value: string): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > PAGE_LIMIT_MAX)
+    throw new InvalidArgumentError(`expected an integer from 1 to ${PAGE_LIMIT_MAX}`);
+  return Number(value);
+}
+
+const LISTED_STATES: readonly ListedState[] = ['waiting', 'delayed', 'dead'];
+
+/** Which of a queue's jobs `prefork jobs` lists. */
+export function listedState(value: string): ListedState {
+  const found = LISTED_STATES.find((s) => s === value);
+  if (found === undefined) throw new InvalidArgumentError(`expected ${LISTED_STATES.join(', ')}`);
+  return found;
 }
 
 export function nonNegativeInt(value: string): number {

@@ -1,4 +1,5 @@
 import type { ResultRecord } from '../broker/types.js';
+import { argsJson, argsText } from './job-format.js';
 import { jsonText } from './json-text.js';
 
 /**
@@ -19,8 +20,11 @@ const STATE_NOTES = new Map<string, string>([
 
 /** A result for people (one field a line) or as JSON. */
 export function printRecord(record: ResultRecord, json: boolean): void {
+  const { payload, payloadBytes, ...rest } = record;
+  const kept = { payload, payloadBytes };
   if (json) {
-    printJson(record);
+    // The arguments decoded (whole) in place of their msgpack bytes.
+    printJson({ ...rest, ...argsJson(kept), ...(payloadBytes === undefined ? {} : { payloadBytes }) });
     return;
   }
   const lines = [
@@ -29,6 +33,7 @@ export function printRecord(record: ResultRecord, json: boolean): void {
     `queue:    ${record.queue}`,
     `state:    ${record.state}${STATE_NOTES.get(record.state) ?? ''}`,
   ];
+  if (payload !== undefined || payloadBytes !== undefined) lines.push(`args:     ${argsText(kept)}`);
   if (record.progressAt !== undefined)
     lines.push(`progress: ${jsonText(record.progress)} (at ${new Date(record.progressAt).toISOString()})`);
   if (record.ignoreResult === true)

@@ -4,6 +4,8 @@ import { registerAdmin } from './commands/admin.js';
 import { registerControl } from './commands/control.js';
 import { registerDemo } from './commands/demo.js';
 import { registerEnqueue } from './commands/enqueue.js';
+import { registerInspect } from './commands/inspect.js';
+import { registerJobs } from './commands/jobs.js';
 import { registerResult } from './commands/result.js';
 import { registerRevoke } from './commands/revoke.js';
 import { registerWorker } from './commands/worker.js';
@@ -23,6 +25,8 @@ export function buildProgram(): Command {
   registerEnqueue(program);
   registerResult(program);
   registerAdmin(program);
+  registerInspect(program);
+  registerJobs(program);
   registerControl(program);
   registerRevoke(program);
   registerDemo(program);

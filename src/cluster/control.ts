@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BrokerControl, ControlReply, ControlRequest, RevokeOptions } from '../broker/types.js';
+import type { BrokerControl, ControlCommand, ControlReply, ControlRequest, RevokeOptions } from '../broker/types.js';
 import { OptionError, messageOf } from '../errors.js';
 
 /** What a node exposes to control requests (the Worker). */
@@ -12,11 +12,18 @@ export interface ControlTarget {
   grow(n: number): unknown;
   shrink(n: number): unknown;
   autoscale(max: number, min: number): unknown;
+  /** The jobs running in the children (`prefork inspect active`), or fetched and not started (`inspect reserved`). */
+  jobs(which: 'active' | 'reserved'): unknown;
+  /** The tasks the node's module defines (`prefork inspect registered`). */
+  registered(): unknown;
   /** A warm stop, begun after the reply went out. */
   shutdown(): void;
   /** Jobs revoked (remembered until `expiresAt`, epoch ms): skipped, or stopped while running with `terminate`. */
   revoke(ids: string[], options: RevokeOptions, expiresAt: number): unknown;
 }
+
+/** Commands that only read: logged at debug (`inspect` may poll every node every few seconds). */
+const QUIET_COMMANDS: ReadonlySet<ControlCommand> = new Set(['ping', 'stats', 'active', 'reserved', 'registered']);
 
 /**
  * Runs control requests (`prefork control`, `prefork inspect stats`) on this
@@ -60,8 +67,7 @@ export class ControlHandler {
     } catch (err) {
       reply = { ...base, ok: false, error: messageOf(err) };
     }
-    // `inspect stats` may poll every node every few seconds: only commands that change something log at info.
-    this.log[request.command === 'stats' || request.command === 'ping' ? 'debug' : 'info'](
+    this.log[QUIET_COMMANDS.has(request.command) ? 'debug' : 'info'](
       { command: request.command, args: request.args, requestId: request.id, ok: reply.ok, error: reply.error },
       `control: ${request.command}`,
     );
@@ -90,6 +96,11 @@ export class ControlHandler {
       }
       case 'revoke':
         return revoke(t, request.args);
+      case 'active':
+      case 'reserved':
+        return t.jobs(request.command);
+      case 'registered':
+        return t.registered();
       case 'shutdown':
         return { stopping: 'warm' };
     }

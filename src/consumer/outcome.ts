@@ -15,6 +15,7 @@ import {
 import { serializeError } from '../protocol/error-codec.js';
 import type { TaskOptions } from '../job-types.js';
 import { clampDelay } from '../job-option-checks.js';
+import { ARGS_KEPT_MAX } from '../protocol/job-args.js';
 import { backoffDelay } from './backoff.js';
 
 /** Celery's default max_retries: a task that throws Retry with no retries configured still gets this many. */
@@ -62,7 +63,7 @@ export function finalRecord(
 ): ResultRecord | undefined {
   if (keep === 'none') return undefined;
   if (keep === 'all') return record(delivery, attempt, state, outcome());
-  return { ...record(delivery, attempt, state, {}), ignoreResult: true };
+  return { ...record(delivery, attempt, state, {}, false), ignoreResult: true };
 }
 
 /**
@@ -149,11 +150,13 @@ export function malformedSettlement(delivery: Delivery, node: string): Settlemen
   return { kind: 'dead', delivery, reason, result };
 }
 
+/** A job's result record; `withArgs` keeps its arguments (the payload, as is: never decoded here) when they are small enough. */
 export function record(
   delivery: Delivery,
   attempt: Attempt,
   state: ResultRecord['state'],
   outcome: Pick<ResultRecord, 'value' | 'error'>,
+  withArgs = true,
 ): ResultRecord {
   const { job } = delivery;
   const out: ResultRecord = {
@@ -167,6 +170,10 @@ export function record(
     finishedAt: attempt.finishedAt,
     ...outcome,
   };
+  if (withArgs) {
+    if (job.payload.byteLength <= ARGS_KEPT_MAX) out.payload = job.payload;
+    else out.payloadBytes = job.payload.byteLength;
+  }
   if (attempt.pid !== undefined) out.pid = attempt.pid;
   if (attempt.startedAt !== undefined) {
     out.startedAt = attempt.startedAt;

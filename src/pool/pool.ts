@@ -21,6 +21,7 @@ import { serializeError } from '../protocol/error-codec.js';
 import { createStrategy } from '../scheduling/index.js';
 import { Autoscaler, type ScaleEvent } from './autoscaler.js';
 import { resolveApplyOptions } from './apply-options.js';
+import { listJobs, type PoolJobs } from './job-list.js';
 import { PoolJob, type ApplyOptions, type JobArgs, type ResolvedApplyOptions } from './job.js';
 import { resolvePoolOptions, type PoolOptions, type ResolvedPoolOptions } from './options.js';
 import { ResultHandler } from './result-handler.js';
@@ -497,6 +498,15 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     const timer = setTimeout(() => proc.kill('SIGKILL', reason), grace);
     timer.unref();
     void proc.exited.then(() => clearTimeout(timer));
+  }
+
+  /**
+   * The jobs the pool holds now: those running in a child (with its pid and
+   * when they started) and those applied and not started yet. A snapshot
+   * that costs O(jobs held): for inspection (`prefork inspect active`).
+   */
+  jobs(): PoolJobs {
+    return listJobs(this.supervisor.procs, this.tasks.outbound);
   }
 
   /** A snapshot of the children, the counters and the outbound buffer. */

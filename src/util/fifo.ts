@@ -22,6 +22,11 @@ export class Fifo<T> {
     this.head = 0;
   }
 
+  /** The item `i` places from the front (0: the next one out), if there is one. */
+  at(i: number): T | undefined {
+    return i >= 0 && i < this.length ? this.items[this.head + i] : undefined;
+  }
+
   peek(): T | undefined {
     return this.items[this.head];
   }

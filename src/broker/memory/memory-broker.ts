@@ -2,6 +2,8 @@ import type { Logger } from 'pino';
 import { BrokerRefusedError, OptionError, messageOf } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
+  JobPage,
+  ListedState,
   AnnouncedResults,
   Broker,
   BrokerOptions,
@@ -25,6 +27,7 @@ import type {
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
+import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
@@ -33,6 +36,13 @@ import { applySettlements } from './settle.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
 import { resultTtlOf } from '../../job-option-checks.js';
 import { randomUUID } from 'node:crypto';
+
+/** Which state a memory cursor belongs to. */
+const CURSOR_PREFIX = new Map<ListedState, string>([
+  ['waiting', 'w'],
+  ['delayed', 'd'],
+  ['dead', 'x'],
+]);
 
 /**
  * The embedded broker (`memory://[name]`): one process, the semantics of the
@@ -398,6 +408,22 @@ export class MemoryBroker implements Broker {
       reason: d.reason,
       diedAt: d.diedAt,
     }));
+  }
+
+  /** Cursors are positions (`w:`, `d:`, `x:` and the offset): jobs taken meanwhile shift what the next page starts at. */
+  async listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {
+    checkPage(state, limit);
+    const prefix = CURSOR_PREFIX.get(state) ?? 'w';
+    let from = 0;
+    if (cursor !== undefined) {
+      const m = /^([wdx]):(\d{1,15})$/.exec(cursor);
+      if (m === null || m[1] !== prefix)
+        throw new OptionError('cursor', cursor, `a cursor printed by a previous page of ${state} jobs`);
+      from = Number(m[2]);
+    }
+    const listed = this.state.peek(queue)?.page(state, from, limit) ?? [];
+    const jobs = listed.map((l) => ({ ...l, job: copyJob(l.job) }));
+    return { jobs, next: jobs.length < limit ? undefined : `${prefix}:${from + jobs.length}` };
   }
 
   async retryDead(queue: string, ids: readonly string[] | undefined): Promise<number> {

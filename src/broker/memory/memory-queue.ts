@@ -1,5 +1,5 @@
 import { Fifo } from '../../util/fifo.js';
-import type { DeadJob, JobRecord } from '../types.js';
+import type { DeadJob, JobRecord, ListedJob, ListedState } from '../types.js';
 
 /** A delayed job: due at `dueAt` (epoch ms). */
 export interface DelayedJob {
@@ -83,6 +83,33 @@ export class MemoryQueue {
     this.rd.drain();
     this.delayed.length = 0;
     return n;
+  }
+
+  /**
+   * Up to `limit` jobs of one state from position `from` (waiting: redelivered
+   * first, then the main list; delayed: by due time; dead: newest first).
+   */
+  page(state: ListedState, from: number, limit: number): ListedJob[] {
+    const out: ListedJob[] = [];
+    for (let i = from; i < from + limit; i++) {
+      const item = this.listed(state, i);
+      if (item === undefined) break;
+      out.push(item);
+    }
+    return out;
+  }
+
+  private listed(state: ListedState, i: number): ListedJob | undefined {
+    if (state === 'waiting') {
+      const job = i < this.rd.length ? this.rd.at(i) : this.main.at(i - this.rd.length);
+      return job && { job };
+    }
+    if (state === 'delayed') {
+      const d = this.delayed[i];
+      return d && { job: d.job, dueAt: d.dueAt };
+    }
+    const d = this.dead[this.dead.length - 1 - i];
+    return d && { job: d.job, reason: d.reason, diedAt: d.diedAt };
   }
 
   bury(entry: DeadJob, deadMax: number): void {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
-import type { DeadJob, QueueCounts } from '../types.js';
-import { decodeJob, entryTime, fieldMap } from './entry-codec.js';
+import type { DeadJob, JobPage, ListedState, QueueCounts } from '../types.js';
+import { deadJob, listJobs } from './job-pages.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
 
@@ -49,14 +49,7 @@ export class QueueAdmin {
       Buffer,
       Buffer[],
     ][];
-    return entries.map(([rawId, fields]) => {
-      const id = rawId.toString();
-      const { job } = decodeJob(id, queue, fields);
-      const map = fieldMap(fields);
-      const reason = map.get('reason')?.toString() ?? '';
-      const diedAt = Number(map.get('diedAt')?.toString()) || entryTime(id);
-      return { job, reason, diedAt };
-    });
+    return entries.map(([rawId, fields]) => deadJob(queue, rawId, fields));
   }
 
   async retryDead(redis: Redis, queue: string, ids: readonly string[] | undefined): Promise<number> {
@@ -70,5 +63,9 @@ export class QueueAdmin {
     const [err, n] = replies[0] ?? [null, 0];
     if (err) throw err;
     return Number(n);
+  }
+
+  listJobs(redis: Redis, queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {
+    return listJobs(redis, this.keys, queue, state, limit, cursor);
   }
 }

@@ -3,6 +3,8 @@ import type { Logger } from 'pino';
 import { BrokerClosedError } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
+  JobPage,
+  ListedState,
   AnnouncedResults,
   Broker,
   BrokerOptions,
@@ -24,6 +26,7 @@ import type {
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
+import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { QueueAdmin } from './queue-admin.js';
 import { BlockingConnection } from './blocking.js';
@@ -463,5 +466,10 @@ export class RedisBroker implements Broker {
 
   async purgeDead(queue: string): Promise<number> {
     return this.admin.purgeDead(await this.redis(), queue);
+  }
+
+  async listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {
+    checkPage(state, limit);
+    return this.admin.listJobs(await this.redis(), queue, state, limit, cursor);
   }
 }

@@ -28,6 +28,8 @@ const SCRIPTS = {
   revokeJobs: 'revokeJobs-1.lua',
   findJob: 'findJob-1.lua',
   swapResult: 'swapResult-1.lua',
+  listWaiting: 'listWaiting-2.lua',
+  listDelayed: 'listDelayed-1.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

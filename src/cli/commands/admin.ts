@@ -1,9 +1,7 @@
 import type { Command } from 'commander';
 import type { BrokerAdmin } from '../../broker/types.js';
-import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
-import { askNodes, type NodeAsker } from '../control-request.js';
-import { timeoutOption } from './control.js';
+import { argsJson, argsText, isoTime } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
 import { UsageError } from '../usage-error.js';
@@ -36,24 +34,35 @@ export function registerAdmin(program: Command): void {
     .option('--json', 'print a JSON array')
     .action(async (flags: { broker?: string; queue?: string; limit: number; json?: boolean }) => {
       await withBroker(flags.broker, async (b) => {
-        const dead: { id: string; task: string; queue: string; attempt: number; reason: string; diedAt: number }[] = [];
+        const dead: Record<string, unknown>[] = [];
+        const rows: (string | number)[][] = [];
         for (const queue of await queuesOf(b, flags.queue)) {
-          for (const d of await b.listDead(queue, flags.limit))
-            dead.push({
-              id: d.job.id,
-              task: d.job.task,
-              queue,
-              attempt: d.job.attempt,
-              reason: d.reason,
-              diedAt: d.diedAt,
-            });
+          for (const d of await b.listDead(queue, flags.limit)) {
+            const { job } = d;
+            if (flags.json)
+              dead.push({
+                id: job.id,
+                task: job.task,
+                queue,
+                attempt: job.attempt,
+                reason: d.reason,
+                diedAt: d.diedAt,
+                ...argsJson({ payload: job.payload }),
+              });
+            else
+              rows.push([
+                job.id,
+                job.task,
+                queue,
+                argsText({ payload: job.payload }),
+                job.attempt,
+                isoTime(d.diedAt),
+                d.reason,
+              ]);
+          }
         }
         if (flags.json) printJson(dead);
-        else
-          printTable(
-            ['ID', 'TASK', 'QUEUE', 'RETRIES', 'DIED', 'REASON'],
-            dead.map((d) => [d.id, d.task, d.queue, d.attempt, new Date(d.diedAt).toISOString(), d.reason]),
-          );
+        else printTable(['ID', 'TASK', 'QUEUE', 'ARGS', 'RETRIES', 'DIED', 'REASON'], rows);
       });
     });
   dead
@@ -108,114 +117,4 @@ export function registerAdmin(program: Command): void {
       if (flags.json) printJson({ purged: n });
       else process.stdout.write(`purged ${n} dead job(s)\n`);
     });
-
-  program
-    .command('inspect')
-    .description("show the nodes of the cluster, the queues, each node's pool stats, or the revoked job ids")
-    .argument(
-      '[what]',
-      'nodes, queues, stats or revoked',
-      (v: string) => {
-        if (v !== 'nodes' && v !== 'queues' && v !== 'stats' && v !== 'revoked')
-          throw new UsageError(`inspect: argument '${v}' is invalid. expected nodes, queues, stats or revoked`);
-        return v;
-      },
-      'nodes',
-    )
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
-    .option('--node <name>', 'stats: only this node (its name or id)')
-    .addOption(timeoutOption('stats: how long to wait for the nodes to answer'))
-    .option('--json', 'print JSON')
-    .action(
-      async (
-        what: 'nodes' | 'queues' | 'stats' | 'revoked',
-        flags: { broker?: string; node?: string; timeout: number; json?: boolean },
-      ) => {
-        await withBroker(flags.broker, async (b) => {
-          if (what === 'nodes') {
-            const nodes = await b.listNodes();
-            if (flags.json) printJson(nodes);
-            else
-              printTable(
-                ['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED'],
-                nodes.map((n) => [
-                  n.id,
-                  n.host,
-                  n.pid,
-                  n.queues.join(','),
-                  n.concurrency,
-                  new Date(n.startedAt).toISOString(),
-                ]),
-              );
-            return;
-          }
-          if (what === 'stats') {
-            await inspectStats(b, flags.node, flags.timeout, flags.json === true);
-            return;
-          }
-          if (what === 'revoked') {
-            const revoked = await b.listRevoked();
-            if (flags.json) printJson(revoked);
-            else
-              printTable(
-                ['ID', 'REVOKED', 'REMEMBERED UNTIL'],
-                revoked.map((r) => [r.id, new Date(r.revokedAt).toISOString(), new Date(r.expiresAt).toISOString()]),
-              );
-            return;
-          }
-          const counts = await b.counts(await b.knownQueues());
-          if (flags.json) printJson(counts);
-          else
-            printTable(
-              ['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD'],
-              counts.map((c) => [c.queue, c.waiting, c.reserved, c.delayed, c.dead]),
-            );
-        });
-      },
-    );
-}
-
-/** Each node answers a 'stats' control request with its Worker stats (pool, consumer counts). */
-async function inspectStats(
-  broker: NodeAsker,
-  node: string | undefined,
-  timeoutMs: number,
-  json: boolean,
-): Promise<void> {
-  const answers = await askNodes(broker, 'stats', [], node, timeoutMs);
-  if (json) {
-    printJson(
-      answers.map(({ node: n, reply }) => ({
-        node: n.name,
-        nodeId: n.id,
-        stats: reply?.ok ? reply.value : null,
-        ...(reply?.ok ? {} : { error: reply?.error ?? `no reply within ${timeoutMs} ms` }),
-      })),
-    );
-  } else {
-    printTable(
-      ['NODE', 'PROCESSES', 'BUSY', 'RESERVED', 'DONE', 'FAILED', 'LOST', 'RESTARTS', 'AUTOSCALE'],
-      answers.map(({ node: n, reply }) => {
-        if (!reply?.ok)
-          return [
-            n.name,
-            reply === undefined ? `no reply within ${timeoutMs} ms` : `error: ${reply.error ?? 'failed'}`,
-          ];
-        const pool = (reply.value as { pool: PoolStats }).pool;
-        const live = pool.processes.filter((p) => p.state !== 'exited');
-        return [
-          n.name,
-          live.length,
-          live.filter((p) => p.state === 'busy').length,
-          pool.reserved,
-          pool.totals.done,
-          pool.totals.failed,
-          pool.totals.lost,
-          pool.totals.restarts,
-          pool.autoscale ? `${pool.autoscale.max},${pool.autoscale.min}` : '-',
-        ];
-      }),
-    );
-  }
-  if (answers.some((a) => a.reply?.ok !== true)) process.exitCode = 1;
 }

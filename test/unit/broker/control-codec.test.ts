@@ -45,6 +45,11 @@ describe('control replies', () => {
     expect(decodeControlReply(encodeControlReply(refused))).toEqual(refused);
   });
 
+  it('keeps string args: each command checks its own', () => {
+    const request: ControlRequest = { id: 'r2', command: 'active', args: ['x', 1] };
+    expect(decodeControlRequests([encodeControlRequest(request)], silent)).toEqual([request]);
+  });
+
   it.each([
     ['not JSON', '{'],
     ['null', 'null'],

@@ -24,6 +24,8 @@ function handler(): {
     shrink: (n) => calls.push(['shrink', n]),
     autoscale: (max, min) => calls.push(['autoscale', max, min]),
     shutdown: () => undefined,
+    jobs: (which) => calls.push(['jobs', which]),
+    registered: () => calls.push(['registered']),
     revoke: (ids: string[], options: RevokeOptions, expiresAt: number) =>
       calls.push(['revoke', ids, options, expiresAt]),
   };
