@@ -28,6 +28,7 @@ export {
   RevokedError,
   ClientClosedError,
   RemoteTaskError,
+  EndpointError,
   Retry,
   BrokerRefusedError,
   BrokerClosedError,

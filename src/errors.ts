@@ -353,6 +353,19 @@ export class BrokerRefusedError extends PreforkError {
   static override readonly code: string = 'PREFORK_BROKER_REFUSED';
 }
 
+/** A node's metrics or health endpoint cannot listen (the port is in use, the host is not an address of this machine). */
+export class EndpointError extends PreforkError {
+  static override readonly code: string = 'PREFORK_ENDPOINT';
+  /** The host and port that could not be bound. */
+  readonly address: string;
+  /** The host, the port, the paths it was to serve, and the listen error as `cause`. */
+  constructor(host: string, port: number, paths: readonly string[], cause: NodeJS.ErrnoException) {
+    const why = cause.code === 'EADDRINUSE' ? 'the port is in use' : cause.message;
+    super(`cannot serve ${paths.join(', ')} on ${host}:${port}: ${why}`, { cause });
+    this.address = `${host}:${port}`;
+  }
+}
+
 /**
  * Thrown by a task to ask for a retry; the Worker schedules it (`delay` in
  * ms). The retry waits in the broker's delayed set and, once due, joins the

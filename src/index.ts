@@ -25,6 +25,7 @@ export type { ApplyOptions, JobArgs } from './pool/job.js';
 export type { PoolStats, ProcessStats, PoolTotals } from './pool/stats.js';
 export type { PoolJobs, PoolJobInfo } from './pool/job-list.js';
 export type { ProcessState } from './pool/worker-process.js';
+export type { ExitReason } from './pool/exit-reason.js';
 export type { ScaleEvent } from './pool/autoscaler.js';
 export { Worker, type WorkerStats, type WorkerEvents, type WorkerFailure, type StopOptions } from './worker.js';
 export type { WorkerOptions, WorkerBroker } from './worker-options.js';

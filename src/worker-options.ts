@@ -172,6 +172,36 @@ export interface WorkerOptions {
     | 'logger'
   >;
   /**
+   * Serve Prometheus metrics (prom-client's text format) at
+   * `http://<metricsHost>:<port>/metrics`: jobs by task and outcome, runtime
+   * and queue-wait histograms, queue depths, pool size, busy children,
+   * reserved requests, restarts, scale events, memory, the broker's round
+   * trip. 0 takes any free port (`worker.endpoints` says which). The same
+   * port as `healthPort` serves both.
+   * @defaultValue none: no metrics are served
+   */
+  metricsPort?: number;
+  /**
+   * The address the metrics port binds to.
+   * @defaultValue `'0.0.0.0'` (every interface: scrapers and probes come from outside the host)
+   */
+  metricsHost?: string;
+  /**
+   * Serve health probes at `http://<healthHost>:<port>/healthz` (200 while the
+   * pool, the fetch loop and the heartbeat are alive and turning) and
+   * `/readyz` (200 only while running, holding the lease and reaching the
+   * broker; 503 while starting, stopping, fenced or cut off). For
+   * Kubernetes' liveness and readiness probes. 0 takes any free port.
+   * @defaultValue none: no health endpoints
+   */
+  healthPort?: number;
+  /**
+   * The address the health port binds to (with `healthPort` equal to
+   * `metricsPort`, the two must agree).
+   * @defaultValue `'0.0.0.0'`
+   */
+  healthHost?: string;
+  /**
    * A pino logger: the worker, its pool and its broker log through children of it.
    * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger
    */
@@ -193,6 +223,15 @@ export interface ResolvedWorkerOptions {
   leaseMs: number | undefined;
   pool: PoolOptions;
   logger: Logger | undefined;
+  /** Undefined: not served. */
+  metrics: Endpoint | undefined;
+  health: Endpoint | undefined;
+}
+
+/** Where a node serves its metrics or health probes. */
+export interface Endpoint {
+  host: string;
+  port: number;
 }
 
 const KNOWN = new Set([
@@ -219,7 +258,13 @@ const KNOWN = new Set([
   'leaseMs',
   'pool',
   'logger',
+  'metricsPort',
+  'metricsHost',
+  'healthPort',
+  'healthHost',
 ]);
+
+const DEFAULT_ENDPOINT_HOST = '0.0.0.0';
 
 /** One validation pass; pool options are validated again, fully, by the Pool itself. */
 export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOptions {
@@ -279,7 +324,35 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     leaseMs: lease(input),
     pool,
     logger: input.logger,
+    ...endpoints(input),
   };
+}
+
+/** The metrics and health addresses: a port of 0..65535, a host; one port serving both needs one host. */
+function endpoints(input: WorkerOptions): { metrics: Endpoint | undefined; health: Endpoint | undefined } {
+  const metrics = endpoint(input.metricsPort, input.metricsHost, 'metricsPort', 'metricsHost');
+  const health = endpoint(input.healthPort, input.healthHost, 'healthPort', 'healthHost');
+  if (metrics !== undefined && health !== undefined && metrics.port === health.port && metrics.port !== 0) {
+    if (metrics.host !== health.host)
+      throw new OptionError(
+        'healthHost',
+        input.healthHost,
+        `the metricsHost (${metrics.host}) when healthPort equals metricsPort: one port serves both`,
+      );
+  }
+  return { metrics, health };
+}
+
+function endpoint(port: unknown, host: unknown, portName: string, hostName: string): Endpoint | undefined {
+  if (port === undefined) {
+    if (host !== undefined) throw new OptionError(hostName, host, `to be left out without ${portName}`);
+    return undefined;
+  }
+  if (typeof port !== 'number' || !Number.isInteger(port) || port < 0 || port > 65535)
+    throw new OptionError(portName, port, 'a port number, an integer from 0 to 65535 (0: any free port)');
+  if (host !== undefined && (typeof host !== 'string' || host.length === 0))
+    throw new OptionError(hostName, host, 'a host name or address');
+  return { host: host ?? DEFAULT_ENDPOINT_HOST, port };
 }
 
 /** `lease`, or its old name `leaseMs`; heartbeats are timers of a fraction of it. */

@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
-import type { NodeInfo, RevokeOptions } from './broker/types.js';
+import type { BrokerAdmin, NodeInfo, QueueCounts, RevokeOptions } from './broker/types.js';
 import { ControlHandler } from './cluster/control.js';
 import { jobView } from './cluster/job-view.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
@@ -19,6 +19,8 @@ import { ConsumerFailedError, InvalidStateError, RevokedError, messageOf, type P
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
+import { NodeEndpoints, type EndpointUrls } from './observe/node-endpoints.js';
+import { liveness, readiness, type HealthInputs, type HealthReport } from './observe/node-health.js';
 import { Pool, type CancelledJobs } from './pool/pool.js';
 import type { PoolStats } from './pool/stats.js';
 import {
@@ -36,6 +38,8 @@ const STOP_KEYS = new Set(['cold', 'deadline']);
 export const STOP_DEADLINE_MS = 30_000;
 /** Job ids listed in the log line of settlements dropped at the stop deadline. */
 const DROPPED_IDS_LOGGED = 50;
+/** A scrape waits this long for the broker's queue counts, then shows none (a scrape must not hang on a frozen Redis). */
+const QUEUE_COUNTS_TIMEOUT_MS = 2_000;
 
 /** What `Worker.stop(options)` accepts. */
 export interface StopOptions {
@@ -136,6 +140,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private registered = false;
   private failure: WorkerFailure | undefined;
   private readonly abortConnect = new AbortController();
+  private endpointsOpen: NodeEndpoints | undefined;
 
   /** Validates the options (OptionError names a bad one); nothing connects or spawns before start(). */
   constructor(options: WorkerOptions) {
@@ -171,6 +176,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       trackStarted: o.trackStarted,
       revoked: (id) => this.revocations.has(id),
       jobLogLevel: o.jobLogLevel,
+      // A broker call outstanding a lease past its own wait: the node has lost its lease by then, so the loop is stuck.
+      stallAfterMs: this.broker.leaseMs,
       log: this.log.child({ component: 'consumer' }),
     });
     this.consumer.onFenced((seenAs) => this.fenced(seenAs));
@@ -204,6 +211,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         onDue: (at) => this.consumer.noteDue(at),
         onControl: (requests) => this.control.handle(requests),
         onRenewed: () => this.pool.resumeDispatch(),
+        onRoundTrip: (ms) => this.endpointsOpen?.metrics?.brokerRoundTrip(ms),
       },
       this.log.child({ component: 'heartbeat' }),
     );
@@ -233,6 +241,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
   async start(): Promise<void> {
     if (this.state !== 'created') throw new InvalidStateError(`start() called on a worker that is ${this.state}`);
     this.state = 'connecting';
+    // First: a port in use fails the start before anything spawns or connects (and probes see "starting" at once).
+    try {
+      await this.openEndpoints();
+    } catch (err) {
+      this.state = 'stopped';
+      this.stopping = Promise.resolve();
+      if (this.ownsBroker) await this.broker.close();
+      throw err;
+    }
     // The children boot (Node, the task module) while the broker connects and the node registers:
     // the slowest steps of a start overlap. A pool that fails ends the connect loop.
     const poolStarted = this.pool.start();
@@ -326,6 +343,71 @@ export class Worker extends EventEmitter<WorkerEvents> {
     };
   }
 
+  /** The URLs of the node's metrics and health endpoints (`metricsPort`, `healthPort`), once start() has bound them. */
+  get endpoints(): EndpointUrls {
+    return this.endpointsOpen?.urls ?? {};
+  }
+
+  /**
+   * What /healthz (`live`) and /readyz (`ready`) answer, for an application
+   * that serves its own probes: each says ok or not, and why, check by check.
+   */
+  health(): { live: HealthReport; ready: HealthReport } {
+    const inputs = this.healthInputs();
+    return { live: liveness(inputs), ready: readiness(inputs) };
+  }
+
+  private healthInputs(): HealthInputs {
+    return {
+      state: this.state,
+      failure: this.failure?.message,
+      consumer: this.consumer.health(),
+      heartbeat: this.heartbeat.health(),
+      leaseLapsedMs: this.heartbeat.lapsedFor(),
+      fencing: this.fencing !== undefined,
+    };
+  }
+
+  private async openEndpoints(): Promise<void> {
+    const { metrics, health } = this.options;
+    if (metrics === undefined && health === undefined) return;
+    const queues = this.options.queues.map((q) => q.name);
+    this.endpointsOpen = await NodeEndpoints.open(
+      { metrics, health },
+      {
+        stats: () => this.stats(),
+        taskNames: () => this.pool.taskNames,
+        queueCounts: () => this.queueCounts(queues),
+        liveness: () => liveness(this.healthInputs()),
+        readiness: () => readiness(this.healthInputs()),
+      },
+      this.log.child({ component: 'endpoints' }),
+    );
+    const nodeMetrics = this.endpointsOpen.metrics;
+    if (nodeMetrics === undefined) return;
+    this.consumer.observe((s, run) => nodeMetrics.settled(s, run));
+    this.pool.on('process-down', (e) => nodeMetrics.childExited(e.reason));
+    this.pool.on('autoscale', (e) => nodeMetrics.scaled(e));
+  }
+
+  /** The node's queues' counts for a scrape: none when the broker cannot count, fails, or takes too long. */
+  private async queueCounts(queues: readonly string[]): Promise<QueueCounts[] | undefined> {
+    const admin = this.broker as Partial<BrokerAdmin>;
+    if (typeof admin.counts !== 'function') return undefined;
+    let timer: NodeJS.Timeout | undefined;
+    try {
+      return await Promise.race([
+        admin.counts.call(this.broker, queues),
+        new Promise<undefined>((resolve) => (timer = setTimeout(resolve, QUEUE_COUNTS_TIMEOUT_MS, undefined))),
+      ]);
+    } catch (err) {
+      this.log.debug({ err }, 'queue counts for the metrics failed');
+      return undefined;
+    } finally {
+      clearTimeout(timer);
+    }
+  }
+
   private async shutdown(deadline: number): Promise<void> {
     this.state = 'stopping';
     this.abortConnect.abort();
@@ -347,6 +429,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.ownsBroker) await this.broker.close();
     this.state = 'stopped';
+    await this.endpointsOpen?.close();
     this.log.info({ givenBack: this.consumer.counts.givenBack, withdrawn }, 'worker stopped');
     this.emit('stopped');
   }

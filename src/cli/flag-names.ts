@@ -14,7 +14,7 @@ export function flagOf(option: string): string {
 
 /** Option names a library message may mention, each worded as its flag in the CLI's errors. */
 const OPTION_WORDS =
-  /\b(timeLimit|softTimeLimit|maxTasksPerChild|maxMemoryPerChild|prefetchMultiplier|maxRedeliveries|queueOrder|ignoreResult|trackStarted|jobLogLevel|processes|maxConcurrency|concurrency|autoscale|retries|backoff(?:\.\w+)?|delay|eta|queues?|strategy|name)\b/g;
+  /\b(timeLimit|softTimeLimit|maxTasksPerChild|maxMemoryPerChild|prefetchMultiplier|maxRedeliveries|queueOrder|ignoreResult|trackStarted|jobLogLevel|metricsPort|metricsHost|healthPort|healthHost|processes|maxConcurrency|concurrency|autoscale|retries|backoff(?:\.\w+)?|delay|eta|queues?|strategy|name)\b/g;
 
 /**
  * An OptionError from the library, reworded for someone who typed flags: it

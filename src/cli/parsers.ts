@@ -41,6 +41,13 @@ export function nonNegativeInt(value: string): number {
   return Number(value);
 }
 
+/** A TCP port to listen on: 0 to 65535 (0: any free port). */
+export function port(value: string): number {
+  if (!/^\d+$/.test(value.trim()) || Number(value) > 65535)
+    throw new InvalidArgumentError('expected a port number from 0 to 65535');
+  return Number(value);
+}
+
 /** The shared checks report through this: commander already names the flag and the value. */
 const invalid: Bad = (_flag, _value, expected) => {
   throw new InvalidArgumentError(`expected ${expected}`);

@@ -24,6 +24,8 @@ export interface HeartbeatHooks {
   onControl?(requests: ControlRequest[]): void;
   /** A beat renewed the lease after leaseHeld() had found it unconfirmed: what waited on it may go on. */
   onRenewed?(): void;
+  /** A beat's call came back (ms from send to reply): the broker's round trip, as metrics show it. */
+  onRoundTrip?(ms: number): void;
 }
 
 /**
@@ -50,6 +52,8 @@ export class Heartbeat {
   private leaseUntil = -Infinity;
   /** Set while a beat was asked for because leaseHeld() found the lease unconfirmed. */
   private confirming = false;
+  /** When (performance.now()) the last beat ended, or the heartbeat started. */
+  private lastEnded = -Infinity;
 
   constructor(
     private readonly broker: BrokerMembership,
@@ -63,6 +67,7 @@ export class Heartbeat {
 
   start(): void {
     this.running = true;
+    this.lastEnded = performance.now();
     this.schedule();
   }
 
@@ -107,6 +112,16 @@ export class Heartbeat {
     return Math.max(0, performance.now() - this.leaseUntil);
   }
 
+  /**
+   * The heartbeat's health: `stuckForMs` > 0 when no beat has ended for
+   * longer than the interval plus a lease (a call to the broker that never
+   * came back); `failures` counts the beats that failed in a row.
+   */
+  health(): { running: boolean; stuckForMs: number; failures: number } {
+    const overdue = performance.now() - this.lastEnded - this.interval - this.broker.leaseMs;
+    return { running: this.running, stuckForMs: this.running ? Math.max(0, overdue) : 0, failures: this.failures };
+  }
+
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
@@ -117,6 +132,7 @@ export class Heartbeat {
     if (!this.running) return;
     this.timer = setTimeout(() => {
       this.beating = this.beat().finally(() => {
+        this.lastEnded = performance.now();
         this.beating = undefined;
         this.schedule();
       });
@@ -130,6 +146,7 @@ export class Heartbeat {
     try {
       const sentAt = performance.now();
       const reply = await this.broker.heartbeat(me, this.hooks.queues());
+      this.hooks.onRoundTrip?.(performance.now() - sentAt);
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'heartbeats are reaching the broker again');
       this.failures = 0;
       if (reply.fenced) {

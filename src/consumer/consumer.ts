@@ -1,3 +1,4 @@
+import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { BrokerConsumer, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
@@ -7,7 +8,7 @@ import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
-import { JobLog, type JobLogLevel } from './job-log.js';
+import { JobLog, type JobLogLevel, type JobRun } from './job-log.js';
 import type { Prefetch } from './prefetch.js';
 import {
   finalRecord,
@@ -49,6 +50,8 @@ export interface ConsumerSettings {
   revoked?: (id: string) => boolean;
   /** The level of the per-job lines (default info). */
   jobLogLevel?: JobLogLevel;
+  /** A broker call of the loop outstanding longer than its own wait plus this (ms) means the loop is stuck (`health()`). */
+  stallAfterMs: number;
   log: Logger;
 }
 
@@ -102,6 +105,11 @@ export class Consumer {
   /** Broker calls of the loop that failed in a row (sets the retry pause). */
   private failures = 0;
   private crashHandler: (err: unknown) => void = (err) => this.settings.log.fatal({ err }, 'consumer loop crashed');
+  /** Told of every job's outcome (metrics). */
+  private observer: ((s: Settlement, run: JobRun | undefined) => void) | undefined;
+  /** When (performance.now()) the loop's current await should be over: past it, the loop is stuck. */
+  private turnDeadline = Infinity;
+  private ended = false;
 
   constructor(private readonly settings: ConsumerSettings) {
     this.counts = {
@@ -126,7 +134,33 @@ export class Consumer {
     this.stopping = false;
     this.stopController = new AbortController();
     // Broker failures are retried inside run(); anything else escaping it is a crash: nothing would fetch again.
-    this.loop = this.run().catch((err: unknown) => this.crashHandler(err));
+    this.ended = false;
+    this.loop = this.run()
+      .catch((err: unknown) => this.crashHandler(err))
+      .finally(() => (this.ended = true));
+  }
+
+  /** Called with every settlement the Consumer makes (and the attempt, when a child ran it), after it is queued for the broker. */
+  observe(observer: (s: Settlement, run: JobRun | undefined) => void): void {
+    this.observer = observer;
+  }
+
+  /**
+   * The fetch loop's health: `stuckForMs` > 0 when one of its awaits (a
+   * fetch, a blocking wait, a re-registration) outlived its own wait plus
+   * `stallAfterMs`. Waiting for the pool to free room is not stuck.
+   */
+  health(): { running: boolean; stuckForMs: number; brokerFailures: number } {
+    return {
+      running: this.loop !== undefined && !this.ended,
+      stuckForMs: Math.max(0, performance.now() - this.turnDeadline),
+      brokerFailures: this.failures,
+    };
+  }
+
+  /** The loop's next await should end within `ms` (plus the stall allowance). */
+  private expectWithin(ms: number): void {
+    this.turnDeadline = performance.now() + ms + this.settings.stallAfterMs;
   }
 
   /** Called when the fetch loop crashed (a bug, a broker reply it cannot handle; not the broker being away): the Worker stops the node. */
@@ -180,6 +214,7 @@ export class Consumer {
       const room = limit - this.counts.reserved;
       // Fetch in batches: wait until at least half the prefetch window is free.
       if (room < Math.max(1, Math.floor(limit / 2))) {
+        this.turnDeadline = Infinity;
         await new Promise<void>((resolve) => (this.roomWaiter = resolve));
         this.roomWaiter = undefined;
         continue;
@@ -188,6 +223,7 @@ export class Consumer {
       const plan = this.settings.selection.plan(room);
       const nodeId = this.settings.nodeId();
       prefetch.sent(this.counts.reserved);
+      this.expectWithin(0);
       const reply = await this.fromBroker('fetch from the broker', () =>
         this.acker.carry((settle) => this.settings.broker.fetch({ nodeId, plan, count: room, settle })),
       );
@@ -196,6 +232,7 @@ export class Consumer {
       this.counts.prefetchLimit = prefetch.limit;
       if (reply === undefined) continue;
       if (reply.fenced) {
+        this.expectWithin(0);
         await this.fromBroker('registering again after the lease was lost', async () => this.fencedHandler?.(nodeId));
         continue;
       }
@@ -220,6 +257,7 @@ export class Consumer {
       // One warning per episode; the retries that follow are debug.
       const level = this.failures === 0 ? 'warn' : 'debug';
       const wait = retryDelay(this.failures++, FETCH_RETRY);
+      this.expectWithin(wait);
       this.settings.log[level]({ err, retryInMs: wait }, `${what} failed; retrying`);
       await abortableSleep(wait, this.stopController.signal);
       return undefined;
@@ -234,6 +272,7 @@ export class Consumer {
     this.waitDeadline = now + timeout;
     this.blocked = true;
     this.acker.release();
+    this.expectWithin(timeout);
     try {
       const { signal } = this.waitController;
       const reply = await this.fromBroker('waiting for work on the broker', () =>
@@ -244,7 +283,10 @@ export class Consumer {
       // A due time learned while waiting: the next fetch promotes it, after sleeping until then.
       if (reply.deliveries.length === 0 && reply.nextDueAt !== undefined && !this.stopping) {
         const until = reply.nextDueAt - Date.now();
-        if (until > 0 && until < timeout) await this.sleep(until);
+        if (until > 0 && until < timeout) {
+          this.expectWithin(until);
+          await this.sleep(until);
+        }
       }
     } finally {
       this.blocked = false;
@@ -373,8 +415,9 @@ export class Consumer {
         return;
       }
       leave(false);
-      this.finish(settlement);
-      this.jobLog.settled(settlement, outcome, { pid, startedAt, finishedAt });
+      const run = { pid, startedAt, finishedAt };
+      this.finish(settlement, run);
+      this.jobLog.settled(settlement, outcome, run);
     };
     this.settings.pool.apply(job.task, job.payload, options).then(
       (v) => settle(true, v),
@@ -446,7 +489,7 @@ export class Consumer {
     this.acker.push({ kind: 'progress', delivery, result });
   }
 
-  private finish(settlement: Settlement): void {
+  private finish(settlement: Settlement, run?: JobRun): void {
     if (settlement.kind === 'ack') this.counts.succeeded++;
     else if (settlement.kind === 'retry') this.counts.retried++;
     else if (settlement.kind === 'dead') this.counts.dead++;
@@ -455,6 +498,7 @@ export class Consumer {
     this.counts.reserved--;
     this.acker.push(settlement);
     this.roomFreed();
+    this.observer?.(settlement, run);
   }
 
   private release(): void {

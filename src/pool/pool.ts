@@ -25,6 +25,7 @@ import { listJobs, type PoolJobs } from './job-list.js';
 import { PoolJob, type ApplyOptions, type JobArgs, type ResolvedApplyOptions } from './job.js';
 import { resolvePoolOptions, type PoolOptions, type ResolvedPoolOptions } from './options.js';
 import { ResultHandler } from './result-handler.js';
+import { exitReason, type ExitReason } from './exit-reason.js';
 import { collectStats, type PoolStats, type PoolTotals } from './stats.js';
 import { Supervisor } from './supervisor.js';
 import { TaskHandler } from './task-handler.js';
@@ -52,6 +53,8 @@ export interface ProcessDownEvent {
    * died on its own or broke the pipe protocol.
    */
   expected: boolean;
+  /** Why it exited (a bounded set: metrics count exits by it). */
+  reason: ExitReason;
 }
 
 /** A job whose child died under it: the Pool's 'job-lost' event (the job's promise rejects with `error`). */
@@ -774,7 +777,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       { childPid: proc.pid, exitCode, signal },
       expected ? 'child exited' : 'child died',
     );
-    this.notify('process-down', { pid: proc.pid, exitCode, signal, expected });
+    this.notify('process-down', { pid: proc.pid, exitCode, signal, expected, reason: exitReason(proc, expected) });
   }
 
   private settle(job: PoolJob, ok: boolean, outcome: unknown): void {

@@ -41,7 +41,7 @@ describe('a child that dies under a job', () => {
     expect(err.message).toContain('SIGKILL');
     const [{ pid: newPid }] = await replaced;
     expect(before).not.toContain(newPid);
-    expect(await down).toEqual([{ pid: victim, exitCode: null, signal: 'SIGKILL', expected: false }]);
+    expect(await down).toEqual([{ pid: victim, exitCode: null, signal: 'SIGKILL', expected: false, reason: 'died' }]);
     expect(lost).toHaveLength(1);
     expect(lost[0]).toMatchObject({ name: 'hang', pid: victim });
     expect(lost[0]!.error).toBe(err);
@@ -73,7 +73,7 @@ describe('a child that dies under a job', () => {
     const err = await rejectionOf(pool.apply('exit', [7]));
     expect(err).toBeInstanceOf(WorkerLostError);
     expect(err).toMatchObject({ exitCode: 7 });
-    expect((await down)[0]).toEqual({ pid: victim, exitCode: 7, signal: null, expected: false });
+    expect((await down)[0]).toEqual({ pid: victim, exitCode: 7, signal: null, expected: false, reason: 'died' });
   });
 
   it('killing itself mid-job (SIGKILL from inside): WorkerLostError with the signal', async () => {
@@ -165,7 +165,13 @@ describe('a child that dies while idle', () => {
     const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
     const up = nextEvent(pool, 'process-up');
     process.kill(victim!, 'SIGKILL');
-    expect((await down)[0]).toEqual({ pid: victim, exitCode: null, signal: 'SIGKILL', expected: false });
+    expect((await down)[0]).toEqual({
+      pid: victim,
+      exitCode: null,
+      signal: 'SIGKILL',
+      expected: false,
+      reason: 'died',
+    });
     const [{ pid: replacement }] = await up;
     expect(pids(pool).sort()).toEqual([other!, replacement].sort());
     expect(pool.stats().totals).toMatchObject({ restarts: 1, lost: 0, failed: 0 });

@@ -103,7 +103,9 @@ describe('a long synchronous job (its event loop blocked)', () => {
     const down = nextEvent(pool, 'process-down', (e) => e.pid === victim);
     const err = await rejectionOf(pool.apply('spinUntil', [gate()], { timeLimit: 200 }));
     expect(err).toBeInstanceOf(TimeLimitExceeded);
-    expect(await down).toEqual([{ pid: victim, exitCode: null, signal: 'SIGKILL', expected: true }]);
+    expect(await down).toEqual([
+      { pid: victim, exitCode: null, signal: 'SIGKILL', expected: true, reason: 'time-limit' },
+    ]);
     await expect(pool.apply('add', [1, 2])).resolves.toBe(3);
   });
 });

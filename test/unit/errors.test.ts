@@ -54,6 +54,13 @@ const samples: Record<string, () => PreforkError> = {
   BrokerUnavailableError: () => new prefork.BrokerUnavailableError('redis://127.0.0.1:1', 'connection refused'),
   BrokerClosedError: () => new prefork.BrokerClosedError(),
   BrokerRefusedError: () => new prefork.BrokerRefusedError('the settlements were refused by Redis: WRONGTYPE'),
+  EndpointError: () =>
+    new prefork.EndpointError(
+      '0.0.0.0',
+      9464,
+      ['/metrics'],
+      Object.assign(new Error('in use'), { code: 'EADDRINUSE' }),
+    ),
   Retry: () => new prefork.Retry({ delay: 1500, message: 'later' }),
 };
 

@@ -33,6 +33,10 @@ interface WorkerFlags {
   nodeArg: string[];
   maxRedeliveries?: number;
   trackStarted?: boolean;
+  metricsPort?: number;
+  metricsHost?: string;
+  healthPort?: number;
+  healthHost?: string;
 }
 
 export function registerWorker(program: Command): void {
@@ -96,6 +100,10 @@ export function registerWorker(program: Command): void {
       parse.jobLogLevel,
       'info',
     )
+    .option('--metrics-port <port>', 'serve Prometheus metrics at /metrics on this port', parse.port)
+    .option('--metrics-host <host>', 'address for --metrics-port (default 0.0.0.0)')
+    .option('--health-port <port>', 'serve /healthz and /readyz on this port (may equal --metrics-port)', parse.port)
+    .option('--health-host <host>', 'address for --health-port (default 0.0.0.0)')
     .action((flags: WorkerFlags) => runWorker(flags));
 }
 
@@ -133,6 +141,10 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       maxRedeliveries: flags.maxRedeliveries,
       trackStarted: flags.trackStarted,
       jobLogLevel: flags.jobLogLevel,
+      metricsPort: flags.metricsPort,
+      metricsHost: flags.metricsHost,
+      healthPort: flags.healthPort,
+      healthHost: flags.healthHost,
       pool: flags.nodeArg.length > 0 ? { execArgv: flags.nodeArg } : undefined,
       logger: log,
     });

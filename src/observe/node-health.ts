@@ -1,0 +1,67 @@
+/** What a node's health is judged from (Worker.health() gathers it). */
+export interface HealthInputs {
+  /** The Worker's lifecycle state. */
+  state: 'created' | 'connecting' | 'running' | 'stopping' | 'stopped';
+  /** Set when the pool failed or the Consumer crashed. */
+  failure: string | undefined;
+  consumer: { running: boolean; stuckForMs: number; brokerFailures: number };
+  heartbeat: { running: boolean; stuckForMs: number; failures: number };
+  /** Ms since the node's lease ran out unconfirmed (0 while it holds). */
+  leaseLapsedMs: number;
+  /** True while the node re-registers after losing its lease. */
+  fencing: boolean;
+}
+
+/** One probe's verdict, with a line per check ('ok' or what is wrong): the body of /healthz and /readyz. */
+export interface HealthReport {
+  ok: boolean;
+  checks: Record<string, string>;
+}
+
+/**
+ * Alive (/healthz): the pool has not failed, and while the node runs, its
+ * fetch loop and its heartbeat are turning (a call that never returns makes
+ * them stuck, not just slow). A node starting or stopping is alive: a
+ * liveness probe must not kill a node that is finishing its jobs.
+ */
+export function liveness(h: HealthInputs): HealthReport {
+  const checks: Record<string, string> = {};
+  checks.pool = h.failure === undefined ? 'ok' : `failed: ${h.failure}`;
+  if (h.state === 'running') {
+    checks.consumer = !h.consumer.running
+      ? 'the fetch loop has ended'
+      : h.consumer.stuckForMs > 0
+        ? `the fetch loop is stuck: a broker call is ${Math.round(h.consumer.stuckForMs)} ms past its deadline`
+        : 'ok';
+    checks.heartbeat = !h.heartbeat.running
+      ? 'the heartbeat has stopped'
+      : h.heartbeat.stuckForMs > 0
+        ? `the heartbeat is stuck: no beat ended for ${Math.round(h.heartbeat.stuckForMs)} ms past the lease`
+        : 'ok';
+  }
+  return report(checks);
+}
+
+/**
+ * Ready (/readyz): alive, running (not starting or stopping), holding its
+ * lease (not fenced), and reaching the broker (the last heartbeat and the
+ * last fetch did not fail).
+ */
+export function readiness(h: HealthInputs): HealthReport {
+  const live = liveness(h);
+  const checks: Record<string, string> = { ...live.checks };
+  checks.state = h.state === 'running' ? 'ok' : h.state;
+  if (h.state !== 'running') return report(checks);
+  checks.lease = h.fencing
+    ? 'fenced: re-registering'
+    : h.leaseLapsedMs > 0
+      ? `not confirmed for ${Math.round(h.leaseLapsedMs)} ms past its end`
+      : 'ok';
+  const failing = Math.max(h.consumer.brokerFailures, h.heartbeat.failures);
+  checks.broker = failing === 0 ? 'ok' : `unreachable: the last ${failing} calls failed`;
+  return report(checks);
+}
+
+function report(checks: Record<string, string>): HealthReport {
+  return { ok: Object.values(checks).every((c) => c === 'ok'), checks };
+}

@@ -1,0 +1,46 @@
+import { describe, expect, it } from 'vitest';
+import { liveness, readiness, type HealthInputs } from '../../../dist/observe/node-health.js';
+
+const running: HealthInputs = {
+  state: 'running',
+  failure: undefined,
+  consumer: { running: true, stuckForMs: 0, brokerFailures: 0 },
+  heartbeat: { running: true, stuckForMs: 0, failures: 0 },
+  leaseLapsedMs: 0,
+  fencing: false,
+};
+
+describe('node health', () => {
+  it('a running node that turns and reaches the broker is alive and ready', () => {
+    expect(liveness(running).ok).toBe(true);
+    expect(readiness(running)).toEqual({
+      ok: true,
+      checks: { pool: 'ok', consumer: 'ok', heartbeat: 'ok', state: 'ok', lease: 'ok', broker: 'ok' },
+    });
+  });
+
+  it('a stuck fetch loop or heartbeat, an ended loop or a failed pool is not alive', () => {
+    expect(liveness({ ...running, consumer: { ...running.consumer, stuckForMs: 1500.4 } }).checks.consumer).toBe(
+      'the fetch loop is stuck: a broker call is 1500 ms past its deadline',
+    );
+    expect(liveness({ ...running, consumer: { ...running.consumer, running: false } }).ok).toBe(false);
+    expect(liveness({ ...running, heartbeat: { ...running.heartbeat, stuckForMs: 10 } }).ok).toBe(false);
+    expect(liveness({ ...running, failure: 'children keep dying' }).checks.pool).toBe('failed: children keep dying');
+  });
+
+  it('starting and stopping are alive but not ready; the loop is not judged then', () => {
+    for (const state of ['created', 'connecting', 'stopping', 'stopped'] as const) {
+      const h = { ...running, state, consumer: { ...running.consumer, running: false } };
+      expect(liveness(h).ok).toBe(true);
+      expect(readiness(h)).toMatchObject({ ok: false, checks: { state } });
+    }
+  });
+
+  it('fenced, a lapsed lease, or failing broker calls are alive but not ready', () => {
+    expect(readiness({ ...running, fencing: true }).checks.lease).toBe('fenced: re-registering');
+    expect(readiness({ ...running, leaseLapsedMs: 250 }).checks.lease).toBe('not confirmed for 250 ms past its end');
+    const cut = { ...running, heartbeat: { ...running.heartbeat, failures: 3 } };
+    expect(liveness(cut).ok).toBe(true);
+    expect(readiness(cut).checks.broker).toBe('unreachable: the last 3 calls failed');
+  });
+});
