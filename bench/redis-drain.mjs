@@ -43,6 +43,7 @@ const {
   processes = 2,
   ignoreResult = true,
   prefetchMultiplier,
+  events = true,
   batch = 1000,
   warmup = 2000,
   iterations = 0,
@@ -63,6 +64,7 @@ function newWorker(dir) {
     strategy,
     // Absent: the Worker's own default.
     ...(prefetchMultiplier === undefined ? {} : { prefetchMultiplier }),
+    events,
     logger,
     pool: { env: { BENCH_TALLY_DIR: dir } },
   });

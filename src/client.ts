@@ -6,6 +6,7 @@ import { isFinalState } from './broker/job-state.js';
 import { DEFAULT_REVOKE_GRACE_MS } from './broker/revoke-record.js';
 import type {
   BrokerConnection,
+  BrokerEvents,
   BrokerProducer,
   BrokerResults,
   BrokerRevokes,
@@ -13,6 +14,8 @@ import type {
   ResultRecord,
   RevokeOutcome,
 } from './broker/types.js';
+import { checkEventsOptions, followEvents, type EventsOptions } from './events/follow.js';
+import type { NodeEvent } from './events/node-event.js';
 import type { JobOptions } from './job-types.js';
 import {
   ArgumentsTooLargeError,
@@ -49,7 +52,7 @@ import { abortableSleep } from './util/sleep.js';
 import { checkDuration, checkSize } from './util/units.js';
 
 /** The broker roles a Client uses: it enqueues and reads results. */
-export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults & BrokerRevokes;
+export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults & BrokerRevokes & BrokerEvents;
 
 /** Options of `client.revoke` and `handle.revoke`; a bad or unknown one throws an OptionError naming it. */
 export interface RevokeJobOptions {
@@ -479,6 +482,21 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         },
       );
     });
+  }
+
+  /**
+   * The events of every node on the broker (jobs received, started,
+   * succeeded, failed, retried, lost; children up and down; scaling; nodes
+   * online, offline, fenced), oldest first: the last `recent` ones, then each
+   * as it comes, until `signal` aborts or the client closes (as BullMQ's
+   * QueueEvents). `task`, `node` and `types` filter them. Rejects with
+   * OptionError for a bad option, ClientClosedError after close().
+   */
+  async *events(options: EventsOptions = {}): AsyncGenerator<NodeEvent> {
+    if (this.closed) throw new ClientClosedError();
+    checkEventsOptions(options);
+    await this.connect();
+    yield* followEvents(this.broker, options, this.closing.signal, this.log);
   }
 
   /**

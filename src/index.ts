@@ -46,4 +46,8 @@ export type { BackoffInput } from './job-option-checks.js';
 export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';
 export type { JobState, ResultRecord, RevokeOutcome, RevokedJob } from './broker/types.js';
 export type { QueueOrder, QueueSpec } from './consumer/queue-selection.js';
+export type { NodeEvent, NodeEventType, EventFilter } from './events/node-event.js';
+export type { EventsOptions } from './events/follow.js';
+export type { EndpointUrls } from './observe/node-endpoints.js';
+export type { HealthReport } from './observe/node-health.js';
 export * from './error-classes.js';

@@ -5,6 +5,7 @@ import type {
   BrokerConnection,
   BrokerConsumer,
   BrokerControl,
+  BrokerEvents,
   BrokerMembership,
   BrokerRevokes,
 } from './broker/types.js';
@@ -16,7 +17,12 @@ import { optionalDuration, type PoolOptions, type StrategyName } from './pool/op
 import { parseAutoscale } from './util/units.js';
 
 /** The broker roles a Worker uses: it consumes, holds a lease and answers control requests. */
-export type WorkerBroker = BrokerConnection & BrokerConsumer & BrokerMembership & BrokerControl & BrokerRevokes;
+export type WorkerBroker = BrokerConnection &
+  BrokerConsumer &
+  BrokerMembership &
+  BrokerControl &
+  BrokerRevokes &
+  BrokerEvents;
 
 /**
  * What `new Worker(options)` accepts; pool settings not listed here go in
@@ -172,6 +178,14 @@ export interface WorkerOptions {
     | 'logger'
   >;
   /**
+   * Write job, pool and node events to the broker's capped events stream
+   * (`prefork events`, `client.events()`). They ride in the writes the node
+   * makes anyway (one more command per batch of settlements, no round trip
+   * per job).
+   * @defaultValue true
+   */
+  events?: boolean;
+  /**
    * Serve Prometheus metrics (prom-client's text format) at
    * `http://<metricsHost>:<port>/metrics`: jobs by task and outcome, runtime
    * and queue-wait histograms, queue depths, pool size, busy children,
@@ -223,6 +237,7 @@ export interface ResolvedWorkerOptions {
   leaseMs: number | undefined;
   pool: PoolOptions;
   logger: Logger | undefined;
+  events: boolean;
   /** Undefined: not served. */
   metrics: Endpoint | undefined;
   health: Endpoint | undefined;
@@ -258,6 +273,7 @@ const KNOWN = new Set([
   'leaseMs',
   'pool',
   'logger',
+  'events',
   'metricsPort',
   'metricsHost',
   'healthPort',
@@ -324,8 +340,14 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     leaseMs: lease(input),
     pool,
     logger: input.logger,
+    events: events(input.events),
     ...endpoints(input),
   };
+}
+
+function events(value: unknown): boolean {
+  if (value !== undefined && typeof value !== 'boolean') throw new OptionError('events', value, 'true or false');
+  return value ?? true;
 }
 
 /** The metrics and health addresses: a port of 0..65535, a host; one port serving both needs one host. */

@@ -15,6 +15,9 @@ import { AdaptivePrefetch, FixedPrefetch } from './consumer/prefetch.js';
 import { QueueSelection } from './consumer/queue-selection.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
+import { within } from './util/within.js';
+import { EventBuffer } from './events/event-buffer.js';
+import { JobEvents } from './events/job-events.js';
 import { ConsumerFailedError, InvalidStateError, RevokedError, messageOf, type PoolFailedError } from './errors.js';
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
@@ -40,6 +43,8 @@ export const STOP_DEADLINE_MS = 30_000;
 const DROPPED_IDS_LOGGED = 50;
 /** A scrape waits this long for the broker's queue counts, then shows none (a scrape must not hang on a frozen Redis). */
 const QUEUE_COUNTS_TIMEOUT_MS = 2_000;
+/** A stop waits this long for its last events to be written (Redis may be away). */
+const EVENTS_FLUSH_MS = 1_000;
 
 /** What `Worker.stop(options)` accepts. */
 export interface StopOptions {
@@ -141,6 +146,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private failure: WorkerFailure | undefined;
   private readonly abortConnect = new AbortController();
   private endpointsOpen: NodeEndpoints | undefined;
+  /** Undefined: events are off. */
+  private readonly events: EventBuffer | undefined;
 
   /** Validates the options (OptionError names a bad one); nothing connects or spawns before start(). */
   constructor(options: WorkerOptions) {
@@ -219,6 +226,47 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.pool.setDispatchGate(() => this.heartbeat.leaseHeld());
     this.pool.on('failed', (err) => this.poolFailed(err));
     this.pool.on('resize', () => this.resized());
+    if (o.events) this.events = this.emitEvents();
+  }
+
+  /** Job, pool and node events into the broker's stream, riding on its writes. */
+  private emitEvents(): EventBuffer {
+    const events = new EventBuffer(
+      (batch) => this.broker.publishEvents(batch),
+      this.log.child({ component: 'events' }),
+    );
+    this.broker.carryEvents(() => events.take());
+    this.consumer.observe(new JobEvents(this.name, events));
+    const node = this.name;
+    this.pool.on('process-up', (e) => events.push({ type: 'process-up', at: Date.now(), node, pid: e.pid }));
+    this.pool.on('process-down', (e) =>
+      events.push({
+        type: 'process-down',
+        at: Date.now(),
+        node,
+        pid: e.pid,
+        exitCode: e.exitCode,
+        signal: e.signal,
+        reason: e.reason,
+      }),
+    );
+    this.pool.on('autoscale', (e) =>
+      events.push({
+        type: e.direction === 'up' ? 'scale-up' : 'scale-down',
+        at: Date.now(),
+        node,
+        from: e.from,
+        to: e.to,
+      }),
+    );
+    this.pool.on('failed', (err) =>
+      events.push({ type: 'pool-failed', at: Date.now(), node, error: { name: err.name, message: err.message } }),
+    );
+    return events;
+  }
+
+  private nodeEvent(type: 'node-online' | 'node-offline' | 'node-fenced'): void {
+    this.events?.push({ type, at: Date.now(), node: this.name });
   }
 
   /** Set when the pool failed or the Consumer crashed; the worker then stops by itself. */
@@ -263,6 +311,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.registered = true;
       // After registering: a revoke from now on is sent to this node, one before is in the list.
       await this.loadRevoked();
+      this.nodeEvent('node-online');
       // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
       this.heartbeat.start();
     }
@@ -385,7 +434,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     );
     const nodeMetrics = this.endpointsOpen.metrics;
     if (nodeMetrics === undefined) return;
-    this.consumer.observe((s, run) => nodeMetrics.settled(s, run));
+    this.consumer.observe({ settled: (s, run, outcome) => nodeMetrics.settled(s, run, outcome) });
     this.pool.on('process-down', (e) => nodeMetrics.childExited(e.reason));
     this.pool.on('autoscale', (e) => nodeMetrics.scaled(e));
   }
@@ -394,17 +443,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async queueCounts(queues: readonly string[]): Promise<QueueCounts[] | undefined> {
     const admin = this.broker as Partial<BrokerAdmin>;
     if (typeof admin.counts !== 'function') return undefined;
-    let timer: NodeJS.Timeout | undefined;
     try {
-      return await Promise.race([
-        admin.counts.call(this.broker, queues),
-        new Promise<undefined>((resolve) => (timer = setTimeout(resolve, QUEUE_COUNTS_TIMEOUT_MS, undefined))),
-      ]);
+      return await within(admin.counts.call(this.broker, queues), QUEUE_COUNTS_TIMEOUT_MS);
     } catch (err) {
       this.log.debug({ err }, 'queue counts for the metrics failed');
       return undefined;
-    } finally {
-      clearTimeout(timer);
     }
   }
 
@@ -421,6 +464,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     await new Promise((resolve) => setImmediate(resolve));
     if (this.registered) {
       await this.settleWithin(deadline);
+      this.nodeEvent('node-offline');
+      await within(this.events?.flush() ?? Promise.resolve(), EVENTS_FLUSH_MS);
+      this.events?.close();
       await this.unwatchControl?.();
       await this.heartbeat.stop();
       await this.broker
@@ -536,6 +582,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (this.fencing !== undefined) return this.fencing;
     if (seenAs !== this.nodeIdValue || this.state !== 'running') return Promise.resolve();
     const lapsedMs = Math.round(this.heartbeat.lapsedFor());
+    this.nodeEvent('node-fenced');
     this.fencing = (async () => {
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);

@@ -13,7 +13,7 @@ export default {
     const drain = (impl, o) => ({
       id:
         impl === 'prefork'
-          ? `prefork-${o.strategy}-${results(o)}-${o.prefetchMultiplier === undefined ? 'default' : `pm${o.prefetchMultiplier}`}`
+          ? `prefork-${o.strategy}-${results(o)}-${o.prefetchMultiplier === undefined ? 'default' : `pm${o.prefetchMultiplier}`}${o.events === false ? '-noevents' : ''}`
           : impl === 'bullmq'
             ? `bullmq-${o.mode}-c${o.concurrency}-${results(o)}`
             : `beequeue-c${o.concurrency}-${results(o)}`,
@@ -23,9 +23,11 @@ export default {
       ...o,
       label:
         impl === 'prefork'
-          ? o.prefetchMultiplier === undefined
-            ? `prefork defaults (${o.strategy}, prefetch sized by the worker)`
-            : `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}`
+          ? `${
+              o.prefetchMultiplier === undefined
+                ? `prefork defaults (${o.strategy}, prefetch sized by the worker)`
+                : `prefork ${o.strategy}, prefetchMultiplier ${o.prefetchMultiplier}`
+            }${o.events === false ? ', events off' : ''}`
           : impl === 'bullmq'
             ? `BullMQ ${o.mode}, concurrency ${o.concurrency}`
             : `bee-queue, concurrency ${o.concurrency}`,
@@ -36,6 +38,8 @@ export default {
     return [
       drain('prefork', { strategy: 'fair', ignoreResult: false }),
       drain('bullmq', { mode: 'inline', concurrency: 50, ignoreResult: false }),
+      // Events cost (issue: events on vs off in the same run): the defaults row again, without them.
+      drain('prefork', { strategy: 'fair', ignoreResult: false, events: false }),
       drain('prefork', { strategy: 'fcfs', ignoreResult: true, prefetchMultiplier: 64 }),
       drain('beequeue', { concurrency: 50, ignoreResult: false }),
       drain('prefork', { strategy: 'fair', ignoreResult: true, prefetchMultiplier: 64 }),

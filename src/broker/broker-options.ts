@@ -9,6 +9,7 @@ export const BROKER_DEFAULTS = {
   deadMax: 10_000,
   revokeTtl: 86_400_000,
   revokeMax: 100_000,
+  eventsMaxLen: 1_000,
 };
 
 /** The settings both brokers share, defaults applied; a bad one is an OptionError naming it. */
@@ -22,9 +23,19 @@ export interface ResolvedBrokerOptions {
   revokeTtl: number;
   /** Most revoked ids remembered. */
   revokeMax: number;
+  eventsMaxLen: number;
 }
 
-const KNOWN = new Set(['namespace', 'resultTtl', 'leaseMs', 'deadMax', 'revokeTtl', 'revokeMax', 'logger']);
+const KNOWN = new Set([
+  'namespace',
+  'resultTtl',
+  'leaseMs',
+  'deadMax',
+  'revokeTtl',
+  'revokeMax',
+  'eventsMaxLen',
+  'logger',
+]);
 
 export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOptions {
   if (typeof options !== 'object' || options === null) throwOptionError('broker options', options, 'an object');
@@ -39,24 +50,22 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
       leaseMs === undefined
         ? BROKER_DEFAULTS.leaseMs
         : Math.round(checkDuration('leaseMs', leaseMs, 'timer', throwOptionError)),
-    deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : checkDeadMax(deadMax),
+    deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : checkCount('deadMax', deadMax),
     revokeTtl:
       revokeTtl === undefined
         ? BROKER_DEFAULTS.revokeTtl
         : Math.round(checkDuration('revokeTtl', revokeTtl, 'expiry', throwOptionError)),
-    revokeMax: revokeMax === undefined ? BROKER_DEFAULTS.revokeMax : checkRevokeMax(revokeMax),
+    revokeMax: revokeMax === undefined ? BROKER_DEFAULTS.revokeMax : checkCount('revokeMax', revokeMax, 1),
+    eventsMaxLen:
+      options.eventsMaxLen === undefined
+        ? BROKER_DEFAULTS.eventsMaxLen
+        : checkCount('eventsMaxLen', options.eventsMaxLen, 1),
   };
 }
 
 /** A count, not rounded into one: NaN would fail every Redis fetch script, or leave the memory dead set unbounded. */
-function checkDeadMax(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0)
-    throwOptionError('deadMax', value, 'an integer >= 0');
-  return value;
-}
-
-function checkRevokeMax(value: unknown): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 1)
-    throwOptionError('revokeMax', value, 'an integer >= 1');
+function checkCount(option: string, value: unknown, min = 0): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
+    throwOptionError(option, value, `an integer >= ${min}`);
   return value;
 }

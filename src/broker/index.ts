@@ -7,6 +7,7 @@ import type { Broker, BrokerOptions } from './types.js';
 // (types.ts) and the records they carry, and the errors a broker throws.
 export type * from './types.js';
 export type { BackoffOptions, JobOptions, SerializedError } from '../job-types.js';
+export type { NodeEvent, NodeEventType } from '../events/node-event.js';
 export { BrokerRefusedError, BrokerUnavailableError } from '../errors.js';
 
 /**

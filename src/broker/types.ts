@@ -1,3 +1,4 @@
+import type { NodeEvent } from '../events/node-event.js';
 import type { JobOptions, SerializedError } from '../job-types.js';
 
 /**
@@ -521,6 +522,29 @@ export interface BrokerAdmin {
   listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage>;
 }
 
+/** A page of events read from the broker. */
+export interface EventPage {
+  /** Oldest first. */
+  events: NodeEvent[];
+  /** Where the next read goes on from (opaque). */
+  position: string;
+}
+
+/**
+ * The events stream (capped): nodes write to it, `prefork events` and
+ * `Client.events()` read it. Best effort: events ride in writes that may fail.
+ */
+export interface BrokerEvents {
+  /** Node side: `take` gives the events the broker's next write (a fetch, a settlement) carries with it. */
+  carryEvents(take: () => NodeEvent[] | undefined): void;
+  /** Writes events now, in one write. */
+  publishEvents(events: readonly NodeEvent[]): Promise<void>;
+  /** The last events (at least `count` when there are that many, whole writes), oldest first, and the position after them. */
+  recentEvents(count: number): Promise<EventPage>;
+  /** Events after `position`, waiting up to `timeoutMs` for some (0: no wait); `signal` ends the wait early. */
+  readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage>;
+}
+
 /**
  * A whole broker: every role. `createBroker` returns one; each part of
  * prefork depends on the roles it uses only.
@@ -534,7 +558,8 @@ export interface Broker
     BrokerMembership,
     BrokerControl,
     BrokerRevokes,
-    BrokerAdmin {}
+    BrokerAdmin,
+    BrokerEvents {}
 
 /**
  * Settings common to both brokers: the second argument of `createBroker`
@@ -576,6 +601,12 @@ export interface BrokerOptions {
    * @defaultValue 100000
    */
   revokeMax?: number;
+  /**
+   * Writes kept in the events stream (each holds the events of one write
+   * of a node, up to 256); the oldest go first.
+   * @defaultValue 1000
+   */
+  eventsMaxLen?: number;
   /**
    * A pino logger; the broker logs through a child of it.
    * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger

@@ -6,6 +6,7 @@ import { checkBackoff, checkEta, checkQueueName } from '../job-option-checks.js'
 import type { BackoffOptions } from '../job-types.js';
 import { LOG_LEVELS } from '../logger.js';
 import { UsageError } from './usage-error.js';
+import { NODE_EVENT_TYPES, type NodeEventType } from '../events/node-event.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
 import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/units.js';
@@ -46,6 +47,15 @@ export function port(value: string): number {
   if (!/^\d+$/.test(value.trim()) || Number(value) > 65535)
     throw new InvalidArgumentError('expected a port number from 0 to 65535');
   return Number(value);
+}
+
+/** A comma-separated list of event types (job-succeeded,process-down,...). */
+export function eventTypes(value: string): NodeEventType[] {
+  const types = value.split(',').map((t) => t.trim());
+  const bad = types.filter((t) => !(NODE_EVENT_TYPES as readonly string[]).includes(t));
+  if (bad.length > 0 || types.length === 0)
+    throw new InvalidArgumentError(`expected event types among ${NODE_EVENT_TYPES.join(', ')}`);
+  return types as NodeEventType[];
 }
 
 /** The shared checks report through this: commander already names the flag and the value. */

@@ -6,6 +6,7 @@ import { registerDemo } from './commands/demo.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerInspect } from './commands/inspect.js';
 import { registerJobs } from './commands/jobs.js';
+import { registerEvents } from './commands/events.js';
 import { registerResult } from './commands/result.js';
 import { registerRevoke } from './commands/revoke.js';
 import { registerWorker } from './commands/worker.js';
@@ -29,6 +30,7 @@ export function buildProgram(): Command {
   registerJobs(program);
   registerControl(program);
   registerRevoke(program);
+  registerEvents(program);
   registerDemo(program);
   for (const command of program.commands) {
     command.exitOverride();

@@ -55,6 +55,18 @@ export interface ConsumerSettings {
   log: Logger;
 }
 
+/** Told of each job's life on the node; each call comes after the Consumer's own bookkeeping. */
+export interface ConsumerObserver {
+  /** Fetched and handed to the pool. */
+  received?(delivery: Delivery): void;
+  /** Started in child `pid`. */
+  started?(delivery: Delivery, pid: number, startedAt: number): void;
+  /** Reported progress (throttled in the child). */
+  progress?(delivery: Delivery, value: unknown, at: number): void;
+  /** Settled (`run`: the attempt, when a child ran it; `outcome`: its value or error). */
+  settled?(settlement: Settlement, run: JobRun | undefined, outcome: unknown): void;
+}
+
 /** The Consumer's counters over a node's life (`WorkerStats.consumer`). */
 export interface ConsumerCounts {
   /** Fetched and not yet settled by the pool. */
@@ -105,8 +117,8 @@ export class Consumer {
   /** Broker calls of the loop that failed in a row (sets the retry pause). */
   private failures = 0;
   private crashHandler: (err: unknown) => void = (err) => this.settings.log.fatal({ err }, 'consumer loop crashed');
-  /** Told of every job's outcome (metrics). */
-  private observer: ((s: Settlement, run: JobRun | undefined) => void) | undefined;
+  /** Told of each job's life (metrics, events). */
+  private readonly observers: ConsumerObserver[] = [];
   /** When (performance.now()) the loop's current await should be over: past it, the loop is stuck. */
   private turnDeadline = Infinity;
   private ended = false;
@@ -140,9 +152,9 @@ export class Consumer {
       .finally(() => (this.ended = true));
   }
 
-  /** Called with every settlement the Consumer makes (and the attempt, when a child ran it), after it is queued for the broker. */
-  observe(observer: (s: Settlement, run: JobRun | undefined) => void): void {
-    this.observer = observer;
+  /** Adds an observer of each job's life on this node (called after the Consumer's own bookkeeping). */
+  observe(observer: ConsumerObserver): void {
+    this.observers.push(observer);
   }
 
   /**
@@ -362,7 +374,11 @@ export class Consumer {
     const revoked = this.settings.revoked;
     if (revoked?.(job.id) === true) {
       this.settings.log.info({ jobId: job.id, task: job.task, queue: delivery.queue }, 'job revoked; skipped');
-      this.finish(revokedSettlement(keep, delivery, this.attempt(undefined, undefined)));
+      this.finish(
+        revokedSettlement(keep, delivery, this.attempt(undefined, undefined)),
+        undefined,
+        new RevokedError(job.id),
+      );
       return;
     }
     let pid: number | undefined;
@@ -378,16 +394,19 @@ export class Consumer {
     if (job.options.softTimeLimit !== undefined) options.softTimeLimit = job.options.softTimeLimit;
     if (this.badOptions(delivery, options, keep)) return;
     this.jobLog.received(delivery);
+    for (const o of this.observers) o.received?.(delivery);
     this.unstarted.add(entry);
     options.onStart = (info) => {
       leave(false);
       pid = info.pid;
       startedAt = info.startedAt;
+      for (const o of this.observers) o.started?.(delivery, info.pid, info.startedAt);
       if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'STARTED', pid, startedAt);
     };
     options.onProgress = (value, at) => {
       progress = { value, at };
       if (keep === 'all') this.progress(delivery, 'STARTED', pid, startedAt, progress);
+      for (const o of this.observers) o.progress?.(delivery, value, at);
     };
     if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {
@@ -416,7 +435,7 @@ export class Consumer {
       }
       leave(false);
       const run = { pid, startedAt, finishedAt };
-      this.finish(settlement, run);
+      this.finish(settlement, run, outcome);
       this.jobLog.settled(settlement, outcome, run);
     };
     this.settings.pool.apply(job.task, job.payload, options).then(
@@ -489,7 +508,7 @@ export class Consumer {
     this.acker.push({ kind: 'progress', delivery, result });
   }
 
-  private finish(settlement: Settlement, run?: JobRun): void {
+  private finish(settlement: Settlement, run?: JobRun, outcome?: unknown): void {
     if (settlement.kind === 'ack') this.counts.succeeded++;
     else if (settlement.kind === 'retry') this.counts.retried++;
     else if (settlement.kind === 'dead') this.counts.dead++;
@@ -498,7 +517,7 @@ export class Consumer {
     this.counts.reserved--;
     this.acker.push(settlement);
     this.roomFreed();
-    this.observer?.(settlement, run);
+    for (const o of this.observers) o.settled?.(settlement, run, outcome);
   }
 
   private release(): void {

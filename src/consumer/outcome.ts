@@ -125,6 +125,25 @@ export function settlementFor(
 }
 
 /** A revoked job, skipped when fetched or stopped while it ran: done, REVOKED, never retried. */
+/** How a settled job ended, as metrics and events name it (undefined: not an outcome, e.g. a progress record). */
+export type JobOutcome = 'succeeded' | 'failed' | 'retried' | 'given_back' | 'revoked';
+
+export function outcomeOf(s: Settlement, outcome: unknown): JobOutcome | undefined {
+  switch (s.kind) {
+    case 'ack':
+      // A revoked job is settled as an ack (it is done), with a REVOKED record.
+      return outcome instanceof RevokedError || s.result?.state === 'REVOKED' ? 'revoked' : 'succeeded';
+    case 'dead':
+      return 'failed';
+    case 'retry':
+      return 'retried';
+    case 'giveBack':
+      return 'given_back';
+    default:
+      return undefined;
+  }
+}
+
 export function revokedSettlement(
   keep: ResultKeeping,
   delivery: Delivery,

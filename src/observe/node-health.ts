@@ -14,7 +14,9 @@ export interface HealthInputs {
 
 /** One probe's verdict, with a line per check ('ok' or what is wrong): the body of /healthz and /readyz. */
 export interface HealthReport {
+  /** Every check is 'ok'. */
   ok: boolean;
+  /** Check name -> 'ok', or what is wrong. */
   checks: Record<string, string>;
 }
 

@@ -1,6 +1,7 @@
 import type { Counter, Histogram, Registry } from 'prom-client';
 import type { QueueCounts, Settlement } from '../broker/types.js';
 import type { JobRun } from '../consumer/job-log.js';
+import { outcomeOf } from '../consumer/outcome.js';
 import type { ScaleEvent } from '../pool/autoscaler.js';
 import type { ExitReason } from '../pool/exit-reason.js';
 import type { ConsumerCounts } from '../consumer/consumer.js';
@@ -59,7 +60,7 @@ export class NodeMetrics {
     prom.collectDefaultMetrics({ register: registry });
     this.jobs = new prom.Counter({
       name: 'prefork_jobs_total',
-      help: 'Jobs settled by this node, by task and outcome (succeeded, failed, retried, given_back).',
+      help: 'Jobs settled by this node, by task and outcome (succeeded, failed, retried, given_back, revoked).',
       labelNames: ['task', 'outcome'],
       registers,
     });
@@ -173,8 +174,8 @@ export class NodeMetrics {
     return { body: await this.registry.metrics(), contentType: this.registry.contentType };
   }
 
-  settled(s: Settlement, run: JobRun | undefined): void {
-    const outcome = OUTCOMES.get(s.kind);
+  settled(s: Settlement, run: JobRun | undefined, result: unknown): void {
+    const outcome = outcomeOf(s, result);
     if (outcome === undefined) return;
     const { job } = s.delivery;
     const task = this.taskLabel(job.task);
@@ -207,11 +208,3 @@ export class NodeMetrics {
     return this.known.has(task) ? task : UNKNOWN_TASK;
   }
 }
-
-/** Settlement kind → the outcome label; other kinds (progress records) are not outcomes. */
-const OUTCOMES = new Map<string, string>([
-  ['ack', 'succeeded'],
-  ['dead', 'failed'],
-  ['retry', 'retried'],
-  ['giveBack', 'given_back'],
-]);

@@ -1,5 +1,6 @@
+import type { NodeEvent } from '../../events/node-event.js';
 import type { Logger } from 'pino';
-import { BrokerRefusedError, OptionError, messageOf } from '../../errors.js';
+import { BrokerClosedError, BrokerRefusedError, OptionError, messageOf } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
 import type {
   JobPage,
@@ -10,6 +11,7 @@ import type {
   ControlReply,
   ControlRequest,
   DeadJob,
+  EventPage,
   Delivery,
   FetchReply,
   FetchRequest,
@@ -60,6 +62,8 @@ export class MemoryBroker implements Broker {
   private readonly deadMax: number;
   private readonly revokeTtl: number;
   private readonly revokeMax: number;
+  private readonly eventsMaxLen: number;
+  private takeEvents: (() => NodeEvent[] | undefined) | undefined;
   private readonly log: Logger;
   private closed = false;
   /** Ends this handle's blocked waits (on close). */
@@ -78,6 +82,7 @@ export class MemoryBroker implements Broker {
     this.deadMax = settings.deadMax;
     this.revokeTtl = settings.revokeTtl;
     this.revokeMax = settings.revokeMax;
+    this.eventsMaxLen = settings.eventsMaxLen;
     this.log = (logger ?? defaultLogger()).child({ component: 'memory-broker', broker: url });
   }
 
@@ -145,6 +150,7 @@ export class MemoryBroker implements Broker {
   // consumer
 
   async fetch(request: FetchRequest): Promise<FetchReply> {
+    this.carried();
     const now = Date.now();
     const touched = new Set<string>();
     applySettlements(
@@ -205,6 +211,7 @@ export class MemoryBroker implements Broker {
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
+    this.carried();
     const touched = new Set<string>();
     try {
       applySettlements(
@@ -217,6 +224,39 @@ export class MemoryBroker implements Broker {
     } finally {
       this.state.waiters.changed(touched);
     }
+  }
+
+  // events
+
+  carryEvents(take: () => NodeEvent[] | undefined): void {
+    this.takeEvents = take;
+  }
+
+  /** What a node's write carries with it, as the Redis broker's pipeline does. */
+  private carried(): void {
+    const events = this.takeEvents?.();
+    if (events !== undefined) this.state.events.append(events, this.eventsMaxLen);
+  }
+
+  async publishEvents(events: readonly NodeEvent[]): Promise<void> {
+    if (this.closed) throw new BrokerClosedError();
+    this.state.events.append(events, this.eventsMaxLen);
+  }
+
+  async recentEvents(count: number): Promise<EventPage> {
+    return this.state.events.recent(Math.max(0, count));
+  }
+
+  async readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage> {
+    const log = this.state.events;
+    const got = await blockUntil(
+      () => log.after(position),
+      (retry) => log.onAppend(retry),
+      this.closed ? 0 : timeoutMs,
+      signal,
+      this.cancels,
+    );
+    return got ?? { events: [], position };
   }
 
   // membership

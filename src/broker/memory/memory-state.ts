@@ -1,3 +1,4 @@
+import { EventLog } from './event-log.js';
 import { ControlBoard } from './control-board.js';
 import { MemoryQueue } from './memory-queue.js';
 import { Reservations } from './reservations.js';
@@ -18,6 +19,7 @@ export class MemoryState {
   readonly control = new ControlBoard();
   /** Revoked job id -> epoch ms it was revoked, oldest first (as `{ns}:revoked`). */
   readonly revoked = new Map<string, number>();
+  readonly events = new EventLog();
   readonly waiters = new WorkWaiters({
     ready: (name, now) => {
       const q = this.queues.get(name);

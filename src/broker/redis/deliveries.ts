@@ -11,6 +11,7 @@ import {
   receiptKind,
   type StreamKind,
 } from './entry-codec.js';
+import type { Events } from './events.js';
 import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
 import { callScript, onLocalClock } from './scripts.js';
@@ -64,6 +65,7 @@ export class Deliveries {
     private readonly keys: Keys,
     private readonly results: Results,
     private readonly deadMax: number,
+    private readonly events: Events,
   ) {}
 
   private keysOf(queue: string): readonly [string, string, string, string] {
@@ -242,6 +244,8 @@ export class Deliveries {
     const pipe = redis.pipeline();
     callScript(pipe, 'fetchJobs', keys, args);
     this.results.addWrites(pipe, settle);
+    // Last: a failed event write leaves the script's and the results' replies as they are.
+    this.events.addWrite(pipe);
     let replies: [Error | null, unknown][];
     try {
       replies = (await pipe.exec()) ?? [];

@@ -58,6 +58,10 @@ export class Keys {
   get revoked(): string {
     return `${this.tag}:revoked`;
   }
+  /** The capped stream of node events (each entry: the events of one write). */
+  get events(): string {
+    return `${this.tag}:events`;
+  }
 
   result(jobId: string): string {
     return `${this.namespace}:res:${jobId}`;

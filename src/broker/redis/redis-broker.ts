@@ -1,6 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BrokerClosedError } from '../../errors.js';
+import type { NodeEvent } from '../../events/node-event.js';
 import { defaultLogger } from '../../logger.js';
 import type {
   JobPage,
@@ -11,6 +12,7 @@ import type {
   ControlReply,
   ControlRequest,
   DeadJob,
+  EventPage,
   FetchReply,
   FetchRequest,
   HeartbeatReply,
@@ -40,6 +42,7 @@ import { Results } from './results.js';
 import { Revokes } from './revokes.js';
 import { callScript, defineScripts } from './scripts.js';
 import { settleError } from './settle-errors.js';
+import { Events } from './events.js';
 import { Deliveries } from './deliveries.js';
 
 /** Ready jobs of one queue below this go as plain pipelined XADDs; from it, through the bulk script. */
@@ -150,6 +153,7 @@ export class RedisBroker implements Broker {
   private readonly admin: QueueAdmin;
   private readonly control: Control;
   private readonly revokes: Revokes;
+  private readonly events: Events;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
   /** Connections being opened: close() ends them too, or they would open after it. */
@@ -159,6 +163,8 @@ export class RedisBroker implements Broker {
   private readonly resultWaits: BlockingConnection;
   /** Opened only by a process that waits for control replies (the CLI). */
   private readonly controlWaits: BlockingConnection;
+  /** Opened only by a process that follows the events. */
+  private readonly eventWaits: BlockingConnection;
   /** Queues this process already added to `{ns}:queues`. */
   private readonly knownLocally = new Set<string>();
   private readonly outOfMemory: OutOfMemoryNotice;
@@ -169,12 +175,14 @@ export class RedisBroker implements Broker {
   ) {
     this.displayUrl = maskUrl(url);
     checkUrl(url);
-    const { namespace, resultTtl, leaseMs, deadMax, revokeTtl, revokeMax } = resolveBrokerOptions(options);
+    const { namespace, resultTtl, leaseMs, deadMax, revokeTtl, revokeMax, eventsMaxLen } =
+      resolveBrokerOptions(options);
     this.leaseMs = leaseMs;
     this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
     this.results = new Results(this.keys, resultTtl);
-    this.deliveries = new Deliveries(this.keys, this.results, deadMax);
+    this.events = new Events(this.keys, eventsMaxLen, this.log);
+    this.deliveries = new Deliveries(this.keys, this.results, deadMax, this.events);
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new QueueAdmin(this.keys);
     this.control = new Control(this.keys, this.log);
@@ -195,6 +203,7 @@ export class RedisBroker implements Broker {
     );
     this.resultWaits = new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker);
     this.controlWaits = new BlockingConnection(url, this.displayUrl, 'prefork:control-wait', this.log, unblocker);
+    this.eventWaits = new BlockingConnection(url, this.displayUrl, 'prefork:event-wait', this.log, unblocker);
   }
 
   /** Opens the command connection; rejects with BrokerUnavailableError (never hangs) when Redis is unreachable. */
@@ -242,7 +251,12 @@ export class RedisBroker implements Broker {
   async close(): Promise<void> {
     this.closed = true;
     for (const conn of this.opening) conn.disconnect();
-    await Promise.all([this.workWaits.close(), this.resultWaits.close(), this.controlWaits.close()]);
+    await Promise.all([
+      this.workWaits.close(),
+      this.resultWaits.close(),
+      this.controlWaits.close(),
+      this.eventWaits.close(),
+    ]);
     const conn = this.commands;
     this.commands = undefined;
     if (conn === undefined) return;
@@ -440,6 +454,24 @@ export class RedisBroker implements Broker {
 
   async listRevoked(): Promise<RevokedJob[]> {
     return this.revokes.list(await this.redis());
+  }
+
+  // events
+
+  carryEvents(take: () => NodeEvent[] | undefined): void {
+    this.events.carry(take);
+  }
+
+  async publishEvents(events: readonly NodeEvent[]): Promise<void> {
+    await this.events.publish(await this.redis(), events);
+  }
+
+  async recentEvents(count: number): Promise<EventPage> {
+    return this.events.recent(await this.redis(), count);
+  }
+
+  async readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage> {
+    return this.events.read(await this.redis(), this.eventWaits, position, timeoutMs, signal);
   }
 
   // admin

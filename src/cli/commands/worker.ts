@@ -33,6 +33,7 @@ interface WorkerFlags {
   nodeArg: string[];
   maxRedeliveries?: number;
   trackStarted?: boolean;
+  events: boolean;
   metricsPort?: number;
   metricsHost?: string;
   healthPort?: number;
@@ -100,6 +101,7 @@ export function registerWorker(program: Command): void {
       parse.jobLogLevel,
       'info',
     )
+    .option('--no-events', 'write no events to the broker (prefork events shows none from this node)')
     .option('--metrics-port <port>', 'serve Prometheus metrics at /metrics on this port', parse.port)
     .option('--metrics-host <host>', 'address for --metrics-port (default 0.0.0.0)')
     .option('--health-port <port>', 'serve /healthz and /readyz on this port (may equal --metrics-port)', parse.port)
@@ -141,6 +143,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       maxRedeliveries: flags.maxRedeliveries,
       trackStarted: flags.trackStarted,
       jobLogLevel: flags.jobLogLevel,
+      events: flags.events,
       metricsPort: flags.metricsPort,
       metricsHost: flags.metricsHost,
       healthPort: flags.healthPort,

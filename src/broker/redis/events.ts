@@ -1,0 +1,116 @@
+import type { ChainableCommander, Redis } from 'ioredis';
+import type { Logger } from 'pino';
+import type { NodeEvent } from '../../events/node-event.js';
+import { decodeEvents, encodeEvents } from '../event-codec.js';
+import type { EventPage } from '../types.js';
+import type { BlockingConnection } from './blocking.js';
+import type { Keys } from './keys.js';
+
+/** Entries read per call while following. */
+const READ_COUNT = 100;
+/** The position before any entry. */
+const START = '0-0';
+
+type Entries = [Buffer, Buffer[] | null][];
+
+/**
+ * The events stream `{ns}:events`: one entry per write of a node (field `e`,
+ * msgpack of its events), capped at about `maxLen` entries (XADD MAXLEN ~,
+ * trimmed by whole nodes of the stream: cheap). A node's events ride in the
+ * pipeline of its fetch or settlement (addWrite): one more command per
+ * batch, no round trip.
+ */
+export class Events {
+  private take: (() => NodeEvent[] | undefined) | undefined;
+
+  constructor(
+    private readonly keys: Keys,
+    private readonly maxLen: number,
+    private readonly log: Logger,
+  ) {}
+
+  carry(take: () => NodeEvent[] | undefined): void {
+    this.take = take;
+  }
+
+  /** Adds the held events, if any, to a pipeline the node sends anyway. */
+  addWrite(pipe: ChainableCommander): void {
+    const events = this.take?.();
+    if (events !== undefined) this.add(pipe, events);
+  }
+
+  async publish(redis: Redis, events: readonly NodeEvent[]): Promise<void> {
+    if (events.length === 0) return;
+    const pipe = redis.pipeline();
+    this.add(pipe, events);
+    const [reply] = (await pipe.exec()) ?? [];
+    if (reply?.[0]) throw reply[0];
+  }
+
+  async recent(redis: Redis, count: number): Promise<EventPage> {
+    if (count <= 0) {
+      const last = (await redis.xrevrangeBuffer(this.keys.events, '+', '-', 'COUNT', 1)) as Entries;
+      return { events: [], position: last[0]?.[0].toString() ?? START };
+    }
+    // Newest first, entry by entry, until `count` events (entries hold many).
+    const entries: Entries = [];
+    let events = 0;
+    let end = '+';
+    while (events < count) {
+      const page = (await redis.xrevrangeBuffer(this.keys.events, end, '-', 'COUNT', READ_COUNT)) as Entries;
+      for (const entry of page) {
+        entries.push(entry);
+        events += this.decode(entry).length;
+        if (events >= count) break;
+      }
+      if (page.length < READ_COUNT) break;
+      end = `(${(page[page.length - 1] as [Buffer, unknown])[0].toString()}`;
+    }
+    entries.reverse();
+    const out = entries.flatMap((e) => this.decode(e));
+    return { events: out.slice(Math.max(0, out.length - count)), position: positionAfter(entries, START) };
+  }
+
+  async read(
+    redis: Redis,
+    blocking: BlockingConnection,
+    position: string,
+    timeoutMs: number,
+    signal?: AbortSignal,
+  ): Promise<EventPage> {
+    const key = this.keys.events;
+    const reply =
+      timeoutMs <= 0
+        ? ((await redis.xreadBuffer('COUNT', READ_COUNT, 'STREAMS', key, position)) as [Buffer, Entries][] | null)
+        : await blocking.block(
+            (conn, ms) =>
+              conn.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', ms, 'STREAMS', key, position) as Promise<
+                [Buffer, Entries][] | null
+              >,
+            timeoutMs,
+            signal,
+          );
+    const entries = reply?.[0]?.[1] ?? [];
+    return { events: entries.flatMap((e) => this.decode(e)), position: positionAfter(entries, position) };
+  }
+
+  private add(pipe: ChainableCommander, events: readonly NodeEvent[]): void {
+    pipe.xadd(this.keys.events, 'MAXLEN', '~', this.maxLen, '*', 'e', encodeEvents(events));
+  }
+
+  private decode([id, fields]: [Buffer, Buffer[] | null]): NodeEvent[] {
+    const raw = fields?.[1];
+    if (fields?.[0]?.toString() !== 'e' || raw === undefined) {
+      this.log.debug({ entry: id.toString() }, 'skipped an events entry that is not one');
+      return [];
+    }
+    const { events, skipped } = decodeEvents(raw);
+    if (skipped > 0) this.log.debug({ entry: id.toString(), skipped }, 'skipped what is not an event');
+    return events;
+  }
+}
+
+function positionAfter(entries: Entries, otherwise: string): string {
+  const last = entries[entries.length - 1];
+  return last === undefined ? otherwise : last[0].toString();
+}

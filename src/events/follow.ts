@@ -1,0 +1,78 @@
+import type { Logger } from 'pino';
+import type { BrokerEvents } from '../broker/types.js';
+import { OptionError } from '../errors.js';
+import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
+import { abortableSleep } from '../util/sleep.js';
+import { matches, NODE_EVENT_TYPES, type EventFilter, type NodeEvent } from './node-event.js';
+
+/** What `client.events()` and `prefork events` read. */
+export interface EventsOptions extends EventFilter {
+  /**
+   * Start with the last this many events (before filtering) already in the stream.
+   * @defaultValue 0: only events that come after the call
+   */
+  recent?: number;
+  /**
+   * Wait for new events; false ends after the recent ones.
+   * @defaultValue true
+   */
+  follow?: boolean;
+  /**
+   * Ends the iteration (as does closing the client).
+   * @defaultValue none: it ends with the client
+   */
+  signal?: AbortSignal;
+}
+
+/** A blocking read of the stream waits at most this long before it is sent again. */
+const READ_WAIT_MS = 30_000;
+/** Pauses between failed reads: 0.1 s doubling to 5 s. */
+const READ_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
+
+export function checkEventsOptions(options: EventsOptions): void {
+  const { recent, types } = options;
+  if (recent !== undefined && (!Number.isSafeInteger(recent) || recent < 0))
+    throw new OptionError('recent', recent, 'an integer >= 0');
+  const known: readonly unknown[] = NODE_EVENT_TYPES;
+  if (types !== undefined && (!Array.isArray(types) || (types as unknown[]).some((t) => !known.includes(t))))
+    throw new OptionError('types', types, `an array of ${NODE_EVENT_TYPES.join(', ')}`);
+  for (const name of ['task', 'node'] as const) {
+    const v = options[name];
+    if (v !== undefined && typeof v !== 'string') throw new OptionError(name, v, 'a string');
+  }
+}
+
+/**
+ * The events of every node, oldest first: the `recent` ones, then (when
+ * following) each as it comes. A read that fails (the broker away) is
+ * logged once and tried again with a growing pause; the position is kept,
+ * so nothing still in the stream is skipped.
+ */
+export async function* followEvents(
+  broker: BrokerEvents,
+  options: EventsOptions,
+  closing: AbortSignal,
+  log: Logger,
+): AsyncGenerator<NodeEvent> {
+  checkEventsOptions(options);
+  const signal = options.signal === undefined ? closing : AbortSignal.any([closing, options.signal]);
+  const first = await broker.recentEvents(options.recent ?? 0);
+  for (const e of first.events) if (matches(e, options)) yield e;
+  let position = first.position;
+  let failures = 0;
+  while (options.follow !== false && !signal.aborted) {
+    let page;
+    try {
+      page = await broker.readEvents(position, READ_WAIT_MS, signal);
+    } catch (err) {
+      if (signal.aborted) return;
+      if (failures === 0) log.warn({ err }, 'reading the events failed; retrying');
+      await abortableSleep(retryDelay(failures++, READ_RETRY), signal);
+      continue;
+    }
+    if (failures > 0) log.info({ failures }, 'reading the events again');
+    failures = 0;
+    position = page.position;
+    for (const e of page.events) if (matches(e, options)) yield e;
+  }
+}

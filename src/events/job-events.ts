@@ -1,0 +1,105 @@
+import type { Delivery, Settlement } from '../broker/types.js';
+import type { ConsumerObserver } from '../consumer/consumer.js';
+import { outcomeOf } from '../consumer/outcome.js';
+import type { JobRun } from '../consumer/job-log.js';
+import { WorkerLostError } from '../errors.js';
+import type { EventBuffer } from './event-buffer.js';
+import type { NodeEvent } from './node-event.js';
+
+/**
+ * A job's life on this node as events: received, started, then its outcome
+ * (succeeded, retried with the next attempt's time, failed, given back),
+ * preceded by job-lost when its child died under it.
+ */
+export class JobEvents implements ConsumerObserver {
+  constructor(
+    private readonly node: string,
+    private readonly buffer: EventBuffer,
+  ) {}
+
+  received(d: Delivery): void {
+    const { job } = d;
+    this.buffer.push({
+      type: 'job-received',
+      at: Date.now(),
+      node: this.node,
+      jobId: job.id,
+      task: job.task,
+      queue: d.queue,
+      attempt: job.attempt,
+    });
+  }
+
+  started(d: Delivery, pid: number, startedAt: number): void {
+    const { job } = d;
+    this.buffer.push({
+      type: 'job-started',
+      at: startedAt,
+      node: this.node,
+      jobId: job.id,
+      task: job.task,
+      queue: d.queue,
+      pid,
+    });
+  }
+
+  progress(d: Delivery, value: unknown, at: number): void {
+    const { job } = d;
+    this.buffer.push({
+      type: 'job-progress',
+      at,
+      node: this.node,
+      jobId: job.id,
+      task: job.task,
+      queue: d.queue,
+      progress: value,
+    });
+  }
+
+  settled(s: Settlement, run: JobRun | undefined, outcome: unknown): void {
+    const { job } = s.delivery;
+    const at = run?.finishedAt ?? Date.now();
+    const base = { at, node: this.node, jobId: job.id, task: job.task, queue: s.delivery.queue, attempt: job.attempt };
+    const timing: Partial<NodeEvent> = {};
+    if (run?.pid !== undefined) timing.pid = run.pid;
+    if (run?.startedAt !== undefined) timing.runtimeMs = Math.max(0, run.finishedAt - run.startedAt);
+    if (outcome instanceof WorkerLostError)
+      this.buffer.push({ ...base, ...timing, type: 'job-lost', exitCode: outcome.exitCode, signal: outcome.signal });
+    switch (outcomeOf(s, outcome)) {
+      case 'succeeded':
+        this.buffer.push({ ...base, ...timing, type: 'job-succeeded' });
+        return;
+      case 'revoked':
+        this.buffer.push({ ...base, ...timing, type: 'job-revoked' });
+        return;
+      case 'retried':
+        this.buffer.push({
+          ...base,
+          ...timing,
+          type: 'job-retried',
+          retryAt: at + (s.kind === 'retry' ? s.delay : 0),
+          error: errorOf(outcome, undefined),
+        });
+        return;
+      case 'failed':
+        this.buffer.push({
+          ...base,
+          ...timing,
+          type: 'job-failed',
+          error: errorOf(outcome, s.kind === 'dead' ? s.reason : undefined),
+        });
+        return;
+      case 'given_back':
+        this.buffer.push({ ...base, type: 'job-given-back' });
+        return;
+      default:
+        return;
+    }
+  }
+}
+
+/** The error's name and message; a failure that is no Error (an unknown task, a malformed job) by its reason. */
+function errorOf(outcome: unknown, reason: string | undefined): { name: string; message: string } {
+  if (outcome instanceof Error) return { name: outcome.name, message: outcome.message };
+  return { name: 'Error', message: reason ?? String(outcome) };
+}

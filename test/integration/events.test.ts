@@ -1,0 +1,208 @@
+/**
+ * The events stream, on both brokers with real worker children: a job's
+ * whole life in order, a retry, a child that dies under its job, the pool's
+ * and the node's own events, filters, and a stream reader that skips what is
+ * not an event.
+ */
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Redis } from 'ioredis';
+import { pack } from 'msgpackr';
+import { OptionError, type Client, type NodeEvent } from 'prefork';
+import { createBroker } from 'prefork/broker';
+import { brokerFor, cleanup, fixture, makeClient, makeWorker, silent, uniqueName } from '../helpers/worker.js';
+
+afterEach(cleanup);
+
+/** Events of the stream (from its start) until `done` says the last one came. */
+async function collect(
+  client: Client,
+  done: (seen: NodeEvent[]) => boolean,
+  filter: { task?: string; node?: string } = {},
+): Promise<NodeEvent[]> {
+  const seen: NodeEvent[] = [];
+  const stop = new AbortController();
+  for await (const e of client.events({ recent: 100_000, signal: stop.signal, ...filter })) {
+    seen.push(e);
+    if (done(seen)) stop.abort();
+  }
+  return seen;
+}
+
+const typesOf = (events: NodeEvent[], jobId: string): string[] =>
+  events.filter((e) => e.jobId === jobId).map((e) => e.type);
+
+describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
+  const setup = (): { broker: string; namespace: string } => ({
+    broker: brokerFor(kind, inject('redisUrl')),
+    namespace: uniqueName('ns'),
+  });
+
+  it("tell a job's whole life in order, with its node, pid and runtime", async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, name: 'node-a' });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const handle = await client.enqueue('add', [2, 3]);
+    expect(await handle.result()).toBe(5);
+    const events = await collect(client, (seen) =>
+      seen.some((e) => e.jobId === handle.id && e.type === 'job-succeeded'),
+    );
+    const mine = events.filter((e) => e.jobId === handle.id);
+    expect(mine.map((e) => e.type)).toEqual(['job-received', 'job-started', 'job-succeeded']);
+    expect(mine[0]).toMatchObject({ node: 'node-a', task: 'add', queue: 'default', attempt: 0 });
+    expect(mine[1]?.pid).toBeGreaterThan(0);
+    expect(mine[2]).toMatchObject({ pid: mine[1]?.pid });
+    expect(mine[2]?.runtimeMs).toBeGreaterThanOrEqual(0);
+    // The node came online, with its children up, before it took the job.
+    const firstJob = events.indexOf(mine[0] as NodeEvent);
+    const before = events.slice(0, firstJob).map((e) => e.type);
+    expect(before).toContain('node-online');
+    expect(before.filter((t) => t === 'process-up')).toHaveLength(2);
+  });
+
+  it('tell a retry with the next attempt time, then the failure', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const handle = await client.enqueue('flaky', [uniqueName('k'), 99], {
+      retries: 1,
+      backoff: { type: 'fixed', delay: 10 },
+    });
+    await expect(handle.result()).rejects.toThrow(/flaky attempt 2/);
+    const events = await collect(client, (seen) => seen.some((e) => e.jobId === handle.id && e.type === 'job-failed'));
+    expect(typesOf(events, handle.id)).toEqual([
+      'job-received',
+      'job-started',
+      'job-retried',
+      'job-received',
+      'job-started',
+      'job-failed',
+    ]);
+    const retried = events.find((e) => e.jobId === handle.id && e.type === 'job-retried') as NodeEvent;
+    expect(retried.error).toEqual({ name: 'Error', message: 'flaky attempt 1' });
+    expect(retried.retryAt).toBeGreaterThanOrEqual(retried.at);
+    const failed = events.find((e) => e.jobId === handle.id && e.type === 'job-failed') as NodeEvent;
+    expect(failed).toMatchObject({ attempt: 1, error: { message: 'flaky attempt 2' } });
+  });
+
+  it('tell a child that died under its job: job-lost with the signal, process-down, a new process-up', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, concurrency: 1 });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const handle = await client.enqueue('crash', [], { retries: 0 });
+    await expect(handle.result()).rejects.toThrow();
+    const events = await collect(client, (seen) => seen.filter((e) => e.type === 'process-up').length >= 2);
+    expect(typesOf(events, handle.id)).toEqual(['job-received', 'job-started', 'job-lost', 'job-failed']);
+    const lost = events.find((e) => e.type === 'job-lost') as NodeEvent;
+    expect(lost).toMatchObject({ signal: 'SIGKILL', exitCode: null });
+    const down = events.find((e) => e.type === 'process-down') as NodeEvent;
+    expect(down).toMatchObject({ pid: lost.pid, reason: 'died', signal: 'SIGKILL' });
+    expect(events.indexOf(down)).toBeLessThan(events.findLastIndex((e) => e.type === 'process-up'));
+  });
+
+  it('tell a node going offline last, and filter by task and node', async () => {
+    const { broker, namespace } = setup();
+    const a = makeWorker({ broker, namespace, name: 'node-a', concurrency: 1 });
+    await a.start();
+    const client = makeClient(broker, namespace);
+    const adds = await Promise.all([1, 2].map((n) => client.enqueue('add', [n, n])));
+    const echo = await client.enqueue('echo', ['x']);
+    await Promise.all([...adds, echo].map((h) => h.result()));
+    await a.stop();
+
+    const all = await collect(client, (seen) => seen.some((e) => e.type === 'node-offline'));
+    expect(all.at(-1)).toMatchObject({ type: 'node-offline', node: 'node-a' });
+    expect(all.filter((e) => e.type === 'process-down').every((e) => e.reason === 'retired')).toBe(true);
+
+    const stop = new AbortController();
+    const onlyAdd: NodeEvent[] = [];
+    for await (const e of client.events({ recent: 100_000, follow: false, task: 'add', signal: stop.signal }))
+      onlyAdd.push(e);
+    expect(onlyAdd.length).toBe(6);
+    expect(onlyAdd.every((e) => e.task === 'add')).toBe(true);
+    const none: NodeEvent[] = [];
+    for await (const e of client.events({ recent: 100_000, follow: false, node: 'node-b' })) none.push(e);
+    expect(none).toEqual([]);
+  });
+
+  it('tell a running job revoked with terminate as job-revoked, not as a success or a loss', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, concurrency: 1 });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const handle = await client.enqueue('waitForAbort', [60_000]);
+    await collect(client, (seen) => seen.some((e) => e.jobId === handle.id && e.type === 'job-started'));
+    await handle.revoke({ terminate: true, grace: '10s' });
+    const events = await collect(client, (seen) => seen.some((e) => e.jobId === handle.id && e.type === 'job-revoked'));
+    expect(typesOf(events, handle.id)).toEqual(['job-received', 'job-started', 'job-revoked']);
+  });
+
+  it('tell the progress a task reports, between its start and its outcome', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, concurrency: 1, app: fixture('tasks-inspect.mjs') });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const gate = join(mkdtempSync(join(tmpdir(), 'prefork-events-')), 'gate');
+    const handle = await client.enqueue('progressThenHold' as 'add', [gate, { done: 1, of: 2 }] as never);
+    const seen = await collect(client, (s) => s.some((e) => e.jobId === handle.id && e.type === 'job-progress'));
+    expect(seen.find((e) => e.type === 'job-progress')?.progress).toEqual({ done: 1, of: 2 });
+    writeFileSync(gate, '');
+    await handle.result();
+    const events = await collect(client, (s) => s.some((e) => e.jobId === handle.id && e.type === 'job-succeeded'));
+    expect(typesOf(events, handle.id)).toEqual(['job-received', 'job-started', 'job-progress', 'job-succeeded']);
+  });
+
+  it('refuse bad options with OptionError naming them', async () => {
+    const { broker, namespace } = setup();
+    const client = makeClient(broker, namespace);
+    await expect(client.events({ recent: -1 }).next()).rejects.toThrow(OptionError);
+    await expect(client.events({ types: ['job-done' as 'job-failed'] }).next()).rejects.toThrow(/invalid option types/);
+  });
+
+  it('write none from a node with events off', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, events: false });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    await (await client.enqueue('add', [1, 1])).result();
+    await worker.stop();
+    const seen: NodeEvent[] = [];
+    for await (const e of client.events({ recent: 100_000, follow: false })) seen.push(e);
+    expect(seen).toEqual([]);
+  });
+});
+
+describe('the events stream in Redis', () => {
+  it('skips entries that are not events, and stays capped near eventsMaxLen', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const broker = createBroker(url, { namespace, logger: silent, eventsMaxLen: 5 });
+    const raw = new Redis(url);
+    try {
+      await broker.connect();
+      const key = `{${namespace}}:events`;
+      await broker.publishEvents([{ type: 'node-online', at: 1, node: 'a' }]);
+      await raw.xadd(key, '*', 'e', 'not msgpack of events');
+      await raw.xadd(key, '*', 'other', 'field');
+      await raw.xadd(key, '*', 'e', pack([{ type: 'job-unheard-of', at: 2, node: 'a' }, { at: 3 }]));
+      await broker.publishEvents([{ type: 'node-offline', at: 4, node: 'a' }]);
+      const page = await broker.recentEvents(100);
+      expect(page.events.map((e) => e.type)).toEqual(['node-online', 'node-offline']);
+      const after = await broker.readEvents('0-0', 0);
+      expect(after.events.map((e) => e.type)).toEqual(['node-online', 'node-offline']);
+      expect(after.position).toBe(page.position);
+
+      for (let i = 0; i < 500; i++) await broker.publishEvents([{ type: 'node-online', at: i, node: 'b' }]);
+      // MAXLEN ~ trims whole nodes of the stream: near the cap, never the 505 written.
+      expect(await raw.xlen(key)).toBeLessThan(200);
+    } finally {
+      raw.disconnect();
+      await broker.close();
+    }
+  });
+});
