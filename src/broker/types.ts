@@ -367,6 +367,37 @@ export interface JobPage {
   next: string | undefined;
 }
 
+/**
+ * Where a job is before it ends, as the broker's job index says
+ * (`Broker.locate`): ready in its queue, fetched by a node and not yet
+ * settled, or waiting in the delayed set (a delayed job, or a retry).
+ */
+export interface JobLocation {
+  /** The job's id. */
+  id: string;
+  /** Its queue. */
+  queue: string;
+  /**
+   * waiting: ready in its queue; reserved: fetched by node `nodeId` (buffered
+   * or running there) and not yet settled; delayed: due at `dueAt`.
+   */
+  state: 'waiting' | 'reserved' | 'delayed';
+  /** The task's name. */
+  task: string;
+  /** Retries spent so far (a delayed job with attempt > 0 is a retry). */
+  attempt: number;
+  /** Times it went back to its queue without an outcome (given back, or recovered from a dead node). */
+  redeliveries: number;
+  /** Epoch ms at enqueue. */
+  enqueuedAt: number;
+  /** delayed: when it is due (epoch ms on the broker's clock). */
+  dueAt?: number;
+  /** reserved: the id of the node that holds it. */
+  nodeId?: string;
+  /** reserved: when that node fetched it (epoch ms, approximate: the broker counts idle time). */
+  reservedAt?: number;
+}
+
 /** What one wait for announced results brought (Broker.waitForResults). */
 export interface AnnouncedResults {
   /** Final results announced to the client. */
@@ -412,6 +443,23 @@ export interface BrokerResults {
    * the caller re-reads what it waits for (getResults), as after `missed`.
    */
   waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults>;
+}
+
+/** Finding one job wherever it waits (`handle.state()`, `prefork result`, revoking). */
+export interface BrokerJobs {
+  /**
+   * Where the job `id` is while it waits, is delayed or is reserved by a
+   * node; undefined once it ended (acked, dead, purged) or when it was never
+   * enqueued. A few commands, however long the queues (the job index).
+   */
+  locate(id: string): Promise<JobLocation | undefined>;
+  /**
+   * Takes the job out of its queue or delayed set if it waits there (never
+   * out of a node's reservation) and returns where it was; undefined when
+   * it was not waiting (reserved, ended or unknown). Atomic: a job is never
+   * both removed and fetched.
+   */
+  removeWaiting(id: string): Promise<JobLocation | undefined>;
 }
 
 /** Reserves jobs for a node and settles them (the Consumer and its Acker). */
@@ -554,6 +602,7 @@ export interface Broker
     BrokerConnection,
     BrokerProducer,
     BrokerResults,
+    BrokerJobs,
     BrokerConsumer,
     BrokerMembership,
     BrokerControl,

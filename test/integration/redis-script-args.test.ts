@@ -31,7 +31,14 @@ async function reserved(): Promise<Delivery> {
 
 /** The fetch script settling one delivery with op/arg, settle-only (node id ''). */
 function settleRaw(d: Delivery, op: string, arg: string, queueIndex: number | string = 1): Promise<unknown> {
-  const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('rd:q'), scope.key('delayed:q'), scope.key('dead:q')];
+  const keys = [
+    scope.key('nodes'),
+    scope.key('q:q'),
+    scope.key('rd:q'),
+    scope.key('delayed:q'),
+    scope.key('dead:q'),
+    scope.key('jobs'),
+  ];
   return callScript(scope.raw, 'fetchJobs', keys, [
     '',
     0,
@@ -80,7 +87,14 @@ describe('fetch script: a bad settlement argument loses no job', () => {
 
   it('a miscounted argument list fails before any ack', async () => {
     const d = await reserved();
-    const keys = [scope.key('nodes'), scope.key('q:q'), scope.key('rd:q'), scope.key('delayed:q'), scope.key('dead:q')];
+    const keys = [
+      scope.key('nodes'),
+      scope.key('q:q'),
+      scope.key('rd:q'),
+      scope.key('delayed:q'),
+      scope.key('dead:q'),
+      scope.key('jobs'),
+    ];
     // One ack group claiming two ids, followed by one: the count is wrong.
     await expect(
       callScript(scope.raw, 'fetchJobs', keys, ['', 0, 1, 0, 10, 100, 0, 1, 1, 'q', 2, d.receipt.slice(2)]),
@@ -101,13 +115,13 @@ describe('other scripts check their arguments first', () => {
     const { pack } = await import('msgpackr');
     const good = ['id1', 'add', 'p', '0', '0', '{}'];
     await expect(
-      callScript(scope.raw, 'enqueueJobs', [scope.key('q:q')], [pack([good, ['id2', 'add']])]),
+      callScript(scope.raw, 'enqueueJobs', [scope.key('q:q'), scope.key('jobs')], [pack([good, ['id2', 'add']])]),
     ).rejects.toThrow(/row 2/);
     expect(await scope.raw.xlen(scope.key('q:q'))).toBe(0);
   });
 
   it('enqueueDelayed rejects an unknown mode and a non-integer delay', async () => {
-    const keys = [scope.key('delayed:q'), scope.key('q:q')];
+    const keys = [scope.key('delayed:q'), scope.key('q:q'), scope.key('jobs')];
     await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['later', 5, 'id', 'x'])).rejects.toThrow(/mode/);
     await expect(callScript(scope.raw, 'enqueueDelayed', keys, ['delay', 'nan', 'id', 'x'])).rejects.toThrow(
       /delay \(ms\)/,

@@ -13,6 +13,7 @@ import type {
   DeadJob,
   EventPage,
   Delivery,
+  JobLocation,
   FetchReply,
   FetchRequest,
   HeartbeatReply,
@@ -145,6 +146,19 @@ export class MemoryBroker implements Broker {
       this.cancels,
     );
     return got ?? { records: [], gone: [], missed: false };
+  }
+
+  // jobs
+
+  async locate(id: string): Promise<JobLocation | undefined> {
+    return this.state.locate(id)?.location;
+  }
+
+  async removeWaiting(id: string): Promise<JobLocation | undefined> {
+    const found = this.state.locate(id);
+    if (found?.remove === undefined) return undefined;
+    found.remove();
+    return found.location;
   }
 
   // consumer

@@ -1,4 +1,5 @@
 import { EventLog } from './event-log.js';
+import type { JobLocation, JobRecord } from '../types.js';
 import { ControlBoard } from './control-board.js';
 import { MemoryQueue } from './memory-queue.js';
 import { Reservations } from './reservations.js';
@@ -50,6 +51,38 @@ export class MemoryState {
     return this.queues.get(name);
   }
 
+  /**
+   * Where the job `id` is, and how to take it out while it waits (a scan of
+   * every queue: the memory broker has no index; the Redis one does).
+   */
+  locate(id: string): { location: JobLocation; remove?: () => void } | undefined {
+    const held = this.reservations.findJob(id);
+    if (held !== undefined) {
+      const location = locationOf(held.delivery.job, held.delivery.queue, 'reserved');
+      location.nodeId = held.nodeId;
+      location.reservedAt = held.reservedAt;
+      return { location };
+    }
+    for (const [name, q] of this.queues) {
+      for (const list of [q.rd, q.main]) {
+        for (const job of list) {
+          if (job.id !== id) continue;
+          return {
+            location: locationOf(job, name, 'waiting'),
+            remove: () => void list.removeWhere((j) => j.id === id),
+          };
+        }
+      }
+      const delayed = q.delayedJobs.find((d) => d.job.id === id);
+      if (delayed !== undefined) {
+        const location = locationOf(delayed.job, name, 'delayed');
+        location.dueAt = delayed.dueAt;
+        return { location, remove: () => void q.removeDelayed(id) };
+      }
+    }
+    return undefined;
+  }
+
   /** The earliest due time of the delayed jobs of `queues`. */
   nextDueAt(queues: readonly string[]): number | undefined {
     let next: number | undefined;
@@ -64,6 +97,18 @@ export class MemoryState {
     this.results.dispose();
     this.waiters.dispose();
   }
+}
+
+function locationOf(job: JobRecord, queue: string, state: JobLocation['state']): JobLocation {
+  return {
+    id: job.id,
+    queue,
+    state,
+    task: job.task,
+    attempt: job.attempt,
+    redeliveries: job.redeliveries,
+    enqueuedAt: job.enqueuedAt,
+  };
 }
 
 const registry = new Map<string, MemoryState>();

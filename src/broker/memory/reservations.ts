@@ -13,6 +13,8 @@ export interface MemoryNode {
 export interface Reservation {
   readonly nodeId: string;
   readonly delivery: Delivery;
+  /** Epoch ms when it was reserved. */
+  readonly reservedAt: number;
 }
 
 /**
@@ -78,10 +80,20 @@ export class Reservations {
     const node = this.nodes.get(nodeId);
     if (node === undefined) throw new InvalidStateError(`memory broker: node ${nodeId} is not registered`);
     const delivery: Delivery = { receipt: `m${++receiptSeq}`, queue, job: structuredClone(job) };
-    this.held.set(delivery.receipt, { nodeId, delivery: { receipt: delivery.receipt, queue, job } });
+    this.held.set(delivery.receipt, {
+      nodeId,
+      delivery: { receipt: delivery.receipt, queue, job },
+      reservedAt: Date.now(),
+    });
     node.reserved.add(delivery.receipt);
     this.queueOf(queue).reserved++;
     return delivery;
+  }
+
+  /** The reservation of the job `id`, if a node holds it (a scan: not for the hot path). */
+  findJob(id: string): Reservation | undefined {
+    for (const r of this.held.values()) if (r.delivery.job.id === id) return r;
+    return undefined;
   }
 
   /** Ends a reservation and returns it; undefined when it is no longer held (settled already, or recovered). */

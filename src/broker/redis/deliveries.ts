@@ -199,8 +199,8 @@ export class Deliveries {
     }
     const planned = queues.length;
     const ops: (string | number)[] = [];
-    // Plain acks grouped per stream (2 × queue index + 1 for :rd -> entry ids): the script acks each group in bulk.
-    const acks = new Map<number, string[]>();
+    // Plain acks grouped per stream (2 × queue index + 1 for :rd -> entry ids, job ids): the script acks each group in bulk.
+    const acks = new Map<number, [string[], string[]]>();
     for (const s of settle) {
       if (s.kind === 'progress') continue;
       const { receipt } = s.delivery;
@@ -209,9 +209,12 @@ export class Deliveries {
       const q = indexOf(s.delivery.queue);
       if (s.kind === 'ack') {
         const group = 2 * q + (kind === 'r' ? 1 : 0);
-        const ids = acks.get(group);
-        if (ids === undefined) acks.set(group, [entryId]);
-        else ids.push(entryId);
+        const held = acks.get(group);
+        if (held === undefined) acks.set(group, [[entryId], [s.delivery.job.id]]);
+        else {
+          held[0].push(entryId);
+          held[1].push(s.delivery.job.id);
+        }
         continue;
       }
       if (s.kind === 'retry') ops.push('r', q, kind, entryId, retryDelayMs(s.delay));
@@ -224,6 +227,7 @@ export class Deliveries {
       const own = this.queueKeys.get(q) ?? this.keysOf(q);
       keys.push(own[0], own[1], own[2], own[3]);
     }
+    keys.push(this.keys.jobs);
     const args: (string | number)[] = [
       nodeId,
       wholeCount(count),
@@ -236,9 +240,10 @@ export class Deliveries {
     ];
     for (const quota of quotas.values()) args.push(quota);
     for (const op of ops) args.push(op);
-    for (const [group, ids] of acks) {
-      args.push(group >> 1, (group & 1) === 1 ? 'r' : 'q', ids.length);
-      for (const id of ids) args.push(id);
+    for (const [group, [entryIds, jobIds]] of acks) {
+      args.push(group >> 1, (group & 1) === 1 ? 'r' : 'q', entryIds.length);
+      for (const id of entryIds) args.push(id);
+      for (const id of jobIds) args.push(id);
     }
 
     const pipe = redis.pipeline();

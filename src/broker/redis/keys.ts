@@ -62,6 +62,10 @@ export class Keys {
   get events(): string {
     return `${this.tag}:events`;
   }
+  /** The job index: job id -> where the job is (a HASH; see lib/prelude.lua, "The job index"). */
+  get jobs(): string {
+    return `${this.tag}:jobs`;
+  }
 
   result(jobId: string): string {
     return `${this.namespace}:res:${jobId}`;

@@ -108,7 +108,7 @@ export class Membership {
             const [looked, n] = (await callScript(
               redis,
               'recoverEntries',
-              [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue)],
+              [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue), this.keys.jobs],
               [deadNodeId, RECOVER_BATCH, maxRedeliveries, this.deadMax],
             )) as [number, number];
             moved += n;

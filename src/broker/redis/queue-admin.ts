@@ -37,7 +37,7 @@ export class QueueAdmin {
       await callScript(
         redis,
         'purgeQueue',
-        [this.keys.stream(queue), this.keys.rd(queue), this.keys.delayed(queue)],
+        [this.keys.stream(queue), this.keys.rd(queue), this.keys.delayed(queue), this.keys.jobs],
         [],
       ),
     );
@@ -55,7 +55,9 @@ export class QueueAdmin {
   async retryDead(redis: Redis, queue: string, ids: readonly string[] | undefined): Promise<number> {
     if (ids !== undefined && ids.length === 0) return 0;
     const args = ids === undefined ? ['1'] : ['0', ...ids];
-    return Number(await callScript(redis, 'retryDead', [this.keys.dead(queue), this.keys.stream(queue)], args));
+    return Number(
+      await callScript(redis, 'retryDead', [this.keys.dead(queue), this.keys.stream(queue), this.keys.jobs], args),
+    );
   }
 
   async purgeDead(redis: Redis, queue: string): Promise<number> {

@@ -13,6 +13,7 @@ import type {
   ControlRequest,
   DeadJob,
   EventPage,
+  JobLocation,
   FetchReply,
   FetchRequest,
   HeartbeatReply,
@@ -44,9 +45,8 @@ import { callScript, defineScripts } from './scripts.js';
 import { settleError } from './settle-errors.js';
 import { Events } from './events.js';
 import { Deliveries } from './deliveries.js';
+import { JobIndex } from './job-index.js';
 
-/** Ready jobs of one queue below this go as plain pipelined XADDs; from it, through the bulk script. */
-const BULK_MIN = 8;
 /** Most jobs per bulk-script call (keeps one call's time in Redis around a millisecond). */
 const BULK_CHUNK = 1000;
 /**
@@ -154,6 +154,7 @@ export class RedisBroker implements Broker {
   private readonly control: Control;
   private readonly revokes: Revokes;
   private readonly events: Events;
+  private readonly jobIndex: JobIndex;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
   /** Connections being opened: close() ends them too, or they would open after it. */
@@ -192,6 +193,7 @@ export class RedisBroker implements Broker {
       revokeMax,
       leaseMs,
     });
+    this.jobIndex = new JobIndex(this.keys);
     this.outOfMemory = new OutOfMemoryNotice(this.log, this.displayUrl);
     const unblocker = (): Redis =>
       this.commands ??
@@ -270,10 +272,10 @@ export class RedisBroker implements Broker {
   // producer
 
   /**
-   * One pipeline. Ready jobs go to their stream: consecutive jobs of one
-   * queue through the bulk script when there are more than a few (per-command
-   * cost in the client dominates a pipelined XADD), else one XADD each. A
-   * delayed job goes through a script (the server's clock decides when).
+   * One pipeline. Ready jobs go to their stream through the bulk script,
+   * consecutive jobs of one queue in one call (it also records each job's
+   * place in the job index, which needs the entry id XADD gives). A delayed
+   * job goes through a script (the server's clock decides when).
    */
   async enqueue(jobs: readonly NewJob[]): Promise<void> {
     if (jobs.length === 0) return;
@@ -291,17 +293,13 @@ export class RedisBroker implements Broker {
     const flushRun = (): void => {
       if (run.length === 0) return;
       const stream = this.keys.stream(runQueue);
-      if (run.length < BULK_MIN) {
-        for (const fields of run) pipe.xadd(stream, '*', ...fields);
-      } else {
-        // The values only (odd places of the field list), packed into one argument per chunk.
-        for (const chunk of chunks(
-          run.map((fields) => fields.filter((_, at) => at % 2 === 1)),
-          BULK_CHUNK,
-          BULK_BYTES,
-        ))
-          callScript(pipe, 'enqueueJobs', [stream], [packStrings(chunk)]);
-      }
+      // The values only (odd places of the field list), packed into one argument per chunk.
+      for (const chunk of chunks(
+        run.map((fields) => fields.filter((_, at) => at % 2 === 1)),
+        BULK_CHUNK,
+        BULK_BYTES,
+      ))
+        callScript(pipe, 'enqueueJobs', [stream, this.keys.jobs], [packStrings(chunk)]);
       run = [];
     };
     for (const job of jobs) {
@@ -327,7 +325,7 @@ export class RedisBroker implements Broker {
       callScript(
         pipe,
         'enqueueDelayed',
-        [this.keys.delayed(job.queue), this.keys.stream(job.queue)],
+        [this.keys.delayed(job.queue), this.keys.stream(job.queue), this.keys.jobs],
         [...due, ...fields],
       );
     }
@@ -357,6 +355,16 @@ export class RedisBroker implements Broker {
   async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {
     const redis = await this.redis();
     return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs);
+  }
+
+  // jobs
+
+  async locate(id: string): Promise<JobLocation | undefined> {
+    return this.jobIndex.locate(await this.redis(), id);
+  }
+
+  async removeWaiting(id: string): Promise<JobLocation | undefined> {
+    return this.jobIndex.removeWaiting(await this.redis(), id);
   }
 
   // consumer

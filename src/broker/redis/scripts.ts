@@ -11,8 +11,8 @@ import { GROUP } from './keys.js';
  * back to EVAL when Redis lost its script cache, e.g. after a restart).
  */
 const SCRIPTS = {
-  enqueueDelayed: 'enqueueDelayed-2.lua',
-  enqueueJobs: 'enqueueJobs-1.lua',
+  enqueueDelayed: 'enqueueDelayed-3.lua',
+  enqueueJobs: 'enqueueJobs-2.lua',
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
   updateNode: 'updateNode-2.lua',
@@ -20,16 +20,17 @@ const SCRIPTS = {
   sendControl: 'sendControl-2.lua',
   takeControl: 'takeControl-1.lua',
   claimRecovery: 'claimRecovery-2.lua',
-  recoverEntries: 'recoverEntries-4.lua',
+  recoverEntries: 'recoverEntries-5.lua',
   finishRecovery: 'finishRecovery-n.lua',
-  purgeQueue: 'purgeQueue-3.lua',
-  retryDead: 'retryDead-2.lua',
+  purgeQueue: 'purgeQueue-4.lua',
+  retryDead: 'retryDead-3.lua',
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
   findJob: 'findJob-1.lua',
   swapResult: 'swapResult-1.lua',
   listWaiting: 'listWaiting-2.lua',
   listDelayed: 'listDelayed-1.lua',
+  removeJob: 'removeJob-4.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

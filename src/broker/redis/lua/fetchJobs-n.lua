@@ -1,13 +1,14 @@
 --[[
   One fetch cycle of a node, atomically: settle finished deliveries, check
   the node's lease, promote due delayed jobs, reserve up to `count` jobs.
-  The number of keys varies: 1 + 4 per queue.
+  The number of keys varies: 2 + 4 per queue.
 
   KEYS[1]          {ns}:nodes                 ZSET node -> lease deadline
   KEYS[4(i-1)+2]   {ns}:q:<queue i>         stream (consumer group GROUP)
   KEYS[4(i-1)+3]   {ns}:rd:<queue i>        redelivered jobs, served first
   KEYS[4(i-1)+4]   {ns}:delayed:<queue i>   ZSET
   KEYS[4(i-1)+5]   {ns}:dead:<queue i>      dead letters
+  KEYS[#KEYS]      {ns}:jobs                  the job index (see the prelude)
   The first P queues are the plan, in plan order; settlements may name more.
 
   ARGV[1] node id ('' = settle only: no lease check, no promotion, no read)
@@ -22,8 +23,9 @@
   then S groups of 5: op, queue index, stream kind, entry id, arg
     op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
-  then A ack groups, one per stream: queue index, stream kind, n, entry id × n
-    (plain acks: one XACK and one XDEL per stream, not per entry)
+  then A ack groups, one per stream: queue index, stream kind, n, entry id × n,
+    then the n job ids in the same order (plain acks: one XACK, one XDEL, one
+    HMGET and one HDEL per stream, not per entry)
   stream kind  q = main stream | r = :rd
 
   Returns { fenced (0|1), nextDueAt (-1 = none), deliveries, now } where
@@ -45,7 +47,8 @@ local nodes = KEYS[1]
 local nodeId = ARGV[1]
 local count = intArg(2, 'count', 0)
 local nq = intArg(3, 'number of queues', 0)
-if #KEYS ~= 1 + 4 * nq then badArg(3, 'number of queues: expected (#KEYS - 1) / 4 = ' .. ((#KEYS - 1) / 4)) end
+if #KEYS ~= 2 + 4 * nq then badArg(3, 'number of queues: expected (#KEYS - 2) / 4 = ' .. ((#KEYS - 2) / 4)) end
+local jobs = KEYS[#KEYS]
 local np = intArg(4, 'number of plan queues', 0, nq)
 local deadMax = ARGV[5]
 intArg(5, 'deadMax', 0)
@@ -70,8 +73,8 @@ do
   for _ = 1, na do
     intArg(a, 'queue index', 1, nq)
     oneOfArg(a + 1, 'stream kind', { 'q', 'r' })
-    local n = intArg(a + 2, 'number of acks', 0, #ARGV - a - 2)
-    a = a + 3 + n
+    local n = intArg(a + 2, 'number of acks', 0, math.floor((#ARGV - a - 2) / 2))
+    a = a + 3 + 2 * n
   end
   if a ~= #ARGV + 1 then badArg(a, 'unexpected argument: expected ' .. (a - 1) .. ' arguments, got ' .. #ARGV) end
 end
@@ -88,6 +91,15 @@ local function streamOf(q, kind)
   if kind == 'r' then return key(q, 2) end
   return key(q, 1)
 end
+local queueNames = {}
+local function queueName(q)
+  local name = queueNames[q]
+  if not name then
+    name = queueOfKey(key(q, 1))
+    queueNames[q] = name
+  end
+  return name
+end
 
 -- 1. settlements: retries, dead letters and give-backs one by one (each needs
 -- XACK's answer: only an entry still pending in the group moves) ...
@@ -100,20 +112,36 @@ for _ = 1, ns do
   if ackDel(stream, id) == 1 and fields then
     if op == 'r' then
       bumpField(fields, 'attempt')
-      schedule(key(q, 3), key(q, 1), fields, clock() + tonumber(arg))
+      local due = clock() + tonumber(arg)
+      schedule(key(q, 3), key(q, 1), fields, due)
+      indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
     elseif op == 'd' then
       deadLetter(key(q, 4), deadMax, fields, arg, clock())
+      unindexJob(jobs, fields, kind, id, queueName(q))
     elseif op == 'g' then
       if arg == '1' then bumpField(fields, 'redeliveries') end
-      redis.call('XADD', key(q, 2), '*', unpack(fields))
+      indexJob(jobs, fields, 'r', redis.call('XADD', key(q, 2), '*', unpack(fields)), queueName(q))
     end
   end
 end
--- ... then plain acks in bulk, per stream
+-- ... then plain acks in bulk, per stream, and their jobs out of the index
+-- (each only while still at the acked entry: see unindexJob)
 for _ = 1, na do
   local q, kind, n = tonumber(ARGV[a]), ARGV[a + 1], tonumber(ARGV[a + 2])
   ackDelMany(streamOf(q, kind), a + 3, n)
-  a = a + 3 + n
+  local i, last = a + 3 + n, a + 2 + 2 * n
+  local suffix = ':' .. queueName(q)
+  while i <= last do
+    local j = math.min(last, i + ACK_CHUNK - 1)
+    local places = redis.call('HMGET', jobs, unpack(ARGV, i, j))
+    local gone = {}
+    for k = 1, j - i + 1 do
+      if places[k] == kind .. ':' .. ARGV[i - n + k - 1] .. suffix then gone[#gone + 1] = ARGV[i + k - 1] end
+    end
+    if #gone > 0 then redis.call('HDEL', jobs, unpack(gone)) end
+    i = j + 1
+  end
+  a = a + 3 + 2 * n
 end
 
 if nodeId == '' then return { 0, -1, {} } end
@@ -131,7 +159,8 @@ for p = 1, np do
   if first and first <= now then
     local due = redis.call('ZRANGE', key(p, 3), '-inf', now, 'BYSCORE', 'LIMIT', 0, promoteMax)
     for _, member in ipairs(due) do
-      redis.call('XADD', key(p, 1), '*', unpack(cmsgpack.unpack(member)))
+      local fields = cmsgpack.unpack(member)
+      indexJob(jobs, fields, 'q', redis.call('XADD', key(p, 1), '*', unpack(fields)), queueName(p))
     end
     if #due > 0 then redis.call('ZREM', key(p, 3), unpack(due)) end
     first = firstDue(key(p, 3))

@@ -127,4 +127,34 @@ local function ackDelMany(stream, first, n)
   end
 end
 
+-- The job index ({ns}:jobs, a HASH; docs/architecture.md "Where a job is"):
+-- job id -> its place, 'q:<entry id>:<queue>' (the main stream), 'r:<entry
+-- id>:<queue>' (:rd) or 'd:<due ms>:<queue>' (the delayed set). A reserved
+-- job keeps its entry's place (the group's pending list says who holds it);
+-- a job that ends leaves the index. Every script that moves a job updates it.
+
+-- The queue a key names: {ns}:<kind>:<queue> (keys.ts; a namespace has no braces).
+local function queueOfKey(key)
+  return string.match(key, '^{[^}]*}:[a-z]+:(.*)$')
+end
+
+local function jobIdOf(fields)
+  if fields[1] == 'id' then return fields[2] end
+  return getField(fields, 'id')
+end
+
+local function indexJob(jobs, fields, kind, ref, queue)
+  local id = jobIdOf(fields)
+  if id and id ~= '' then redis.call('HSET', jobs, id, kind .. ':' .. ref .. ':' .. queue) end
+end
+
+-- Drops a job from the index only while it is still at that place: a late
+-- settle of an entry recovered meanwhile (a new place) leaves it.
+local function unindexJob(jobs, fields, kind, ref, queue)
+  local id = jobIdOf(fields)
+  if id and id ~= '' and redis.call('HGET', jobs, id) == kind .. ':' .. ref .. ':' .. queue then
+    redis.call('HDEL', jobs, id)
+  end
+end
+
 -- End of prelude.

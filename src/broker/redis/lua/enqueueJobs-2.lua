@@ -5,23 +5,34 @@
   entries are exactly what a plain XADD per job would add, in the same order.
 
   KEYS[1] {ns}:q:<queue>   the queue's stream
+  KEYS[2] {ns}:jobs        the job index (see the prelude)
 
   ARGV[1] msgpack array of jobs, each an array of the six canonical values
           { id, task, payload, attempt, redeliveries, meta } (all strings)
 
   Returns the number of jobs added.
 ]]
-local stream = KEYS[1]
-local ok, jobs = pcall(cmsgpack.unpack, ARGV[1] or '')
-if not ok or type(jobs) ~= 'table' then badArg(1, 'packed jobs: not a msgpack array') end
+local stream, jobs = KEYS[1], KEYS[2]
+local queue = queueOfKey(stream)
+local ok, rows = pcall(cmsgpack.unpack, ARGV[1] or '')
+if not ok or type(rows) ~= 'table' then badArg(1, 'packed jobs: not a msgpack array') end
 -- All checked before the first XADD: a bad row must not leave half the batch enqueued.
-for i, v in ipairs(jobs) do
+for i, v in ipairs(rows) do
   if type(v) ~= 'table' or #v ~= 6 then badArg(1, 'packed jobs: row ' .. i .. ' is not six values') end
   for k = 1, 6 do
     if type(v[k]) ~= 'string' then badArg(1, 'packed jobs: row ' .. i .. ' value ' .. k .. ' is not a string') end
   end
 end
-for _, v in ipairs(jobs) do
-  redis.call('XADD', stream, '*', 'id', v[1], 'task', v[2], 'payload', v[3], 'attempt', v[4], 'redeliveries', v[5], 'meta', v[6])
+-- The index in one HSET per chunk of jobs, not one per job.
+local places = {}
+for _, v in ipairs(rows) do
+  local entry = redis.call('XADD', stream, '*', 'id', v[1], 'task', v[2], 'payload', v[3], 'attempt', v[4], 'redeliveries', v[5], 'meta', v[6])
+  places[#places + 1] = v[1]
+  places[#places + 1] = 'q:' .. entry .. ':' .. queue
+  if #places >= 2 * ACK_CHUNK then
+    redis.call('HSET', jobs, unpack(places))
+    places = {}
+  end
 end
-return #jobs
+if #places > 0 then redis.call('HSET', jobs, unpack(places)) end
+return #rows

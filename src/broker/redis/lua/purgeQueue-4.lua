@@ -6,6 +6,7 @@
   KEYS[1] {ns}:q:<q>
   KEYS[2] {ns}:rd:<q>
   KEYS[3] {ns}:delayed:<q>
+  KEYS[4] {ns}:jobs         the job index: the dropped jobs leave it
 
   Returns how many jobs were dropped (timer markers not counted).
 ]]
@@ -26,17 +27,34 @@ local function purgeStream(stream)
   while true do
     local entries = redis.call('XRANGE', stream, after, '+', 'COUNT', 500)
     if #entries == 0 then break end
-    local ids = {}
+    local ids, jobIds = {}, {}
     for _, e in ipairs(entries) do
       ids[#ids + 1] = e[1]
-      if not isMarker(e[2]) then dropped = dropped + 1 end
+      if not isMarker(e[2]) then
+        dropped = dropped + 1
+        local jobId = jobIdOf(e[2])
+        if jobId and jobId ~= '' then jobIds[#jobIds + 1] = jobId end
+      end
     end
     redis.call('XDEL', stream, unpack(ids))
+    if #jobIds > 0 then redis.call('HDEL', KEYS[4], unpack(jobIds)) end
     after = '(' .. entries[#entries][1]
   end
 end
 purgeStream(KEYS[1])
 purgeStream(KEYS[2])
+local start = 0
+while true do
+  local members = redis.call('ZRANGE', KEYS[3], start, start + 499)
+  if #members == 0 then break end
+  local jobIds = {}
+  for _, m in ipairs(members) do
+    local jobId = jobIdOf(cmsgpack.unpack(m))
+    if jobId and jobId ~= '' then jobIds[#jobIds + 1] = jobId end
+  end
+  if #jobIds > 0 then redis.call('HDEL', KEYS[4], unpack(jobIds)) end
+  start = start + 500
+end
 dropped = dropped + redis.call('ZCARD', KEYS[3])
 redis.call('DEL', KEYS[3])
 return dropped

@@ -3,6 +3,7 @@
 
   KEYS[1] {ns}:dead:<q>
   KEYS[2] {ns}:q:<q>
+  KEYS[3] {ns}:jobs         the job index (see the prelude)
 
   ARGV[1] '1' = every dead job, '0' = only the jobs listed next
   ARGV[2..] job ids (the entry id stands in for a job with no id field)
@@ -30,7 +31,7 @@ while true do
           if f == 'attempt' or f == 'redeliveries' then job[#job + 1] = '0' else job[#job + 1] = fields[i + 1] end
         end
       end
-      redis.call('XADD', stream, '*', unpack(job))
+      indexJob(KEYS[3], job, 'q', redis.call('XADD', stream, '*', unpack(job)), queueOfKey(stream))
       redis.call('XDEL', dead, id)
       moved = moved + 1
     end

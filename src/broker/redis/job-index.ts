@@ -1,0 +1,151 @@
+import type { Redis } from 'ioredis';
+import { unpack } from 'msgpackr';
+import type { JobLocation } from '../types.js';
+import { decodeJob, fieldMap } from './entry-codec.js';
+import { GROUP, type Keys } from './keys.js';
+import { callScript } from './scripts.js';
+
+/** Reads of a job that moved between the index read and the entry read are tried again this often. */
+const LOCATE_TRIES = 5;
+
+/** A place in the job index: `<kind>:<ref>:<queue>` (see lib/prelude.lua, "The job index"). */
+interface Place {
+  raw: string;
+  kind: 'q' | 'r' | 'd';
+  /** The stream entry id (q, r) or the due time in ms (d). */
+  ref: string;
+  queue: string;
+}
+
+function parsePlace(raw: string): Place | undefined {
+  const first = raw.indexOf(':');
+  const second = raw.indexOf(':', first + 1);
+  if (first !== 1 || second < 0) return undefined;
+  const kind = raw[0];
+  if (kind !== 'q' && kind !== 'r' && kind !== 'd') return undefined;
+  return { raw, kind, ref: raw.slice(2, second), queue: raw.slice(second + 1) };
+}
+
+type XPendingRow = [string, string, number, number];
+
+/**
+ * Finds one job through the job index (`{ns}:jobs`: job id -> its place,
+ * kept by every script that moves a job; docs/architecture.md "Where a job
+ * is"), then reads the entry there: a stream entry (waiting, or reserved
+ * when the group's pending list holds it: XPENDING names the node) or a
+ * member of the delayed set. A job that moved between the two reads is
+ * looked up again.
+ */
+export class JobIndex {
+  constructor(private readonly keys: Keys) {}
+
+  async locate(redis: Redis, id: string): Promise<JobLocation | undefined> {
+    for (let i = 0; i < LOCATE_TRIES; i++) {
+      const found = await this.locateOnce(redis, id);
+      if (found !== 'moved') return found?.location;
+    }
+    return undefined;
+  }
+
+  async removeWaiting(redis: Redis, id: string): Promise<JobLocation | undefined> {
+    for (let i = 0; i < LOCATE_TRIES; i++) {
+      const found = await this.locateOnce(redis, id);
+      if (found === 'moved') continue;
+      if (found === undefined || found.location.state === 'reserved') return undefined;
+      const { place } = found;
+      const removed = Number(
+        await callScript(
+          redis,
+          'removeJob',
+          [this.keys.stream(place.queue), this.keys.rd(place.queue), this.keys.delayed(place.queue), this.keys.jobs],
+          [id, place.raw],
+        ),
+      );
+      if (removed === 1) return found.location;
+      if (removed === -1) return undefined; // fetched meanwhile
+    }
+    return undefined;
+  }
+
+  private async locateOnce(
+    redis: Redis,
+    id: string,
+  ): Promise<{ location: JobLocation; place: Place } | undefined | 'moved'> {
+    const raw = await redis.hget(this.keys.jobs, id);
+    if (raw === null) return undefined;
+    const place = parsePlace(raw);
+    if (place === undefined) return undefined;
+    if (place.kind === 'd') return this.readDelayed(redis, id, place);
+    const stream = place.kind === 'r' ? this.keys.rd(place.queue) : this.keys.stream(place.queue);
+    const pipe = redis.pipeline();
+    pipe.xrangeBuffer(stream, place.ref, place.ref);
+    pipe.call('XPENDING', stream, GROUP, place.ref, place.ref, 1);
+    pipe.hget(this.keys.jobs, id);
+    const [entry, pending, again] = (await pipe.exec()) ?? [];
+    if (again?.[1] !== raw) return 'moved';
+    const entries = (entry?.[1] ?? []) as [Buffer, Buffer[]][];
+    const first = entries[0];
+    if (entry?.[0] || first === undefined) return 'moved';
+    const { job } = decodeJob(place.ref, place.queue, first[1]);
+    const location: JobLocation = {
+      id,
+      queue: place.queue,
+      state: 'waiting',
+      task: job.task,
+      attempt: job.attempt,
+      redeliveries: job.redeliveries,
+      enqueuedAt: job.enqueuedAt,
+    };
+    // NOGROUP: no node ever read this stream, so nothing is reserved.
+    const row = pending?.[0] ? undefined : (pending?.[1] as XPendingRow[] | undefined)?.[0];
+    if (row !== undefined) {
+      location.state = 'reserved';
+      location.nodeId = String(row[1]);
+      location.reservedAt = Date.now() - Number(row[2]);
+    }
+    return { location, place };
+  }
+
+  private async readDelayed(
+    redis: Redis,
+    id: string,
+    place: Place,
+  ): Promise<{ location: JobLocation; place: Place } | 'moved'> {
+    const members = (await redis.callBuffer(
+      'ZRANGE',
+      this.keys.delayed(place.queue),
+      place.ref,
+      place.ref,
+      'BYSCORE',
+    )) as Buffer[];
+    for (const member of members) {
+      const fields = memberFields(member);
+      if (fields === undefined || fieldMap(fields).get('id')?.toString() !== id) continue;
+      const { job } = decodeJob('0-0', place.queue, fields);
+      const location: JobLocation = {
+        id,
+        queue: place.queue,
+        state: 'delayed',
+        task: job.task,
+        attempt: job.attempt,
+        redeliveries: job.redeliveries,
+        enqueuedAt: job.enqueuedAt,
+        dueAt: Number(place.ref),
+      };
+      return { location, place };
+    }
+    return 'moved';
+  }
+}
+
+/** A delayed set's member (msgpack of the entry's field list, packed by Lua's cmsgpack) as fields. */
+function memberFields(member: Buffer): Buffer[] | undefined {
+  let decoded: unknown;
+  try {
+    decoded = unpack(member);
+  } catch {
+    return undefined;
+  }
+  if (!Array.isArray(decoded)) return undefined;
+  return decoded.map((v: unknown) => (Buffer.isBuffer(v) ? v : Buffer.from(String(v))));
+}
