@@ -7,6 +7,7 @@ import { DEFAULT_REVOKE_GRACE_MS } from './broker/revoke-record.js';
 import type {
   BrokerConnection,
   BrokerEvents,
+  BrokerJobs,
   BrokerProducer,
   BrokerResults,
   BrokerRevokes,
@@ -16,6 +17,7 @@ import type {
 } from './broker/types.js';
 import { checkEventsOptions, followEvents, type EventsOptions } from './events/follow.js';
 import type { NodeEvent } from './events/node-event.js';
+import { jobStatus } from './job-status.js';
 import type { JobOptions } from './job-types.js';
 import {
   ArgumentsTooLargeError,
@@ -51,8 +53,13 @@ import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
 import { checkDuration, checkSize } from './util/units.js';
 
-/** The broker roles a Client uses: it enqueues and reads results. */
-export type ClientBroker = BrokerConnection & BrokerProducer & BrokerResults & BrokerRevokes & BrokerEvents;
+/** The broker roles a Client uses: it enqueues, reads results, finds jobs, revokes them and reads events. */
+export type ClientBroker = BrokerConnection &
+  BrokerProducer &
+  BrokerResults &
+  BrokerJobs &
+  BrokerRevokes &
+  BrokerEvents;
 
 /** Options of `client.revoke` and `handle.revoke`; a bad or unknown one throws an OptionError naming it. */
 export interface RevokeJobOptions {
@@ -250,9 +257,17 @@ export class JobHandle<T = unknown> {
     throw record.error ? deserializeError(record.error) : new JobFailedError(this.id);
   }
 
-  /** The job's current state and outcome (PENDING when the broker knows nothing yet). */
+  /**
+   * Where the job is now: PENDING (waiting in `queue`, or delayed until
+   * `dueAt`), RECEIVED (fetched by `node`, not started, or started on a node
+   * that does not track starts), STARTED (running on `node`, child `pid`,
+   * since `startedAt`: with `trackStarted`), RETRY (attempt `retries + 1`
+   * failed, the next is due at `dueAt`), SUCCESS or FAILURE with the
+   * outcome; undefined when the broker knows nothing of the id (never
+   * enqueued, or ended and its result expired or never kept).
+   */
   state(): Promise<ResultRecord | undefined> {
-    return this.client.getResult(this.id);
+    return this.client.getState(this.id);
   }
 
   /** Revokes this job (see `Client.revoke`). */
@@ -434,6 +449,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** The job's stored state and outcome, or undefined when the broker has none (unknown id, or expired). */
   getResult(id: string): Promise<ResultRecord | undefined> {
     return this.connect().then(() => this.broker.getResult(id));
+  }
+
+  /** The job's current state, wherever it is (see `JobHandle.state()`). */
+  async getState(id: string): Promise<ResultRecord | undefined> {
+    await this.connect();
+    // Where first, then the record: a job that ends between the two reads shows its end.
+    const location = await this.broker.locate(id);
+    return jobStatus(location, await this.broker.getResult(id));
   }
 
   /**

@@ -97,6 +97,8 @@ export interface ResultRecord {
   retries: number;
   /** Epoch ms when the job was enqueued. */
   enqueuedAt?: number;
+  /** Epoch ms when a node fetched the job (RECEIVED, as `handle.state()` finds it). */
+  receivedAt?: number;
   /** Epoch ms when the attempt started in a child. */
   startedAt?: number;
   /** Epoch ms when the attempt ended. */
@@ -113,6 +115,12 @@ export interface ResultRecord {
   progress?: unknown;
   /** Epoch ms when the node received that progress. */
   progressAt?: number;
+  /**
+   * When the job is due, as `handle.state()` finds it: a delayed job
+   * (PENDING) or the next attempt of a retry (RETRY). Epoch ms on the
+   * broker's clock.
+   */
+  dueAt?: number;
 }
 
 /**

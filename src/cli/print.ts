@@ -11,12 +11,27 @@ export function printJson(value: unknown): void {
   process.stdout.write(`${jsonText(value)}\n`);
 }
 
+const iso = (at: number): string => new Date(at).toISOString();
+
 /** What a state means, for the states that are not the end of the story. */
-const STATE_NOTES = new Map<string, string>([
-  ['RECEIVED', ' (reserved by a node, not started yet)'],
-  ['STARTED', ' (running)'],
-  ['RETRY', ' (failed; another attempt is scheduled)'],
-]);
+function stateNote(record: ResultRecord): string {
+  switch (record.state) {
+    case 'PENDING':
+      return record.dueAt === undefined
+        ? ` (waiting in queue ${record.queue})`
+        : ` (delayed until ${iso(record.dueAt)})`;
+    case 'RECEIVED':
+      return ' (reserved by a node, not started yet)';
+    case 'STARTED':
+      return ' (running)';
+    case 'RETRY':
+      return record.dueAt === undefined
+        ? ' (failed; another attempt is scheduled)'
+        : ` (attempt ${record.retries + 1} failed; attempt ${record.retries + 2} due at ${iso(record.dueAt)})`;
+    default:
+      return '';
+  }
+}
 
 /** A result for people (one field a line) or as JSON. */
 export function printRecord(record: ResultRecord, json: boolean): void {
@@ -31,7 +46,7 @@ export function printRecord(record: ResultRecord, json: boolean): void {
     `id:       ${record.id}`,
     `task:     ${record.task}`,
     `queue:    ${record.queue}`,
-    `state:    ${record.state}${STATE_NOTES.get(record.state) ?? ''}`,
+    `state:    ${record.state}${stateNote(record)}`,
   ];
   if (payload !== undefined || payloadBytes !== undefined) lines.push(`args:     ${argsText(kept)}`);
   if (record.progressAt !== undefined)
@@ -47,10 +62,11 @@ export function printRecord(record: ResultRecord, json: boolean): void {
   lines.push(`retries:  ${record.retries}`);
   for (const [key, at] of [
     ['enqueued', record.enqueuedAt],
+    ['received', record.receivedAt],
     ['started', record.startedAt],
     ['finished', record.finishedAt],
   ] as const) {
-    if (at !== undefined) lines.push(`${`${key}:`.padEnd(10)}${new Date(at).toISOString()}`);
+    if (at !== undefined) lines.push(`${`${key}:`.padEnd(10)}${iso(at)}`);
   }
   process.stdout.write(`${lines.join('\n')}\n`);
 }

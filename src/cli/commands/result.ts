@@ -12,13 +12,13 @@ export function registerResult(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (id: string, flags: { broker?: string; json?: boolean }) => {
       await withClient(flags.broker, async (client) => {
-        const record = await client.getResult(id);
+        const record = await client.getState(id);
         if (record === undefined) {
-          // No key: never seen, still waiting, or its result expired (or was ignored).
-          if (flags.json) printJson({ id, state: 'PENDING' });
+          // Celery's answer for an id it knows nothing of is PENDING too; `unknown` says which PENDING this is.
+          if (flags.json) printJson({ id, state: 'PENDING', unknown: true });
           else
             process.stdout.write(
-              `id:       ${id}\nstate:    PENDING (no record: waiting, or running on a node without --track-started, or its result expired or was ignored)\n`,
+              `id:       ${id}\nstate:    PENDING (unknown: never enqueued, or it ended and its result expired or was not kept)\n`,
             );
           return;
         }
