@@ -61,10 +61,11 @@ export interface Delivery {
 }
 
 /**
- * A job's state, as Celery names them: PENDING (nothing known yet),
- * RECEIVED (fetched by a node) and STARTED (running in a child) with
- * `trackStarted`, RETRY (failed, a retry is scheduled), then SUCCESS,
+ * A job's state, as Celery names them: PENDING (waiting in its queue, or
+ * delayed), RECEIVED (held by a node), STARTED (running in a child: known
+ * with `trackStarted`), RETRY (failed, a retry is scheduled), then SUCCESS,
  * FAILURE or REVOKED (revoked before it ran, or terminated while running).
+ * `handle.state()` finds the first four from where the job is.
  */
 export type JobState = 'PENDING' | 'RECEIVED' | 'STARTED' | 'RETRY' | 'SUCCESS' | 'FAILURE' | 'REVOKED';
 
@@ -97,7 +98,10 @@ export interface ResultRecord {
   retries: number;
   /** Epoch ms when the job was enqueued. */
   enqueuedAt?: number;
-  /** Epoch ms when a node fetched the job (RECEIVED, as `handle.state()` finds it). */
+  /**
+   * Epoch ms when a node fetched the job: set when `handle.state()` finds it
+   * held by a node that does not track starts (RECEIVED: it may be running).
+   */
   receivedAt?: number;
   /** Epoch ms when the attempt started in a child. */
   startedAt?: number;

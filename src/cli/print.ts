@@ -21,7 +21,10 @@ function stateNote(record: ResultRecord): string {
         ? ` (waiting in queue ${record.queue})`
         : ` (delayed until ${iso(record.dueAt)})`;
     case 'RECEIVED':
-      return ' (reserved by a node, not started yet)';
+      // receivedAt: found held by a node that does not track starts, so it may be running already.
+      return record.receivedAt === undefined
+        ? ' (reserved by a node, not started yet)'
+        : ' (held by a node: buffered or running; it does not track starts)';
     case 'STARTED':
       return ' (running)';
     case 'RETRY':

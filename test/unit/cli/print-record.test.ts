@@ -29,4 +29,10 @@ describe('printRecord', () => {
     expect(out).toMatch(new RegExp(`^state: +${shown.replace(/[()]/g, '\\$&')}$`, 'm'));
     expect(out).toMatch(/^node: +n1 \(pid 42\)$/m);
   });
+
+  it('RECEIVED found held by a node that does not track starts: it may be running', () => {
+    const out = printed({ ...base, state: 'RECEIVED', node: 'n1', receivedAt: 1 });
+    expect(out).toMatch(/^state: +RECEIVED \(held by a node: buffered or running; it does not track starts\)$/m);
+    expect(out).toMatch(/^received: +1970-01-01T00:00:00\.001Z$/m);
+  });
 });
