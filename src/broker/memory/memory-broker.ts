@@ -388,7 +388,7 @@ export class MemoryBroker implements Broker {
           break;
         }
       }
-      const held = job ?? this.state.reservations.find(id);
+      const held = job ?? this.state.reservations.findJob(id)?.delivery.job;
       if (stored === undefined && held === undefined) {
         outcomes.push({ id, outcome: 'unknown' });
         continue;

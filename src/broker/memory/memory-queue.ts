@@ -44,14 +44,6 @@ export class MemoryQueue {
     return this.delayed;
   }
 
-  /** Takes the delayed job `id` out; true when it was there. */
-  removeDelayed(id: string): boolean {
-    const at = this.delayed.findIndex((d) => d.job.id === id);
-    if (at < 0) return false;
-    this.delayed.splice(at, 1);
-    return true;
-  }
-
   /** The next job to deliver: redelivered ones first. */
   take(): JobRecord | undefined {
     return this.rd.shift() ?? this.main.shift();

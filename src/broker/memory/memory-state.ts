@@ -69,7 +69,7 @@ export class MemoryState {
           if (job.id !== id) continue;
           return {
             location: locationOf(job, name, 'waiting'),
-            remove: () => void list.removeWhere((j) => j.id === id),
+            remove: () => void q.remove(id),
           };
         }
       }
@@ -77,7 +77,7 @@ export class MemoryState {
       if (delayed !== undefined) {
         const location = locationOf(delayed.job, name, 'delayed');
         location.dueAt = delayed.dueAt;
-        return { location, remove: () => void q.removeDelayed(id) };
+        return { location, remove: () => void q.remove(id) };
       }
     }
     return undefined;

@@ -97,12 +97,6 @@ export class Reservations {
   }
 
   /** Ends a reservation and returns it; undefined when it is no longer held (settled already, or recovered). */
-  /** The job `id` if some node holds it (a search: revokes only). */
-  find(id: string): JobRecord | undefined {
-    for (const r of this.held.values()) if (r.delivery.job.id === id) return r.delivery.job;
-    return undefined;
-  }
-
   release(receipt: string): Reservation | undefined {
     const r = this.held.get(receipt);
     if (r === undefined) return undefined;

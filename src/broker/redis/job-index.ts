@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import { unpack } from 'msgpackr';
-import type { JobLocation } from '../types.js';
+import type { JobLocation, JobRecord } from '../types.js';
 import { decodeJob, fieldMap } from './entry-codec.js';
 import { GROUP, type Keys } from './keys.js';
 import { callScript } from './scripts.js';
@@ -48,10 +48,23 @@ export class JobIndex {
   }
 
   async removeWaiting(redis: Redis, id: string): Promise<JobLocation | undefined> {
+    const found = await this.take(redis, id);
+    return found?.removed === true ? found.location : undefined;
+  }
+
+  /**
+   * Finds the job `id` and takes it out of its queue or delayed set if it
+   * waits there (removed: true); a job a node holds is found, not removed.
+   */
+  async take(
+    redis: Redis,
+    id: string,
+  ): Promise<{ job: JobRecord; location: JobLocation; removed: boolean } | undefined> {
     for (let i = 0; i < LOCATE_TRIES; i++) {
       const found = await this.locateOnce(redis, id);
       if (found === 'moved') continue;
-      if (found === undefined || found.location.state === 'reserved') return undefined;
+      if (found === undefined) return undefined;
+      if (found.location.state === 'reserved') return { job: found.job, location: found.location, removed: false };
       const { place } = found;
       const removed = Number(
         await callScript(
@@ -61,8 +74,8 @@ export class JobIndex {
           [id, place.raw],
         ),
       );
-      if (removed === 1) return found.location;
-      if (removed === -1) return undefined; // fetched meanwhile
+      if (removed === 1) return { job: found.job, location: found.location, removed: true };
+      // -1: fetched meanwhile (0: moved): look again.
     }
     return undefined;
   }
@@ -70,7 +83,7 @@ export class JobIndex {
   private async locateOnce(
     redis: Redis,
     id: string,
-  ): Promise<{ location: JobLocation; place: Place } | undefined | 'moved'> {
+  ): Promise<{ location: JobLocation; place: Place; job: JobRecord } | undefined | 'moved'> {
     const raw = await redis.hget(this.keys.jobs, id);
     if (raw === null) return undefined;
     const place = parsePlace(raw);
@@ -103,14 +116,14 @@ export class JobIndex {
       location.nodeId = String(row[1]);
       location.reservedAt = Date.now() - Number(row[2]);
     }
-    return { location, place };
+    return { location, place, job };
   }
 
   private async readDelayed(
     redis: Redis,
     id: string,
     place: Place,
-  ): Promise<{ location: JobLocation; place: Place } | 'moved'> {
+  ): Promise<{ location: JobLocation; place: Place; job: JobRecord } | 'moved'> {
     const members = (await redis.callBuffer(
       'ZRANGE',
       this.keys.delayed(place.queue),
@@ -132,7 +145,7 @@ export class JobIndex {
         enqueuedAt: job.enqueuedAt,
         dueAt: Number(place.ref),
       };
-      return { location, place };
+      return { location, place, job };
     }
     return 'moved';
   }

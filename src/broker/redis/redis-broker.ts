@@ -187,13 +187,13 @@ export class RedisBroker implements Broker {
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new QueueAdmin(this.keys);
     this.control = new Control(this.keys, this.log);
-    this.revokes = new Revokes(this.keys, this.results, this.membership, this.control, {
+    this.jobIndex = new JobIndex(this.keys);
+    this.revokes = new Revokes(this.keys, this.results, this.membership, this.control, this.jobIndex, {
       resultTtl,
       revokeTtl,
       revokeMax,
       leaseMs,
     });
-    this.jobIndex = new JobIndex(this.keys);
     this.outOfMemory = new OutOfMemoryNotice(this.log, this.displayUrl);
     const unblocker = (): Redis =>
       this.commands ??

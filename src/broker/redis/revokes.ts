@@ -4,22 +4,20 @@ import { resultTtlOf } from '../../job-option-checks.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
 import type { JobRecord, RevokedJob, RevokeOptions, RevokeOutcome } from '../types.js';
 import type { Control } from './control.js';
-import { decodeJob, decodeResult, encodeResult } from './entry-codec.js';
+import { decodeResult, encodeResult } from './entry-codec.js';
+import type { JobIndex } from './job-index.js';
 import type { Keys } from './keys.js';
 import type { Membership } from './membership.js';
 import type { Results } from './results.js';
 import { callScript } from './scripts.js';
 
-/** Entries looked at per findJob call (keeps one call short in Redis). */
-const FIND_PAGE = 500;
 /** Compare-and-set rounds before giving up on a result that keeps changing (a job finishing meanwhile settles it). */
 const SWAP_ROUNDS = 5;
 
 /**
  * Revokes on Redis: the REVOKED result written with a compare-and-set (a job
  * that finishes meanwhile keeps its own), the job taken out of its queue or
- * delayed set when no node holds it (found by scanning the queues a page at
- * a time: O(jobs waiting), an admin's cost, not a hot path's), the id added
+ * delayed set when no node holds it (found through the job index), the id added
  * to `{ns}:revoked` (bounded by age and count), and a control request to
  * every live node. A node that starts later loads the set when it registers.
  */
@@ -29,6 +27,7 @@ export class Revokes {
     private readonly results: Results,
     private readonly membership: Membership,
     private readonly control: Control,
+    private readonly jobIndex: JobIndex,
     private readonly settings: { resultTtl: number; revokeTtl: number; revokeMax: number; leaseMs: number },
   ) {}
 
@@ -123,31 +122,9 @@ export class Revokes {
     return { id, outcome: 'revoked' };
   }
 
-  /** The job's entry in a queue of the cluster, taken out when nobody holds it. */
+  /** The job wherever it is (the job index), taken out of its queue or delayed set when nobody holds it. */
   private async find(redis: Redis, id: string): Promise<{ job: JobRecord; removed: boolean } | undefined> {
-    const queues = (await redis.smembers(this.keys.queues)).sort();
-    for (const queue of queues) {
-      const places: [string, 's' | 'd'][] = [
-        [this.keys.delayed(queue), 'd'],
-        [this.keys.rd(queue), 's'],
-        [this.keys.stream(queue), 's'],
-      ];
-      for (const [key, kind] of places) {
-        let from = kind === 'd' ? '0' : '-';
-        while (from !== '') {
-          const [hit, a, b] = (await callScript(redis, 'findJob', [key], [id, kind, from, FIND_PAGE, '1'])) as [
-            number,
-            Buffer | (string | Buffer)[],
-            number,
-          ];
-          if (hit === 1) {
-            const { job } = decodeJob('0-0', queue, a as (string | Buffer)[]);
-            return { job, removed: b === 1 };
-          }
-          from = (a as Buffer).toString();
-        }
-      }
-    }
-    return undefined;
+    const found = await this.jobIndex.take(redis, id);
+    return found === undefined ? undefined : { job: found.job, removed: found.removed };
   }
 }

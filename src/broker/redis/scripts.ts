@@ -26,7 +26,6 @@ const SCRIPTS = {
   retryDead: 'retryDead-3.lua',
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
-  findJob: 'findJob-1.lua',
   swapResult: 'swapResult-1.lua',
   listWaiting: 'listWaiting-2.lua',
   listDelayed: 'listDelayed-1.lua',
