@@ -80,7 +80,8 @@ describe('Worker over Redis: Redis away while outcomes are pending', () => {
         () => worker.stats().consumer.succeeded === 2 && worker.stats().unacked === 2,
         'both outcomes wait for Redis',
       );
-      expect(await Promise.all(jobs.map((j) => j.state()))).toEqual([undefined, undefined]);
+      // No outcome stored: Redis still has both held by the node.
+      expect((await Promise.all(jobs.map((j) => j.state()))).map((r) => r?.state)).toEqual(['RECEIVED', 'RECEIVED']);
       proxy.setMode('forward');
       expect(await Promise.all(jobs.map((j) => j.result({ timeout: 30_000 })))).toEqual(jobs.map((j) => j.id));
       await waitUntil(() => worker.stats().unacked === 0, 'the broker confirmed both');
@@ -127,7 +128,7 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     expect((await states()).map((r) => r?.state)).toEqual(['SUCCESS', 'SUCCESS']);
   });
 
-  it('without trackStarted a running job has no state yet (PENDING)', async () => {
+  it('without trackStarted a running job is RECEIVED on its node, with no pid or start', async () => {
     const broker = brokerFor(kind, inject('redisUrl'));
     const namespace = uniqueName('ns');
     const ledger = newLedger();
@@ -135,7 +136,10 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     await makeWorker({ broker, namespace, ledger, concurrency: 1 }).start();
     const job = await client.enqueue('record', [1_000]);
     await waitUntil(() => readLedger(ledger).length === 1, 'the job runs');
-    expect(await job.state()).toBeUndefined();
+    const shown = await job.state();
+    expect(shown).toMatchObject({ id: job.id, state: 'RECEIVED', node: expect.any(String) as string });
+    expect(shown?.pid).toBeUndefined();
+    expect(shown?.startedAt).toBeUndefined();
     await job.result();
     expect((await job.state())?.state).toBe('SUCCESS');
   });
