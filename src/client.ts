@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
@@ -146,10 +146,23 @@ export interface EnqueueOptions {
    */
   backoff?: BackoffInput;
   /**
-   * Your own job id (non-empty). Enqueuing the same id twice runs the job twice.
+   * Your own job id (non-empty). Enqueuing an id again while its job waits,
+   * is delayed or runs, or after it ended while its result is kept, adds
+   * nothing: you get that job's handle (`duplicate: true`).
    * @defaultValue a random UUID
    */
   id?: string;
+  /**
+   * One job at a time per key: while a job with the same key waits, is
+   * delayed or runs, enqueueing another adds nothing and returns that job's
+   * handle (`duplicate: true`). `true`: the key is the task name and the
+   * arguments (as encoded); `{ key }`: your own key (any non-empty string;
+   * it cannot clash with prefork's keys); `{ ttl }` (ms or "10m"): the key is
+   * also released after this long, even if the job has not ended. The key
+   * is released when the job ends (succeeds or fails for good).
+   * @defaultValue false
+   */
+  unique?: boolean | UniqueOptions;
   /**
    * true: store no result (`result()` then rejects with NoResultError at
    * once, and the job costs Redis no result write); false: store it even
@@ -180,6 +193,21 @@ export interface EnqueueOptions {
   softTimeLimit?: number | string;
 }
 
+/** The `unique` enqueue option in its long form. */
+export interface UniqueOptions {
+  /**
+   * The key that makes jobs duplicates of each other.
+   * @defaultValue the task name and the arguments
+   */
+  key?: string;
+  /**
+   * Release the key after this long (ms or "10m") even if the job has not ended.
+   * @defaultValue none: the key is held until the job ends
+   */
+  ttl?: number | string;
+}
+
+const UNIQUE_KEYS = new Set(['key', 'ttl']);
 const REVOKE_KEYS = new Set(['terminate', 'grace']);
 const CLIENT_KEYS = new Set(['broker', 'namespace', 'resultTtl', 'maxFrameSize', 'logger']);
 const ENQUEUE_KEYS = new Set([
@@ -193,6 +221,7 @@ const ENQUEUE_KEYS = new Set([
   'resultTtl',
   'timeLimit',
   'softTimeLimit',
+  'unique',
 ]);
 /**
  * Most results kept that were announced to this client before anyone asked
@@ -218,6 +247,23 @@ interface Waiter {
   timer: NodeJS.Timeout | undefined;
 }
 
+/** The `unique` option checked: the lock name of a key of yours (`k:` + key, apart from the default's `a:`) and the ttl in ms. */
+function checkUnique(unique: unknown): { key?: string; ttl?: number } {
+  if (unique === true) return {};
+  if (typeof unique !== 'object' || unique === null || Array.isArray(unique))
+    bad('unique', unique, 'true, or { key?: string, ttl?: duration }');
+  checkKnownKeys(unique, UNIQUE_KEYS, 'unique option', bad);
+  const out: { key?: string; ttl?: number } = {};
+  if (Object.hasOwn(unique, 'key') && (unique as UniqueOptions).key !== undefined) {
+    const key = (unique as UniqueOptions).key;
+    if (typeof key !== 'string' || key === '') bad('unique.key', key, 'a non-empty string');
+    out.key = `k:${key}`;
+  }
+  if (Object.hasOwn(unique, 'ttl') && (unique as UniqueOptions).ttl !== undefined)
+    out.ttl = checkDuration('unique.ttl', (unique as UniqueOptions).ttl, 'expiry', bad);
+  return out;
+}
+
 function closedWhileWaiting(id: string): ClientClosedError {
   return new ClientClosedError(`the client was closed while waiting for job ${id}`);
 }
@@ -236,6 +282,11 @@ export class JobHandle<T = unknown> {
     readonly ignoreResult: boolean,
     /** Enqueued by this client, so its result will be announced here. */
     private readonly announced: boolean,
+    /**
+     * Enqueueing added nothing: this is the handle of the job it duplicates
+     * (the same `unique` key, or the same own `id`), enqueued before.
+     */
+    readonly duplicate = false,
   ) {}
 
   /**
@@ -383,10 +434,15 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (this.closed) throw new ClientClosedError();
     const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
     await this.connect();
-    await this.broker.enqueue(jobs);
-    // An id enqueued again (your own `id`) will be announced again: that one is no duplicate.
-    for (const job of jobs) this.delivered.delete(job.id);
-    return jobs.map((job) => new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true));
+    const existing = await this.broker.enqueue(jobs);
+    return jobs.map((job, i) => {
+      const of = existing[i];
+      // A duplicate's result is announced to whoever enqueued that job: this handle reads it.
+      if (of !== undefined) return new JobHandle(of, this.untyped, false, false, true);
+      // An id enqueued again after its result expired will be announced again: that one is no duplicate.
+      this.delivered.delete(job.id);
+      return new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true);
+    });
   }
 
   /**
@@ -599,6 +655,12 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (!jobOptions.ignoreResult) job.replyTo = this.id;
     if (delay !== undefined) job.delay = delay;
     if (eta !== undefined) job.eta = eta;
+    if (options.id !== undefined) job.ownId = true;
+    if (options.unique !== undefined && options.unique !== false) {
+      const unique = checkUnique(options.unique);
+      job.uniqueKey = unique.key ?? `a:${name}:${createHash('sha256').update(payload).digest('base64url')}`;
+      if (unique.ttl !== undefined) job.uniqueTtl = unique.ttl;
+    }
     return job;
   }
 

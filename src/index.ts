@@ -41,6 +41,7 @@ export {
   type EnqueueItem,
   type RevokeJobOptions,
   type ProgressReport,
+  type UniqueOptions,
 } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
 export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';

@@ -30,6 +30,19 @@ export interface JobRecord {
   enqueuedAt: number;
   /** Client id waiting for this job's result, if any. */
   replyTo?: string;
+  /**
+   * The unique key the job holds (the `unique` enqueue option, made by the
+   * Client: `k:<your key>` or `a:<task>:<hash of the arguments>`): while the
+   * job waits, is delayed or runs, a job enqueued with the same key is not
+   * added. Released when the job ends.
+   */
+  uniqueKey?: string;
+  /**
+   * The producer chose the id: a job enqueued again with it is not added
+   * while this one waits, is delayed or runs, nor after it ended while its
+   * result is kept.
+   */
+  ownId?: boolean;
 }
 
 /**
@@ -42,6 +55,8 @@ export interface NewJob extends JobRecord {
   delay?: number;
   /** Epoch ms when the job is ready (compared with the broker's clock). */
   eta?: number;
+  /** With `uniqueKey`: ms after which the key is released even if the job has not ended. */
+  uniqueTtl?: number;
 }
 
 /**
@@ -437,8 +452,15 @@ export interface BrokerConnection {
 
 /** Adds jobs (the Client). */
 export interface BrokerProducer {
-  /** Adds jobs in one round trip: ready ones to their queue, delayed ones (`delay`, `eta`) to the delayed set. */
-  enqueue(jobs: readonly NewJob[]): Promise<void>;
+  /**
+   * Adds jobs in one round trip: ready ones to their queue, delayed ones
+   * (`delay`, `eta`) to the delayed set. Resolves with one entry per job:
+   * undefined when it was added, or the id of the job it duplicates (its
+   * `uniqueKey` is held by a job that has not ended, or its `ownId` is
+   * known: not ended, or ended with its result still kept), and then it
+   * was not added.
+   */
+  enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]>;
 }
 
 /** Reads stored results and waits for announced ones (the Client). */

@@ -128,4 +128,18 @@ describe('other scripts check their arguments first', () => {
     );
     expect(await scope.raw.exists(scope.key('delayed:q'), scope.key('q:q'))).toBe(0);
   });
+
+  it('enqueueOnce rejects a spec that does not match its keys, a bad mode and a bad ttl, adding nothing', async () => {
+    const keys = [scope.key('q:q'), scope.key('delayed:q'), scope.key('jobs'), scope.key('unique:k:x')];
+    const fields = ['id', 'j1', 'task', 'add'];
+    await expect(callScript(scope.raw, 'enqueueOnce', keys, ['iu', 0, 'now', 0, ...fields])).rejects.toThrow(
+      /unique spec/,
+    );
+    await expect(callScript(scope.raw, 'enqueueOnce', keys, ['u', 0, 'soon', 0, ...fields])).rejects.toThrow(/mode/);
+    await expect(callScript(scope.raw, 'enqueueOnce', keys, ['u', -1, 'now', 0, ...fields])).rejects.toThrow(
+      /unique ttl/,
+    );
+    await expect(callScript(scope.raw, 'enqueueOnce', keys, ['u', 0, 'now', 0, 'id', ''])).rejects.toThrow(/job id/);
+    expect(await scope.raw.exists(scope.key('q:q'), scope.key('jobs'), scope.key('unique:k:x'))).toBe(0);
+  });
 });

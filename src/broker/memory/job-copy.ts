@@ -20,5 +20,7 @@ export function copyJob(job: JobRecord | NewJob): JobRecord {
     enqueuedAt: job.enqueuedAt,
   };
   if (job.replyTo !== undefined) record.replyTo = job.replyTo;
+  if (job.uniqueKey !== undefined) record.uniqueKey = job.uniqueKey;
+  if (job.ownId === true) record.ownId = true;
   return record;
 }

@@ -109,11 +109,16 @@ export class MemoryBroker implements Broker {
 
   // producer
 
-  async enqueue(jobs: readonly NewJob[]): Promise<void> {
+  async enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]> {
     for (const job of jobs) checkQueueName('queue', job.queue, throwOptionError);
     const now = Date.now();
     const touched = new Set<string>();
+    const out: (string | undefined)[] = [];
     for (const input of jobs) {
+      const existing = this.state.duplicateOf(input, now);
+      out.push(existing);
+      if (existing !== undefined) continue;
+      this.state.added(input, now);
       const job = copyJob(input);
       const q = this.state.queue(job.queue);
       this.state.known.add(job.queue);
@@ -123,6 +128,7 @@ export class MemoryBroker implements Broker {
       touched.add(job.queue);
     }
     this.state.waiters.changed(touched);
+    return out;
   }
 
   // results

@@ -1,5 +1,5 @@
 import { EventLog } from './event-log.js';
-import type { JobLocation, JobRecord } from '../types.js';
+import type { JobLocation, JobRecord, NewJob } from '../types.js';
 import { ControlBoard } from './control-board.js';
 import { MemoryQueue } from './memory-queue.js';
 import { Reservations } from './reservations.js';
@@ -28,6 +28,10 @@ export class MemoryState {
     },
     nextDueAt: (name) => this.queues.get(name)?.nextDueAt,
   });
+  /** Unique locks (JobRecord.uniqueKey): the holding job's id, and until when (epoch ms) with a ttl. */
+  private readonly uniqueLocks = new Map<string, { jobId: string; until: number | undefined }>();
+  /** Jobs with their own id that ended, until when their result is kept (epoch ms), in the order they ended. */
+  private readonly endedIds = new Map<string, number>();
   /** Open handles; the state is dropped when the last one closes. */
   handles = 0;
 
@@ -81,6 +85,45 @@ export class MemoryState {
       }
     }
     return undefined;
+  }
+
+  /**
+   * The id of the job `job` would duplicate (enqueueOnce-n.lua's rules): its
+   * own id known (not ended, or ended with its result kept), or its unique
+   * key held by a job that has not ended. Undefined: add it.
+   */
+  duplicateOf(job: NewJob, now: number): string | undefined {
+    if (job.ownId === true) {
+      if (this.locate(job.id) !== undefined) return job.id;
+      if ((this.endedIds.get(job.id) ?? 0) > now) return job.id;
+    }
+    if (job.uniqueKey !== undefined) {
+      const lock = this.uniqueLocks.get(job.uniqueKey);
+      if (lock !== undefined && (lock.until ?? Infinity) > now && this.locate(lock.jobId) !== undefined)
+        return lock.jobId;
+    }
+    return undefined;
+  }
+
+  /** A job was added: it holds its unique key (until its ttl, when it has one). */
+  added(job: NewJob, now: number): void {
+    if (job.uniqueKey === undefined) return;
+    const until = job.uniqueTtl !== undefined && job.uniqueTtl > 0 ? now + job.uniqueTtl : undefined;
+    this.uniqueLocks.set(job.uniqueKey, { jobId: job.id, until });
+  }
+
+  /** A job ended: its unique key is free; its own id stays known until `resultKeptUntil` (none: its result is not kept). */
+  ended(job: JobRecord, resultKeptUntil: number | undefined, now: number): void {
+    if (job.uniqueKey !== undefined && this.uniqueLocks.get(job.uniqueKey)?.jobId === job.id)
+      this.uniqueLocks.delete(job.uniqueKey);
+    if (job.ownId !== true || resultKeptUntil === undefined) return;
+    // Expired marks at the front go; one kept longer may hold a few behind it a while (lookups check the time).
+    for (const [id, until] of this.endedIds) {
+      if (until > now) break;
+      this.endedIds.delete(id);
+    }
+    this.endedIds.delete(job.id);
+    this.endedIds.set(job.id, resultKeptUntil);
   }
 
   /** The earliest due time of the delayed jobs of `queues`. */

@@ -38,6 +38,10 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
           q.rd.push({ ...job, redeliveries: job.redeliveries + 1 });
           ctx.touched.add(queue);
         }
+        if (s.kind === 'ack' || s.kind === 'dead') {
+          const kept = s.result !== undefined && job.options.ignoreResult !== true;
+          state.ended(job, kept ? now + resultTtlOf(job.options, ctx.resultTtl) : undefined, now);
+        }
       }
     }
     if (s.kind === 'giveBack' || s.result === undefined) continue;

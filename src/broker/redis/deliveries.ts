@@ -14,6 +14,7 @@ import {
 import type { Events } from './events.js';
 import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
+import { addEndedMarks, addUniqueReleases } from './unique.js';
 import { callScript, onLocalClock } from './scripts.js';
 import { abortableSleep } from '../../util/sleep.js';
 
@@ -247,8 +248,11 @@ export class Deliveries {
     }
 
     const pipe = redis.pipeline();
+    addEndedMarks(pipe, this.keys, settle, this.results.ttlMs);
+    const scriptAt = pipe.length;
     callScript(pipe, 'fetchJobs', keys, args);
     this.results.addWrites(pipe, settle);
+    addUniqueReleases(pipe, this.keys, settle);
     // Last: a failed event write leaves the script's and the results' replies as they are.
     this.events.addWrite(pipe);
     let replies: [Error | null, unknown][];
@@ -259,7 +263,7 @@ export class Deliveries {
       if (count > 0) this.suspect = true;
       throw err;
     }
-    const scriptReply = replies[0];
+    const scriptReply = replies[scriptAt];
     const scriptRan = scriptReply?.[0] === null;
     // The script settled what it was given: those receipts are done even if a result write after it fails.
     if (scriptRan) for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(s.delivery);
@@ -271,7 +275,7 @@ export class Deliveries {
       if (count > 0 && scriptRan) this.suspect = true;
       throw err;
     }
-    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- exec() answers every queued command; the script is first
+    // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- exec() answers every queued command, the script among them
     const [fenced, nextDue, raw, brokerNow] = scriptReply![1] as FetchScriptReply;
     const deliveries: Delivery[] = [];
     for (let i = 0; i < raw.length;) {

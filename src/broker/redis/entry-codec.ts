@@ -16,11 +16,25 @@ interface Meta {
   o?: JobOptions;
   e?: number;
   r?: string;
+  /** uniqueKey */
+  u?: string;
+  /** ownId */
+  x?: 1;
+}
+
+/** The optional parts of a job kept in meta. */
+function readMeta(job: JobRecord, meta: Meta): JobRecord {
+  if (typeof meta.r === 'string') job.replyTo = meta.r;
+  if (typeof meta.u === 'string') job.uniqueKey = meta.u;
+  if (meta.x === 1) job.ownId = true;
+  return job;
 }
 
 export function encodeJob(job: JobRecord | NewJob): EntryFields {
   const meta: Meta = { o: job.options, e: job.enqueuedAt };
   if (job.replyTo !== undefined) meta.r = job.replyTo;
+  if (job.uniqueKey !== undefined) meta.u = job.uniqueKey;
+  if (job.ownId === true) meta.x = 1;
   return [
     'id',
     job.id,
@@ -119,7 +133,7 @@ export function decodeJob(
     options: meta.o !== null && typeof meta.o === 'object' ? meta.o : {},
     enqueuedAt: typeof meta.e === 'number' ? meta.e : entryTime(entryId),
   };
-  if (typeof meta.r === 'string') job.replyTo = meta.r;
+  readMeta(job, meta);
   return problems.length > 0 ? { job, malformed: `unreadable entry ${entryId}: ${problems.join('; ')}` } : { job };
 }
 
@@ -206,8 +220,7 @@ function decodeValues(
     options: meta.o !== null && typeof meta.o === 'object' ? meta.o : {},
     enqueuedAt: typeof meta.e === 'number' ? meta.e : entryTime(entryId),
   };
-  if (typeof meta.r === 'string') job.replyTo = meta.r;
-  return job;
+  return readMeta(job, meta);
 }
 
 export type StreamKind = 'q' | 'r';

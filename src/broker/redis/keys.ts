@@ -66,6 +66,14 @@ export class Keys {
   get jobs(): string {
     return `${this.tag}:jobs`;
   }
+  /**
+   * A unique-job key (a STRING): `k:<your key>` or `a:<task>:<args hash>`
+   * holds the id of the job that has the key; `i:<job id>` marks a job
+   * with its own id that ended, while its result is kept.
+   */
+  unique(name: string): string {
+    return `${this.tag}:unique:${name}`;
+  }
 
   result(jobId: string): string {
     return `${this.namespace}:res:${jobId}`;

@@ -56,6 +56,24 @@ const BULK_CHUNK = 1000;
  */
 const BULK_BYTES = 512 * 1024;
 /**
+ * The keys enqueueOnce-n.lua checks for a job, after its first three, and
+ * the spec that names them: the ended-marker of a job with its own id, then
+ * its unique lock.
+ */
+function uniqueKeys(keys: Keys, job: NewJob): { spec: string; keys: string[] } {
+  const out = { spec: '', keys: [] as string[] };
+  if (job.ownId === true) {
+    out.spec += 'i';
+    out.keys.push(keys.unique(`i:${job.id}`));
+  }
+  if (job.uniqueKey !== undefined) {
+    out.spec += 'u';
+    out.keys.push(keys.unique(job.uniqueKey));
+  }
+  return out;
+}
+
+/**
  * Arrays of byte strings as msgpack, every value as a `str` of its raw bytes
  * (Redis's cmsgpack reads no `bin` type, and a Lua string is bytes anyway).
  */
@@ -275,18 +293,22 @@ export class RedisBroker implements Broker {
    * One pipeline. Ready jobs go to their stream through the bulk script,
    * consecutive jobs of one queue in one call (it also records each job's
    * place in the job index, which needs the entry id XADD gives). A delayed
-   * job goes through a script (the server's clock decides when).
+   * job goes through a script (the server's clock decides when). A job
+   * with a unique key or its own id goes alone through the script that
+   * first looks for the job it would duplicate (enqueueOnce-n.lua).
    */
-  async enqueue(jobs: readonly NewJob[]): Promise<void> {
-    if (jobs.length === 0) return;
+  async enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]> {
+    if (jobs.length === 0) return [];
     for (const job of jobs) checkQueueName('queue', job.queue, throwOptionError);
     const redis = await this.redis();
-    await this.outOfMemory.watch('jobs', true, () => this.enqueueOn(redis, jobs));
+    return this.outOfMemory.watch('jobs', true, () => this.enqueueOn(redis, jobs));
   }
 
-  private async enqueueOn(redis: Redis, jobs: readonly NewJob[]): Promise<void> {
+  private async enqueueOn(redis: Redis, jobs: readonly NewJob[]): Promise<(string | undefined)[]> {
     const pipe = redis.pipeline();
     const added: string[] = [];
+    // Per job checked for duplicates: its place in `jobs` and its script's place in the pipeline.
+    const checked: [number, number][] = [];
     // A run of ready jobs for one queue, in order, not yet in the pipeline.
     let runQueue = '';
     let run: EntryFields[] = [];
@@ -302,7 +324,7 @@ export class RedisBroker implements Broker {
         callScript(pipe, 'enqueueJobs', [stream, this.keys.jobs], [packStrings(chunk)]);
       run = [];
     };
-    for (const job of jobs) {
+    jobs.forEach((job, at) => {
       if (!this.knownLocally.has(job.queue)) {
         this.knownLocally.add(job.queue);
         added.push(job.queue);
@@ -315,11 +337,28 @@ export class RedisBroker implements Broker {
           : job.delay !== undefined && job.delay > 0
             ? ['delay', Math.round(job.delay)]
             : undefined;
+      if (job.uniqueKey !== undefined || job.ownId === true) {
+        flushRun();
+        checked.push([at, pipe.length]);
+        const once = uniqueKeys(this.keys, job);
+        callScript(
+          pipe,
+          'enqueueOnce',
+          [this.keys.stream(job.queue), this.keys.delayed(job.queue), this.keys.jobs, ...once.keys],
+          [
+            once.spec,
+            job.uniqueTtl === undefined ? 0 : Math.max(1, Math.ceil(job.uniqueTtl)),
+            ...(due ?? ['now', 0]),
+            ...fields,
+          ],
+        );
+        return;
+      }
       if (due === undefined) {
         if (job.queue !== runQueue) flushRun();
         runQueue = job.queue;
         run.push(fields);
-        continue;
+        return;
       }
       flushRun();
       callScript(
@@ -328,7 +367,7 @@ export class RedisBroker implements Broker {
         [this.keys.delayed(job.queue), this.keys.stream(job.queue), this.keys.jobs],
         [...due, ...fields],
       );
-    }
+    });
     flushRun();
     const replies = await pipe.exec().catch((err: unknown) => {
       for (const q of added) this.knownLocally.delete(q);
@@ -340,6 +379,13 @@ export class RedisBroker implements Broker {
         throw err;
       }
     }
+    const out: (string | undefined)[] = jobs.map(() => undefined);
+    for (const [at, reply] of checked) {
+      const [existing] = (replies?.[reply]?.[1] ?? []) as [Buffer | string | undefined];
+      const id = existing === undefined ? '' : existing.toString();
+      if (id !== '') out[at] = id;
+    }
+    return out;
   }
 
   // results

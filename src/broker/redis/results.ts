@@ -30,7 +30,8 @@ export class Results {
 
   constructor(
     private readonly keys: Keys,
-    private readonly ttlMs: number,
+    /** How long results are kept unless a job says otherwise. */
+    readonly ttlMs: number,
   ) {}
 
   /**

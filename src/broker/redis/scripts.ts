@@ -13,6 +13,8 @@ import { GROUP } from './keys.js';
 const SCRIPTS = {
   enqueueDelayed: 'enqueueDelayed-3.lua',
   enqueueJobs: 'enqueueJobs-2.lua',
+  enqueueOnce: 'enqueueOnce-n.lua',
+  releaseUnique: 'releaseUnique-1.lua',
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
   updateNode: 'updateNode-2.lua',

@@ -1,0 +1,159 @@
+/**
+ * Unique jobs and explicit ids, with real workers over both brokers: while a
+ * job with the same unique key (the task and its arguments, or a key of
+ * yours) waits, is delayed, retries or runs, enqueueing another adds nothing
+ * and returns that job's handle (`duplicate`); the key is free once the job
+ * ends or its ttl passes. The same explicit id enqueued twice runs once.
+ */
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { OptionError } from 'prefork';
+import { brokerFor, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
+
+afterEach(cleanup);
+
+describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
+  const setup = () => {
+    const broker = brokerFor(kind, inject('redisUrl'));
+    const namespace = uniqueName('ns');
+    return { broker, namespace, client: makeClient(broker, namespace) };
+  };
+
+  it('enqueued twice while the first waits: one job, one run; free again once it ended', async () => {
+    const { broker, namespace, client } = setup();
+    const ledger = newLedger();
+    const first = await client.enqueue('record', [0], { unique: true });
+    const second = await client.enqueue('record', [0], { unique: true });
+    expect(first.duplicate).toBe(false);
+    expect(second).toMatchObject({ id: first.id, duplicate: true });
+    // Other arguments are another key.
+    const other = await client.enqueue('record', [1], { unique: true });
+    expect(other.duplicate).toBe(false);
+    await makeWorker({ broker, namespace, ledger }).start();
+    expect(await second.result()).toBe(first.id);
+    expect(await first.result()).toBe(first.id);
+    await other.result();
+    expect(readLedger(ledger).filter((r) => r.id === first.id)).toHaveLength(1);
+    expect(readLedger(ledger)).toHaveLength(2);
+    // Ended: the key is free, a new job runs.
+    const again = await client.enqueue('record', [0], { unique: true });
+    expect(again.duplicate).toBe(false);
+    expect(again.id).not.toBe(first.id);
+    expect(await again.result()).toBe(again.id);
+  });
+
+  it('a key of your own: held while the job runs, whatever its arguments', async () => {
+    const { broker, namespace, client } = setup();
+    const ledger = newLedger();
+    await makeWorker({ broker, namespace, ledger }).start();
+    const key = uniqueName('report');
+    const running = await client.enqueue('record', [60_000], { unique: { key } });
+    await expect.poll(() => readLedger(ledger).length, { message: 'the job started' }).toBe(1);
+    const dup = await client.enqueue('record', [5], { unique: { key } });
+    expect(dup).toMatchObject({ id: running.id, duplicate: true });
+    // The same arguments without `unique` are not held back.
+    expect((await client.enqueue('record', [60_000])).duplicate).toBe(false);
+  });
+
+  it('held while delayed and while a retry waits; free once the job failed for good', async () => {
+    const { broker, namespace, client } = setup();
+    const delayed = await client.enqueue('add', [1, 2], { unique: true, delay: '1h' });
+    expect(await client.enqueue('add', [1, 2], { unique: true })).toMatchObject({ id: delayed.id, duplicate: true });
+
+    await makeWorker({ broker, namespace }).start();
+    const k = uniqueName('k');
+    const retrying = await client.enqueue('flaky', [k, 99], {
+      unique: true,
+      retries: 1,
+      backoff: { type: 'fixed', delay: '1h', jitter: false },
+    });
+    await expect.poll(async () => (await retrying.state())?.state).toBe('RETRY');
+    expect(await client.enqueue('flaky', [k, 99], { unique: true })).toMatchObject({
+      id: retrying.id,
+      duplicate: true,
+    });
+
+    const failing = await client.enqueue('flaky', [uniqueName('k'), 99], { unique: { key: 'once' } });
+    await expect(failing.result()).rejects.toThrow('flaky attempt 1');
+    expect((await client.enqueue('add', [1, 1], { unique: { key: 'once' } })).duplicate).toBe(false);
+  });
+
+  it('with a ttl the key is released even while the job waits', async () => {
+    const { client } = setup();
+    const first = await client.enqueue('add', [1, 2], { queue: 'nobody', unique: { key: 'short', ttl: 1 } });
+    // After 1 ms the key is free: the next enqueue adds a second job (no worker consumes 'nobody').
+    await expect
+      .poll(
+        async () =>
+          (await client.enqueue('add', [1, 2], { queue: 'nobody', unique: { key: 'short', ttl: '1h' } })).duplicate,
+      )
+      .toBe(false);
+    expect(await client.enqueue('add', [1, 2], { queue: 'nobody', unique: { key: 'short' } })).toMatchObject({
+      duplicate: true,
+    });
+    expect((await first.state())?.state).toBe('PENDING');
+  });
+
+  it('a revoked job frees its key and its place', async () => {
+    const { client } = setup();
+    const first = await client.enqueue('add', [4, 4], { queue: 'nobody', unique: true });
+    expect(await client.revoke(first.id)).toMatchObject({ outcome: 'revoked', removed: true });
+    expect(await first.state()).toMatchObject({ state: 'REVOKED' });
+    const next = await client.enqueue('add', [4, 4], { queue: 'nobody', unique: true });
+    expect(next.duplicate).toBe(false);
+    expect(await next.state()).toMatchObject({ state: 'PENDING', queue: 'nobody' });
+  });
+
+  it('in one batch, and from clients racing: one job per key', async () => {
+    const { broker, namespace, client } = setup();
+    const batch = await client.enqueueMany([
+      { name: 'add', args: [2, 2], options: { unique: true } },
+      { name: 'add', args: [2, 2], options: { unique: true } },
+      { name: 'add', args: [2, 3], options: { unique: true } },
+    ]);
+    expect(batch.map((h) => h.duplicate)).toEqual([false, true, false]);
+    expect(batch[1]?.id).toBe(batch[0]?.id);
+
+    const clients = [client, makeClient(broker, namespace), makeClient(broker, namespace)];
+    const raced = await Promise.all(
+      Array.from({ length: 30 }, (_, i) =>
+        clients[i % 3]!.enqueue('add', [7, 7], { queue: 'nobody', unique: { key: 'race' } }),
+      ),
+    );
+    expect(new Set(raced.map((h) => h.id)).size).toBe(1);
+    expect(raced.filter((h) => !h.duplicate)).toHaveLength(1);
+  });
+
+  it('the same explicit id twice: the first job, run once, also after it ended', async () => {
+    const { broker, namespace, client } = setup();
+    const ledger = newLedger();
+    const id = uniqueName('job');
+    const first = await client.enqueue('record', [0], { id });
+    const second = await client.enqueue('record', [0], { id });
+    expect(first.duplicate).toBe(false);
+    expect(second).toMatchObject({ id, duplicate: true });
+    await makeWorker({ broker, namespace, ledger }).start();
+    expect(await first.result()).toBe(id);
+    // Ended, its result kept: still the same job.
+    const third = await client.enqueue('record', [0], { id });
+    expect(third).toMatchObject({ id, duplicate: true });
+    expect(await third.result()).toBe(id);
+    expect(readLedger(ledger).filter((r) => r.id === id)).toHaveLength(1);
+  });
+
+  it('bad unique options are refused, naming what was wrong, and add nothing', async () => {
+    const { client } = setup();
+    for (const [unique, says] of [
+      ['yes', /unique/],
+      [{ key: '' }, /unique\.key/],
+      [{ ttl: 'soon' }, /unique\.ttl/],
+      [{ ttl: 0 }, /unique\.ttl/],
+      [{ keys: 'x' }, /keys/],
+    ] as const) {
+      await expect(client.enqueue('add', [1, 2], { queue: 'nobody', unique: unique as never })).rejects.toThrow(
+        OptionError,
+      );
+      await expect(client.enqueue('add', [1, 2], { queue: 'nobody', unique: unique as never })).rejects.toThrow(says);
+    }
+    expect((await client.enqueue('add', [1, 2], { queue: 'nobody', unique: true })).duplicate).toBe(false);
+  });
+});
