@@ -78,6 +78,11 @@ export function waitDuration(value: string): number {
   return checkDuration('', value, 'wait', invalid);
 }
 
+/** A positive duration up to 100 years (how long something is kept). */
+export function expiry(value: string): number {
+  return checkDuration('', value, 'expiry', invalid);
+}
+
 export function size(value: string): number {
   return checkSize('', value, invalid);
 }
@@ -188,6 +193,11 @@ export function backoff(value: string): BackoffOptions {
 /** A job id of your own. */
 export function jobId(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('expected a non-empty id');
+  return value;
+}
+
+export function uniqueKey(value: string): string {
+  if (value === '') throw new InvalidArgumentError('expected a non-empty key');
   return value;
 }
 

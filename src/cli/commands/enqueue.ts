@@ -18,6 +18,9 @@ interface EnqueueFlags {
   timeLimit?: number;
   softTimeLimit?: number;
   id?: string;
+  unique?: boolean;
+  uniqueKey?: string;
+  uniqueTtl?: number;
   ignoreResult?: boolean;
   wait?: boolean;
   timeout?: number;
@@ -46,7 +49,14 @@ export function registerEnqueue(program: Command): void {
       "soft limit for this job (e.g. 4m): the job's signal aborts",
       parse.timerDuration,
     )
-    .option('--id <id>', 'your own job id (default: a random UUID)', parse.jobId)
+    .option('--id <id>', 'your own job id (default: a random UUID); an id known already adds nothing', parse.jobId)
+    .option('--unique', 'add nothing while a job of this task with these arguments waits, is delayed or runs')
+    .option('--unique-key <key>', 'as --unique, with your own key instead of the task and arguments', parse.uniqueKey)
+    .option(
+      '--unique-ttl <duration>',
+      'with --unique or --unique-key: release the key after this long (e.g. 10m)',
+      parse.expiry,
+    )
     .option('--ignore-result', 'store no result')
     .option('--no-ignore-result', 'store the result even when the task is defined with ignoreResult')
     .option('--wait', 'wait for the result and print it')
@@ -74,6 +84,13 @@ function optionsOf(flags: EnqueueFlags): EnqueueOptions {
   if (flags.timeLimit !== undefined) options.timeLimit = flags.timeLimit;
   if (flags.softTimeLimit !== undefined) options.softTimeLimit = flags.softTimeLimit;
   if (flags.id !== undefined) options.id = flags.id;
+  if (flags.uniqueTtl !== undefined && flags.unique !== true && flags.uniqueKey === undefined)
+    throw new UsageError('--unique-ttl is how long --unique holds its key: add --unique or --unique-key');
+  if (flags.unique === true || flags.uniqueKey !== undefined) {
+    options.unique = {};
+    if (flags.uniqueKey !== undefined) options.unique.key = flags.uniqueKey;
+    if (flags.uniqueTtl !== undefined) options.unique.ttl = flags.uniqueTtl;
+  }
   if (flags.ignoreResult !== undefined) options.ignoreResult = flags.ignoreResult;
   return options;
 }
@@ -82,13 +99,18 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
   const options = optionsOf(flags);
   await withClient(flags.broker, async (client, broker) => {
     const handle = await client.enqueue(task, args, options);
+    if (handle.duplicate)
+      process.stderr.write(
+        `nothing added: job ${handle.id} (the same ${options.unique === undefined ? 'id' : 'unique key'}) is known already\n`,
+      );
     if (!flags.wait) {
-      if (flags.json) printJson({ id: handle.id });
+      if (flags.json) printJson(handle.duplicate ? { id: handle.id, duplicate: true } : { id: handle.id });
       else process.stdout.write(`${handle.id}\n`);
       return;
     }
     await warnIfNobodyConsumes(broker, flags.queue);
-    const record = await client.waitForResult(handle.id, flags.timeout, true);
+    // A duplicate's result is announced to whoever enqueued the job: read it instead.
+    const record = await client.waitForResult(handle.id, flags.timeout, !handle.duplicate);
     printRecord(record, flags.json === true);
     if (record.state !== 'SUCCESS') process.exitCode = 1;
   });
