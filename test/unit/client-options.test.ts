@@ -147,7 +147,8 @@ describe('revoke options', () => {
     const job = await c.enqueue('t', []);
     await expect(job.revoke(options as never)).rejects.toThrow(message);
     await expect(job.revoke(options as never)).rejects.toBeInstanceOf(OptionError);
-    expect(await job.state()).toBeUndefined();
+    // Still waiting in its queue: not revoked.
+    expect(await job.state()).toMatchObject({ state: 'PENDING', queue: 'default' });
   });
 
   it('refuses an empty id, naming it', async () => {
