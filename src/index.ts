@@ -19,6 +19,7 @@ export {
   type JobLostEvent,
   type ResizeEvent,
   type CancelledJobs,
+  type AutoscaleBounds,
 } from './pool/pool.js';
 export type { PoolOptions, StrategyName } from './pool/options.js';
 export type { ApplyOptions, JobArgs } from './pool/job.js';

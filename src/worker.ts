@@ -9,6 +9,7 @@ import { ControlHandler } from './cluster/control.js';
 import { jobView } from './cluster/job-view.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Revocations } from './cluster/revocations.js';
+import { NodePauses, type PauseScope } from './cluster/pauses.js';
 import type { SettleBatchCounts } from './consumer/acker.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { AdaptivePrefetch, FixedPrefetch } from './consumer/prefetch.js';
@@ -72,6 +73,10 @@ export interface WorkerStats {
   nodeId: string;
   /** The queues it consumes. */
   queues: string[];
+  /** Those of its queues paused on this node now (`prefork control pause`): it does not fetch from them. */
+  paused: string[];
+  /** Quiet (SIGTSTP): it fetches from no queue any more; the jobs it holds run on. */
+  quiet: boolean;
   /** The Consumer's counters over the node's life. */
   consumer: ConsumerCounts;
   /** Settlements produced but not yet confirmed by the broker. */
@@ -136,6 +141,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly control: ControlHandler;
   /** Revoked job ids: a job fetched with one is skipped. */
   private readonly revocations = new Revocations();
+  /** Queues it does not fetch from now (paused, or quiet). */
+  private readonly pauses: NodePauses;
+  private readonly selection: QueueSelection;
   /** Stops the control wake-up subscription (undefined: not watching). */
   private unwatchControl: (() => Promise<void>) | undefined;
   private state: WorkerState = 'created';
@@ -169,10 +177,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
           })
         : o.broker;
     const processes = this.pool.options.autoscale?.max ?? this.pool.options.processes;
+    this.pauses = new NodePauses(o.name, () => this.consumer.queuesChanged());
+    this.selection = new QueueSelection(o.queues, o.queueOrder);
+    this.selection.skip = (queue) => this.pauses.has(queue);
     this.consumer = new Consumer({
       broker: this.broker,
       pool: this.pool,
-      selection: new QueueSelection(o.queues, o.queueOrder),
+      selection: this.selection,
       nodeId: () => this.nodeIdValue,
       nodeName: o.name,
       // With autoscale the prefetch limit follows max (Celery's _update_consumer_prefetch_count), so a burst can grow the pool.
@@ -202,6 +213,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
         registered: () => this.pool.taskNames.map((name) => ({ name, options: this.pool.taskOptions(name) ?? {} })),
         shutdown: () => void this.stop(),
         revoke: (ids, options, expiresAt) => this.revoke(ids, options, expiresAt),
+        pause: (queue, scope) => this.pauseQueue(queue, scope, true),
+        resume: (queue, scope) => this.pauseQueue(queue, scope, false),
       },
       this.log.child({ component: 'control' }),
     );
@@ -213,7 +226,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       o.maxRedeliveries,
       {
         nodeId: () => (beatAs = this.nodeIdValue),
-        queues: () => o.queues.map((q) => q.name),
+        // The due times of paused queues wake nobody: their delayed jobs wait for the resume.
+        queues: () => this.selection.names,
         onFenced: () => this.fenced(beatAs),
         onDue: (at) => this.consumer.noteDue(at),
         onControl: (requests) => this.control.handle(requests),
@@ -309,8 +323,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);
       this.registered = true;
-      // After registering: a revoke from now on is sent to this node, one before is in the list.
-      await this.loadRevoked();
+      // After registering: a revoke or pause from now on is sent to this node, one before is in the lists.
+      await Promise.all([this.loadRevoked(), this.loadPauses()]);
       this.nodeEvent('node-online');
       // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
       this.heartbeat.start();
@@ -384,6 +398,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       node: this.name,
       nodeId: this.nodeIdValue,
       queues: this.options.queues.map((q) => q.name),
+      paused: this.pausedHere(),
+      quiet: this.pauses.isQuiet,
       consumer: { ...this.consumer.counts },
       unacked: this.consumer.acker.backlog,
       settleBatches: { ...this.consumer.acker.batches },
@@ -609,12 +625,31 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const sentAt = performance.now();
       await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);
-      // Revokes sent while it was not registered went to its old id.
-      await this.loadRevoked();
+      // Revokes and pauses sent while it was not registered went to its old id.
+      await Promise.all([this.loadRevoked(), this.loadPauses()]);
     })().finally(() => {
       this.fencing = undefined;
     });
     return this.fencing;
+  }
+
+  private async loadPauses(): Promise<void> {
+    const pauses = await this.broker.listPaused();
+    this.pauses.load(pauses);
+    const paused = this.pausedHere();
+    if (paused.length > 0) this.log.info({ paused }, `paused queues, not fetched from: ${paused.join(', ')}`);
+  }
+
+  /** Its own queues paused now. */
+  private pausedHere(): string[] {
+    return this.pauses.queues.filter((q) => this.options.queues.some((spec) => spec.name === q));
+  }
+
+  /** A pause or resume control request (already remembered in the broker): what this node fetches from follows. */
+  private pauseQueue(queue: string, scope: PauseScope, pause: boolean): { paused: string[]; consumed: boolean } {
+    if (pause) this.pauses.pause(queue, scope);
+    else this.pauses.resume(queue, scope);
+    return { paused: this.pausedHere(), consumed: this.options.queues.some((q) => q.name === queue) };
   }
 
   /** The pool's size and autoscale bounds now, as control replies report them. */

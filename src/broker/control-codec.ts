@@ -15,6 +15,8 @@ const COMMANDS: readonly ControlCommand[] = [
   'reserved',
   'registered',
   'revoke',
+  'pause',
+  'resume',
 ];
 
 function isCommand(value: unknown): value is ControlCommand {

@@ -282,7 +282,18 @@ export interface HeartbeatReply {
 
 /** What `prefork control` and `prefork inspect stats` ask of a node. */
 export type ControlCommand =
-  'ping' | 'stats' | 'grow' | 'shrink' | 'autoscale' | 'shutdown' | 'revoke' | 'active' | 'reserved' | 'registered';
+  | 'ping'
+  | 'stats'
+  | 'grow'
+  | 'shrink'
+  | 'autoscale'
+  | 'shutdown'
+  | 'revoke'
+  | 'active'
+  | 'reserved'
+  | 'registered'
+  | 'pause'
+  | 'resume';
 
 /** One control command to one or more nodes. */
 export interface ControlRequest {
@@ -292,8 +303,9 @@ export interface ControlRequest {
   command: ControlCommand;
   /**
    * grow / shrink: [n]; autoscale: [max, min]; revoke: [terminate (0|1),
-   * grace ms, expiresAt epoch ms, job id, ...]; otherwise []. Each command
-   * checks its own.
+   * grace ms, expiresAt epoch ms, job id, ...]; pause / resume: [queue,
+   * 'all' | 'node'] (on every node, or on the nodes addressed alone);
+   * otherwise []. Each command checks its own.
    */
   args: (string | number)[];
 }
@@ -331,6 +343,17 @@ export interface RevokeOptions {
   terminate: boolean;
   /** Ms between the abort and the kill (terminate). */
   grace: number;
+}
+
+/**
+ * A paused queue (`prefork control pause`): no node fetches from it, or
+ * with `node` only the node of that name; remembered across restarts.
+ */
+export interface PausedQueue {
+  /** The queue's name. */
+  queue: string;
+  /** The name of the one node it is paused on; undefined: on every node. */
+  node?: string;
 }
 
 /** A node's answer to a control request. */
@@ -580,6 +603,23 @@ export interface BrokerRevokes {
   listRevoked(): Promise<RevokedJob[]>;
 }
 
+/**
+ * Paused queues, remembered cluster-wide: a node reads them when it
+ * registers and is told of changes by a control request (`pause`, `resume`).
+ */
+export interface BrokerPauses {
+  /** Pauses `queue` on every node (`node` undefined) or on the node named `node`; resolves false if it already was. */
+  pauseQueue(queue: string, node?: string): Promise<boolean>;
+  /**
+   * Resumes `queue`: without `node` everywhere (its pauses on single nodes
+   * go too), else on the node named `node` (a pause on every node stays).
+   * Resolves how many pauses were lifted.
+   */
+  resumeQueue(queue: string, node?: string): Promise<number>;
+  /** Every pause, by queue name then node. */
+  listPaused(): Promise<PausedQueue[]>;
+}
+
 /** Queue counts, purges and the dead set (the CLI's admin commands). */
 export interface BrokerAdmin {
   /** Every queue a job was ever enqueued to (for listings across queues). */
@@ -641,6 +681,7 @@ export interface Broker
     BrokerMembership,
     BrokerControl,
     BrokerRevokes,
+    BrokerPauses,
     BrokerAdmin,
     BrokerEvents {}
 

@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { BrokerControl, ControlCommand, ControlReply, ControlRequest, RevokeOptions } from '../broker/types.js';
 import { OptionError, messageOf } from '../errors.js';
+import { checkQueueName, throwOptionError } from '../job-option-checks.js';
+import type { PauseScope } from './pauses.js';
 
 /** What a node exposes to control requests (the Worker). */
 export interface ControlTarget {
@@ -20,6 +22,9 @@ export interface ControlTarget {
   shutdown(): void;
   /** Jobs revoked (remembered until `expiresAt`, epoch ms): skipped, or stopped while running with `terminate`. */
   revoke(ids: string[], options: RevokeOptions, expiresAt: number): unknown;
+  /** Stop or start fetching from a queue (its pause is already remembered in the broker); each returns the queues paused afterwards. */
+  pause(queue: string, scope: PauseScope): unknown;
+  resume(queue: string, scope: PauseScope): unknown;
 }
 
 /** Commands that only read: logged at debug (`inspect` may poll every node every few seconds). */
@@ -101,6 +106,11 @@ export class ControlHandler {
         return t.jobs(request.command);
       case 'registered':
         return t.registered();
+      case 'pause':
+      case 'resume': {
+        const [queue, scope] = pauseArgs(request.command, request.args);
+        return request.command === 'pause' ? t.pause(queue, scope) : t.resume(queue, scope);
+      }
       case 'shutdown':
         return { stopping: 'warm' };
     }
@@ -127,4 +137,13 @@ function revoke(target: ControlTarget, args: readonly (string | number)[]): unkn
   if (ids.length === 0 || bad !== undefined)
     throw new OptionError('ids', bad, 'job ids (non-empty strings)', 'control revoke');
   return target.revoke(ids as string[], { terminate: terminate === 1, grace }, expiresAt);
+}
+
+/** pause and resume take [queue, 'all' | 'node']. */
+function pauseArgs(command: 'pause' | 'resume', args: readonly (string | number)[]): [string, PauseScope] {
+  const [queue, scope] = args;
+  checkQueueName('queue', queue, throwOptionError);
+  if (scope !== 'all' && scope !== 'node')
+    throw new OptionError('scope', scope, `'all' or 'node'`, `control ${command}`);
+  return [queue as string, scope];
 }

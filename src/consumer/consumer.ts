@@ -106,6 +106,8 @@ export class Consumer {
   private waitController: AbortController | undefined;
   private waitDeadline = Infinity;
   private roomWaiter: (() => void) | undefined;
+  /** Set while every queue is paused: resolved by a change of the pauses, or a stop. */
+  private pauseWaiter: (() => void) | undefined;
   /** Bumped when the node is fenced: outcomes of older deliveries must not give jobs back (they were recovered elsewhere). */
   private epoch = 0;
   private fencedHandler: ((seenAs: string) => Promise<void>) | undefined;
@@ -187,7 +189,18 @@ export class Consumer {
     this.stopController.abort();
     this.waitController?.abort();
     this.roomWaiter?.();
+    this.pauseWaiter?.();
     await this.loop;
+  }
+
+  /**
+   * A queue was paused or resumed (or the node went quiet): a blocking wait
+   * ends (it may watch a queue now paused, or miss one resumed), and a loop
+   * with every queue paused looks again. Jobs held run on.
+   */
+  queuesChanged(): void {
+    this.waitController?.abort();
+    this.pauseWaiter?.();
   }
 
   /** Called with the node id a fetch was sent under when it finds the node fenced; the Worker drops the buffer and re-registers in it. */
@@ -233,6 +246,10 @@ export class Consumer {
       }
       // The fetch carries the settlements gathered so far: one round trip instead of two under load.
       const plan = this.settings.selection.plan(room);
+      if (plan.length === 0) {
+        await this.whilePaused();
+        continue;
+      }
       const nodeId = this.settings.nodeId();
       prefetch.sent(this.counts.reserved);
       this.expectWithin(0);
@@ -276,9 +293,20 @@ export class Consumer {
     }
   }
 
+  /** Every queue is paused: settlements go out on their own, and nothing is fetched until a queue is resumed. */
+  private async whilePaused(): Promise<void> {
+    this.blocked = true;
+    this.acker.release();
+    await new Promise<void>((resolve) => (this.pauseWaiter = resolve));
+    this.pauseWaiter = undefined;
+    this.blocked = false;
+  }
+
   private async waitForWork(nextDueAt: number | undefined, count: number): Promise<void> {
     const now = Date.now();
     if (nextDueAt !== undefined && nextDueAt <= now) return;
+    // Paused since the fetch: the loop waits for a resume instead.
+    if (this.settings.selection.names.length === 0) return;
     const timeout = Math.min(MAX_WAIT_MS, nextDueAt === undefined ? MAX_WAIT_MS : nextDueAt - now);
     this.waitController = new AbortController();
     this.waitDeadline = now + timeout;

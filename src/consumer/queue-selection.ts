@@ -66,13 +66,20 @@ export class QueueSelection {
     this.cycle = [...queues];
   }
 
+  /** Queues not to fetch from now (paused, or the node is quiet): plan() and names leave them out. */
+  skip: (queue: string) => boolean = () => false;
+
+  /** The queues fetched from now (none paused). */
   get names(): string[] {
-    return this.queues.map((q) => q.name);
+    return this.active(this.queues).map((q) => q.name);
   }
 
+  /** Quotas over the queues not paused; empty when every queue is. */
   plan(count: number): QueueQuota[] {
-    if (this.order === 'strict') return this.queues.map((q, i) => ({ queue: q.name, quota: i === 0 ? count : 0 }));
-    const ordered = this.order === 'weighted' ? this.weightedOrder() : this.cycle;
+    const queues = this.active(this.queues);
+    if (queues.length === 0) return [];
+    if (this.order === 'strict') return queues.map((q, i) => ({ queue: q.name, quota: i === 0 ? count : 0 }));
+    const ordered = this.order === 'weighted' ? this.weightedOrder(queues) : this.active(this.cycle);
     const total = ordered.reduce((sum, q) => sum + q.weight, 0);
     const weights = this.order === 'weighted' ? ordered.map((q) => q.weight) : ordered.map(() => 1);
     const sum = this.order === 'weighted' ? total : ordered.length;
@@ -91,10 +98,14 @@ export class QueueSelection {
     this.cycle = [...this.cycle.filter((q) => !used.has(q.name)), ...this.cycle.filter((q) => used.has(q.name))];
   }
 
+  private active(queues: readonly QueueSpec[]): readonly QueueSpec[] {
+    return queues.some((q) => this.skip(q.name)) ? queues.filter((q) => !this.skip(q.name)) : queues;
+  }
+
   /** Sidekiq's weighted random order: each queue appears weight times, shuffle, keep first occurrences. */
-  private weightedOrder(): QueueSpec[] {
+  private weightedOrder(queues: readonly QueueSpec[]): QueueSpec[] {
     const expanded: QueueSpec[] = [];
-    for (const q of this.queues) for (let i = 0; i < q.weight; i++) expanded.push(q);
+    for (const q of queues) for (let i = 0; i < q.weight; i++) expanded.push(q);
     for (let i = expanded.length - 1; i > 0; i--) {
       const j = Math.floor(this.random() * (i + 1));
       [expanded[i], expanded[j]] = [expanded[j] as QueueSpec, expanded[i] as QueueSpec];

@@ -69,12 +69,20 @@ export interface JobLostEvent {
   error: WorkerLostError | TimeLimitExceeded;
 }
 
+/** An autoscaling pool's bounds (`Pool.autoscaleBounds`). */
+export interface AutoscaleBounds {
+  /** The most children. */
+  max: number;
+  /** The fewest children. */
+  min: number;
+}
+
 /** The pool's size or autoscale bounds were changed by grow(), shrink() or setAutoscale(): the Pool's 'resize' event. */
 export interface ResizeEvent {
   /** The number of children the pool keeps now (`Pool.size`). */
   processes: number;
   /** The autoscale bounds now, or undefined for a fixed pool. */
-  autoscale: { max: number; min: number } | undefined;
+  autoscale: AutoscaleBounds | undefined;
 }
 
 /** What `Pool.cancel` found of a job id. */
@@ -335,7 +343,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   }
 
   /** The autoscale bounds now (`setAutoscale`, and a grow past max, change them), or undefined for a fixed pool. */
-  get autoscaleBounds(): { max: number; min: number } | undefined {
+  get autoscaleBounds(): AutoscaleBounds | undefined {
     return this.autoscaler && { max: this.autoscaler.max, min: this.autoscaler.min };
   }
 

@@ -703,4 +703,37 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await b.knownQueues()).toEqual(['q1', 'q2', 'q3']);
     });
   });
+
+  describe('paused queues', () => {
+    it('are remembered on every node or on one node by name; resume without a node lifts them all', async () => {
+      const b = await broker();
+      expect(await b.listPaused()).toEqual([]);
+      expect(await b.pauseQueue('p')).toBe(true);
+      expect(await b.pauseQueue('p')).toBe(false);
+      expect(await b.pauseQueue('p', 'node b')).toBe(true);
+      expect(await b.pauseQueue('p', 'a')).toBe(true);
+      expect(await b.pauseQueue('o', 'a')).toBe(true);
+      expect(await b.listPaused()).toEqual([
+        { queue: 'o', node: 'a' },
+        { queue: 'p' },
+        { queue: 'p', node: 'a' },
+        { queue: 'p', node: 'node b' },
+      ]);
+      // On one node: that pause only (the pause on every node stays).
+      expect(await b.resumeQueue('p', 'a')).toBe(1);
+      expect(await b.resumeQueue('p', 'a')).toBe(0);
+      expect(await b.listPaused()).toEqual([{ queue: 'o', node: 'a' }, { queue: 'p' }, { queue: 'p', node: 'node b' }]);
+      expect(await b.resumeQueue('p')).toBe(2);
+      expect(await b.listPaused()).toEqual([{ queue: 'o', node: 'a' }]);
+      expect(await b.resumeQueue('never-paused')).toBe(0);
+    });
+
+    it('refuse a bad queue or node name, naming it, and change nothing', async () => {
+      const b = await broker();
+      await expect(b.pauseQueue('a b')).rejects.toThrow(/invalid option queue: "a b"/);
+      await expect(b.pauseQueue('p', '')).rejects.toThrow(/invalid option node/);
+      await expect(b.resumeQueue('x:y')).rejects.toThrow(/invalid option queue/);
+      expect(await b.listPaused()).toEqual([]);
+    });
+  });
 });

@@ -23,10 +23,14 @@ function run(args: string[]): { code: number | null; stdout: string; stderr: str
   return { code: r.status, stdout: r.stdout, stderr: r.stderr };
 }
 
+/** The counts of `inspect queues --json`; no queue here is paused (cli-control-pause.test.ts covers that part). */
 function queues(): unknown {
   const r = run(['inspect', 'queues', '--json']);
   expect(r.code).toBe(0);
-  return JSON.parse(r.stdout);
+  return (JSON.parse(r.stdout) as { paused: boolean; pausedOn: string[] }[]).map(({ paused, pausedOn, ...counts }) => {
+    expect({ paused, pausedOn }).toEqual({ paused: false, pausedOn: [] });
+    return counts;
+  });
 }
 
 /** Two jobs that die at once (an unknown task), on queues 'a' and 'b'; the worker is stopped after. */
@@ -58,10 +62,10 @@ describe('prefork inspect queues and dead retry', { timeout: 120_000 }, () => {
     const table = run(['inspect', 'queues']);
     expect(table.code).toBe(0);
     const [header, ...rows] = table.stdout.trim().split('\n');
-    expect(header?.split(/ +/)).toEqual(['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD']);
+    expect(header?.split(/ +/)).toEqual(['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD', 'PAUSED']);
     expect(rows.map((row) => row.split(/ +/)).sort()).toEqual([
-      ['a', '1', '0', '1', '1'],
-      ['b', '0', '0', '0', '1'],
+      ['a', '1', '0', '1', '1', '-'],
+      ['b', '0', '0', '0', '1', '-'],
     ]);
   });
 
@@ -102,7 +106,7 @@ describe('prefork inspect queues and dead retry', { timeout: 120_000 }, () => {
     expect(fromEnv(['dead', 'retry', inA])).toEqual({ code: 0, stdout: 'requeued 1 dead job(s)\n' });
     const listed = fromEnv(['inspect', 'queues', '--json']);
     expect(listed.code).toBe(0);
-    expect(JSON.parse(listed.stdout)).toEqual(queues());
+    expect(JSON.parse(listed.stdout)).toEqual(JSON.parse(run(['inspect', 'queues', '--json']).stdout));
     expect(queues()).toEqual(expect.arrayContaining([{ queue: 'a', waiting: 1, reserved: 0, delayed: 0, dead: 0 }]));
   });
 

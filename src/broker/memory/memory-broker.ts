@@ -20,6 +20,7 @@ import type {
   NewJob,
   NodeInfo,
   NodeUpdate,
+  PausedQueue,
   QueueCounts,
   JobRecord,
   ResultRecord,
@@ -32,6 +33,7 @@ import type {
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
+import { checkPause, pausedFromMember, pausedMember, sortPaused } from '../paused-queues.js';
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
@@ -440,6 +442,30 @@ export class MemoryBroker implements Broker {
       if (at + this.revokeTtl > now && memory.size <= this.revokeMax) break;
       memory.delete(id);
     }
+  }
+
+  // pauses
+
+  async pauseQueue(queue: string, node?: string): Promise<boolean> {
+    checkPause(queue, node);
+    const member = pausedMember(queue, node);
+    if (this.state.paused.has(member)) return false;
+    this.state.paused.add(member);
+    return true;
+  }
+
+  async resumeQueue(queue: string, node?: string): Promise<number> {
+    checkPause(queue, node);
+    let lifted = 0;
+    for (const member of [...this.state.paused]) {
+      const p = pausedFromMember(member);
+      if (p.queue === queue && (node === undefined || p.node === node) && this.state.paused.delete(member)) lifted++;
+    }
+    return lifted;
+  }
+
+  async listPaused(): Promise<PausedQueue[]> {
+    return sortPaused([...this.state.paused].map(pausedFromMember));
   }
 
   // admin

@@ -21,6 +21,8 @@ export class MemoryState {
   /** Revoked job id -> epoch ms it was revoked, oldest first (as `{ns}:revoked`). */
   readonly revoked = new Map<string, number>();
   readonly events = new EventLog();
+  /** Paused queues, as the Redis broker stores them (paused-queues.ts). */
+  readonly paused = new Set<string>();
   readonly waiters = new WorkWaiters({
     ready: (name, now) => {
       const q = this.queues.get(name);

@@ -74,6 +74,10 @@ export class Keys {
   unique(name: string): string {
     return `${this.tag}:unique:${name}`;
   }
+  /** Paused queues (a SET of `<queue>` or `<queue> <node name>`; see pauses.ts). */
+  get paused(): string {
+    return `${this.tag}:paused`;
+  }
 
   result(jobId: string): string {
     return `${this.namespace}:res:${jobId}`;

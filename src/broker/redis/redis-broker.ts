@@ -20,6 +20,7 @@ import type {
   NewJob,
   NodeInfo,
   NodeUpdate,
+  PausedQueue,
   QueueCounts,
   ResultRecord,
   RevokedJob,
@@ -31,6 +32,7 @@ import type {
 import { resolveBrokerOptions } from '../broker-options.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
+import { checkPause } from '../paused-queues.js';
 import { QueueAdmin } from './queue-admin.js';
 import { BlockingConnection } from './blocking.js';
 import { checkUrl, createConnection, maskUrl, open } from './connection.js';
@@ -38,6 +40,7 @@ import { Control } from './control.js';
 import { encodeJob, type EntryFields } from './entry-codec.js';
 import { Keys } from './keys.js';
 import { Membership } from './membership.js';
+import { Pauses } from './pauses.js';
 import { checkEvictionPolicy, OutOfMemoryNotice } from './out-of-memory.js';
 import { Results } from './results.js';
 import { Revokes } from './revokes.js';
@@ -169,6 +172,7 @@ export class RedisBroker implements Broker {
   private readonly deliveries: Deliveries;
   private readonly membership: Membership;
   private readonly admin: QueueAdmin;
+  private readonly pauses: Pauses;
   private readonly control: Control;
   private readonly revokes: Revokes;
   private readonly events: Events;
@@ -204,6 +208,7 @@ export class RedisBroker implements Broker {
     this.deliveries = new Deliveries(this.keys, this.results, deadMax, this.events);
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new QueueAdmin(this.keys);
+    this.pauses = new Pauses(this.keys);
     this.control = new Control(this.keys, this.log);
     this.jobIndex = new JobIndex(this.keys);
     this.revokes = new Revokes(this.keys, this.results, this.membership, this.control, this.jobIndex, {
@@ -526,6 +531,22 @@ export class RedisBroker implements Broker {
 
   async readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage> {
     return this.events.read(await this.redis(), this.eventWaits, position, timeoutMs, signal);
+  }
+
+  // pauses
+
+  async pauseQueue(queue: string, node?: string): Promise<boolean> {
+    checkPause(queue, node);
+    return this.pauses.pause(await this.redis(), queue, node);
+  }
+
+  async resumeQueue(queue: string, node?: string): Promise<number> {
+    checkPause(queue, node);
+    return this.pauses.resume(await this.redis(), queue, node);
+  }
+
+  async listPaused(): Promise<PausedQueue[]> {
+    return this.pauses.list(await this.redis());
   }
 
   // admin

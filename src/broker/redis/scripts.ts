@@ -32,6 +32,7 @@ const SCRIPTS = {
   listWaiting: 'listWaiting-2.lua',
   listDelayed: 'listDelayed-1.lua',
   removeJob: 'removeJob-4.lua',
+  resumeQueue: 'resumeQueue-1.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

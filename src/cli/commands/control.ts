@@ -1,10 +1,12 @@
 import { Option, type Command } from 'commander';
 import type { ControlCommand } from '../../broker/types.js';
+import { checkQueueName } from '../../job-option-checks.js';
 import { parseAutoscale } from '../../util/units.js';
 import { withBroker } from '../connect.js';
 import { askNodes, type NodeAnswer } from '../control-request.js';
 import * as parse from '../parsers.js';
 import { printJson } from '../print.js';
+import { pauseOrResume } from './control-pause.js';
 import { UsageError } from '../usage-error.js';
 
 /** Default --timeout: above the default heartbeat interval (8 s), which bounds how late a node sees a request. */
@@ -17,7 +19,7 @@ export function timeoutOption(description: string): Option {
     .default(DEFAULT_CONTROL_TIMEOUT_MS, `${DEFAULT_CONTROL_TIMEOUT_MS / 1000}s`);
 }
 
-const USAGE = 'ping | grow N | shrink N | autoscale MAX,MIN | shutdown';
+const USAGE = 'ping | grow N | shrink N | autoscale MAX,MIN | pause QUEUE | resume QUEUE | shutdown';
 
 interface ControlFlags {
   broker?: string;
@@ -26,8 +28,11 @@ interface ControlFlags {
   json?: boolean;
 }
 
-/** The command and its numeric arguments, or a UsageError naming what is wrong. */
-export function parseControl(command: string, rest: readonly string[]): { command: ControlCommand; args: number[] } {
+/** The command and its arguments, or a UsageError naming what is wrong. */
+export function parseControl(
+  command: string,
+  rest: readonly string[],
+): { command: ControlCommand; args: (string | number)[] } {
   const wrongArity = (n: number): UsageError =>
     new UsageError(
       `control ${command}: expected ${n === 0 ? 'no argument' : 'one argument'}, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`,
@@ -61,6 +66,14 @@ export function parseControl(command: string, rest: readonly string[]): { comman
         );
       return { command, args: bounds };
     }
+    case 'pause':
+    case 'resume': {
+      const queue = oneArgument();
+      checkQueueName('', queue, (_flag, _value, expected) => {
+        throw new UsageError(`control ${command}: argument '${queue}' is invalid. expected ${expected}`);
+      });
+      return { command, args: [queue] };
+    }
     default:
       throw new UsageError(`control: command '${command}' is invalid. expected ${USAGE}`);
   }
@@ -80,6 +93,12 @@ function summary(command: ControlCommand, value: unknown): string {
       return `OK, ${String(v.retired)} retired, ${String(v.processes)} processes${bounds}`;
     case 'autoscale':
       return `OK, autoscale ${a?.max},${a?.min} (${String(v.processes)} processes now)`;
+    case 'pause':
+    case 'resume': {
+      const paused = (v.paused as string[] | undefined) ?? [];
+      const here = `paused here: ${paused.length === 0 ? 'none' : paused.join(', ')}`;
+      return v.consumed === false ? `OK, ${here} (it does not consume this queue)` : `OK, ${here}`;
+    }
     case 'shutdown':
       return 'OK, stopping (warm)';
     default:
@@ -117,13 +136,21 @@ export function registerControl(program: Command): void {
     .command('control')
     .description(`send a command to the live worker nodes (${USAGE})`)
     .argument('<command>', USAGE)
-    .argument('[args...]', 'N for grow and shrink, MAX,MIN for autoscale')
+    .argument('[args...]', 'N for grow and shrink, MAX,MIN for autoscale, a queue for pause and resume')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('--node <name>', 'only this node (its name, or its id from inspect nodes)')
     .addOption(timeoutOption('how long to wait for the replies'))
     .option('--json', 'print the replies as JSON')
     .action(async (name: string, rest: string[], flags: ControlFlags) => {
       const { command, args } = parseControl(name, rest);
+      if (command === 'pause' || command === 'resume') {
+        const { said, answers } = await withBroker(flags.broker, (b) =>
+          pauseOrResume(b, { command, queue: String(args[0]), node: flags.node, timeoutMs: flags.timeout }),
+        );
+        if (flags.json !== true) process.stdout.write(`${said}\n`);
+        if (!printAnswers(command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
+        return;
+      }
       const answers = await withBroker(flags.broker, (b) => askNodes(b, command, args, flags.node, flags.timeout));
       if (!printAnswers(command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
     });

@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { BrokerAdmin, BrokerRevokes } from '../../broker/types.js';
+import type { BrokerAdmin, BrokerPauses, BrokerRevokes, PausedQueue } from '../../broker/types.js';
 import type { JobView } from '../../cluster/job-view.js';
 import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
@@ -19,8 +19,8 @@ interface InspectFlags {
   json?: boolean;
 }
 
-/** The broker roles inspect uses: node listings and control requests, queue counts and pages, revokes. */
-type InspectBroker = NodeAsker & BrokerAdmin & Pick<BrokerRevokes, 'listRevoked'>;
+/** The broker roles inspect uses: node listings and control requests, queue counts and pages, revokes, pauses. */
+type InspectBroker = NodeAsker & BrokerAdmin & Pick<BrokerRevokes, 'listRevoked'> & Pick<BrokerPauses, 'listPaused'>;
 
 type Subject = (broker: InspectBroker, flags: InspectFlags) => Promise<void>;
 
@@ -87,13 +87,32 @@ async function inspectRevoked(b: InspectBroker, flags: InspectFlags): Promise<vo
 }
 
 async function inspectQueues(b: InspectBroker, flags: InspectFlags): Promise<void> {
-  const counts = await b.counts(await b.knownQueues());
-  if (flags.json) printJson(counts);
+  const [known, pauses] = await Promise.all([b.knownQueues(), b.listPaused()]);
+  // A queue paused before any job reached it is listed too.
+  const names = [...new Set([...known, ...pauses.map((p) => p.queue)])].sort();
+  const rows = (await b.counts(names)).map((c) => ({ ...c, ...pausedOn(c.queue, pauses) }));
+  if (flags.json) printJson(rows);
   else
     printTable(
-      ['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD'],
-      counts.map((c) => [c.queue, c.waiting, c.reserved, c.delayed, c.dead]),
+      ['QUEUE', 'WAITING', 'RESERVED', 'DELAYED', 'DEAD', 'PAUSED'],
+      rows.map((c) => [
+        c.queue,
+        c.waiting,
+        c.reserved,
+        c.delayed,
+        c.dead,
+        c.paused ? 'all nodes' : c.pausedOn.length > 0 ? c.pausedOn.join(',') : '-',
+      ]),
     );
+}
+
+/** Where a queue is paused: on every node, and on which nodes alone. */
+function pausedOn(queue: string, pauses: readonly PausedQueue[]): { paused: boolean; pausedOn: string[] } {
+  const mine = pauses.filter((p) => p.queue === queue);
+  return {
+    paused: mine.some((p) => p.node === undefined),
+    pausedOn: mine.flatMap((p) => (p.node === undefined ? [] : [p.node])),
+  };
 }
 
 /** Why a node's answer is missing or failed, for a table row and `error` in JSON. */

@@ -22,6 +22,11 @@ describe('control requests', () => {
     expect(decodeControlRequests([encodeControlRequest(request)], silent)).toEqual([request]);
   });
 
+  it('round-trips a request with string args (each command checks its own)', () => {
+    const request: ControlRequest = { id: 'r3', command: 'pause', args: ['images', 'all'] };
+    expect(decodeControlRequests([encodeControlRequest(request)], silent)).toEqual([request]);
+  });
+
   it.each([
     ['not JSON', '{'],
     ['null', 'null'],
@@ -31,6 +36,7 @@ describe('control requests', () => {
     ['an id that is not a string', '{"id":1,"command":"ping","args":[]}'],
     ['args that are neither numbers nor strings', '{"id":"r1","command":"grow","args":[true]}'],
     ['an arg that is an object', '{"id":"r1","command":"revoke","args":[0,5000,1,{"id":"x"}]}'],
+    ['a pause arg that is an object', '{"id":"r1","command":"pause","args":[{"queue":"q"}]}'],
   ])('skips %s and keeps the readable ones', (_what, raw) => {
     const good = encodeControlRequest({ id: 'ok', command: 'ping', args: [] });
     expect(decodeControlRequests([raw, good], silent).map((r) => r.id)).toEqual(['ok']);

@@ -28,6 +28,8 @@ function handler(): {
     registered: () => calls.push(['registered']),
     revoke: (ids: string[], options: RevokeOptions, expiresAt: number) =>
       calls.push(['revoke', ids, options, expiresAt]),
+    pause: (queue, scope) => calls.push(['pause', queue, scope]),
+    resume: (queue, scope) => calls.push(['resume', queue, scope]),
   };
   const replies = new Map<string, (reply: ControlReply) => void>();
   const broker = {

@@ -64,6 +64,28 @@ describe('QueueSelection', () => {
     expect(first / 4000).toBeLessThan(0.85);
   });
 
+  it('skips paused queues in every order, and plans nothing when all are paused', () => {
+    const paused = new Set(['a']);
+    for (const order of ['strict', 'round-robin', 'weighted'] as const) {
+      const s = new QueueSelection(parseQueues('a:2,b,c'), order, () => 0);
+      s.skip = (q) => paused.has(q);
+      expect(s.names).toEqual(['b', 'c']);
+      const plan = s.plan(4);
+      expect(plan.map((q) => q.queue).sort()).toEqual(['b', 'c']);
+      expect(plan.reduce((n, q) => n + q.quota, 0)).toBe(4);
+      if (order === 'strict') expect(plan[0]).toEqual({ queue: 'b', quota: 4 });
+    }
+    const s = new QueueSelection(parseQueues('a,b'), 'round-robin');
+    s.skip = () => true;
+    expect(s.plan(4)).toEqual([]);
+    expect(s.names).toEqual([]);
+    s.skip = () => false;
+    expect(s.plan(2)).toEqual([
+      { queue: 'a', quota: 1 },
+      { queue: 'b', quota: 1 },
+    ]);
+  });
+
   it('every plan hands out exactly the batch', () => {
     for (const order of ['round-robin', 'weighted', 'strict'] as const) {
       const s = new QueueSelection(parseQueues('a:2,b:5,c'), order);
