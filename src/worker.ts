@@ -392,6 +392,17 @@ export class Worker extends EventEmitter<WorkerEvents> {
     return this.stopping;
   }
 
+  /**
+   * Quiet (SIGTSTP of `prefork worker`, as Sidekiq's): the node stops
+   * fetching from every queue for good; the jobs it holds run on and settle,
+   * and it stays in the cluster until stopped. Returns false if it already was.
+   */
+  quiet(): boolean {
+    if (this.pauses.isQuiet) return false;
+    this.pauses.quiet();
+    return true;
+  }
+
   /** A snapshot of the node: its ids, queues, the Consumer's counters and the pool's stats. */
   stats(): WorkerStats {
     return {

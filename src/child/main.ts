@@ -25,12 +25,12 @@ if (config === null) {
   process.exit(EXIT_INIT_FAILED);
 }
 
-// Ctrl-C, `timeout`, `kill -TERM -<pgid>` and systemd signal the whole process
-// group: the parent alone decides (warm or cold shutdown) and tells a child over
-// the pipe, so a child must not die of them mid-job. The parent kills with SIGKILL.
-process.on('SIGINT', () => undefined);
-process.on('SIGTERM', () => undefined);
-process.on('SIGQUIT', () => undefined);
+// Ctrl-C, Ctrl-Z, `timeout`, `kill -TERM -<pgid>`, systemd and a terminal's hangup
+// signal the whole process group: the parent alone decides (warm or cold shutdown,
+// quiet, reload, resize) and tells a child over the pipe, so a child must not die
+// or stop of them mid-job. The parent kills with SIGKILL.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGHUP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)
+  process.on(signal, () => undefined);
 
 let runner: JobRunner | undefined;
 const early: ParentMessage[] = [];

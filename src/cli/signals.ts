@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Worker } from '../worker.js';
 
 export type StopMode = 'warm' | 'cold';
 
@@ -22,4 +23,85 @@ export function onStopSignals(log: Logger, stop: (mode: StopMode) => void): void
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
   process.on('SIGQUIT', handle);
+}
+
+/**
+ * The signals that act on a running node (Celery's and Sidekiq's): SIGTTIN
+ * and SIGTTOU grow and shrink the pool by one child (as `control grow 1`
+ * and `shrink 1`: with autoscale a grow past max raises it, a shrink stops
+ * at min), SIGHUP replaces the children one by one (the task module is
+ * loaded afresh), SIGUSR1 logs the pool's stats and each child's job,
+ * SIGTSTP makes the node quiet (it fetches no more; the jobs it holds run on).
+ */
+export function onPoolSignals(worker: Worker, log: Logger): void {
+  const pool = worker.pool;
+  process.on('SIGTTIN', () => {
+    const added = pool.grow(1);
+    if (added > 0) log.info({ signal: 'SIGTTIN', processes: pool.size }, `SIGTTIN: one more child (${pool.size})`);
+    else
+      log.warn(
+        { signal: 'SIGTTIN', processes: pool.size, maxProcesses: pool.options.maxProcesses },
+        'SIGTTIN: the pool is at its most children (maxProcesses): not grown',
+      );
+  });
+  process.on('SIGTTOU', () => {
+    const gone = pool.shrink(1);
+    if (gone > 0) log.info({ signal: 'SIGTTOU', processes: pool.size }, `SIGTTOU: one child fewer (${pool.size})`);
+    else
+      log.warn(
+        { signal: 'SIGTTOU', processes: pool.size, autoscale: pool.autoscaleBounds },
+        'SIGTTOU: no child to retire (none idle, or at the autoscale min): not shrunk',
+      );
+  });
+  process.on('SIGHUP', () => {
+    log.info({ signal: 'SIGHUP' }, 'SIGHUP: reloading the task module: replacing the children one by one');
+    void pool
+      .reload()
+      .then((replaced) => log.info({ signal: 'SIGHUP', replaced }, `SIGHUP: ${replaced} children replaced`));
+  });
+  process.on('SIGUSR1', () => logStats(worker, log));
+  process.on('SIGTSTP', () => {
+    if (worker.quiet())
+      log.warn(
+        { signal: 'SIGTSTP' },
+        'SIGTSTP: quiet: fetching no more jobs; the jobs held run on (stop with SIGTERM)',
+      );
+  });
+}
+
+/** SIGUSR1: one line for the pool, one per child with the job it runs. */
+function logStats(worker: Worker, log: Logger): void {
+  const stats = worker.stats();
+  const { pool } = stats;
+  const live = pool.processes.filter((p) => p.state !== 'exited');
+  log.info(
+    {
+      signal: 'SIGUSR1',
+      nodeId: stats.nodeId,
+      processes: live.length,
+      busy: live.filter((p) => p.state === 'busy').length,
+      reserved: pool.reserved,
+      outbound: pool.outbound,
+      totals: pool.totals,
+      autoscale: pool.autoscale,
+      paused: stats.paused,
+      quiet: stats.quiet,
+      consumer: stats.consumer,
+    },
+    `SIGUSR1: ${live.length} children, ${pool.reserved} jobs held, ${pool.totals.done} done, ${pool.totals.failed} failed`,
+  );
+  for (const p of live) {
+    const job = p.current;
+    log.info(
+      {
+        signal: 'SIGUSR1',
+        childPid: p.pid,
+        state: p.state,
+        jobsDone: p.jobsDone,
+        rss: p.rss,
+        ...(job && { jobId: job.id, task: job.name, runtimeMs: job.runtime }),
+      },
+      job ? `child ${p.pid}: running ${job.name} ${job.id} for ${job.runtime} ms` : `child ${p.pid}: ${p.state}`,
+    );
+  }
 }

@@ -30,6 +30,7 @@ import { collectStats, type PoolStats, type PoolTotals } from './stats.js';
 import { Supervisor } from './supervisor.js';
 import { TaskHandler } from './task-handler.js';
 import { StartWatch } from './start-watch.js';
+import { RollingReload } from './rolling-reload.js';
 import { TimeoutHandler } from './timeout-handler.js';
 import type { ProcessOwner, WorkerProcess } from './worker-process.js';
 
@@ -136,6 +137,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private readonly results: ResultHandler;
   private readonly timeouts: TimeoutHandler;
   private readonly startWatch: StartWatch;
+  private readonly reloader: RollingReload;
   /** Children whose head job changed while their frames were read: looked at once the chunk is done. */
   private readonly newHeads = new Set<WorkerProcess>();
   private readonly autoscaler: Autoscaler | undefined;
@@ -226,6 +228,15 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       },
     });
     this.startWatch = new StartWatch((proc) => this.lookForStart(proc));
+    this.reloader = new RollingReload(
+      {
+        active: () => this.supervisor.active,
+        target: () => this.supervisor.target,
+        retire: (proc) => this.supervisor.retire(proc),
+        running: () => this.state === 'running',
+      },
+      this.log,
+    );
     if (o.autoscale !== undefined) {
       this.autoscaler = new Autoscaler(
         o.autoscale.max,
@@ -380,6 +391,20 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     }
     this.resized();
     return added;
+  }
+
+  /**
+   * Replaces every child, one at a time, so a new version of the task module
+   * is loaded (SIGHUP of `prefork worker`): each child is retired as when
+   * recycled (it finishes the jobs it holds, then exits) once the pool is
+   * back to full strength after the one before, so no job fails or is lost
+   * and capacity never drops by more than one child. Resolves how many were
+   * replaced (0 unless running); a call during a reload makes it go round
+   * again when done. A module that no longer loads fails the pool, as at start.
+   */
+  reload(): Promise<number> {
+    if (this.state !== 'running') return Promise.resolve(0);
+    return this.reloader.start();
   }
 
   /**
@@ -548,6 +573,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       return;
     }
     if (this.state === 'running') this.state = 'closing';
+    this.reloader.changed();
     this.autoscaler?.stop();
     this.resolveStartWaiters(new PoolClosedError('the pool was closed before it started'));
     if (this.pending > 0 && this.failure === undefined) {
@@ -561,6 +587,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (this.state === 'closed' && this.supervisor.procs.length === 0) return;
     this.terminating = true;
     this.state = this.state === 'failed' ? 'failed' : 'closing';
+    this.reloader.changed();
     this.autoscaler?.stop();
     this.tasks.pause();
     this.timeouts.clearAll();
@@ -753,6 +780,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   }
 
   private onProcessUp(proc: WorkerProcess): void {
+    this.reloader.changed();
     this.notify('process-up', { pid: proc.pid });
     this.tasks.schedule();
     const ready = this.supervisor.procs.filter((p) => p.ready).length;
@@ -786,6 +814,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       expected ? 'child exited' : 'child died',
     );
     this.notify('process-down', { pid: proc.pid, exitCode, signal, expected, reason: exitReason(proc, expected) });
+    this.reloader.changed();
   }
 
   private settle(job: PoolJob, ok: boolean, outcome: unknown): void {
@@ -820,6 +849,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.rejectBuffered(err);
     for (const proc of this.supervisor.procs) proc.kill('SIGKILL');
     for (const resolve of this.closeWaiters.splice(0)) resolve();
+    this.reloader.changed();
     this.notify('failed', err);
   }
 

@@ -7,7 +7,7 @@ import { defaultBrokerUrl } from '../../broker/default-url.js';
 import { AppLoadError, OptionError, PoolFailedError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
-import { onStopSignals } from '../signals.js';
+import { onPoolSignals, onStopSignals } from '../signals.js';
 import { UsageError } from '../usage-error.js';
 
 /** How long a cold shutdown may take before the process exits regardless. */
@@ -166,6 +166,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   process.stdout.write(
     `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`,
   );
+  onPoolSignals(worker, log);
   onStopSignals(log, (mode) => {
     if (mode === 'cold') {
       // A cold stop must end even if the broker is unreachable: what is unsettled stays reserved

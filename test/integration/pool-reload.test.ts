@@ -1,0 +1,53 @@
+/**
+ * Pool.reload(), SIGHUP's rolling reload: every child is replaced one at a
+ * time while jobs run (fcfs, so jobs wait in each child's pipe too); no job
+ * fails, each runs once, and the pool never runs short by more than one child.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { makePool, recordEvents, startPool, terminatePools } from '../helpers/pool.js';
+
+afterEach(terminatePools);
+
+describe('Pool.reload()', () => {
+  it('replaces every child, one at a time, while jobs run: none fails, each runs once', async () => {
+    const pool = await startPool({ processes: 3, strategy: 'fcfs' });
+    const before = pool.stats().processes.map((p) => p.pid);
+    const ups = recordEvents(pool, 'process-up');
+    const downs = recordEvents(pool, 'process-down');
+    // Never fewer than size - 1 children up (the one retiring may still finish its jobs beside its replacement).
+    let fewest = Infinity;
+    const watch = (): void => {
+      fewest = Math.min(fewest, pool.stats().processes.filter((p) => p.state === 'idle' || p.state === 'busy').length);
+    };
+    pool.on('process-up', watch);
+    pool.on('process-down', watch);
+    const jobs = Array.from({ length: 30 }, (_, i) => pool.apply('tally', [i]));
+    const sleeps = Array.from({ length: 6 }, () => pool.apply('sleep', [150]));
+
+    expect(await pool.reload()).toBe(3);
+    const results = (await Promise.all(jobs)) as [number, number, number][];
+    expect(results.map(([v]) => v)).toEqual(Array.from({ length: 30 }, (_, i) => i));
+    await Promise.all(sleeps);
+    expect(pool.stats().totals).toMatchObject({ failed: 0, lost: 0, restarts: 0 });
+
+    // The last child retired may still be on its way out: its exit is awaited before counting.
+    await expect.poll(() => downs.length).toBe(3);
+    expect(downs.every((d) => d.expected)).toBe(true);
+    const after = pool.stats().processes.filter((p) => p.state !== 'exited');
+    expect(after).toHaveLength(3);
+    for (const p of after) expect(before).not.toContain(p.pid);
+    expect(ups).toHaveLength(3);
+    expect(fewest).toBeGreaterThanOrEqual(2);
+  });
+
+  it('a call during a reload goes round once more; before start and after close it replaces nothing', async () => {
+    expect(await makePool({ processes: 2 }).reload()).toBe(0);
+    const pool = await startPool({ processes: 2 });
+    const first = pool.reload();
+    const second = pool.reload();
+    expect(await first).toBe(4);
+    expect(await second).toBe(4);
+    await pool.close();
+    expect(await pool.reload()).toBe(0);
+  });
+});
