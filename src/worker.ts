@@ -509,14 +509,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** Waits for the broker to confirm what the Consumer settled; past `deadline` ms, logs and drops the rest. */
   private async settleWithin(deadline: number): Promise<void> {
-    let timer: NodeJS.Timeout | undefined;
-    const timedOut = await Promise.race([
-      this.consumer.acker.flush().then(() => false),
-      new Promise<boolean>((resolve) => (timer = setTimeout(resolve, deadline, true))),
-    ]);
-    // No timer may outlive the stop: it would keep the process alive until the deadline.
-    clearTimeout(timer);
-    if (!timedOut) return;
+    // within() clears its timer: none may outlive the stop (it would keep the process alive until the deadline).
+    const confirmed = await within(
+      this.consumer.acker.flush().then(() => true),
+      deadline,
+    );
+    if (confirmed === true) return;
     const dropped = this.consumer.acker.abandon();
     if (dropped.length === 0) return;
     this.log.error(
