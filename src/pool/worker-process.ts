@@ -241,7 +241,10 @@ export class WorkerProcess {
     this.retiring = true;
     this.killed = true;
     if (this.state !== 'stopping') this.state = 'stopping';
-    if (this.spawnError === undefined) this.child?.kill(signal);
+    // A child whose spawn failed has no pid, but Node's kill() would still signal its handle's unset pid:
+    // garbage, or 0 — this process's whole group. Its 'error' (a tick later) ends it instead.
+    const child = this.child;
+    if (this.spawnError === undefined && child?.pid !== undefined) child.kill(signal);
   }
 
   /** The job the child is running now, if the parent knows it started (learnStarts() first for the record's word). */

@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PoolFailedError } from 'prefork';
 import { fixture, makePool, pids, recordEvents, terminatePools } from '../helpers/pool.js';
@@ -125,6 +125,16 @@ describe('a pool whose children cannot even be spawned', () => {
     expect(outcome.failed).toBeUndefined();
   });
 
+  it('a child whose spawn failed is never signalled: terminate() in the same tick as start() kills nothing else', () => {
+    // Node's kill() on such a child signals an unset pid (garbage, or 0: the caller's whole group, once the whole test run).
+    const r = spawnSync('setsid', ['-w', process.execPath, fixture('kill-unspawned.mjs'), fixture('tasks-basic.mjs')], {
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
+    expect(r.signal).toBeNull();
+    expect(JSON.parse(r.stdout.trim())).toEqual({ start: 'PoolClosedError', killsWithoutPid: 0 });
+  });
+
   it('a pool that fails while it pauses before spawning again leaves no timer behind: it stops its supervisor', () => {
     const outcome = runEmfile('fail-while-pausing');
     expect(outcome).toMatchObject({ error: { name: 'PoolFailedError' }, timers: 0 });
@@ -132,13 +142,13 @@ describe('a pool whose children cannot even be spawned', () => {
   });
 });
 
-/** Runs test/fixtures/spawn-emfile.mjs in its own process under `ulimit -n 256`; returns what it printed. */
+/** Runs test/fixtures/spawn-emfile.mjs in its own process and session under `ulimit -n 256`; returns what it printed. */
 function runEmfile(mode: 'start' | 'replace' | 'transient' | 'fail-while-pausing'): Record<string, unknown> {
   const out = execFileSync(
     'sh',
     [
       '-c',
-      'ulimit -n 256 && exec "$0" "$1" "$2" "$3"',
+      'ulimit -n 256 && exec setsid -w "$0" "$1" "$2" "$3"',
       process.execPath,
       fixture('spawn-emfile.mjs'),
       fixture('tasks-basic.mjs'),
