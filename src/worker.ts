@@ -246,6 +246,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Job, pool and node events into the broker's stream, riding on its writes. */
   private emitEvents(): EventBuffer {
     const events = new EventBuffer(
+      this.name,
       (batch) => this.broker.publishEvents(batch),
       this.log.child({ component: 'events' }),
     );

@@ -1,3 +1,4 @@
+import type { EventBatch } from '../events/event-batch.js';
 import type { NodeEvent } from '../events/node-event.js';
 import type { JobOptions, SerializedError } from '../job-types.js';
 
@@ -658,9 +659,9 @@ export interface EventPage {
  */
 export interface BrokerEvents {
   /** Node side: `take` gives the events the broker's next write (a fetch, a settlement) carries with it. */
-  carryEvents(take: () => NodeEvent[] | undefined): void;
-  /** Writes events now, in one write. */
-  publishEvents(events: readonly NodeEvent[]): Promise<void>;
+  carryEvents(take: () => EventBatch | undefined): void;
+  /** Writes one node's events now, in one write. */
+  publishEvents(batch: EventBatch): Promise<void>;
   /** The last events (at least `count` when there are that many, whole writes), oldest first, and the position after them. */
   recentEvents(count: number): Promise<EventPage>;
   /** Events after `position`, waiting up to `timeoutMs` for some (0: no wait); `signal` ends the wait early. */

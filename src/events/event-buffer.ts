@@ -1,8 +1,13 @@
 import type { Logger } from 'pino';
+import type { EventBatch, JobStep } from './event-batch.js';
 import type { NodeEvent } from './node-event.js';
 
 /** Most events one write carries (one stream entry); the rest ride the next one. */
 export const EVENTS_PER_WRITE = 256;
+/** Fewest events a write carries unless they have waited CARRY_AFTER_MS: a busy node adds one XADD per this many events, not one per write. */
+export const EVENTS_PER_CARRY = 64;
+/** Events held this long ride the next write however few they are. */
+const CARRY_AFTER_MS = 50;
 /** Most events held while nothing carries them (Redis away): the oldest are dropped past it. */
 const HELD_MAX = 10_000;
 /** Events no write carried within this long are written on their own (an idle node's pool events). */
@@ -10,22 +15,27 @@ const FLUSH_AFTER_MS = 250;
 
 /**
  * A node's outgoing events. They ride in the writes the node makes anyway
- * (each fetch or settlement takes up to EVENTS_PER_WRITE): no round trip per
- * job. What no write carries within FLUSH_AFTER_MS (a node gone idle, a
- * child that died between jobs) is written on its own. Events are best
- * effort: a write that fails loses the events it carried.
+ * (a fetch or settlement takes them once EVENTS_PER_CARRY are held or the
+ * oldest waited CARRY_AFTER_MS, up to EVENTS_PER_WRITE): no round trip per job. What no write carried within
+ * FLUSH_AFTER_MS is written on its own. Events are best effort: a write that
+ * fails loses the events it carried.
  */
 export class EventBuffer {
-  private held: NodeEvent[] = [];
+  private held: (NodeEvent | JobStep)[] = [];
   private timer: NodeJS.Timeout | undefined;
   private dropped = 0;
+  /** When the oldest held event was pushed. */
+  private heldSince = 0;
 
   constructor(
-    private readonly publish: (events: NodeEvent[]) => Promise<void>,
+    /** The node every event here is from. */
+    readonly node: string,
+    private readonly publish: (batch: EventBatch) => Promise<void>,
     private readonly log: Logger,
   ) {}
 
-  push(event: NodeEvent): void {
+  push(event: NodeEvent | JobStep): void {
+    if (this.held.length === 0) this.heldSince = Date.now();
     this.held.push(event);
     if (this.held.length > HELD_MAX) {
       this.held.splice(0, this.held.length - HELD_MAX);
@@ -35,31 +45,38 @@ export class EventBuffer {
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }
 
-  /** What the next write carries (undefined: nothing). */
-  take(): NodeEvent[] | undefined {
+  /** What the next write carries (undefined: nothing, or too few yet to be worth a command). */
+  take(): EventBatch | undefined {
+    const n = this.held.length;
+    if (n === 0 || (n < EVENTS_PER_CARRY && Date.now() - this.heldSince < CARRY_AFTER_MS)) return undefined;
+    return this.takeSome();
+  }
+
+  private takeSome(): EventBatch | undefined {
     if (this.held.length === 0) return undefined;
     if (this.held.length <= EVENTS_PER_WRITE) {
-      const all = this.held;
+      const items = this.held;
       this.held = [];
       // Carried: no write of its own is due.
       clearTimeout(this.timer);
       this.timer = undefined;
-      return all;
+      return { node: this.node, items };
     }
-    return this.held.splice(0, EVENTS_PER_WRITE);
+    // The rest are as old as those taken: the next write takes them.
+    return { node: this.node, items: this.held.splice(0, EVENTS_PER_WRITE) };
   }
 
   /** Writes what is held now, on its own (at stop, or when no write came to carry it). */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
-    for (let batch = this.take(); batch !== undefined; batch = this.take()) {
+    for (let batch = this.takeSome(); batch !== undefined; batch = this.takeSome()) {
       try {
         await this.publish(batch);
         if (this.dropped > 0) this.log.info({ dropped: this.dropped }, 'events reach the broker again');
         this.dropped = 0;
       } catch (err) {
-        this.log.debug({ err, events: batch.length }, 'events could not be written; they are lost');
+        this.log.debug({ err, events: batch.items.length }, 'events could not be written; they are lost');
         return;
       }
     }

@@ -17,30 +17,15 @@ export class JobEvents implements ConsumerObserver {
     private readonly buffer: EventBuffer,
   ) {}
 
+  // received, started and succeeded are most of the stream: held as tuples (event-batch.ts).
   received(d: Delivery): void {
     const { job } = d;
-    this.buffer.push({
-      type: 'job-received',
-      at: Date.now(),
-      node: this.node,
-      jobId: job.id,
-      task: job.task,
-      queue: d.queue,
-      attempt: job.attempt,
-    });
+    this.buffer.push([0, Date.now(), job.id, job.task, d.queue, job.attempt, undefined, undefined]);
   }
 
   started(d: Delivery, pid: number, startedAt: number): void {
     const { job } = d;
-    this.buffer.push({
-      type: 'job-started',
-      at: startedAt,
-      node: this.node,
-      jobId: job.id,
-      task: job.task,
-      queue: d.queue,
-      pid,
-    });
+    this.buffer.push([1, startedAt, job.id, job.task, d.queue, undefined, pid, undefined]);
   }
 
   progress(d: Delivery, value: unknown, at: number): void {
@@ -59,16 +44,19 @@ export class JobEvents implements ConsumerObserver {
   settled(s: Settlement, run: JobRun | undefined, outcome: unknown): void {
     const { job } = s.delivery;
     const at = run?.finishedAt ?? Date.now();
+    const kind = outcomeOf(s, outcome);
+    if (kind === 'succeeded') {
+      const runtimeMs = run?.startedAt === undefined ? undefined : Math.max(0, run.finishedAt - run.startedAt);
+      this.buffer.push([2, at, job.id, job.task, s.delivery.queue, job.attempt, run?.pid, runtimeMs]);
+      return;
+    }
     const base = { at, node: this.node, jobId: job.id, task: job.task, queue: s.delivery.queue, attempt: job.attempt };
     const timing: Partial<NodeEvent> = {};
     if (run?.pid !== undefined) timing.pid = run.pid;
     if (run?.startedAt !== undefined) timing.runtimeMs = Math.max(0, run.finishedAt - run.startedAt);
     if (outcome instanceof WorkerLostError)
       this.buffer.push({ ...base, ...timing, type: 'job-lost', exitCode: outcome.exitCode, signal: outcome.signal });
-    switch (outcomeOf(s, outcome)) {
-      case 'succeeded':
-        this.buffer.push({ ...base, ...timing, type: 'job-succeeded' });
-        return;
+    switch (kind) {
       case 'revoked':
         this.buffer.push({ ...base, ...timing, type: 'job-revoked' });
         return;

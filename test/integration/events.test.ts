@@ -186,18 +186,19 @@ describe('the events stream in Redis', () => {
     try {
       await broker.connect();
       const key = `{${namespace}}:events`;
-      await broker.publishEvents([{ type: 'node-online', at: 1, node: 'a' }]);
+      await broker.publishEvents({ node: 'a', items: [{ type: 'node-online', at: 1, node: 'a' }] });
       await raw.xadd(key, '*', 'e', 'not msgpack of events');
       await raw.xadd(key, '*', 'other', 'field');
       await raw.xadd(key, '*', 'e', pack([{ type: 'job-unheard-of', at: 2, node: 'a' }, { at: 3 }]));
-      await broker.publishEvents([{ type: 'node-offline', at: 4, node: 'a' }]);
+      await broker.publishEvents({ node: 'a', items: [{ type: 'node-offline', at: 4, node: 'a' }] });
       const page = await broker.recentEvents(100);
       expect(page.events.map((e) => e.type)).toEqual(['node-online', 'node-offline']);
       const after = await broker.readEvents('0-0', 0);
       expect(after.events.map((e) => e.type)).toEqual(['node-online', 'node-offline']);
       expect(after.position).toBe(page.position);
 
-      for (let i = 0; i < 500; i++) await broker.publishEvents([{ type: 'node-online', at: i, node: 'b' }]);
+      for (let i = 0; i < 500; i++)
+        await broker.publishEvents({ node: 'b', items: [{ type: 'node-online', at: i, node: 'b' }] });
       // MAXLEN ~ trims whole nodes of the stream: near the cap, never the 505 written.
       expect(await raw.xlen(key)).toBeLessThan(200);
     } finally {

@@ -1,4 +1,4 @@
-import type { NodeEvent } from '../../events/node-event.js';
+import { batchEvents, type EventBatch } from '../../events/event-batch.js';
 import type { Logger } from 'pino';
 import { BrokerClosedError, BrokerRefusedError, OptionError, messageOf } from '../../errors.js';
 import { defaultLogger } from '../../logger.js';
@@ -66,7 +66,7 @@ export class MemoryBroker implements Broker {
   private readonly revokeTtl: number;
   private readonly revokeMax: number;
   private readonly eventsMaxLen: number;
-  private takeEvents: (() => NodeEvent[] | undefined) | undefined;
+  private takeEvents: (() => EventBatch | undefined) | undefined;
   private readonly log: Logger;
   private closed = false;
   /** Ends this handle's blocked waits (on close). */
@@ -250,19 +250,19 @@ export class MemoryBroker implements Broker {
 
   // events
 
-  carryEvents(take: () => NodeEvent[] | undefined): void {
+  carryEvents(take: () => EventBatch | undefined): void {
     this.takeEvents = take;
   }
 
   /** What a node's write carries with it, as the Redis broker's pipeline does. */
   private carried(): void {
-    const events = this.takeEvents?.();
-    if (events !== undefined) this.state.events.append(events, this.eventsMaxLen);
+    const batch = this.takeEvents?.();
+    if (batch !== undefined) this.state.events.append(batchEvents(batch), this.eventsMaxLen);
   }
 
-  async publishEvents(events: readonly NodeEvent[]): Promise<void> {
+  async publishEvents(batch: EventBatch): Promise<void> {
     if (this.closed) throw new BrokerClosedError();
-    this.state.events.append(events, this.eventsMaxLen);
+    this.state.events.append(batchEvents(batch), this.eventsMaxLen);
   }
 
   async recentEvents(count: number): Promise<EventPage> {

@@ -1,5 +1,6 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import type { EventBatch } from '../../events/event-batch.js';
 import type { NodeEvent } from '../../events/node-event.js';
 import { decodeEvents, encodeEvents } from '../event-codec.js';
 import type { EventPage } from '../types.js';
@@ -21,7 +22,7 @@ type Entries = [Buffer, Buffer[] | null][];
  * batch, no round trip.
  */
 export class Events {
-  private take: (() => NodeEvent[] | undefined) | undefined;
+  private take: (() => EventBatch | undefined) | undefined;
 
   constructor(
     private readonly keys: Keys,
@@ -29,7 +30,7 @@ export class Events {
     private readonly log: Logger,
   ) {}
 
-  carry(take: () => NodeEvent[] | undefined): void {
+  carry(take: () => EventBatch | undefined): void {
     this.take = take;
   }
 
@@ -39,10 +40,10 @@ export class Events {
     if (events !== undefined) this.add(pipe, events);
   }
 
-  async publish(redis: Redis, events: readonly NodeEvent[]): Promise<void> {
-    if (events.length === 0) return;
+  async publish(redis: Redis, batch: EventBatch): Promise<void> {
+    if (batch.items.length === 0) return;
     const pipe = redis.pipeline();
-    this.add(pipe, events);
+    this.add(pipe, batch);
     const [reply] = (await pipe.exec()) ?? [];
     if (reply?.[0]) throw reply[0];
   }
@@ -94,8 +95,8 @@ export class Events {
     return { events: entries.flatMap((e) => this.decode(e)), position: positionAfter(entries, position) };
   }
 
-  private add(pipe: ChainableCommander, events: readonly NodeEvent[]): void {
-    pipe.xadd(this.keys.events, 'MAXLEN', '~', this.maxLen, '*', 'e', encodeEvents(events));
+  private add(pipe: ChainableCommander, batch: EventBatch): void {
+    pipe.xadd(this.keys.events, 'MAXLEN', '~', this.maxLen, '*', 'e', encodeEvents(batch));
   }
 
   private decode([id, fields]: [Buffer, Buffer[] | null]): NodeEvent[] {

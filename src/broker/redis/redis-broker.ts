@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { BrokerClosedError } from '../../errors.js';
-import type { NodeEvent } from '../../events/node-event.js';
+import type { EventBatch } from '../../events/event-batch.js';
 import { defaultLogger } from '../../logger.js';
 import type {
   JobPage,
@@ -517,12 +517,12 @@ export class RedisBroker implements Broker {
 
   // events
 
-  carryEvents(take: () => NodeEvent[] | undefined): void {
+  carryEvents(take: () => EventBatch | undefined): void {
     this.events.carry(take);
   }
 
-  async publishEvents(events: readonly NodeEvent[]): Promise<void> {
-    await this.events.publish(await this.redis(), events);
+  async publishEvents(batch: EventBatch): Promise<void> {
+    await this.events.publish(await this.redis(), batch);
   }
 
   async recentEvents(count: number): Promise<EventPage> {
