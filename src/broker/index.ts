@@ -8,6 +8,7 @@ import type { Broker, BrokerOptions } from './types.js';
 export type * from './types.js';
 export type { BackoffOptions, JobOptions, SerializedError } from '../job-types.js';
 export type { NodeEvent, NodeEventType } from '../events/node-event.js';
+export type { EventBatch, JobStep } from '../events/event-batch.js';
 export { BrokerRefusedError, BrokerUnavailableError } from '../errors.js';
 
 /**

@@ -21,7 +21,9 @@ export type JobStep = [
 
 /** One write's events, all from one node, in the order they happened. */
 export interface EventBatch {
+  /** The node's name (job steps carry none of their own). */
   node: string;
+  /** Its events, oldest first: job steps as tuples, the rest as NodeEvent objects. */
   items: (NodeEvent | JobStep)[];
 }
 
