@@ -37,6 +37,7 @@ import {
   checkKnownKeys,
   checkLimitOrder,
   checkQueueName,
+  checkRateLimit,
   checkResultTtl,
   checkRetries,
   checkTimeLimit,
@@ -191,6 +192,13 @@ export interface EnqueueOptions {
    * @defaultValue the task's own, else the worker's `softTimeLimit`
    */
   softTimeLimit?: number | string;
+  /**
+   * Most starts of this job's task across every node ("100/s", "10/m",
+   * "1000/h"): the job waits in the broker for its turn. A rate set with
+   * `prefork control rate-limit` wins over it.
+   * @defaultValue the task's own `rateLimit`, else none
+   */
+  rateLimit?: string;
 }
 
 /** The `unique` enqueue option in its long form. */
@@ -222,6 +230,7 @@ const ENQUEUE_KEYS = new Set([
   'timeLimit',
   'softTimeLimit',
   'unique',
+  'rateLimit',
 ]);
 /**
  * Most results kept that were announced to this client before anyone asked
@@ -624,6 +633,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (options.softTimeLimit !== undefined)
       jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);
     checkLimitOrder(jobOptions.timeLimit, jobOptions.softTimeLimit, options.softTimeLimit, 'softTimeLimit', bad);
+    if (options.rateLimit !== undefined) jobOptions.rateLimit = checkRateLimit('rateLimit', options.rateLimit, bad);
     if (options.queue !== undefined) checkQueueName('queue', options.queue, bad);
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
       bad('id', options.id, 'a non-empty string');

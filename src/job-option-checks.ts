@@ -1,6 +1,6 @@
 import { OptionError } from './errors.js';
 import type { BackoffOptions, JobOptions } from './job-types.js';
-import { checkDuration, MAX_DELAY_MS, type Bad } from './util/units.js';
+import { checkDuration, checkRate, MAX_DELAY_MS, type Bad } from './util/units.js';
 
 export type { Bad } from './util/units.js';
 
@@ -106,6 +106,11 @@ export function isResultTtl(value: unknown): value is number {
  */
 export function resultTtlOf(options: JobOptions, brokerTtl: number): number {
   return isResultTtl(options.resultTtl) ? options.resultTtl : brokerTtl;
+}
+
+/** A rate limit of a task or a job: "100/s", "10/m", "1000/h", kept as its normalized text. */
+export function checkRateLimit(option: string, value: unknown, bad: Bad): string {
+  return checkRate(option, value, bad).text;
 }
 
 export function checkRetries(option: string, value: unknown, bad: Bad): number {

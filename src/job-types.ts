@@ -61,6 +61,13 @@ export interface JobOptions {
    * @defaultValue the worker's
    */
   softTimeLimit?: number;
+  /**
+   * Most starts of this job's task, cluster-wide ("100/s", "10/m",
+   * "1000/h"), spacing this job as that rate asks. A rate set at run time
+   * (`prefork control rate-limit`) wins over it.
+   * @defaultValue the task's own `rateLimit`, else none
+   */
+  rateLimit?: string;
 }
 
 /**
@@ -96,6 +103,14 @@ export interface TaskOptions {
    * @defaultValue false
    */
   ignoreResult?: boolean;
+  /**
+   * Most starts of this task across every node together: "100/s", "10/m" or
+   * "1000/h". Jobs over it wait in the broker (delayed to their turn), not
+   * in a worker, and never hold back other tasks' jobs.
+   * `prefork control rate-limit` changes it at run time.
+   * @defaultValue none
+   */
+  rateLimit?: string;
 }
 
 /** An error as it crosses the pipe and as a result stores it: name, message, stack and own properties. */

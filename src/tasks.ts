@@ -5,6 +5,7 @@ import {
   checkBackoff,
   checkKnownKeys,
   checkLimitOrder,
+  checkRateLimit,
   checkRetries,
   checkTimeLimit,
   type BackoffInput,
@@ -21,7 +22,7 @@ import {
 export type TaskFunction = (...args: any[]) => unknown;
 
 /** What a task definition may hold. */
-const TASK_KEYS = new Set(['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult']);
+const TASK_KEYS = new Set(['run', 'retries', 'backoff', 'timeLimit', 'softTimeLimit', 'ignoreResult', 'rateLimit']);
 
 /** A task with options: `defineTasks({ resize: { run: resize, retries: 3, timeLimit: '1m' } })`. */
 export interface TaskDefinition extends Omit<TaskOptions, 'backoff' | 'timeLimit' | 'softTimeLimit'> {
@@ -107,6 +108,7 @@ function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
   if (def.softTimeLimit !== undefined) out.softTimeLimit = checkTimeLimit('softTimeLimit', def.softTimeLimit, bad);
   checkLimitOrder(out.timeLimit, out.softTimeLimit, def.softTimeLimit, 'softTimeLimit', bad);
   if (def.ignoreResult !== undefined) out.ignoreResult = Boolean(def.ignoreResult);
+  if (def.rateLimit !== undefined) out.rateLimit = checkRateLimit('rateLimit', def.rateLimit, bad);
   return out;
 }
 

@@ -9,6 +9,7 @@ import type {
   BrokerMembership,
   BrokerRevokes,
   BrokerPauses,
+  BrokerRateLimits,
 } from './broker/types.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
@@ -17,14 +18,15 @@ import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
 import { parseAutoscale } from './util/units.js';
 
-/** The broker roles a Worker uses: it consumes, holds a lease, answers control requests, reads the revoked ids and paused queues, and publishes events. */
+/** The broker roles a Worker uses: it consumes, holds a lease, answers control requests, reads the revoked ids and paused queues, follows rate limits and publishes events. */
 export type WorkerBroker = BrokerConnection &
   BrokerConsumer &
   BrokerMembership &
   BrokerControl &
   BrokerRevokes &
   BrokerEvents &
-  Pick<BrokerPauses, 'listPaused'>;
+  Pick<BrokerPauses, 'listPaused'> &
+  BrokerRateLimits;
 
 /**
  * What `new Worker(options)` accepts; pool settings not listed here go in

@@ -14,6 +14,7 @@ import type { SettleBatchCounts } from './consumer/acker.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { AdaptivePrefetch, FixedPrefetch } from './consumer/prefetch.js';
 import { QueueSelection } from './consumer/queue-selection.js';
+import { RateGate } from './consumer/rate-gate.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
 import { within } from './util/within.js';
@@ -137,6 +138,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly log: Logger;
   private readonly ownsBroker: boolean;
   private readonly consumer: Consumer;
+  private readonly rates: RateGate;
   private readonly heartbeat: Heartbeat;
   private readonly control: ControlHandler;
   /** Revoked job ids: a job fetched with one is skipped. */
@@ -180,9 +182,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.pauses = new NodePauses(o.name, () => this.consumer.queuesChanged());
     this.selection = new QueueSelection(o.queues, o.queueOrder);
     this.selection.skip = (queue) => this.pauses.has(queue);
+    this.rates = new RateGate(
+      this.broker,
+      (task) => this.pool.taskOptions(task),
+      this.log.child({ component: 'rate-limits' }),
+    );
     this.consumer = new Consumer({
       broker: this.broker,
       pool: this.pool,
+      rates: this.rates,
       selection: this.selection,
       nodeId: () => this.nodeIdValue,
       nodeName: o.name,
@@ -211,6 +219,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
         autoscale: (max, min) => (this.pool.setAutoscale(max, min), this.sizing()),
         jobs: (which) => this.pool.jobs()[which].map(jobView),
         registered: () => this.pool.taskNames.map((name) => ({ name, options: this.pool.taskOptions(name) ?? {} })),
+        rateLimit: (task, rate) => {
+          const followed = this.rates.follow(task, rate);
+          // The jobs waiting their turn were spaced again, maybe due now: fetch rather than sleep on the old due time.
+          this.consumer.noteDue(Date.now());
+          return followed;
+        },
         shutdown: () => void this.stop(),
         revoke: (ids, options, expiresAt) => this.revoke(ids, options, expiresAt),
         pause: (queue, scope) => this.pauseQueue(queue, scope, true),
@@ -324,8 +338,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);
       this.registered = true;
-      // After registering: a revoke or pause from now on is sent to this node, one before is in the lists.
-      await Promise.all([this.loadRevoked(), this.loadPauses()]);
+      // After registering: a revoke, pause or rate limit from now on is sent to this node, one before is in the lists.
+      await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits()]);
       this.nodeEvent('node-online');
       // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
       this.heartbeat.start();
@@ -508,6 +522,16 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.emit('stopped');
   }
 
+  /** The rates set at run time (`prefork control rate-limit`); later changes come as control requests. */
+  private async loadRateLimits(): Promise<void> {
+    await this.rates.load().catch((err: unknown) => {
+      this.log.warn(
+        { err },
+        'could not read the rate limits set at run time; control requests and fetches update them',
+      );
+    });
+  }
+
   /** Waits for the broker to confirm what the Consumer settled; past `deadline` ms, logs and drops the rest. */
   private async settleWithin(deadline: number): Promise<void> {
     // within() clears its timer: none may outlive the stop (it would keep the process alive until the deadline).
@@ -635,8 +659,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
       const sentAt = performance.now();
       await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);
-      // Revokes and pauses sent while it was not registered went to its old id.
-      await Promise.all([this.loadRevoked(), this.loadPauses()]);
+      // Revokes, pauses and rates set while it was not registered went to its old id: read them again.
+      await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits()]);
     })().finally(() => {
       this.fencing = undefined;
     });

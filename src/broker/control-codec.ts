@@ -17,6 +17,7 @@ const COMMANDS: readonly ControlCommand[] = [
   'revoke',
   'pause',
   'resume',
+  'rate-limit',
 ];
 
 function isCommand(value: unknown): value is ControlCommand {

@@ -44,6 +44,12 @@ export interface JobRecord {
    * result is kept.
    */
   ownId?: boolean;
+  /**
+   * Set when its rate limit deferred the job to its turn (a `defer` with
+   * `slot`): the broker's due time it was given. Such a job starts when it
+   * comes due without asking the bucket again; a retry or a give-back clears it.
+   */
+  rateSlot?: number;
 }
 
 /**
@@ -152,6 +158,10 @@ export interface ResultRecord {
  * - retry: back to the delayed set, due after `delay` ms, with attempt + 1.
  * - dead: to the dead set with `reason` (retries spent, unknown task, bad payload, poison).
  * - giveBack: back to the front of its queue unstarted, redeliveries + 1 (warm shutdown, cold shutdown).
+ * - defer: back to the delayed set unstarted, due after `delay` ms, spending
+ *   no retry and no redelivery (a rate limit: the job waits for its turn in the
+ *   broker). With `slot`, the job is marked as holding that turn (`rateSlot`)
+ *   and starts when due without asking again; without, it asks again then.
  * - progress: not settled: only the result (RECEIVED / STARTED, or STARTED with
  *   the task's latest `progress`, throttled in the child) is written.
  */
@@ -189,6 +199,16 @@ export type Settlement =
       kind: 'giveBack';
       /** The delivery it settles. */
       delivery: Delivery;
+    }
+  | {
+      /** Back to the delayed set unstarted (a rate limit's turn). */
+      kind: 'defer';
+      /** The delivery it settles. */
+      delivery: Delivery;
+      /** Ms from now (on the broker's clock) before the job is due again. */
+      delay: number;
+      /** The due time is the job's rate-limit slot: mark it so it does not ask again. */
+      slot: boolean;
     }
   | {
       /** Not settled: a state to record. */
@@ -294,7 +314,8 @@ export type ControlCommand =
   | 'reserved'
   | 'registered'
   | 'pause'
-  | 'resume';
+  | 'resume'
+  | 'rate-limit';
 
 /** One control command to one or more nodes. */
 export interface ControlRequest {
@@ -306,7 +327,8 @@ export interface ControlRequest {
    * grow / shrink: [n]; autoscale: [max, min]; revoke: [terminate (0|1),
    * grace ms, expiresAt epoch ms, job id, ...]; pause / resume: [queue,
    * 'all' | 'node'] (on every node, or on the nodes addressed alone);
-   * otherwise []. Each command checks its own.
+   * rate-limit: [task, rate or "off"]; otherwise []. Each command checks
+   * its own.
    */
   args: (string | number)[];
 }
@@ -668,6 +690,44 @@ export interface BrokerEvents {
   readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage>;
 }
 
+/** One task's share of a bucket request: `count` starts, spaced `intervalMs` apart as the node sees it. */
+export interface SlotRequest {
+  /** The task whose bucket the starts come from. */
+  task: string;
+  /** Ms between two starts by the node's rate (the job's own or its task's); a rate set at run time wins. */
+  intervalMs: number;
+  /** How many starts (one per job, in the order the jobs were fetched). */
+  count: number;
+}
+
+/** The starts a bucket gave: job i of the request starts `firstDelayMs + i × intervalMs` from now. */
+export interface SlotGrant {
+  /** Ms from now (on the broker's clock) of the first start; 0 or less: now. */
+  firstDelayMs: number;
+  /** Ms between the starts; 0: no limit applies (every job starts now). */
+  intervalMs: number;
+  /** The rate set at run time for the task ("100/s" or "off"), if any: the node follows it. */
+  override: string | undefined;
+}
+
+/**
+ * Cluster-wide rate limits (docs/architecture.md, "Rate limits"): one bucket
+ * per task in the broker hands out start times spaced by the rate (GCRA), and
+ * a rate set at run time is remembered there for every node.
+ */
+export interface BrokerRateLimits {
+  /** Takes starts from the tasks' buckets, one grant per request, in order: one round trip. */
+  acquireSlots(requests: readonly SlotRequest[]): Promise<SlotGrant[]>;
+  /** The rates set at run time, by task ("100/s" or "off"). */
+  rateLimits(): Promise<Map<string, string>>;
+  /**
+   * Sets a task's rate at run time for every node ("100/s", or "off": no
+   * limit), remembered until changed. Jobs already waiting for their turn
+   * are spaced again by the new rate (with "off": due now). Returns how many were.
+   */
+  setRateLimit(task: string, rate: string): Promise<number>;
+}
+
 /**
  * A whole broker: every role. `createBroker` returns one; each part of
  * prefork depends on the roles it uses only.
@@ -684,7 +744,8 @@ export interface Broker
     BrokerRevokes,
     BrokerPauses,
     BrokerAdmin,
-    BrokerEvents {}
+    BrokerEvents,
+    BrokerRateLimits {}
 
 /**
  * Settings common to both brokers: the second argument of `createBroker`

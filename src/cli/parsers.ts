@@ -2,7 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { PAGE_LIMIT_MAX } from '../broker/job-page-checks.js';
 import type { ListedState } from '../broker/types.js';
 import { describeValue, messageOf } from '../errors.js';
-import { checkBackoff, checkEta, checkQueueName } from '../job-option-checks.js';
+import { checkBackoff, checkEta, checkQueueName, checkRateLimit } from '../job-option-checks.js';
 import type { BackoffOptions } from '../job-types.js';
 import { LOG_LEVELS } from '../logger.js';
 import { UsageError } from './usage-error.js';
@@ -81,6 +81,11 @@ export function waitDuration(value: string): number {
 /** A positive duration up to 100 years (how long something is kept). */
 export function expiry(value: string): number {
   return checkDuration('', value, 'expiry', invalid);
+}
+
+/** A rate limit such as 100/s, 10/m or 1000/h. */
+export function rateLimit(value: string): string {
+  return checkRateLimit('', value, invalid);
 }
 
 export function size(value: string): number {

@@ -18,6 +18,8 @@ export interface ControlTarget {
   jobs(which: 'active' | 'reserved'): unknown;
   /** The tasks the node's module defines (`prefork inspect registered`). */
   registered(): unknown;
+  /** Follows a task's rate set at run time ("100/s" or "off"; a bad one is refused there). */
+  rateLimit(task: string, rate: string): unknown;
   /** A warm stop, begun after the reply went out. */
   shutdown(): void;
   /** Jobs revoked (remembered until `expiresAt`, epoch ms): skipped, or stopped while running with `terminate`. */
@@ -111,6 +113,8 @@ export class ControlHandler {
         const [queue, scope] = pauseArgs(request.command, request.args);
         return request.command === 'pause' ? t.pause(queue, scope) : t.resume(queue, scope);
       }
+      case 'rate-limit':
+        return rateLimit(t, request.args);
       case 'shutdown':
         return { stopping: 'warm' };
     }
@@ -146,4 +150,13 @@ function pauseArgs(command: 'pause' | 'resume', args: readonly (string | number)
   if (scope !== 'all' && scope !== 'node')
     throw new OptionError('scope', scope, `'all' or 'node'`, `control ${command}`);
   return [queue as string, scope];
+}
+
+/** rate-limit's arguments: [task, rate or "off"]; the node checks the rate itself. */
+function rateLimit(target: ControlTarget, args: readonly (string | number)[]): unknown {
+  const [task, rate] = args;
+  if (typeof task !== 'string' || task === '') throw new OptionError('task', task, 'a task name', 'control rate-limit');
+  if (typeof rate !== 'string')
+    throw new OptionError('rate', rate, 'a rate like "100/s", or "off"', 'control rate-limit');
+  return target.rateLimit(task, rate);
 }

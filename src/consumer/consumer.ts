@@ -3,12 +3,13 @@ import type { Logger } from 'pino';
 import type { BrokerConsumer, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
 import { OptionError, RevokedError, WorkerLostError, messageOf, type PoolFailedError } from '../errors.js';
-import { isResultTtl } from '../job-option-checks.js';
+import { checkRateLimit, isResultTtl, throwOptionError } from '../job-option-checks.js';
 import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
 import { JobLog, type JobLogLevel, type JobRun } from './job-log.js';
+import type { Limited, RateGate } from './rate-gate.js';
 import type { Prefetch } from './prefetch.js';
 import {
   finalRecord,
@@ -44,6 +45,8 @@ export interface ConsumerSettings {
   nodeName: string;
   /** Most jobs held at once (buffered + running): fixed, or sized from what the node measures. */
   prefetch: Prefetch;
+  /** Which fetched jobs a rate limit governs, and their turns. */
+  rates: RateGate;
   /** Write RECEIVED and STARTED states too (one more result write per job each). */
   trackStarted: boolean;
   /** Whether a job id was revoked: such a job is skipped when fetched, and a failure of one is not retried. */
@@ -81,6 +84,8 @@ export interface ConsumerCounts {
   dead: number;
   /** Jobs given back to their queue unstarted or unfinished (a stop, a failed pool). */
   givenBack: number;
+  /** Jobs a rate limit sent back to wait in the broker for their turn. */
+  deferred: number;
   /** The prefetch limit now: most jobs held at once, buffered and running (self-sized unless `prefetchMultiplier` is given). */
   prefetchLimit: number;
   /** Most jobs held at once so far (reserved at its highest). */
@@ -111,6 +116,8 @@ export class Consumer {
   /** Bumped when the node is fenced: outcomes of older deliveries must not give jobs back (they were recovered elsewhere). */
   private epoch = 0;
   private fencedHandler: ((seenAs: string) => Promise<void>) | undefined;
+  /** Bucket requests on their way (stopFetching waits for them: their jobs are still this node's). */
+  private readonly admitting = new Set<Promise<void>>();
   /** Jobs handed to the pool and not yet started in a child (buffered or in a child's pipe): what a fencing may drop. */
   private readonly unstarted = new Set<Unstarted>();
 
@@ -133,6 +140,7 @@ export class Consumer {
       retried: 0,
       dead: 0,
       givenBack: 0,
+      deferred: 0,
       prefetchLimit: settings.prefetch.limit,
       peakReserved: 0,
     };
@@ -191,6 +199,7 @@ export class Consumer {
     this.roomWaiter?.();
     this.pauseWaiter?.();
     await this.loop;
+    await Promise.all(this.admitting);
   }
 
   /**
@@ -377,17 +386,64 @@ export class Consumer {
   private dispatchAll(deliveries: readonly Delivery[]): void {
     if (deliveries.length === 0) return;
     const queues = new Set<string>();
+    let limited: Limited[] | undefined;
     for (const delivery of deliveries) {
       queues.add(delivery.queue);
-      this.dispatch(delivery);
+      this.counts.reserved++;
+      this.counts.fetched++;
+      const intervalMs = this.rateInterval(delivery);
+      if (intervalMs === undefined) this.dispatch(delivery);
+      else (limited ??= []).push({ delivery, intervalMs });
     }
     this.settings.selection.delivered(queues);
     if (this.counts.reserved > this.counts.peakReserved) this.counts.peakReserved = this.counts.reserved;
+    if (limited !== undefined) this.admit(limited);
+  }
+
+  /**
+   * The interval a rate limit spaces this job's start by, or undefined (also
+   * for a job dead-lettered here for a bad rateLimit, and a revoked one:
+   * dispatch() skips it without taking a turn).
+   */
+  private rateInterval(delivery: Delivery): number | undefined {
+    if (delivery.malformed !== undefined) return undefined;
+    try {
+      const interval = this.settings.rates.intervalOf(delivery.job);
+      return interval !== undefined && this.settings.revoked?.(delivery.job.id) === true ? undefined : interval;
+    } catch (err) {
+      if (!(err instanceof OptionError)) throw err;
+      // Dispatched anyway: badOptions() dead-letters it, naming the option.
+      return undefined;
+    }
+  }
+
+  /**
+   * Asks the buckets for the turns of these jobs (one round trip per batch):
+   * those whose turn is now go to the pool, the others back to the broker's
+   * delayed set until their turn (docs/architecture.md, "Rate limits").
+   */
+  private admit(limited: readonly Limited[]): void {
+    const epoch = this.epoch;
+    const done = this.settings.rates.admit(limited).then(({ start, wait }) => {
+      // Fenced meanwhile: these jobs were recovered and belong to another node.
+      if (epoch !== this.epoch) {
+        for (let i = 0; i < limited.length; i++) this.release();
+        return;
+      }
+      for (const delivery of start) {
+        if (this.stopping) this.finish({ kind: 'defer', delivery, delay: 0, slot: false });
+        else this.dispatch(delivery);
+      }
+      for (const { delivery, delay, slot } of wait) {
+        this.counts.deferred++;
+        this.finish({ kind: 'defer', delivery, delay, slot });
+      }
+    });
+    this.admitting.add(done);
+    void done.finally(() => this.admitting.delete(done));
   }
 
   private dispatch(delivery: Delivery): void {
-    this.counts.reserved++;
-    this.counts.fetched++;
     if (delivery.malformed !== undefined) {
       this.settings.log.error(
         { jobId: delivery.job.id, queue: delivery.queue, reason: delivery.malformed },
@@ -485,10 +541,18 @@ export class Consumer {
     // Only these come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).
     // A resultTtl matters only to a job whose results are written.
     const resultTtl = keep === 'none' ? undefined : delivery.job.options.resultTtl;
-    if (options.timeLimit === undefined && options.softTimeLimit === undefined && resultTtl === undefined) return false;
+    const { rateLimit } = delivery.job.options;
+    if (
+      options.timeLimit === undefined &&
+      options.softTimeLimit === undefined &&
+      resultTtl === undefined &&
+      rateLimit === undefined
+    )
+      return false;
     try {
       if (resultTtl !== undefined && !isResultTtl(resultTtl))
         throw new OptionError('resultTtl', resultTtl, 'whole milliseconds > 0, up to 100 years');
+      if (rateLimit !== undefined) checkRateLimit('rateLimit', rateLimit, throwOptionError);
       resolveApplyOptions(options);
       return false;
     } catch (err) {

@@ -70,6 +70,9 @@ export class JobLog {
       case 'giveBack':
         this.log.debug(fields, `${name} given back to its queue (not started)`);
         return;
+      case 'defer':
+        this.log.debug({ ...fields, startsInMs: Math.ceil(s.delay) }, `${name} waits for its turn (rate limit)`);
+        return;
       case 'progress':
         return;
     }

@@ -41,6 +41,48 @@ export function parseDuration(value: string | number): number | undefined {
   return Math.round(Number(m[1]) * unit);
 }
 
+const RATE_UNITS = new Map([
+  ['s', 1000],
+  ['m', 60_000],
+  ['h', 3_600_000],
+]);
+
+/** A rate limit as the bucket uses it: `count` starts per `periodMs`, one every `intervalMs`. */
+export interface Rate {
+  /** The rate as written back: "100/s", "10/m", "1000/h". */
+  readonly text: string;
+  /** Starts per period. */
+  readonly count: number;
+  /** The period in ms (1 s, 1 min or 1 h). */
+  readonly periodMs: number;
+  /** Ms between two starts: periodMs / count. */
+  readonly intervalMs: number;
+}
+
+/**
+ * "100/s", "10/m", "1000/h" (starts per second, minute or hour; spaces
+ * around the parts allowed); undefined when not valid. At most one start per
+ * microsecond, at least one per 100 years.
+ */
+export function parseRate(value: string): Rate | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*\/\s*(s|m|h)\s*$/i.exec(value);
+  if (m === null) return undefined;
+  const count = Number(m[1]);
+  const unit = (m[2] as string).toLowerCase();
+  const periodMs = RATE_UNITS.get(unit) as number;
+  const intervalMs = periodMs / count;
+  if (!(count > 0) || intervalMs < 0.001 || intervalMs > MAX_DELAY_MS) return undefined;
+  return { text: `${count}/${unit}`, count, periodMs, intervalMs };
+}
+
+/** A rate limit (see parseRate) as its normalized text; anything else goes to `bad`. */
+export function checkRate(option: string, value: unknown, bad: Bad): Rate {
+  const rate = typeof value === 'string' ? parseRate(value) : undefined;
+  if (rate === undefined)
+    bad(option, value, 'a rate like "100/s", "10/m" or "1000/h" (starts per second, minute or hour, above 0)');
+  return rate;
+}
+
 /** The size rule as data: k, m, g with an `i` are powers of 1024, without one powers of 1000; a `b` after either is optional. */
 const SIZE_UNITS = new Map<string, number>([['b', 1]]);
 for (const [i, letter] of ['k', 'm', 'g'].entries()) {

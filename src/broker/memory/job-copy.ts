@@ -22,5 +22,6 @@ export function copyJob(job: JobRecord | NewJob): JobRecord {
   if (job.replyTo !== undefined) record.replyTo = job.replyTo;
   if (job.uniqueKey !== undefined) record.uniqueKey = job.uniqueKey;
   if (job.ownId === true) record.ownId = true;
+  if (job.rateSlot !== undefined) record.rateSlot = job.rateSlot;
   return record;
 }

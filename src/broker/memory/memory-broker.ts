@@ -28,6 +28,8 @@ import type {
   RevokeOptions,
   RevokeOutcome,
   Settlement,
+  SlotGrant,
+  SlotRequest,
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
@@ -523,6 +525,23 @@ export class MemoryBroker implements Broker {
 
   async purgeDead(queue: string): Promise<number> {
     return this.state.peek(queue)?.unbury(undefined).length ?? 0;
+  }
+
+  // rate limits
+
+  async acquireSlots(requests: readonly SlotRequest[]): Promise<SlotGrant[]> {
+    return this.state.rates.acquire(requests, Date.now());
+  }
+
+  async rateLimits(): Promise<Map<string, string>> {
+    return this.state.rates.list();
+  }
+
+  async setRateLimit(task: string, rate: string): Promise<number> {
+    const touched = new Set<string>();
+    const n = this.state.rates.setRate(this.state, task, rate, Date.now(), touched);
+    this.state.waiters.changed(touched);
+    return n;
   }
 
   /** Moves due delayed jobs of `queue` to its main list. */

@@ -81,6 +81,15 @@ export class MemoryQueue {
     return at < 0 ? undefined : this.delayed.splice(at, 1)[0]?.job;
   }
 
+  /** Takes out the delayed jobs that `match` picks, in due order. */
+  takeDelayed(match: (entry: DelayedJob) => boolean): DelayedJob[] {
+    const out: DelayedJob[] = [];
+    const keep: DelayedJob[] = [];
+    for (const d of this.delayed) (match(d) ? out : keep).push(d);
+    if (out.length > 0) this.delayed.splice(0, this.delayed.length, ...keep);
+    return out;
+  }
+
   /** Drops every waiting and delayed job (reserved ones stay with their nodes); returns how many. */
   purge(): number {
     const n = this.waiting + this.delayed.length;

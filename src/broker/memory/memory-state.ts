@@ -2,6 +2,7 @@ import { EventLog } from './event-log.js';
 import type { JobLocation, JobRecord, NewJob } from '../types.js';
 import { ControlBoard } from './control-board.js';
 import { MemoryQueue } from './memory-queue.js';
+import { RateBuckets } from './rate-buckets.js';
 import { Reservations } from './reservations.js';
 import { ResultStore } from './result-store.js';
 import { WorkWaiters } from './work-waiters.js';
@@ -23,6 +24,7 @@ export class MemoryState {
   readonly events = new EventLog();
   /** Paused queues, as the Redis broker stores them (paused-queues.ts). */
   readonly paused = new Set<string>();
+  readonly rates = new RateBuckets();
   readonly waiters = new WorkWaiters({
     ready: (name, now) => {
       const q = this.queues.get(name);

@@ -1,6 +1,6 @@
 import { resultTtlOf, retryDelayMs } from '../../job-option-checks.js';
 import { isFinalState } from '../job-state.js';
-import type { Settlement } from '../types.js';
+import type { JobRecord, Settlement } from '../types.js';
 import type { MemoryState } from './memory-state.js';
 
 export interface SettleContext {
@@ -15,7 +15,8 @@ export interface SettleContext {
 /**
  * Applies settlements, as the Redis fetch script does: each one ends its
  * reservation and moves the job on (ack: gone; retry: delayed, attempt + 1;
- * dead: dead set; giveBack: front of its queue, redeliveries + 1). A receipt
+ * dead: dead set; giveBack: front of its queue, redeliveries + 1; defer:
+ * delayed, marked with its rate-limit slot when `slot`). A receipt
  * no longer held (a fenced node's late settle: the job was recovered and
  * delivered again under a new receipt) moves nothing. The result is written
  * either way, unless the job asked for none, and a final state is announced
@@ -30,12 +31,18 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
         const { queue, job } = held.delivery;
         const q = state.queue(queue);
         if (s.kind === 'retry') {
-          q.addDelayed({ dueAt: now + retryDelayMs(s.delay), job: { ...job, attempt: job.attempt + 1 } });
+          q.addDelayed({ dueAt: now + retryDelayMs(s.delay), job: withoutSlot({ ...job, attempt: job.attempt + 1 }) });
           ctx.touched.add(queue);
         } else if (s.kind === 'dead') {
           q.bury({ job, reason: s.reason, diedAt: now }, ctx.deadMax);
         } else if (s.kind === 'giveBack') {
-          q.rd.push({ ...job, redeliveries: job.redeliveries + 1 });
+          q.rd.push(withoutSlot({ ...job, redeliveries: job.redeliveries + 1 }));
+          ctx.touched.add(queue);
+        } else if (s.kind === 'defer') {
+          const dueAt = now + retryDelayMs(Math.ceil(s.delay));
+          const deferred = withoutSlot({ ...job });
+          if (s.slot) deferred.rateSlot = dueAt;
+          q.addDelayed({ dueAt, job: deferred });
           ctx.touched.add(queue);
         }
         if (s.kind === 'ack' || s.kind === 'dead') {
@@ -44,10 +51,16 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
         }
       }
     }
-    if (s.kind === 'giveBack' || s.result === undefined) continue;
+    if (s.kind === 'giveBack' || s.kind === 'defer' || s.result === undefined) continue;
     const { job } = s.delivery;
     if (job.options.ignoreResult === true) continue;
     state.results.set(s.result, resultTtlOf(job.options, ctx.resultTtl), now);
     if (job.replyTo !== undefined && isFinalState(s.result.state)) state.results.announce(job.replyTo, s.result.id);
   }
+}
+
+/** A retry or a give-back asks its rate limit again: the slot it held is spent. */
+function withoutSlot(job: JobRecord): JobRecord {
+  delete job.rateSlot;
+  return job;
 }

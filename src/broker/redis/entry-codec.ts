@@ -134,6 +134,9 @@ export function decodeJob(
     enqueuedAt: typeof meta.e === 'number' ? meta.e : entryTime(entryId),
   };
   readMeta(job, meta);
+  // Written by the fetch script when a rate limit deferred the job to its slot (not canonical: the general path reads it).
+  const slot = Number(map.get('slot')?.toString());
+  if (Number.isFinite(slot) && slot > 0) job.rateSlot = slot;
   return problems.length > 0 ? { job, malformed: `unreadable entry ${entryId}: ${problems.join('; ')}` } : { job };
 }
 

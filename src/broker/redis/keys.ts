@@ -79,6 +79,15 @@ export class Keys {
     return `${this.tag}:paused`;
   }
 
+  /** Rates set at run time (`prefork control rate-limit`), by task: a HASH. */
+  get rateLimits(): string {
+    return `${this.tag}:rate-limits`;
+  }
+  /** A task's rate-limit bucket: the time its next start is due (GCRA). */
+  rateBucket(task: string): string {
+    return `${this.tag}:rate:${task}`;
+  }
+
   result(jobId: string): string {
     return `${this.namespace}:res:${jobId}`;
   }

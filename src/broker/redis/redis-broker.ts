@@ -27,6 +27,8 @@ import type {
   RevokeOptions,
   RevokeOutcome,
   Settlement,
+  SlotGrant,
+  SlotRequest,
   WaitReply,
 } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
@@ -49,6 +51,7 @@ import { settleError } from './settle-errors.js';
 import { Events } from './events.js';
 import { Deliveries } from './deliveries.js';
 import { JobIndex } from './job-index.js';
+import { RateLimits } from './rate-limits.js';
 
 /** Most jobs per bulk-script call (keeps one call's time in Redis around a millisecond). */
 const BULK_CHUNK = 1000;
@@ -177,6 +180,7 @@ export class RedisBroker implements Broker {
   private readonly revokes: Revokes;
   private readonly events: Events;
   private readonly jobIndex: JobIndex;
+  private readonly rates: RateLimits;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
   /** Connections being opened: close() ends them too, or they would open after it. */
@@ -217,6 +221,7 @@ export class RedisBroker implements Broker {
       revokeMax,
       leaseMs,
     });
+    this.rates = new RateLimits(this.keys);
     this.outOfMemory = new OutOfMemoryNotice(this.log, this.displayUrl);
     const unblocker = (): Redis =>
       this.commands ??
@@ -578,5 +583,19 @@ export class RedisBroker implements Broker {
   async listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {
     checkPage(state, limit);
     return this.admin.listJobs(await this.redis(), queue, state, limit, cursor);
+  }
+
+  // rate limits
+
+  async acquireSlots(requests: readonly SlotRequest[]): Promise<SlotGrant[]> {
+    return this.rates.acquire(await this.redis(), requests);
+  }
+
+  async rateLimits(): Promise<Map<string, string>> {
+    return this.rates.list(await this.redis());
+  }
+
+  async setRateLimit(task: string, rate: string): Promise<number> {
+    return this.rates.set(await this.redis(), task, rate);
   }
 }

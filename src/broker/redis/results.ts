@@ -46,7 +46,7 @@ export class Results {
   ): void {
     let replies: Map<string, string[]> | undefined;
     for (const s of settlements) {
-      if (s.kind === 'giveBack' || s.kind === 'release' || s.result === undefined) continue;
+      if (s.kind === 'giveBack' || s.kind === 'defer' || s.kind === 'release' || s.result === undefined) continue;
       const { job } = s.delivery;
       if (job.options.ignoreResult === true) continue;
       pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', resultTtlOf(job.options, this.ttlMs));

@@ -33,6 +33,8 @@ const SCRIPTS = {
   listDelayed: 'listDelayed-1.lua',
   removeJob: 'removeJob-4.lua',
   resumeQueue: 'resumeQueue-1.lua',
+  acquireSlots: 'acquireSlots-n.lua',
+  setRateLimit: 'setRateLimit-n.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -8,6 +8,7 @@ import * as parse from '../parsers.js';
 import { printJson } from '../print.js';
 import { pauseOrResume } from './control-pause.js';
 import { UsageError } from '../usage-error.js';
+import { parseRateLimitArgs, setRateLimit } from './rate-limit.js';
 
 /** Default --timeout: above the default heartbeat interval (8 s), which bounds how late a node sees a request. */
 export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
@@ -19,7 +20,8 @@ export function timeoutOption(description: string): Option {
     .default(DEFAULT_CONTROL_TIMEOUT_MS, `${DEFAULT_CONTROL_TIMEOUT_MS / 1000}s`);
 }
 
-const USAGE = 'ping | grow N | shrink N | autoscale MAX,MIN | pause QUEUE | resume QUEUE | shutdown';
+const USAGE =
+  'ping | grow N | shrink N | autoscale MAX,MIN | pause QUEUE | resume QUEUE | rate-limit TASK RATE|off | shutdown';
 
 interface ControlFlags {
   broker?: string;
@@ -74,6 +76,8 @@ export function parseControl(
       });
       return { command, args: [queue] };
     }
+    case 'rate-limit':
+      return { command, args: parseRateLimitArgs(rest) };
     default:
       throw new UsageError(`control: command '${command}' is invalid. expected ${USAGE}`);
   }
@@ -101,6 +105,8 @@ function summary(command: ControlCommand, value: unknown): string {
     }
     case 'shutdown':
       return 'OK, stopping (warm)';
+    case 'rate-limit':
+      return `OK, ${String(v.task)} at ${String(v.rateLimit)}`;
     default:
       return 'OK';
   }
@@ -136,7 +142,10 @@ export function registerControl(program: Command): void {
     .command('control')
     .description(`send a command to the live worker nodes (${USAGE})`)
     .argument('<command>', USAGE)
-    .argument('[args...]', 'N for grow and shrink, MAX,MIN for autoscale, a queue for pause and resume')
+    .argument(
+      '[args...]',
+      'N for grow and shrink, MAX,MIN for autoscale, a queue for pause and resume, TASK RATE|off for rate-limit',
+    )
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('--node <name>', 'only this node (its name, or its id from inspect nodes)')
     .addOption(timeoutOption('how long to wait for the replies'))
@@ -149,6 +158,18 @@ export function registerControl(program: Command): void {
         );
         if (flags.json !== true) process.stdout.write(`${said}\n`);
         if (!printAnswers(command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
+        return;
+      }
+      if (command === 'rate-limit') {
+        if (flags.node !== undefined)
+          throw new UsageError('control rate-limit: a rate limit is cluster-wide; --node is not accepted');
+        const [task, rate] = args as [string, string];
+        const ok = await withBroker(flags.broker, (b) =>
+          setRateLimit(b, task, rate, flags.timeout, flags.json === true, (answers) =>
+            printAnswers(command, answers, flags.json === true, flags.timeout),
+          ),
+        );
+        if (!ok) process.exitCode = 1;
         return;
       }
       const answers = await withBroker(flags.broker, (b) => askNodes(b, command, args, flags.node, flags.timeout));

@@ -17,6 +17,7 @@ interface EnqueueFlags {
   backoff?: BackoffOptions;
   timeLimit?: number;
   softTimeLimit?: number;
+  rateLimit?: string;
   id?: string;
   unique?: boolean;
   uniqueKey?: string;
@@ -48,6 +49,11 @@ export function registerEnqueue(program: Command): void {
       '--soft-time-limit <duration>',
       "soft limit for this job (e.g. 4m): the job's signal aborts",
       parse.timerDuration,
+    )
+    .option(
+      '--rate-limit <rate>',
+      "most starts of this job's task across the cluster, e.g. 100/s, 10/m, 1000/h",
+      parse.rateLimit,
     )
     .option('--id <id>', 'your own job id (default: a random UUID); an id known already adds nothing', parse.jobId)
     .option('--unique', 'add nothing while a job of this task with these arguments waits, is delayed or runs')
@@ -83,6 +89,7 @@ function optionsOf(flags: EnqueueFlags): EnqueueOptions {
   if (flags.backoff !== undefined) options.backoff = flags.backoff;
   if (flags.timeLimit !== undefined) options.timeLimit = flags.timeLimit;
   if (flags.softTimeLimit !== undefined) options.softTimeLimit = flags.softTimeLimit;
+  if (flags.rateLimit !== undefined) options.rateLimit = flags.rateLimit;
   if (flags.id !== undefined) options.id = flags.id;
   if (flags.uniqueTtl !== undefined && flags.unique !== true && flags.uniqueKey === undefined)
     throw new UsageError('--unique-ttl is how long --unique holds its key: add --unique or --unique-key');

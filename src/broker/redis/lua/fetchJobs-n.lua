@@ -23,6 +23,9 @@
   then S groups of 5: op, queue index, stream kind, entry id, arg
     op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
+        s = defer to its rate-limit slot, marked with a `slot` field (arg: delay ms)
+        l = defer, unmarked: it asks its bucket again when due (arg: delay ms)
+    (a retry and a give-back with '1' drop the `slot` mark: the next start asks again)
   then A ack groups, one per stream: queue index, stream kind, n, entry id × n,
     then the n job ids in the same order (plain acks: one XACK, one XDEL, one
     HMGET and one HDEL per stream, not per entry)
@@ -61,11 +64,12 @@ for p = 1, np do intArg(8 + p, 'quota', 0) end
 do
   local a = 9 + np
   for _ = 1, ns do
-    local op = oneOfArg(a, 'settlement op', { 'r', 'd', 'g' })
+    local op = oneOfArg(a, 'settlement op', { 'r', 'd', 'g', 's', 'l' })
     intArg(a + 1, 'queue index', 1, nq)
     oneOfArg(a + 2, 'stream kind', { 'q', 'r' })
     if ARGV[a + 3] == nil or ARGV[a + 3] == '' then badArg(a + 3, 'entry id') end
     if op == 'r' then intArg(a + 4, 'retry delay (ms)', 0)
+    elseif op == 's' or op == 'l' then intArg(a + 4, 'defer delay (ms)', 0)
     elseif op == 'g' then oneOfArg(a + 4, 'give-back redelivery flag', { '0', '1' })
     elseif ARGV[a + 4] == nil then badArg(a + 4, 'dead-letter reason') end
     a = a + 5
@@ -112,14 +116,23 @@ for _ = 1, ns do
   if ackDel(stream, id) == 1 and fields then
     if op == 'r' then
       bumpField(fields, 'attempt')
+      removeField(fields, 'slot')
       local due = clock() + tonumber(arg)
       schedule(key(q, 3), key(q, 1), fields, due)
       indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
     elseif op == 'd' then
       deadLetter(key(q, 4), deadMax, fields, arg, clock())
       unindexJob(jobs, fields, kind, id, queueName(q))
+    elseif op == 's' or op == 'l' then
+      local due = clock() + tonumber(arg)
+      if op == 's' then setField(fields, 'slot', string.format('%d', due)) else removeField(fields, 'slot') end
+      schedule(key(q, 3), key(q, 1), fields, due)
+      indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
     elseif op == 'g' then
-      if arg == '1' then bumpField(fields, 'redeliveries') end
+      if arg == '1' then
+        removeField(fields, 'slot')
+        bumpField(fields, 'redeliveries')
+      end
       indexJob(jobs, fields, 'r', redis.call('XADD', key(q, 2), '*', unpack(fields)), queueName(q))
     end
   end

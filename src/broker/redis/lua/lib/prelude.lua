@@ -56,6 +56,16 @@ local function setField(fields, name, value)
   fields[#fields + 1] = value
 end
 
+-- Drops every `name` field (a retry or a give-back drops a rate-limit slot mark).
+local function removeField(fields, name)
+  for i = #fields - 1, 1, -2 do
+    if fields[i] == name then
+      table.remove(fields, i + 1)
+      table.remove(fields, i)
+    end
+  end
+end
+
 local function bumpField(fields, name)
   local n = (tonumber(getField(fields, name)) or 0) + 1
   setField(fields, name, string.format('%d', n))

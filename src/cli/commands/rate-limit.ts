@@ -1,0 +1,48 @@
+import type { Broker } from '../../broker/types.js';
+import { rateSetting } from '../../broker/rate-setting.js';
+import { messageOf } from '../../errors.js';
+import { askNodes, NoSuchNodeError, type NodeAnswer } from '../control-request.js';
+import { printJson } from '../print.js';
+import { UsageError } from '../usage-error.js';
+
+/** `control rate-limit <task> <rate|off>`'s arguments, the rate normalized; a UsageError names a bad one. */
+export function parseRateLimitArgs(rest: readonly string[]): [task: string, rate: string] {
+  const [task, rate] = rest;
+  if (task === undefined || rate === undefined || rest.length !== 2)
+    throw new UsageError(
+      `control rate-limit: expected a task and a rate (e.g. 100/s, 10/m, 1000/h) or off, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`,
+    );
+  try {
+    return [task, rateSetting(task, rate).text];
+  } catch (err) {
+    throw new UsageError(`control rate-limit: argument '${rate}' is invalid: ${messageOf(err)}`);
+  }
+}
+
+/**
+ * Stores the task's rate in the broker (every node's buckets read it there,
+ * a node that starts later reads it at start), then tells each live node at
+ * once and prints their replies. Returns whether every live node replied ok.
+ */
+export async function setRateLimit(
+  broker: Broker,
+  task: string,
+  rate: string,
+  timeoutMs: number,
+  json: boolean,
+  print: (answers: readonly NodeAnswer[]) => boolean,
+): Promise<boolean> {
+  const respaced = await broker.setRateLimit(task, rate);
+  const line = `rate limit of ${task}: ${rate} (cluster-wide; ${respaced} waiting jobs spaced again)`;
+  let answers: NodeAnswer[];
+  try {
+    answers = await askNodes(broker, 'rate-limit', [task, rate], undefined, timeoutMs);
+  } catch (err) {
+    if (!(err instanceof NoSuchNodeError)) throw err;
+    if (json) printJson({ task, rateLimit: rate, respaced, nodes: [] });
+    else process.stdout.write(`${line}; no live worker nodes: they read it when they start\n`);
+    return true;
+  }
+  if (!json) process.stdout.write(`${line}\n`);
+  return print(answers);
+}

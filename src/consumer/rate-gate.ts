@@ -1,0 +1,145 @@
+import type { Logger } from 'pino';
+import type { BrokerRateLimits, Delivery, JobRecord, SlotRequest } from '../broker/types.js';
+import { rateSetting } from '../broker/rate-setting.js';
+import { OptionError } from '../errors.js';
+import type { TaskOptions } from '../job-types.js';
+import { parseRate } from '../util/units.js';
+
+/** A fetched job whose start a rate limit governs, and the interval the node would space it by. */
+export interface Limited {
+  readonly delivery: Delivery;
+  readonly intervalMs: number;
+}
+
+/** What the buckets said: jobs to start now, and jobs to defer to their turn. */
+export interface Admission {
+  readonly start: Delivery[];
+  /** `slot`: the delay is the job's turn (it starts then without asking again); else it asks again then. */
+  readonly wait: { delivery: Delivery; delay: number; slot: boolean }[];
+}
+
+/** When the buckets cannot be asked (the broker away), the jobs wait this long and ask again. */
+const ASK_AGAIN_MS = 1_000;
+/** Rate texts parsed (job options repeat a few values): the bound only guards memory. */
+const PARSED_CACHED = 1_000;
+
+/**
+ * The node's side of cluster-wide rate limits (docs/architecture.md, "Rate
+ * limits"): which fetched jobs a limit governs (a rate set at run time, else
+ * the job's own `rateLimit`, else its task's), and one bucket request per
+ * fetched batch for them. Jobs no limit governs cost one Map lookup here.
+ */
+export class RateGate {
+  /** Rates set at run time, by task: ms between starts (0: off). */
+  private readonly setAtRunTime = new Map<string, number>();
+  private readonly parsed = new Map<string, number | undefined>();
+
+  constructor(
+    private readonly broker: BrokerRateLimits,
+    private readonly taskOptions: (task: string) => TaskOptions | undefined,
+    private readonly log: Logger,
+  ) {}
+
+  /**
+   * The ms between starts this job must keep, or undefined when no limit
+   * governs it (or it already holds its turn). Throws OptionError when the
+   * job's own rateLimit is not one (from a producer that did not check it).
+   */
+  intervalOf(job: JobRecord): number | undefined {
+    if (job.rateSlot !== undefined) return undefined;
+    if (this.setAtRunTime.size > 0) {
+      const set = this.setAtRunTime.get(job.task);
+      if (set !== undefined) return set > 0 ? set : undefined;
+    }
+    const own = job.options.rateLimit;
+    if (own !== undefined) {
+      const interval = this.interval(own);
+      if (interval === undefined) throw new OptionError('rateLimit', own, 'a rate like "100/s", "10/m" or "1000/h"');
+      return interval;
+    }
+    const rate = this.taskOptions(job.task)?.rateLimit;
+    return rate === undefined ? undefined : this.interval(rate);
+  }
+
+  /** Follows a rate set at run time ("100/s" or "off"); OptionError for a bad one. */
+  follow(task: string, rate: string): { task: string; rateLimit: string } {
+    const { interval, text } = rateSetting(task, rate);
+    this.setAtRunTime.set(task, interval);
+    return { task, rateLimit: text };
+  }
+
+  /** Reads the rates set at run time (at start, and after re-registering). */
+  async load(): Promise<void> {
+    const all = await this.broker.rateLimits();
+    for (const [task, rate] of all) {
+      try {
+        this.follow(task, rate);
+      } catch (err) {
+        this.log.warn({ err, task }, 'ignored a rate limit set at run time that this node cannot read');
+      }
+    }
+  }
+
+  /**
+   * Asks the buckets for a start per job, one request per task and
+   * interval, in one round trip. A job whose turn is now starts; the others
+   * wait in the broker for theirs. If the broker cannot be asked, every job
+   * waits ASK_AGAIN_MS and asks again.
+   */
+  async admit(limited: readonly Limited[]): Promise<Admission> {
+    const groups = new Map<string, { request: SlotRequest; members: Delivery[] }>();
+    for (const { delivery, intervalMs } of limited) {
+      const key = `${intervalMs} ${delivery.job.task}`;
+      const group = groups.get(key);
+      if (group === undefined)
+        groups.set(key, { request: { task: delivery.job.task, intervalMs, count: 1 }, members: [delivery] });
+      else {
+        group.request.count++;
+        group.members.push(delivery);
+      }
+    }
+    const list = [...groups.values()];
+    const admission: Admission = { start: [], wait: [] };
+    let grants;
+    try {
+      grants = await this.broker.acquireSlots(list.map((g) => g.request));
+    } catch (err) {
+      this.log.warn(
+        { err, jobs: limited.length },
+        'could not ask the rate-limit buckets; those jobs ask again shortly',
+      );
+      for (const { delivery } of limited) admission.wait.push({ delivery, delay: ASK_AGAIN_MS, slot: false });
+      return admission;
+    }
+    list.forEach(({ request, members }, i) => {
+      const grant = grants[i];
+      if (grant === undefined) {
+        for (const delivery of members) admission.wait.push({ delivery, delay: ASK_AGAIN_MS, slot: false });
+        return;
+      }
+      if (grant.override !== undefined) this.followQuietly(request.task, grant.override);
+      members.forEach((delivery, k) => {
+        const delay = grant.firstDelayMs + k * grant.intervalMs;
+        if (delay <= 0) admission.start.push(delivery);
+        else admission.wait.push({ delivery, delay, slot: true });
+      });
+    });
+    return admission;
+  }
+
+  private followQuietly(task: string, rate: string): void {
+    try {
+      this.follow(task, rate);
+    } catch {
+      // Another version's setting: the bucket applied it anyway.
+    }
+  }
+
+  private interval(rate: string): number | undefined {
+    if (this.parsed.has(rate)) return this.parsed.get(rate);
+    if (this.parsed.size >= PARSED_CACHED) this.parsed.clear();
+    const interval = parseRate(rate)?.intervalMs;
+    this.parsed.set(rate, interval);
+    return interval;
+  }
+}

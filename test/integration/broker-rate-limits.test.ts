@@ -1,0 +1,114 @@
+/**
+ * The rate-limit roles of the Broker contract (BrokerRateLimits and the
+ * `defer` settlement), over both implementations: a bucket hands out turns
+ * spaced by the rate whoever asks, a deferred job waits in the broker and
+ * comes back marked with its turn, and a rate set at run time is remembered
+ * and spaces again the jobs already waiting.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Broker, Delivery, NewJob } from '../../dist/broker/types.js';
+import { eachBrokerScope } from '../helpers/broker-scope.js';
+
+const HOUR = 3_600_000;
+
+function job(id: string, extra: Partial<NewJob> = {}): NewJob {
+  return {
+    id,
+    task: 'limited',
+    queue: 'q',
+    payload: new Uint8Array([0x90]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: Date.now(),
+    ...extra,
+  };
+}
+
+describe.each(['memory', 'redis'] as const)('Broker rate limits over %s', (kind) => {
+  const { broker, node } = eachBrokerScope(kind, 'rates');
+
+  async function fetchAll(b: Broker, nodeId: string, count: number): Promise<Delivery[]> {
+    return (await b.fetch({ nodeId, plan: [{ queue: 'q', quota: count }], count, settle: [] })).deliveries;
+  }
+
+  it('a bucket spaces turns by the interval across callers: one window of 1 h holds one start at 1/h', async () => {
+    const a = await broker();
+    const b = await broker();
+    const [first] = await a.acquireSlots([{ task: 'limited', intervalMs: HOUR, count: 3 }]);
+    expect(first).toMatchObject({ intervalMs: HOUR, override: undefined });
+    expect(first!.firstDelayMs).toBeLessThanOrEqual(0);
+    // The other caller's turn comes after the three already given: three intervals on.
+    const [second] = await b.acquireSlots([{ task: 'limited', intervalMs: HOUR, count: 1 }]);
+    expect(second!.firstDelayMs).toBeGreaterThan(2 * HOUR);
+    // Another task has a bucket of its own.
+    const [other] = await b.acquireSlots([{ task: 'other', intervalMs: HOUR, count: 1 }]);
+    expect(other!.firstDelayMs).toBeLessThanOrEqual(0);
+  });
+
+  it('defer with a slot: the job waits in the delayed set, unstarted and without a retry spent, and comes back marked', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('j1')]);
+    const [d] = await fetchAll(b, me, 1);
+    await b.settle([{ kind: 'defer', delivery: d!, delay: 30, slot: true }]);
+    expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 1 });
+    let back: Delivery[] = [];
+    await expect
+      .poll(async () => (back = back.length > 0 ? back : await fetchAll(b, me, 1)).length, { timeout: 10_000 })
+      .toBe(1);
+    expect(back[0]!.job).toMatchObject({ id: 'j1', attempt: 0, redeliveries: 0 });
+    expect(back[0]!.job.rateSlot).toBeGreaterThan(0);
+    // A retry spends the turn: it asks again.
+    await b.settle([{ kind: 'retry', delivery: back[0]!, delay: 0 }]);
+    let again: Delivery[] = [];
+    await expect
+      .poll(async () => (again = again.length > 0 ? again : await fetchAll(b, me, 1)).length, { timeout: 10_000 })
+      .toBe(1);
+    expect(again[0]!.job).toMatchObject({ id: 'j1', attempt: 1 });
+    expect(again[0]!.job.rateSlot).toBeUndefined();
+  });
+
+  it('defer without a slot comes back unmarked', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('j1')]);
+    const [d] = await fetchAll(b, me, 1);
+    await b.settle([{ kind: 'defer', delivery: d!, delay: 0, slot: false }]);
+    let back: Delivery[] = [];
+    await expect
+      .poll(async () => (back = back.length > 0 ? back : await fetchAll(b, me, 1)).length, { timeout: 10_000 })
+      .toBe(1);
+    expect(back[0]!.job.rateSlot).toBeUndefined();
+  });
+
+  it("a rate set at run time wins over the caller's, is remembered, and spaces again the jobs waiting their turn", async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('j1'), job('j2'), job('j3'), job('x', { task: 'unrelated' })]);
+    const ds = await fetchAll(b, me, 4);
+    expect(ds).toHaveLength(4);
+    // Three turns an hour or more away, and a job of another task at the same time.
+    await b.settle(ds.map((d, i) => ({ kind: 'defer' as const, delivery: d, delay: (i + 1) * HOUR, slot: true })));
+    expect(await b.setRateLimit('limited', 'off')).toBe(3);
+    expect(await b.rateLimits()).toEqual(new Map([['limited', 'off']]));
+    let back: Delivery[] = [];
+    await expect
+      .poll(async () => (back = [...back, ...(await fetchAll(b, me, 10))]).length, { timeout: 10_000 })
+      .toBe(3);
+    expect(back.map((d) => d.job.id).sort()).toEqual(['j1', 'j2', 'j3']);
+    expect((await b.counts(['q']))[0]).toMatchObject({ delayed: 1 });
+    const [grant] = await b.acquireSlots([{ task: 'limited', intervalMs: HOUR, count: 5 }]);
+    expect(grant).toEqual({ firstDelayMs: 0, intervalMs: 0, override: 'off' });
+
+    expect(await b.setRateLimit('limited', '2/h')).toBe(0);
+    const [limited] = await (await broker()).acquireSlots([{ task: 'limited', intervalMs: 1, count: 2 }]);
+    expect(limited).toMatchObject({ intervalMs: HOUR / 2, override: '2/h' });
+  });
+
+  it('a bad rate set at run time is refused, naming it, and changes nothing', async () => {
+    const b = await broker();
+    await expect(b.setRateLimit('limited', '5/y')).rejects.toThrow(/rateLimit: "5\/y"/);
+    expect(await b.rateLimits()).toEqual(new Map());
+  });
+});
