@@ -46,8 +46,9 @@ export interface JobRecord {
   ownId?: boolean;
   /**
    * Set when its rate limit deferred the job to its turn (a `defer` with
-   * `slot`): the broker's due time it was given. Such a job starts when it
-   * comes due without asking the bucket again; a retry or a give-back clears it.
+   * `slot`): that turn, epoch ms on this process's clock (the Redis broker
+   * converts, keeping how late the job is). Such a job starts without asking
+   * the bucket again unless it comes late; a retry or a give-back clears it.
    */
   rateSlot?: number;
 }

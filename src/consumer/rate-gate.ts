@@ -20,6 +20,11 @@ export interface Admission {
 
 /** When the buckets cannot be asked (the broker away), the jobs wait this long and ask again. */
 const ASK_AGAIN_MS = 1_000;
+/**
+ * A job that holds its turn starts if it comes at most this late (or one
+ * interval, if longer); later, it asks for a new turn.
+ */
+const LATE_MS = 100;
 /** Rate texts parsed (job options repeat a few values): the bound only guards memory. */
 const PARSED_CACHED = 1_000;
 
@@ -42,11 +47,17 @@ export class RateGate {
 
   /**
    * The ms between starts this job must keep, or undefined when no limit
-   * governs it (or it already holds its turn). Throws OptionError when the
+   * governs it (or it holds its turn, come now). Throws OptionError when the
    * job's own rateLimit is not one (from a producer that did not check it).
    */
   intervalOf(job: JobRecord): number | undefined {
-    if (job.rateSlot !== undefined) return undefined;
+    const interval = this.limitOf(job);
+    if (interval === undefined || job.rateSlot === undefined) return interval;
+    // Its turn, unless every node was busy when it came: then it asks again, so a stall never releases a burst.
+    return Date.now() - job.rateSlot <= Math.max(interval, LATE_MS) ? undefined : interval;
+  }
+
+  private limitOf(job: JobRecord): number | undefined {
     if (this.setAtRunTime.size > 0) {
       const set = this.setAtRunTime.get(job.task);
       if (set !== undefined) return set > 0 ? set : undefined;

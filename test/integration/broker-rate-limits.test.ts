@@ -69,6 +69,21 @@ describe.each(['memory', 'redis'] as const)('Broker rate limits over %s', (kind)
     expect(again[0]!.job.rateSlot).toBeUndefined();
   });
 
+  it("a turn comes back on this process's clock, keeping how late the job is", async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('j1')]);
+    const [d] = await fetchAll(b, me, 1);
+    const deferredAt = Date.now();
+    await b.settle([{ kind: 'defer', delivery: d!, delay: 0, slot: true }]);
+    // Nobody fetches for a while: the job is due, and late when it comes.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    const [back] = await fetchAll(b, me, 1);
+    const turn = back!.job.rateSlot!;
+    expect(turn).toBeGreaterThanOrEqual(deferredAt - 50);
+    expect(Date.now() - turn).toBeGreaterThanOrEqual(500);
+  });
+
   it('defer without a slot comes back unmarked', async () => {
     const b = await broker();
     const me = await node(b, 'n1');

@@ -1,9 +1,10 @@
 import type { Redis } from 'ioredis';
 import { messageOf } from '../../errors.js';
 import { retryDelayMs } from '../../job-option-checks.js';
-import type { Delivery, FetchReply, FetchRequest, Settlement, WaitReply } from '../types.js';
+import type { Delivery, FetchReply, FetchRequest, JobRecord, Settlement, WaitReply } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import {
+  entryTime,
   makeCanonicalDelivery,
   makeDelivery,
   markerDue,
@@ -156,6 +157,7 @@ export class Deliveries {
       for (const [rawId, fields] of entries) {
         const delivery = makeDelivery(stream.queue, stream.kind, rawId.toString(), fields ?? []);
         if (this.outstanding.has(delivery)) continue;
+        if (delivery.job.rateSlot !== undefined) turnOnLocalClock(delivery.job, rawId.toString(), undefined);
         // A deleted entry or a marker left pending: just ack it.
         if (fields === null || markerDue(fields) !== undefined) drop.push({ kind: 'ack', delivery });
         else found.push(delivery);
@@ -292,6 +294,7 @@ export class Deliveries {
         i += 8;
       } else {
         d = makeDelivery(queue, kind, entryId, raw[i + 2] as Fields);
+        if (d.job.rateSlot !== undefined) turnOnLocalClock(d.job, entryId, brokerNow);
         i += 3;
       }
       deliveries.push(d);
@@ -419,6 +422,7 @@ export class Deliveries {
       for (const [rawId, fields] of entries) {
         if (fields === null) continue;
         const delivery = makeDelivery(stream.queue, stream.kind, rawId.toString(), fields);
+        if (delivery.job.rateSlot !== undefined) turnOnLocalClock(delivery.job, rawId.toString(), undefined);
         if (markerDue(fields) !== undefined) {
           marker = true;
           internal.push({ kind: 'ack', delivery });
@@ -484,4 +488,18 @@ class Outstanding {
   has(d: Delivery): boolean {
     return this.byQueue.get(d.queue)?.has(d.receipt) ?? false;
   }
+}
+
+/**
+ * A rate-limit turn as Redis wrote it (its clock) moved to this process's
+ * clock, keeping how late the job is: by Redis's now when the fetch script
+ * read it, else by the time the entry was promoted to its stream (a blocking
+ * read returns entries as they arrive).
+ */
+function turnOnLocalClock(job: JobRecord, entryId: string, brokerNow: number | undefined): void {
+  const turn = job.rateSlot ?? 0;
+  job.rateSlot =
+    brokerNow !== undefined
+      ? (onLocalClock(turn, brokerNow) ?? Date.now())
+      : Date.now() - Math.max(0, entryTime(entryId) - turn);
 }
