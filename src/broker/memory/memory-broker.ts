@@ -539,7 +539,7 @@ export class MemoryBroker implements Broker {
 
   async setRateLimit(task: string, rate: string): Promise<number> {
     const touched = new Set<string>();
-    const n = this.state.rates.setRate(this.state, task, rate, Date.now(), touched);
+    const n = this.state.rates.setRate([...this.state.allQueues()], task, rate, Date.now(), touched);
     this.state.waiters.changed(touched);
     return n;
   }

@@ -1,6 +1,6 @@
 import type { SlotGrant, SlotRequest } from '../types.js';
 import { rateSetting } from '../rate-setting.js';
-import type { MemoryState } from './memory-state.js';
+import type { MemoryQueue } from './memory-queue.js';
 
 /**
  * The memory twin of the Redis rate limits (acquireSlots-n.lua,
@@ -28,10 +28,16 @@ export class RateBuckets {
   }
 
   /** Sets a task's rate and spaces again its jobs waiting their turn, in the order of their turns; returns how many. */
-  setRate(state: MemoryState, task: string, rate: string, now: number, touched: Set<string>): number {
+  setRate(
+    queues: readonly [string, MemoryQueue][],
+    task: string,
+    rate: string,
+    now: number,
+    touched: Set<string>,
+  ): number {
     const setting = rateSetting(task, rate);
     this.set.set(task, setting);
-    const waiting = [...state.allQueues()]
+    const waiting = queues
       .flatMap(([name, q]) =>
         q.takeDelayed((d) => d.job.task === task && d.job.rateSlot !== undefined).map((d) => ({ name, q, d })),
       )

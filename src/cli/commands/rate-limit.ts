@@ -1,7 +1,7 @@
-import type { Broker } from '../../broker/types.js';
+import type { BrokerRateLimits } from '../../broker/types.js';
 import { rateSetting } from '../../broker/rate-setting.js';
 import { messageOf } from '../../errors.js';
-import { askNodes, NoSuchNodeError, type NodeAnswer } from '../control-request.js';
+import { askNodes, NoSuchNodeError, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import { printJson } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
@@ -25,7 +25,7 @@ export function parseRateLimitArgs(rest: readonly string[]): [task: string, rate
  * once and prints their replies. Returns whether every live node replied ok.
  */
 export async function setRateLimit(
-  broker: Broker,
+  broker: NodeAsker & Pick<BrokerRateLimits, 'setRateLimit'>,
   task: string,
   rate: string,
   timeoutMs: number,
