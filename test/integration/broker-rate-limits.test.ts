@@ -84,6 +84,36 @@ describe.each(['memory', 'redis'] as const)('Broker rate limits over %s', (kind)
     expect(Date.now() - turn).toBeGreaterThanOrEqual(500);
   });
 
+  it("a job holding its turn is served before the queue's backlog when it comes due", async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('turn')]);
+    const [d] = await fetchAll(b, me, 1);
+    await b.settle([{ kind: 'defer', delivery: d!, delay: 0, slot: true }]);
+    // A backlog enqueued meanwhile: behind it, the turn would pass.
+    await b.enqueue([job('b1'), job('b2'), job('b3')]);
+    const [first] = await fetchAll(b, me, 1);
+    expect(first!.job.id).toBe('turn');
+    expect((await fetchAll(b, me, 3)).map((x) => x.job.id)).toEqual(['b1', 'b2', 'b3']);
+  });
+
+  it('a job deferred without a turn, and a retry, go behind the backlog as before', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('asks'), job('fails')]);
+    const [asks, fails] = await fetchAll(b, me, 2);
+    await b.settle([
+      { kind: 'defer', delivery: asks!, delay: 0, slot: false },
+      { kind: 'retry', delivery: fails!, delay: 0 },
+    ]);
+    await b.enqueue([job('b1')]);
+    const ids: string[] = [];
+    await expect
+      .poll(async () => ids.push(...(await fetchAll(b, me, 3)).map((x) => x.job.id)) && ids.length, { timeout: 10_000 })
+      .toBe(3);
+    expect(ids[0]).toBe('b1');
+  });
+
   it('defer without a slot comes back unmarked', async () => {
     const b = await broker();
     const me = await node(b, 'n1');

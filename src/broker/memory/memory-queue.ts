@@ -62,11 +62,16 @@ export class MemoryQueue {
     return lo === 0;
   }
 
-  /** Moves delayed jobs due by `now` to the end of the main list, in due order; returns how many. */
+  /**
+   * Moves delayed jobs due by `now` to the end of the main list, in due
+   * order, and jobs holding their rate-limit turn to the redelivered list
+   * (served first: behind a backlog their turn would pass); returns how many.
+   */
   promote(now: number): number {
     let n = 0;
     while (n < this.delayed.length && (this.delayed[n] as DelayedJob).dueAt <= now) {
-      this.main.push((this.delayed[n] as DelayedJob).job);
+      const { job } = this.delayed[n] as DelayedJob;
+      (job.rateSlot === undefined ? this.main : this.rd).push(job);
       n++;
     }
     if (n > 0) this.delayed.splice(0, n);

@@ -23,7 +23,8 @@
   then S groups of 5: op, queue index, stream kind, entry id, arg
     op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
-        s = defer to its rate-limit slot, marked with a `slot` field (arg: delay ms)
+        s = defer to its rate-limit slot, marked with a `slot` field (arg: delay ms;
+            promoted to :rd when due, so it is served before the queue's backlog)
         l = defer, unmarked: it asks its bucket again when due (arg: delay ms)
     (a retry and a give-back with '1' drop the `slot` mark: the next start asks again)
   then A ack groups, one per stream: queue index, stream kind, n, entry id × n,
@@ -173,7 +174,12 @@ for p = 1, np do
     local due = redis.call('ZRANGE', key(p, 3), '-inf', now, 'BYSCORE', 'LIMIT', 0, promoteMax)
     for _, member in ipairs(due) do
       local fields = cmsgpack.unpack(member)
-      indexJob(jobs, fields, 'q', redis.call('XADD', key(p, 1), '*', unpack(fields)), queueName(p))
+      -- A job holding its rate-limit turn goes to :rd, served first: behind a backlog its turn would pass.
+      if #fields ~= 12 and getField(fields, 'slot') then
+        indexJob(jobs, fields, 'r', redis.call('XADD', key(p, 2), '*', unpack(fields)), queueName(p))
+      else
+        indexJob(jobs, fields, 'q', redis.call('XADD', key(p, 1), '*', unpack(fields)), queueName(p))
+      end
     end
     if #due > 0 then redis.call('ZREM', key(p, 3), unpack(due)) end
     first = firstDue(key(p, 3))
