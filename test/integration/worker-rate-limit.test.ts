@@ -101,7 +101,9 @@ describe('rate limits across the cluster', () => {
       expect(spacedStarts).toHaveLength(6);
       expect(busiestSecond(spacedStarts)).toBeLessThanOrEqual(3);
       expect(all.find((s) => s.id === free.id)!.at).toBeLessThan(Math.max(...spacedStarts));
+      // Waiting for a turn spends no retry: deferred, never retried.
       expect(worker.stats().consumer.deferred).toBeGreaterThan(0);
+      expect(worker.stats().consumer.retried).toBe(0);
     },
   );
 
