@@ -23,6 +23,7 @@ function handler(): {
     grow: (n) => calls.push(['grow', n]),
     shrink: (n) => calls.push(['shrink', n]),
     autoscale: (max, min) => calls.push(['autoscale', max, min]),
+    rateLimit: (task, rate) => calls.push(['rate-limit', task, rate]),
     shutdown: () => undefined,
     jobs: (which) => calls.push(['jobs', which]),
     registered: () => calls.push(['registered']),
@@ -71,6 +72,25 @@ describe('ControlHandler arguments', () => {
     const reply = await run('revoke', args);
     expect(reply.ok).toBe(false);
     expect(reply.error).toMatch(/^control revoke: /);
+    expect(reply.error).toMatch(message);
+    expect(calls).toEqual([]);
+  });
+
+  it('rate-limit passes the task and the rate on', async () => {
+    const { run, calls } = handler();
+    expect(await run('rate-limit', ['send', '10/s'])).toMatchObject({ ok: true });
+    expect(calls).toEqual([['rate-limit', 'send', '10/s']]);
+  });
+
+  it.each([
+    ['task (none)', [], /invalid option task: undefined/],
+    ['task (empty)', ['', '10/s'], /invalid option task: ""/],
+    ['rate (a number)', ['send', 10], /invalid option rate: 10/],
+  ])('rate-limit with a bad %s replies ok: false naming it, and changes nothing', async (_what, args, message) => {
+    const { run, calls } = handler();
+    const reply = await run('rate-limit', args);
+    expect(reply.ok).toBe(false);
+    expect(reply.error).toMatch(/^control rate-limit: /);
     expect(reply.error).toMatch(message);
     expect(calls).toEqual([]);
   });
