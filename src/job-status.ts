@@ -14,8 +14,9 @@ export function nodeNameOf(nodeId: string): string {
  * the broker finds the job (read first) and its stored record (read after,
  * so a job that ends between the two reads shows its end):
  * - waiting in `queue`: PENDING;
- * - delayed: PENDING with `dueAt`; a retry waiting for its backoff: RETRY
- *   with `dueAt` (the next attempt) and the failed attempt's record;
+ * - delayed: PENDING with `dueAt` (and `rateLimited` when it waits for its
+ *   turn under a rate limit); a retry waiting for its backoff: RETRY with
+ *   `dueAt` (the next attempt) and the failed attempt's record;
  * - reserved by a node: the node's STARTED record when it keeps one
  *   (`trackStarted`: pid and start), else RECEIVED naming the node;
  * - ended: the stored record (SUCCESS, FAILURE, REVOKED);
@@ -38,6 +39,8 @@ export function jobStatus(
     case 'waiting':
       return base;
     case 'delayed':
+      // Waiting for its rate-limit turn is no retry, whatever attempt it is on.
+      if (location.rateLimited === true) return { ...base, dueAt: location.dueAt, rateLimited: true };
       if (location.attempt === 0) return { ...base, dueAt: location.dueAt };
       return {
         ...(record?.state === 'RETRY' ? record : base),

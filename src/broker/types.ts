@@ -148,6 +148,11 @@ export interface ResultRecord {
    * broker's clock.
    */
   dueAt?: number;
+  /**
+   * PENDING with `dueAt`: the job waits in the broker for its turn under a
+   * rate limit (as `handle.state()` finds it); no retry is spent on it.
+   */
+  rateLimited?: boolean;
 }
 
 /**
@@ -466,6 +471,12 @@ export interface JobLocation {
   enqueuedAt: number;
   /** delayed: when it is due (epoch ms on the broker's clock). */
   dueAt?: number;
+  /**
+   * delayed: true when the job waits for its turn under a rate limit (a
+   * `defer` settlement), not for a retry's backoff nor a delay it was
+   * enqueued with; such a wait spends no retry.
+   */
+  rateLimited?: boolean;
   /** reserved: the id of the node that holds it. */
   nodeId?: string;
   /** reserved: when that node fetched it (epoch ms, approximate: the broker counts idle time). */

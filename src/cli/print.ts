@@ -17,8 +17,9 @@ const iso = (at: number): string => new Date(at).toISOString();
 function stateNote(record: ResultRecord): string {
   switch (record.state) {
     case 'PENDING':
-      return record.dueAt === undefined
-        ? ` (waiting in queue ${record.queue})`
+      if (record.dueAt === undefined) return ` (waiting in queue ${record.queue})`;
+      return record.rateLimited === true
+        ? ` (waiting for its rate-limit turn, due at ${iso(record.dueAt)})`
         : ` (delayed until ${iso(record.dueAt)})`;
     case 'RECEIVED':
       // receivedAt: found held by a node that does not track starts, so it may be running already.

@@ -9,7 +9,8 @@ import type { NodeEvent } from './node-event.js';
 /**
  * A job's life on this node as events: received, started, then its outcome
  * (succeeded, retried with the next attempt's time, failed, given back),
- * preceded by job-lost when its child died under it.
+ * preceded by job-lost when its child died under it; or, before it starts,
+ * deferred by a rate limit with the time it is due again.
  */
 export class JobEvents implements ConsumerObserver {
   constructor(
@@ -51,6 +52,11 @@ export class JobEvents implements ConsumerObserver {
       return;
     }
     const base = { at, node: this.node, jobId: job.id, task: job.task, queue: s.delivery.queue, attempt: job.attempt };
+    if (s.kind === 'defer') {
+      // Sent back to wait for its turn: no outcome, no retry spent (outcomeOf leaves it out of the metrics).
+      this.buffer.push({ ...base, type: 'job-deferred', dueAt: at + Math.max(0, Math.ceil(s.delay)) });
+      return;
+    }
     const timing: Partial<NodeEvent> = {};
     if (run?.pid !== undefined) timing.pid = run.pid;
     if (run?.startedAt !== undefined) timing.runtimeMs = Math.max(0, run.finishedAt - run.startedAt);

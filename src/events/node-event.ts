@@ -13,6 +13,7 @@ export type NodeEventType =
   | 'job-lost'
   | 'job-revoked'
   | 'job-given-back'
+  | 'job-deferred'
   | 'process-up'
   | 'process-down'
   | 'scale-up'
@@ -32,6 +33,7 @@ export const NODE_EVENT_TYPES: readonly NodeEventType[] = [
   'job-lost',
   'job-revoked',
   'job-given-back',
+  'job-deferred',
   'process-up',
   'process-down',
   'scale-up',
@@ -66,6 +68,8 @@ export interface NodeEvent {
   progress?: unknown;
   /** job-retried: when the next attempt is due (epoch ms, the node's clock). */
   retryAt?: number;
+  /** job-deferred: when the job, sent back to wait for its rate-limit turn, is due again (epoch ms, the node's clock). */
+  dueAt?: number;
   /** job-failed, job-retried, job-lost, pool-failed: what went wrong. */
   error?: { name: string; message: string };
   /** job-lost, process-down: the child's exit code (null when a signal ended it). */
@@ -107,6 +111,7 @@ export function describeEvent(e: NodeEvent): string {
   if (e.runtimeMs !== undefined) parts.push(`in ${e.runtimeMs} ms`);
   if (e.pid !== undefined) parts.push(`pid ${e.pid}`);
   if (e.retryAt !== undefined) parts.push(`retry at ${new Date(e.retryAt).toISOString()}`);
+  if (e.dueAt !== undefined) parts.push(`rate limit: due at ${new Date(e.dueAt).toISOString()}`);
   if (e.reason !== undefined) parts.push(e.reason);
   if (e.exitCode !== undefined && e.exitCode !== null) parts.push(`exit code ${e.exitCode}`);
   if (e.signal !== undefined && e.signal !== null) parts.push(`signal ${e.signal}`);

@@ -6,7 +6,8 @@
  * and spaces again the jobs already waiting.
  */
 import { describe, expect, it } from 'vitest';
-import type { Broker, Delivery, NewJob } from '../../dist/broker/types.js';
+import type { Broker, Delivery, NewJob, ResultRecord } from '../../dist/broker/types.js';
+import { jobStatus } from '../../dist/job-status.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
 
 const HOUR = 3_600_000;
@@ -149,6 +150,126 @@ describe.each(['memory', 'redis'] as const)('Broker rate limits over %s', (kind)
     expect(await b.setRateLimit('limited', '2/h')).toBe(0);
     const [limited] = await (await broker()).acquireSlots([{ task: 'limited', intervalMs: 1, count: 2 }]);
     expect(limited).toMatchObject({ intervalMs: HOUR / 2, override: '2/h' });
+  });
+
+  /** What `handle.state()` says of job `id`: where the broker finds it, then its record. */
+  async function stateOf(b: Broker, id: string): Promise<ResultRecord | undefined> {
+    return jobStatus(await b.locate(id), await b.getResult(id));
+  }
+
+  function byId(ds: readonly Delivery[], id: string): Delivery {
+    const d = ds.find((x) => x.job.id === id);
+    if (d === undefined) throw new Error(`job ${id} was not fetched`);
+    return d;
+  }
+
+  it('a deferred job is delayed in the job index until its turn: state() says PENDING with dueAt, never RETRY', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('turn'), job('asks'), job('again')]);
+    const first = await fetchAll(b, me, 3);
+    // `again` failed once (a RETRY record is stored), came back, and now waits for its rate-limit turn.
+    const failed: ResultRecord = { id: 'again', task: 'limited', queue: 'q', state: 'RETRY', retries: 0 };
+    await b.settle([{ kind: 'retry', delivery: byId(first, 'again'), delay: 0, result: failed }]);
+    let retried: Delivery[] = [];
+    await expect
+      .poll(async () => (retried = retried.length > 0 ? retried : await fetchAll(b, me, 1)).length, {
+        timeout: 10_000,
+      })
+      .toBe(1);
+    const before = Date.now();
+    await b.settle([
+      { kind: 'defer', delivery: byId(first, 'turn'), delay: HOUR, slot: true },
+      { kind: 'defer', delivery: byId(first, 'asks'), delay: HOUR, slot: false },
+      { kind: 'defer', delivery: byId(retried, 'again'), delay: 2 * HOUR, slot: true },
+    ]);
+    const after = Date.now();
+    for (const id of ['turn', 'asks']) {
+      const where = await b.locate(id);
+      expect(where).toMatchObject({ id, state: 'delayed', queue: 'q', attempt: 0, rateLimited: true });
+      expect(where?.dueAt).toBeGreaterThanOrEqual(before + HOUR - 1000);
+      expect(where?.dueAt).toBeLessThanOrEqual(after + HOUR + 1000);
+      const shown = await stateOf(b, id);
+      expect(shown).toMatchObject({ id, state: 'PENDING', retries: 0, rateLimited: true, dueAt: where?.dueAt });
+    }
+    expect(await b.locate('again')).toMatchObject({ state: 'delayed', attempt: 1, rateLimited: true });
+    const again = await stateOf(b, 'again');
+    // Waiting for a turn is no retry: the failed attempt's RETRY record does not speak for it.
+    expect(again).toMatchObject({ state: 'PENDING', retries: 1, rateLimited: true });
+    expect(again?.dueAt).toBeGreaterThanOrEqual(before + 2 * HOUR - 1000);
+    expect(again?.error).toBeUndefined();
+  });
+
+  it('a deferred job promoted when its turn comes is waiting again in the job index, then reserved', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('turn'), job('asks')]);
+    const ds = await fetchAll(b, me, 2);
+    await b.settle([
+      { kind: 'defer', delivery: byId(ds, 'turn'), delay: 0, slot: true },
+      { kind: 'defer', delivery: byId(ds, 'asks'), delay: 0, slot: false },
+    ]);
+    // A fetch of nothing promotes the due jobs and reserves none.
+    await expect
+      .poll(
+        async () => {
+          await fetchAll(b, me, 0);
+          return [(await b.locate('turn'))?.state, (await b.locate('asks'))?.state];
+        },
+        { timeout: 10_000 },
+      )
+      .toEqual(['waiting', 'waiting']);
+    for (const id of ['turn', 'asks']) {
+      const where = await b.locate(id);
+      expect(where?.dueAt).toBeUndefined();
+      expect(where?.rateLimited).toBeUndefined();
+      expect(await stateOf(b, id)).toMatchObject({ state: 'PENDING', retries: 0 });
+      expect((await stateOf(b, id))?.dueAt).toBeUndefined();
+    }
+    const [next] = await fetchAll(b, me, 1);
+    expect(next?.job.id).toBe('turn');
+    expect(await b.locate('turn')).toMatchObject({ state: 'reserved', nodeId: me });
+  });
+
+  it('a rate set at run time moves the job index entries of the jobs it spaces again', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('j1'), job('j2'), job('j3'), job('asks'), job('x', { task: 'unrelated' })]);
+    const ds = await fetchAll(b, me, 5);
+    await b.settle([
+      { kind: 'defer', delivery: byId(ds, 'j1'), delay: HOUR, slot: true },
+      { kind: 'defer', delivery: byId(ds, 'j2'), delay: 2 * HOUR, slot: true },
+      { kind: 'defer', delivery: byId(ds, 'j3'), delay: 3 * HOUR, slot: true },
+      { kind: 'defer', delivery: byId(ds, 'asks'), delay: 4 * HOUR, slot: false },
+      { kind: 'defer', delivery: byId(ds, 'x'), delay: HOUR, slot: true },
+    ]);
+    const before = Date.now();
+    expect(await b.setRateLimit('limited', '1/m')).toBe(4);
+    const after = Date.now();
+    // In the order of their turns, from now, one a minute; the other task's job stays where it was.
+    for (const [i, id] of ['j1', 'j2', 'j3', 'asks'].entries()) {
+      const where = await b.locate(id);
+      expect(where).toMatchObject({ state: 'delayed', rateLimited: true });
+      expect(where?.dueAt).toBeGreaterThanOrEqual(before + i * 60_000 - 1000);
+      expect(where?.dueAt).toBeLessThanOrEqual(after + i * 60_000 + 1000);
+      expect((await stateOf(b, id))?.dueAt).toBe(where?.dueAt);
+    }
+    expect((await b.locate('x'))?.dueAt).toBeGreaterThanOrEqual(before + HOUR - 60_000);
+    // The index names the new place: the job can be taken out there, and is never fetched.
+    expect(await b.removeWaiting('j3')).toMatchObject({ id: 'j3', state: 'delayed' });
+    expect(await b.locate('j3')).toBeUndefined();
+
+    expect(await b.setRateLimit('limited', 'off')).toBe(3);
+    await expect
+      .poll(
+        async () => {
+          await fetchAll(b, me, 0);
+          return Promise.all(['j1', 'j2', 'asks'].map(async (id) => (await b.locate(id))?.state));
+        },
+        { timeout: 10_000 },
+      )
+      .toEqual(['waiting', 'waiting', 'waiting']);
+    expect((await fetchAll(b, me, 10)).map((d) => d.job.id).sort()).toEqual(['asks', 'j1', 'j2']);
   });
 
   it('a bad rate set at run time is refused, naming it, and changes nothing', async () => {

@@ -10,7 +10,7 @@ import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../setup/provided.js';
-import { Client } from '../../dist/index.js';
+import { Client, type ResultRecord } from '../../dist/index.js';
 import {
   cleanup,
   countsOf,
@@ -25,6 +25,7 @@ import {
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 32;
 const TASKS = fixture('tasks-rate-limited.mjs');
+const HOUR = 3_600_000;
 
 function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
@@ -113,6 +114,34 @@ describe('prefork control rate-limit against worker nodes', () => {
         { node: 'rl-a', nodeId: node.nodeId, ok: true, value: { task: 'slow', rateLimit: 'off' } },
       ]);
       await Promise.all(stuck.map((id) => client.waitForResult(id, 30_000)));
+    },
+  );
+
+  it(
+    'prefork result tells a job waiting for its turn, and where a new rate moved it',
+    { timeout: 90_000 },
+    async () => {
+      expect(run(['control', 'rate-limit', 'slow', '1/m', '--broker', url]).code).toBe(0);
+      const held = await backlog(4);
+      const result = (id: string) => JSON.parse(run(['result', id, '--json', '--broker', url]).stdout) as ResultRecord;
+      const waiting = held.map(result).filter((r) => r.rateLimited === true);
+      expect(waiting).toHaveLength(3);
+      for (const r of waiting) {
+        expect(r).toMatchObject({ state: 'PENDING', retries: 0 });
+        expect(r.dueAt).toBeLessThanOrEqual(Date.now() + 5 * 60_000);
+      }
+      expect(run(['result', waiting[0]!.id, '--broker', url]).stdout).toMatch(
+        /state: +PENDING \(waiting for its rate-limit turn, due at \d{4}-\d\d-\d\dT/,
+      );
+
+      // 1/h spaces them again from now, an hour apart: the job index follows them.
+      const before = Date.now();
+      expect(run(['control', 'rate-limit', 'slow', '1/h', '--broker', url]).code).toBe(0);
+      const moved = waiting.map((r) => result(r.id)).filter((r) => r.state === 'PENDING');
+      expect(moved.filter((r) => r.rateLimited === true && r.dueAt! >= before + HOUR - 60_000)).toHaveLength(2);
+
+      expect(run(['control', 'rate-limit', 'slow', 'off', '--broker', url]).code).toBe(0);
+      await Promise.all(held.map((id) => client.waitForResult(id, 30_000)));
     },
   );
 

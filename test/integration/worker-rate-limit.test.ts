@@ -5,7 +5,7 @@
  * window (a tolerance of one for clock edges), never how long anything took.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { OptionError, defineTasks } from 'prefork';
+import { OptionError, defineTasks, type NodeEvent } from 'prefork';
 import {
   brokerFor,
   cleanup,
@@ -104,6 +104,41 @@ describe('rate limits across the cluster', () => {
       // Waiting for a turn spends no retry: deferred, never retried.
       expect(worker.stats().consumer.deferred).toBeGreaterThan(0);
       expect(worker.stats().consumer.retried).toBe(0);
+    },
+  );
+
+  it.each(['memory', 'redis'] as const)(
+    'on %s, state() of a job waiting for its turn says PENDING until when, spends no retry, and an event tells it',
+    async (kind) => {
+      const broker = brokerFor(kind, inject('redisUrl'));
+      const namespace = uniqueName('rls');
+      const worker = makeWorker({ app: TASKS, broker, namespace, ledger: newLedger(), concurrency: 2 });
+      await worker.start();
+      const client = makeClient(broker, namespace);
+      const before = Date.now();
+      const handles = await Promise.all([1, 2, 3].map(() => client.enqueue('slow', [])));
+      // `slow` is 1/m: one starts now, the two others wait in the broker for their turns, a minute apart.
+      const waiting = async () =>
+        (await Promise.all(handles.map((h) => h.state()))).filter((s) => s?.rateLimited === true);
+      await expect.poll(async () => (await waiting()).length, { timeout: 20_000 }).toBe(2);
+      const shown = await waiting();
+      for (const s of shown) {
+        expect(s).toMatchObject({ state: 'PENDING', queue: 'default', retries: 0 });
+        expect(s?.dueAt).toBeGreaterThan(before);
+        expect(s?.dueAt).toBeLessThanOrEqual(Date.now() + 3 * 60_000);
+      }
+      const [first, second] = shown.map((s) => s!.dueAt!).sort((a, b) => a - b);
+      expect(second! - first!).toBeGreaterThanOrEqual(59_000);
+      expect(worker.stats().consumer).toMatchObject({ deferred: 2, retried: 0 });
+
+      const deferred: NodeEvent[] = [];
+      const stop = new AbortController();
+      for await (const e of client.events({ recent: 1000, task: 'slow', signal: stop.signal })) {
+        if (e.type === 'job-deferred') deferred.push(e);
+        if (deferred.length === 2) stop.abort();
+      }
+      expect(new Set(deferred.map((e) => e.jobId))).toEqual(new Set(shown.map((s) => s!.id)));
+      for (const e of deferred) expect(e.dueAt).toBeGreaterThan(e.at);
     },
   );
 

@@ -5,6 +5,8 @@ import type { DeadJob, JobRecord, ListedJob, ListedState } from '../types.js';
 export interface DelayedJob {
   dueAt: number;
   job: JobRecord;
+  /** Deferred by a rate limit (the Redis broker's `slot` mark): it waits for its turn, not for a retry. */
+  rateLimited?: true;
 }
 
 /**

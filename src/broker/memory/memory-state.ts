@@ -85,6 +85,7 @@ export class MemoryState {
       if (delayed !== undefined) {
         const location = locationOf(delayed.job, name, 'delayed');
         location.dueAt = delayed.dueAt;
+        if (delayed.rateLimited === true) location.rateLimited = true;
         return { location, remove: () => void q.remove(id) };
       }
     }

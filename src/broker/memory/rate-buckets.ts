@@ -39,12 +39,12 @@ export class RateBuckets {
     this.set.set(task, setting);
     const waiting = queues
       .flatMap(([name, q]) =>
-        q.takeDelayed((d) => d.job.task === task && d.job.rateSlot !== undefined).map((d) => ({ name, q, d })),
+        q.takeDelayed((d) => d.job.task === task && d.rateLimited === true).map((d) => ({ name, q, d })),
       )
       .sort((a, b) => a.d.dueAt - b.d.dueAt);
     waiting.forEach(({ name, q, d }, i) => {
       const dueAt = setting.interval > 0 ? Math.ceil(now + i * setting.interval) : now;
-      q.addDelayed({ dueAt, job: { ...d.job, rateSlot: dueAt } });
+      q.addDelayed({ dueAt, job: { ...d.job, rateSlot: dueAt }, rateLimited: true });
       touched.add(name);
     });
     if (setting.interval > 0) this.tat.set(task, now + waiting.length * setting.interval);

@@ -42,7 +42,7 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
           const dueAt = now + retryDelayMs(Math.ceil(s.delay));
           const deferred = withoutSlot({ ...job });
           if (s.slot) deferred.rateSlot = dueAt;
-          q.addDelayed({ dueAt, job: deferred });
+          q.addDelayed({ dueAt, job: deferred, rateLimited: true });
           ctx.touched.add(queue);
         }
         if (s.kind === 'ack' || s.kind === 'dead') {

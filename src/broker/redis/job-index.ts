@@ -133,7 +133,9 @@ export class JobIndex {
     )) as Buffer[];
     for (const member of members) {
       const fields = memberFields(member);
-      if (fields === undefined || fieldMap(fields).get('id')?.toString() !== id) continue;
+      if (fields === undefined) continue;
+      const map = fieldMap(fields);
+      if (map.get('id')?.toString() !== id) continue;
       const { job } = decodeJob('0-0', place.queue, fields);
       const location: JobLocation = {
         id,
@@ -145,6 +147,8 @@ export class JobIndex {
         enqueuedAt: job.enqueuedAt,
         dueAt: Number(place.ref),
       };
+      // Marked by a rate limit's defer (fetchJobs-n.lua): its turn, or '0' when it asks again then.
+      if (map.has('slot')) location.rateLimited = true;
       return { location, place, job };
     }
     return 'moved';

@@ -44,7 +44,7 @@ export class RateLimits {
   async set(redis: Redis, task: string, rate: string): Promise<number> {
     const { interval, text } = rateSetting(task, rate);
     const queues = await redis.smembers(this.keys.queues);
-    const keys = [this.keys.rateLimits, this.keys.rateBucket(task)];
+    const keys = [this.keys.rateLimits, this.keys.rateBucket(task), this.keys.jobs];
     for (const q of queues) keys.push(this.keys.delayed(q), this.keys.stream(q));
     return Number(await callScript(redis, 'setRateLimit', keys, [task, interval, text]));
   }

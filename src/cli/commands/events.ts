@@ -19,7 +19,7 @@ export function registerEvents(program: Command): void {
   program
     .command('events')
     .description(
-      'print the events of every node: jobs received, started, succeeded, failed, retried, lost; children; scaling; nodes',
+      'print the events of every node: jobs received, started, succeeded, failed, retried, lost, deferred by a rate limit; children; scaling; nodes',
     )
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('-f, --follow', 'keep printing events as they come (until Ctrl-C)')

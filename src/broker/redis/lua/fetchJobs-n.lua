@@ -23,10 +23,13 @@
   then S groups of 5: op, queue index, stream kind, entry id, arg
     op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
-        s = defer to its rate-limit slot, marked with a `slot` field (arg: delay ms;
-            promoted to :rd when due, so it is served before the queue's backlog)
-        l = defer, unmarked: it asks its bucket again when due (arg: delay ms)
-    (a retry and a give-back with '1' drop the `slot` mark: the next start asks again)
+        s = defer to its rate-limit turn (arg: delay ms): marked `slot` = its due
+            time, promoted to :rd when due (served before the queue's backlog)
+        l = defer, holding no turn (arg: delay ms): marked `slot` = '0', it
+            asks its bucket again when due
+    (a `slot` mark says the job waits for a rate limit, not for a retry's
+    backoff: Broker.locate reports it rateLimited; a retry and a give-back
+    with '1' drop it: the next start asks again)
   then A ack groups, one per stream: queue index, stream kind, n, entry id × n,
     then the n job ids in the same order (plain acks: one XACK, one XDEL, one
     HMGET and one HDEL per stream, not per entry)
@@ -126,7 +129,7 @@ for _ = 1, ns do
       unindexJob(jobs, fields, kind, id, queueName(q))
     elseif op == 's' or op == 'l' then
       local due = clock() + tonumber(arg)
-      if op == 's' then setField(fields, 'slot', string.format('%d', due)) else removeField(fields, 'slot') end
+      if op == 's' then setField(fields, 'slot', string.format('%d', due)) else setField(fields, 'slot', '0') end
       schedule(key(q, 3), key(q, 1), fields, due)
       indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
     elseif op == 'g' then
@@ -175,7 +178,8 @@ for p = 1, np do
     for _, member in ipairs(due) do
       local fields = cmsgpack.unpack(member)
       -- A job holding its rate-limit turn goes to :rd, served first: behind a backlog its turn would pass.
-      if #fields ~= 12 and getField(fields, 'slot') then
+      local slot = #fields ~= 12 and getField(fields, 'slot')
+      if slot and slot ~= '0' then
         indexJob(jobs, fields, 'r', redis.call('XADD', key(p, 2), '*', unpack(fields)), queueName(p))
       else
         indexJob(jobs, fields, 'q', redis.call('XADD', key(p, 1), '*', unpack(fields)), queueName(p))

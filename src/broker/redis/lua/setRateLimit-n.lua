@@ -1,20 +1,22 @@
 --[[
   Sets a task's rate at run time for every node, and spaces again the jobs
-  already waiting for their turn (delayed with a `slot` mark, see
-  fetchJobs-n.lua): in the order of their turns, from now, one every
-  interval (off: all due now). The bucket restarts after them.
+  already waiting for the limit (delayed with a `slot` mark, see
+  fetchJobs-n.lua): in the order of their due times, from now, one every
+  interval (off: all due now), each then holding that turn. The bucket
+  restarts after them. Their places in the job index move with them.
 
   KEYS[1]          {ns}:rate-limits       HASH task -> "<interval ms> <rate>"
   KEYS[2]          {ns}:rate:<task>       the task's bucket (TAT)
-  KEYS[2j+1]       {ns}:delayed:<queue j> the delayed set of every known queue
-  KEYS[2j+2]       {ns}:q:<queue j>       its stream (a timer marker wakes blocked nodes)
+  KEYS[3]          {ns}:jobs              the job index (see the prelude)
+  KEYS[2j+2]       {ns}:delayed:<queue j> the delayed set of every known queue
+  KEYS[2j+3]       {ns}:q:<queue j>       its stream (a timer marker wakes blocked nodes)
 
   ARGV[1] task, ARGV[2] interval (ms; '0' = off), ARGV[3] the rate as shown ("100/s", "off")
 
   Returns how many waiting jobs were spaced again. Reads every member of
   the delayed sets: an operator's command, not a hot path.
 ]]
-local limits, bucket = KEYS[1], KEYS[2]
+local limits, bucket, jobs = KEYS[1], KEYS[2], KEYS[3]
 local task, rate = ARGV[1], ARGV[3]
 if task == nil or task == '' then badArg(1, 'task name') end
 local interval = tonumber(ARGV[2])
@@ -22,12 +24,12 @@ if not interval or interval ~= interval or interval < 0 or interval > MAX_INT th
   badArg(2, 'interval (ms): expected a number >= 0')
 end
 if rate == nil or rate == '' then badArg(3, 'rate') end
-if (#KEYS - 2) % 2 ~= 0 then badArg(0, 'keys: expected a delayed set and a stream per queue') end
+if #KEYS < 3 or (#KEYS - 3) % 2 ~= 0 then badArg(0, 'keys: expected the job index, then a delayed set and a stream per queue') end
 
 redis.call('HSET', limits, task, ARGV[2] .. ' ' .. rate)
 local now = nowMs()
 local waiting = {}
-for j = 3, #KEYS, 2 do
+for j = 4, #KEYS, 2 do
   local members = redis.call('ZRANGE', KEYS[j], 0, -1, 'WITHSCORES')
   for k = 1, #members, 2 do
     local fields = cmsgpack.unpack(members[k])
@@ -40,9 +42,11 @@ table.sort(waiting, function(a, b) return a[1] < b[1] end)
 for i, w in ipairs(waiting) do
   local due = now
   if interval > 0 then due = math.ceil(now + (i - 1) * interval) end
+  local turn = string.format('%d', due)
   redis.call('ZREM', w[4], w[2])
-  setField(w[3], 'slot', string.format('%d', due))
+  setField(w[3], 'slot', turn)
   schedule(w[4], w[5], w[3], due)
+  indexJob(jobs, w[3], 'd', turn, queueOfKey(w[4]))
 end
 if interval > 0 then
   local last = now + #waiting * interval
