@@ -1,4 +1,4 @@
-// B8 — rate-limited drain: `nodes` worker nodes share one cluster-wide rate
+// B9 — rate-limited drain: `nodes` worker nodes share one cluster-wide rate
 // limit (task `limited`, `rate`, default 1000/s) over a backlog enqueued
 // before they start, larger than the window can take.
 // Measures: the achieved rate of starts over a `seconds`-long window (after

@@ -1,10 +1,10 @@
-// B8 — rate-limited drain (scenario: rate-limited-drain.mjs).
+// B9 — rate-limited drain (scenario: rate-limited-drain.mjs).
 import { cell, count, dec, good, pct, runsCell, stat, target } from '../lib/report.mjs';
 
 export default {
-  id: 'B8',
+  id: 'B9',
   kind: 'redis',
-  title: 'B8 — rate-limited drain: 2 nodes × 2 processes, one cluster-wide limit of 1000/s',
+  title: 'B9 — rate-limited drain: 2 nodes × 2 processes, one cluster-wide limit of 1000/s',
 
   cases({ quick, url }) {
     const p = { url, nodes: 2, processes: 2, rate: '1000/s', seconds: quick ? 5 : 30, warmupSeconds: quick ? 1 : 3 };
