@@ -35,4 +35,13 @@ describe('printRecord', () => {
     expect(out).toMatch(/^state: +RECEIVED \(held by a node: buffered or running; it does not track starts\)$/m);
     expect(out).toMatch(/^received: +1970-01-01T00:00:00\.001Z$/m);
   });
+
+  it('PENDING delayed, and PENDING waiting for its rate-limit turn', () => {
+    expect(printed({ ...base, state: 'PENDING', dueAt: 1 })).toMatch(
+      /^state: +PENDING \(delayed until 1970-01-01T00:00:00\.001Z\)$/m,
+    );
+    expect(printed({ ...base, state: 'PENDING', dueAt: 1, rateLimited: true })).toMatch(
+      /^state: +PENDING \(waiting for its rate-limit turn, due at 1970-01-01T00:00:00\.001Z\)$/m,
+    );
+  });
 });
