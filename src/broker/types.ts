@@ -667,8 +667,8 @@ export interface BrokerAdmin {
   listDead(queue: string, limit: number): Promise<DeadJob[]>;
   /** Moves dead jobs back to their queue (attempt and redeliveries reset); `ids` undefined = all. Returns how many. */
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
-  /** Drops every dead job of a queue; returns how many. */
-  purgeDead(queue: string): Promise<number>;
+  /** Drops dead jobs of a queue: those with these ids, or every one (`ids` undefined). Returns how many. */
+  purgeDead(queue: string, ids?: readonly string[]): Promise<number>;
   /**
    * Up to `limit` jobs of a queue in one state, from `cursor` (a previous
    * page's `next`; none: the first page), in O(limit), never reading the

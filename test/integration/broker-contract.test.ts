@@ -423,6 +423,19 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await b.listDead('q', 10)).toEqual([]);
     });
 
+    it('purgeDead with ids drops only those dead jobs', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a'), job('b'), job('c')]);
+      const got = await fetchAll(b, me, ['q'], 3);
+      await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: 'bad' })));
+      expect(await b.purgeDead('q', [])).toBe(0);
+      expect(await b.purgeDead('q', ['nope'])).toBe(0);
+      expect(await b.purgeDead('q', ['b', 'nope'])).toBe(1);
+      expect(ids(await b.listDead('q', 10))).toEqual(['c', 'a']);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, dead: 2 });
+    });
+
     it('retryDead with no ids takes every dead job back', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

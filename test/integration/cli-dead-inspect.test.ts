@@ -1,5 +1,5 @@
 /**
- * `prefork dead retry` and `prefork inspect queues` against a real Redis
+ * `prefork dead retry|delete` and `prefork inspect queues` against a real Redis
  * (a database of this file's own): what a dead job looks like in the queue
  * counts, how retrying puts it back, and $PREFORK_BROKER_URL standing in
  * for --broker.
@@ -94,6 +94,23 @@ describe('prefork inspect queues and dead retry', { timeout: 120_000 }, () => {
     );
     expect(run(['dead', 'retry', '--all']).stdout).toBe('requeued 1 dead job(s)\n');
     expect(JSON.parse(run(['dead', 'list', '--json']).stdout)).toEqual([]);
+  });
+
+  it('dead delete <id> drops that job; an id not dead is named, exit 1', async () => {
+    const [inA, inB] = await twoDeadJobs();
+    expect(run(['dead', 'delete', inA])).toMatchObject({ code: 0, stdout: 'deleted 1 dead job(s)\n' });
+    expect(queues()).toEqual(
+      expect.arrayContaining([
+        { queue: 'a', waiting: 0, reserved: 0, delayed: 0, dead: 0 },
+        { queue: 'b', waiting: 0, reserved: 0, delayed: 0, dead: 1 },
+      ]),
+    );
+    const again = run(['dead', 'delete', inA, '--json']);
+    expect(again.code).toBe(1);
+    expect(JSON.parse(again.stdout)).toEqual({ deleted: 0, notDead: [inA] });
+    expect(again.stderr).toBe(`error: not in the dead set: ${inA}\n`);
+    expect(run(['dead', 'delete', inB, '--queue', 'a'])).toMatchObject({ code: 1, stdout: 'deleted 0 dead job(s)\n' });
+    expect(run(['dead', 'delete', inB])).toMatchObject({ code: 0, stdout: 'deleted 1 dead job(s)\n' });
   });
 
   it('without --broker, the commands use $PREFORK_BROKER_URL', async () => {

@@ -523,8 +523,8 @@ export class MemoryBroker implements Broker {
     return back.length;
   }
 
-  async purgeDead(queue: string): Promise<number> {
-    return this.state.peek(queue)?.unbury(undefined).length ?? 0;
+  async purgeDead(queue: string, ids?: readonly string[]): Promise<number> {
+    return this.state.peek(queue)?.unbury(ids).length ?? 0;
   }
 
   // rate limits

@@ -60,7 +60,9 @@ export class QueueAdmin {
     );
   }
 
-  async purgeDead(redis: Redis, queue: string): Promise<number> {
+  async purgeDead(redis: Redis, queue: string, ids?: readonly string[]): Promise<number> {
+    if (ids !== undefined)
+      return ids.length === 0 ? 0 : Number(await callScript(redis, 'deleteDead', [this.keys.dead(queue)], [...ids]));
     const replies = (await redis.multi().xlen(this.keys.dead(queue)).del(this.keys.dead(queue)).exec()) ?? [];
     const [err, n] = replies[0] ?? [null, 0];
     if (err) throw err;

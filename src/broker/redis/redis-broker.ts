@@ -576,8 +576,8 @@ export class RedisBroker implements Broker {
     return this.admin.retryDead(await this.redis(), queue, ids);
   }
 
-  async purgeDead(queue: string): Promise<number> {
-    return this.admin.purgeDead(await this.redis(), queue);
+  async purgeDead(queue: string, ids?: readonly string[]): Promise<number> {
+    return this.admin.purgeDead(await this.redis(), queue, ids);
   }
 
   async listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {

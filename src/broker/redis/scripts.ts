@@ -26,6 +26,7 @@ const SCRIPTS = {
   finishRecovery: 'finishRecovery-n.lua',
   purgeQueue: 'purgeQueue-4.lua',
   retryDead: 'retryDead-3.lua',
+  deleteDead: 'deleteDead-1.lua',
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
   swapResult: 'swapResult-1.lua',

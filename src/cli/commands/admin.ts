@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import type { BrokerAdmin } from '../../broker/types.js';
 import { withBroker } from '../connect.js';
+import { changeDead } from '../dead-jobs.js';
 import { argsJson, argsText, isoTime } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
@@ -77,28 +78,36 @@ export function registerAdmin(program: Command): void {
       if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
       if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
       const { requeued, unknown } = await withBroker(flags.broker, async (b) => {
-        const queues = await queuesOf(b, flags.queue);
         if (flags.all) {
           let total = 0;
-          for (const queue of queues) total += await b.retryDead(queue, undefined);
+          for (const queue of await queuesOf(b, flags.queue)) total += await b.retryDead(queue, undefined);
           return { requeued: total, unknown: [] };
         }
-        // One id at a time, so the ones that are not in the dead set can be named.
-        const missing: string[] = [];
-        let total = 0;
-        for (const id of new Set(ids)) {
-          let found = 0;
-          for (const queue of queues) found += await b.retryDead(queue, [id]);
-          if (found === 0) missing.push(id);
-          total += found;
-        }
-        return { requeued: total, unknown: missing };
+        const { count, notDead } = await changeDead(b, 'retry', ids, flags.queue);
+        return { requeued: count, unknown: notDead };
       });
       if (flags.json) printJson({ requeued, notDead: unknown });
       else process.stdout.write(`requeued ${requeued} dead job(s)\n`);
       if (unknown.length > 0) {
         const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
         process.stderr.write(`error: not in ${where}: ${unknown.join(', ')}\n`);
+        process.exitCode = 1;
+      }
+    });
+  dead
+    .command('delete')
+    .description('drop dead jobs by id')
+    .argument('<ids...>', 'job ids')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('-q, --queue <name>', 'only this queue', parse.queueName)
+    .option('--json', 'print JSON')
+    .action(async (ids: string[], flags: { broker?: string; queue?: string; json?: boolean }) => {
+      const { count, notDead } = await withBroker(flags.broker, (b) => changeDead(b, 'delete', ids, flags.queue));
+      if (flags.json) printJson({ deleted: count, notDead });
+      else process.stdout.write(`deleted ${count} dead job(s)\n`);
+      if (notDead.length > 0) {
+        const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
+        process.stderr.write(`error: not in ${where}: ${notDead.join(', ')}\n`);
         process.exitCode = 1;
       }
     });
