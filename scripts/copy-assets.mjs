@@ -1,13 +1,20 @@
 // tsc copies only .ts output: this copies the Lua scripts next to the compiled
-// broker so dist/ is self-contained.
-import { cpSync, existsSync, readdirSync, statSync } from 'node:fs';
-import { join } from 'node:path';
+// broker, and the dashboard's page (HTML, CSS, browser JavaScript: served as
+// they are, no build step), so dist/ is self-contained.
+import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+
+const DASHBOARD_ASSETS = join('src', 'dashboard', 'assets');
 
 function walk(dir) {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) walk(path);
-    else if (name.endsWith('.lua')) cpSync(path, path.replace(/^src/, 'dist'));
+    else if (name.endsWith('.lua') || path.startsWith(DASHBOARD_ASSETS)) {
+      const to = path.replace(/^src/, 'dist');
+      mkdirSync(dirname(to), { recursive: true });
+      cpSync(path, to);
+    }
   }
 }
 if (existsSync('src')) walk('src');

@@ -37,13 +37,18 @@ function stateNote(record: ResultRecord): string {
   }
 }
 
+/** A result as `prefork result --json` prints it: the arguments decoded (whole) in place of their msgpack bytes. */
+export function recordJson(record: ResultRecord): Record<string, unknown> {
+  const { payload, payloadBytes, ...rest } = record;
+  return { ...rest, ...argsJson({ payload, payloadBytes }), ...(payloadBytes === undefined ? {} : { payloadBytes }) };
+}
+
 /** A result for people (one field a line) or as JSON. */
 export function printRecord(record: ResultRecord, json: boolean): void {
-  const { payload, payloadBytes, ...rest } = record;
+  const { payload, payloadBytes } = record;
   const kept = { payload, payloadBytes };
   if (json) {
-    // The arguments decoded (whole) in place of their msgpack bytes.
-    printJson({ ...rest, ...argsJson(kept), ...(payloadBytes === undefined ? {} : { payloadBytes }) });
+    printJson(recordJson(record));
     return;
   }
   const lines = [

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
 import { registerAdmin } from './commands/admin.js';
 import { registerControl } from './commands/control.js';
+import { registerDashboard } from './commands/dashboard.js';
 import { registerDemo } from './commands/demo.js';
 import { registerEnqueue } from './commands/enqueue.js';
 import { registerInspect } from './commands/inspect.js';
@@ -31,6 +32,7 @@ export function buildProgram(): Command {
   registerControl(program);
   registerRevoke(program);
   registerEvents(program);
+  registerDashboard(program);
   registerDemo(program);
   for (const command of program.commands) {
     command.exitOverride();

@@ -1,9 +1,9 @@
 import { Option, type Command } from 'commander';
-import type { ControlCommand } from '../../broker/types.js';
+import type { BrokerPauses, ControlCommand, ControlReply } from '../../broker/types.js';
 import { checkQueueName } from '../../job-option-checks.js';
 import { parseAutoscale } from '../../util/units.js';
 import { withBroker } from '../connect.js';
-import { askNodes, type NodeAnswer } from '../control-request.js';
+import { askNodes, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import * as parse from '../parsers.js';
 import { printJson } from '../print.js';
 import { pauseOrResume } from './control-pause.js';
@@ -112,6 +112,24 @@ function summary(command: ControlCommand, value: unknown): string {
   }
 }
 
+/** The replies as `--json` prints them: a node that did not answer in time gets one saying so. */
+export function answersJson(answers: readonly NodeAnswer[], timeoutMs: number): ControlReply[] {
+  return answers.map(
+    ({ node, reply }) =>
+      reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` },
+  );
+}
+
+/** One line for people per node. */
+export function answerLines(command: ControlCommand, answers: readonly NodeAnswer[], timeoutMs: number): string[] {
+  return answers.map(({ node, reply }) => {
+    const who = `-> ${node.name} (${node.id})`;
+    if (reply === undefined) return `${who}: no reply within ${timeoutMs} ms`;
+    if (!reply.ok) return `${who}: error: ${reply.error ?? 'failed'}`;
+    return `${who}: ${summary(command, reply.value)}`;
+  });
+}
+
 /** One line per node; returns whether every node replied ok. */
 export function printAnswers(
   command: ControlCommand,
@@ -119,22 +137,28 @@ export function printAnswers(
   json: boolean,
   timeoutMs: number,
 ): boolean {
-  if (json) {
-    printJson(
-      answers.map(
-        ({ node, reply }) =>
-          reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` },
-      ),
-    );
-  } else {
-    for (const { node, reply } of answers) {
-      const who = `-> ${node.name} (${node.id})`;
-      if (reply === undefined) process.stdout.write(`${who}: no reply within ${timeoutMs} ms\n`);
-      else if (!reply.ok) process.stdout.write(`${who}: error: ${reply.error ?? 'failed'}\n`);
-      else process.stdout.write(`${who}: ${summary(command, reply.value)}\n`);
-    }
-  }
+  if (json) printJson(answersJson(answers, timeoutMs));
+  else for (const line of answerLines(command, answers, timeoutMs)) process.stdout.write(`${line}\n`);
   return answers.every((a) => a.reply?.ok === true);
+}
+
+/**
+ * Runs one parsed control command: pause and resume are remembered in the
+ * broker first (`said` tells what was), the others only go to the nodes.
+ * `prefork control` and the dashboard's buttons both come here.
+ */
+export async function runControl(
+  broker: NodeAsker & BrokerPauses,
+  { command, args }: { command: ControlCommand; args: (string | number)[] },
+  node: string | undefined,
+  timeoutMs: number,
+): Promise<{ said?: string; answers: NodeAnswer[] }> {
+  // A rate limit is written to the broker and printed by setRateLimit: `prefork control rate-limit` does it.
+  if (command === 'rate-limit')
+    throw new UsageError("control rate-limit: set it with 'prefork control rate-limit <task> <rate|off>'");
+  if (command === 'pause' || command === 'resume')
+    return pauseOrResume(broker, { command, queue: String(args[0]), node, timeoutMs });
+  return { answers: await askNodes(broker, command, args, node, timeoutMs) };
 }
 
 export function registerControl(program: Command): void {
@@ -151,28 +175,21 @@ export function registerControl(program: Command): void {
     .addOption(timeoutOption('how long to wait for the replies'))
     .option('--json', 'print the replies as JSON')
     .action(async (name: string, rest: string[], flags: ControlFlags) => {
-      const { command, args } = parseControl(name, rest);
-      if (command === 'pause' || command === 'resume') {
-        const { said, answers } = await withBroker(flags.broker, (b) =>
-          pauseOrResume(b, { command, queue: String(args[0]), node: flags.node, timeoutMs: flags.timeout }),
-        );
-        if (flags.json !== true) process.stdout.write(`${said}\n`);
-        if (!printAnswers(command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
-        return;
-      }
-      if (command === 'rate-limit') {
+      const parsed = parseControl(name, rest);
+      if (parsed.command === 'rate-limit') {
         if (flags.node !== undefined)
           throw new UsageError('control rate-limit: a rate limit is cluster-wide; --node is not accepted');
-        const [task, rate] = args as [string, string];
+        const [task, rate] = parsed.args as [string, string];
         const ok = await withBroker(flags.broker, (b) =>
           setRateLimit(b, task, rate, flags.timeout, flags.json === true, (answers) =>
-            printAnswers(command, answers, flags.json === true, flags.timeout),
+            printAnswers('rate-limit', answers, flags.json === true, flags.timeout),
           ),
         );
         if (!ok) process.exitCode = 1;
         return;
       }
-      const answers = await withBroker(flags.broker, (b) => askNodes(b, command, args, flags.node, flags.timeout));
-      if (!printAnswers(command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
+      const { said, answers } = await withBroker(flags.broker, (b) => runControl(b, parsed, flags.node, flags.timeout));
+      if (said !== undefined && flags.json !== true) process.stdout.write(`${said}\n`);
+      if (!printAnswers(parsed.command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
     });
 }

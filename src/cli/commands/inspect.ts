@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { BrokerAdmin, BrokerPauses, BrokerRevokes, PausedQueue } from '../../broker/types.js';
+import type { BrokerAdmin, BrokerPauses, BrokerRevokes } from '../../broker/types.js';
 import type { JobView } from '../../cluster/job-view.js';
 import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
@@ -7,6 +7,7 @@ import { askNodes, type NodeAnswer, type NodeAsker } from '../control-request.js
 import { argsJson, argsText, fromBase64, isoTime, listedJobJson } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
+import { queueOverview } from '../queue-overview.js';
 import { UsageError } from '../usage-error.js';
 import { timeoutOption } from './control.js';
 
@@ -87,10 +88,7 @@ async function inspectRevoked(b: InspectBroker, flags: InspectFlags): Promise<vo
 }
 
 async function inspectQueues(b: InspectBroker, flags: InspectFlags): Promise<void> {
-  const [known, pauses] = await Promise.all([b.knownQueues(), b.listPaused()]);
-  // A queue paused before any job reached it is listed too.
-  const names = [...new Set([...known, ...pauses.map((p) => p.queue)])].sort();
-  const rows = (await b.counts(names)).map((c) => ({ ...c, ...pausedOn(c.queue, pauses) }));
+  const rows = await queueOverview(b);
   if (flags.json) printJson(rows);
   else
     printTable(
@@ -104,15 +102,6 @@ async function inspectQueues(b: InspectBroker, flags: InspectFlags): Promise<voi
         c.paused ? 'all nodes' : c.pausedOn.length > 0 ? c.pausedOn.join(',') : '-',
       ]),
     );
-}
-
-/** Where a queue is paused: on every node, and on which nodes alone. */
-function pausedOn(queue: string, pauses: readonly PausedQueue[]): { paused: boolean; pausedOn: string[] } {
-  const mine = pauses.filter((p) => p.queue === queue);
-  return {
-    paused: mine.some((p) => p.node === undefined),
-    pausedOn: mine.flatMap((p) => (p.node === undefined ? [] : [p.node])),
-  };
 }
 
 /** Why a node's answer is missing or failed, for a table row and `error` in JSON. */

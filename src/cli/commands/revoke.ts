@@ -12,8 +12,8 @@ interface RevokeFlags {
   json?: boolean;
 }
 
-/** One line for people per job. */
-function describe(o: RevokeOutcome): string {
+/** One line for people per job (`prefork revoke`, the dashboard's revoke button). */
+export function describeRevoke(o: RevokeOutcome): string {
   if (o.outcome === 'finished') return `${o.id}: already finished (${o.state ?? '?'}), nothing to revoke`;
   if (o.outcome === 'unknown') return `${o.id}: unknown job id`;
   if (o.state === 'REVOKED') return `${o.id}: revoked already`;
@@ -49,7 +49,7 @@ export function registerRevoke(program: Command): void {
       else
         for (const o of outcomes)
           (o.outcome === 'unknown' ? process.stderr : process.stdout).write(
-            `${o.outcome === 'unknown' ? 'error: ' : ''}${describe(o)}\n`,
+            `${o.outcome === 'unknown' ? 'error: ' : ''}${describeRevoke(o)}\n`,
           );
       // An unknown id is an error (a typo loses the revoke); a finished job is not.
       if (outcomes.some((o) => o.outcome === 'unknown')) process.exitCode = 1;

@@ -1,0 +1,68 @@
+import { timingSafeEqual } from 'node:crypto';
+import type { IncomingMessage } from 'node:http';
+
+/** The cookie the page gets after `/?token=`: the browser sends it with every request, SSE included. */
+export const TOKEN_COOKIE = 'prefork_dashboard_token';
+
+/** Why a request is refused before any route runs, or undefined when it may go on. */
+export interface Refusal {
+  status: 401 | 403;
+  message: string;
+}
+
+/**
+ * Every request passes here first, and only here: the token when one is
+ * set, and for actions a JSON body (a cross-site form cannot send one
+ * without the browser asking first, which this server never allows).
+ */
+export class RequestGuard {
+  private readonly token: Buffer | undefined;
+
+  constructor(token: string | undefined) {
+    this.token = token === undefined ? undefined : Buffer.from(token);
+  }
+
+  /** Whether a token is asked for. */
+  get needsToken(): boolean {
+    return this.token !== undefined;
+  }
+
+  /** Whether `given` is the token (constant time). */
+  matches(given: string | undefined): boolean {
+    if (this.token === undefined) return true;
+    if (given === undefined) return false;
+    const bytes = Buffer.from(given);
+    return bytes.length === this.token.length && timingSafeEqual(bytes, this.token);
+  }
+
+  check(req: IncomingMessage, url: URL): Refusal | undefined {
+    if (!this.matches(bearer(req) ?? cookie(req, TOKEN_COOKIE) ?? url.searchParams.get('token') ?? undefined))
+      return {
+        status: 401,
+        message:
+          'this dashboard needs its token: open /?token=<token>, or send the header Authorization: Bearer <token>',
+      };
+    if (req.method === 'POST' && !(req.headers['content-type'] ?? '').startsWith('application/json'))
+      return { status: 403, message: 'actions take a JSON body (Content-Type: application/json)' };
+    return undefined;
+  }
+}
+
+function bearer(req: IncomingMessage): string | undefined {
+  const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+  return m?.[1];
+}
+
+function cookie(req: IncomingMessage, name: string): string | undefined {
+  for (const part of (req.headers.cookie ?? '').split(';')) {
+    const eq = part.indexOf('=');
+    if (eq > 0 && part.slice(0, eq).trim() === name) {
+      try {
+        return decodeURIComponent(part.slice(eq + 1).trim());
+      } catch {
+        return undefined;
+      }
+    }
+  }
+  return undefined;
+}

@@ -1,0 +1,194 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { EndpointError, OptionError } from '../errors.js';
+import { PausedEverywhereError } from '../cli/commands/control-pause.js';
+import { NoSuchNodeError } from '../cli/control-request.js';
+import { UsageError } from '../cli/usage-error.js';
+import type { Asset } from './assets.js';
+import { TOKEN_COOKIE, type RequestGuard } from './guard.js';
+import { parseBody, type Body } from './request-input.js';
+import type { SseHub } from './sse.js';
+
+/** A GET route's answer: JSON, with a status. */
+export interface JsonReply {
+  status: number;
+  body: unknown;
+}
+
+/** What the server serves. */
+export interface DashboardRoutes {
+  /** GET /api/<name> */
+  get: ReadonlyMap<string, (params: URLSearchParams) => Promise<JsonReply>>;
+  /** POST /api/actions/<name> with a JSON body. */
+  actions: ReadonlyMap<string, (body: Body) => Promise<unknown>>;
+  /** GET /api/stream: the server-sent events. */
+  stream: { hub: SseHub; first: () => { event: string; data: unknown } | undefined };
+  assets: ReadonlyMap<string, Asset>;
+}
+
+/** Largest action body read (the page sends a few fields). */
+const BODY_MAX = 64 * 1024;
+
+/** What every answer carries: the page runs only its own scripts, in no frame, and nothing is cached. */
+const SECURITY_HEADERS: [string, string][] = [
+  [
+    'Content-Security-Policy',
+    "default-src 'self'; script-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  ],
+  ['X-Content-Type-Options', 'nosniff'],
+  ['Referrer-Policy', 'no-referrer'],
+  ['Cache-Control', 'no-store'],
+];
+
+/**
+ * The dashboard's HTTP server (Node's http: a page, a few JSON routes and
+ * one event stream need nothing more). Every request passes the guard first;
+ * actions are refused when read-only; a route that throws answers 400 for
+ * bad input (its message names what was wrong) and 500 otherwise (logged).
+ */
+export class DashboardServer {
+  private readonly server: Server;
+  private bound: AddressInfo | undefined;
+
+  constructor(
+    private readonly routes: DashboardRoutes,
+    private readonly guard: RequestGuard,
+    private readonly readOnly: boolean,
+    private readonly log: Logger,
+  ) {
+    this.server = createServer((req, res) => void this.answer(req, res));
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  /** Binds host:port (0: any free port); rejects with EndpointError naming the address. */
+  listen(host: string, port: number): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void =>
+        reject(new EndpointError(host, port, ['the dashboard'], err));
+      this.server.once('error', onError);
+      this.server.listen(port, host, () => {
+        this.server.off('error', onError);
+        this.bound = this.server.address() as AddressInfo;
+        this.server.on('error', (err) => this.log.error({ err }, 'dashboard server error'));
+        resolve();
+      });
+    });
+  }
+
+  /** `http://host:port` once bound. */
+  get url(): string | undefined {
+    if (this.bound === undefined) return undefined;
+    const host = this.bound.family === 'IPv6' ? `[${this.bound.address}]` : this.bound.address;
+    return `http://${host}:${this.bound.port}`;
+  }
+
+  close(): Promise<void> {
+    if (this.bound === undefined) return Promise.resolve();
+    this.bound = undefined;
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+
+  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+    for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
+    const url = new URL(req.url ?? '/', 'http://dashboard');
+    const refused = this.guard.check(req, url);
+    if (refused !== undefined) return text(res, refused.status, refused.message);
+    try {
+      if (req.method === 'POST' && url.pathname.startsWith('/api/actions/'))
+        return await this.action(req, res, url.pathname.slice('/api/actions/'.length));
+      if (req.method !== 'GET' && req.method !== 'HEAD') {
+        res.setHeader('Allow', 'GET, HEAD');
+        return text(res, 405, `${req.method ?? ''} not allowed on ${url.pathname}`);
+      }
+      if (url.pathname === '/') return this.page(res, url);
+      if (url.pathname === '/favicon.ico') return void res.writeHead(204).end();
+      if (url.pathname === '/api/stream') return this.routes.stream.hub.add(res, this.routes.stream.first());
+      const asset = this.routes.assets.get(url.pathname);
+      if (asset !== undefined) {
+        res.writeHead(200, { 'Content-Type': asset.type });
+        return void res.end(req.method === 'HEAD' ? undefined : asset.body);
+      }
+      const route = url.pathname.startsWith('/api/') ? this.routes.get.get(url.pathname.slice(5)) : undefined;
+      if (route === undefined) return text(res, 404, `no such path: ${url.pathname}`);
+      const reply = await route(url.searchParams);
+      json(res, reply.status, reply.body);
+    } catch (err) {
+      this.failed(res, url.pathname, err);
+    }
+  }
+
+  /** The page; `/?token=` (the right one) sets the cookie and sends the browser to `/`, so the token leaves the address bar. */
+  private page(res: ServerResponse, url: URL): void {
+    const given = url.searchParams.get('token');
+    if (this.guard.needsToken && given !== null && this.guard.matches(given)) {
+      res.setHeader('Set-Cookie', `${TOKEN_COOKIE}=${encodeURIComponent(given)}; HttpOnly; SameSite=Strict; Path=/`);
+      res.writeHead(303, { Location: '/' });
+      return void res.end();
+    }
+    const index = this.routes.assets.get('/assets/index.html');
+    res.writeHead(200, { 'Content-Type': index?.type ?? 'text/html' });
+    res.end(index?.body);
+  }
+
+  private async action(req: IncomingMessage, res: ServerResponse, name: string): Promise<void> {
+    const action = this.routes.actions.get(name);
+    if (action === undefined)
+      return json(res, 404, {
+        ok: false,
+        error: `no such action: ${name} (${[...this.routes.actions.keys()].join(', ')})`,
+      });
+    if (this.readOnly)
+      return json(res, 403, { ok: false, error: `the dashboard is read-only (--read-only): ${name} refused` });
+    const body = parseBody(await readBody(req));
+    const result = await action(body);
+    json(res, 200, result);
+  }
+
+  private failed(res: ServerResponse, path: string, err: unknown): void {
+    if (res.headersSent) return void res.end();
+    const status = statusOf(err);
+    if (status === 500) this.log.error({ err, path }, `dashboard: ${path} failed`);
+    json(res, status, {
+      ok: false,
+      error: status === 500 ? `${path} failed: see the dashboard's log` : (err as Error).message,
+    });
+  }
+}
+
+/** Bad input is the asker's (400); a node or a pause that is not there is a conflict with the cluster's state (404, 409). */
+function statusOf(err: unknown): number {
+  if (err instanceof OptionError || err instanceof UsageError) return 400;
+  if (err instanceof NoSuchNodeError) return 404;
+  if (err instanceof PausedEverywhereError) return 409;
+  return 500;
+}
+
+function readBody(req: IncomingMessage): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    req.on('data', (chunk: Buffer) => {
+      size += chunk.byteLength;
+      if (size > BODY_MAX) {
+        reject(new OptionError('body', `more than ${BODY_MAX} bytes`, `at most ${BODY_MAX} bytes`));
+        req.destroy();
+      } else chunks.push(chunk);
+    });
+    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}
+
+function json(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
+  res.end(JSON.stringify(body));
+}
+
+function text(res: ServerResponse, status: number, message: string): void {
+  res.writeHead(status, { 'Content-Type': 'text/plain; charset=utf-8' });
+  res.end(`${message}\n`);
+}

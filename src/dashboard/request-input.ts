@@ -1,0 +1,84 @@
+import { checkPage } from '../broker/job-page-checks.js';
+import type { ListedState } from '../broker/types.js';
+import { OptionError } from '../errors.js';
+import { checkQueueName, throwOptionError } from '../job-option-checks.js';
+
+/**
+ * What the page sends (query parameters, JSON bodies), checked: a bad value
+ * is an OptionError naming it (the server answers 400 with its message).
+ * Fields are read with Object.hasOwn: a body never reaches a prototype.
+ */
+export type Body = Record<string, unknown>;
+
+/** A JSON body that is an object, or an OptionError. */
+export function parseBody(text: string): Body {
+  let value: unknown;
+  try {
+    value = text.trim() === '' ? {} : JSON.parse(text);
+  } catch {
+    throw new OptionError('body', text.slice(0, 80), 'a JSON object');
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    throw new OptionError('body', value, 'a JSON object');
+  return value as Body;
+}
+
+function field(body: Body, name: string): unknown {
+  return Object.hasOwn(body, name) ? body[name] : undefined;
+}
+
+export function requiredString(body: Body, name: string): string {
+  const v = field(body, name);
+  if (typeof v !== 'string' || v === '') throw new OptionError(name, v, 'a non-empty string');
+  return v;
+}
+
+export function optionalString(body: Body, name: string): string | undefined {
+  const v = field(body, name);
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string') throw new OptionError(name, v, 'a string');
+  return v;
+}
+
+export function optionalQueue(body: Body, name: string): string | undefined {
+  const v = optionalString(body, name);
+  if (v !== undefined) checkQueueName(name, v, throwOptionError);
+  return v;
+}
+
+export function optionalBoolean(body: Body, name: string): boolean {
+  const v = field(body, name);
+  if (v === undefined || v === null) return false;
+  if (typeof v !== 'boolean') throw new OptionError(name, v, 'true or false');
+  return v;
+}
+
+export function stringList(body: Body, name: string): string[] {
+  const v = field(body, name);
+  if (v === undefined || v === null) return [];
+  if (!Array.isArray(v) || v.some((x) => typeof x !== 'string')) throw new OptionError(name, v, 'an array of strings');
+  return v as string[];
+}
+
+/** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; checked as the broker checks a page. */
+export function pageQuery(params: URLSearchParams): {
+  queue: string;
+  state: ListedState;
+  limit: number;
+  cursor: string | undefined;
+} {
+  const queue = params.get('queue') ?? '';
+  checkQueueName('queue', queue, throwOptionError);
+  const state = (params.get('state') ?? 'waiting') as ListedState;
+  const limitText = params.get('limit') ?? '20';
+  const limit = /^\d+$/.test(limitText) ? Number(limitText) : NaN;
+  checkPage(state, limit);
+  const cursor = params.get('cursor') ?? '';
+  return { queue, state, limit, cursor: cursor === '' ? undefined : cursor };
+}
+
+/** A job id from a query: a non-empty string. */
+export function checkJobId(id: string | null): string {
+  if (id === null || id === '') throw new OptionError('id', id ?? undefined, 'a job id');
+  return id;
+}

@@ -1,0 +1,51 @@
+import type { ServerResponse } from 'node:http';
+
+/** A comment line this often keeps proxies and the browser from closing an idle stream. */
+const KEEPALIVE_MS = 15_000;
+
+/** The browsers following the page's server-sent events: each sample is sent to all of them. */
+export class SseHub {
+  private readonly clients = new Set<ServerResponse>();
+  private readonly keepalive: NodeJS.Timeout;
+
+  constructor() {
+    this.keepalive = setInterval(() => {
+      for (const res of this.clients) res.write(': keepalive\n\n');
+    }, KEEPALIVE_MS);
+    this.keepalive.unref();
+  }
+
+  /** Starts a stream on `res`, with `first` as its first event. */
+  add(res: ServerResponse, first: { event: string; data: unknown } | undefined): void {
+    res.writeHead(200, {
+      'Content-Type': 'text/event-stream; charset=utf-8',
+      'Cache-Control': 'no-store',
+      Connection: 'keep-alive',
+    });
+    res.write('retry: 2000\n\n');
+    if (first !== undefined) res.write(frame(first.event, first.data));
+    this.clients.add(res);
+    res.on('close', () => this.clients.delete(res));
+  }
+
+  broadcast(event: string, data: unknown): void {
+    if (this.clients.size === 0) return;
+    const text = frame(event, data);
+    for (const res of this.clients) res.write(text);
+  }
+
+  get size(): number {
+    return this.clients.size;
+  }
+
+  close(): void {
+    clearInterval(this.keepalive);
+    for (const res of this.clients) res.end();
+    this.clients.clear();
+  }
+}
+
+/** One event: JSON on a single data line (JSON.stringify never emits a raw newline). */
+function frame(event: string, data: unknown): string {
+  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+}
