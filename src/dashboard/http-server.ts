@@ -96,7 +96,10 @@ export class DashboardServer {
     for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
     const url = new URL(req.url ?? '/', 'http://dashboard');
     const refused = this.guard.check(req, url);
-    if (refused !== undefined) return text(res, refused.status, refused.message);
+    if (refused !== undefined)
+      return url.pathname.startsWith('/api/')
+        ? json(res, refused.status, { ok: false, error: refused.message })
+        : text(res, refused.status, refused.message);
     try {
       if (req.method === 'POST' && url.pathname.startsWith('/api/actions/'))
         return await this.action(req, res, url.pathname.slice('/api/actions/'.length));

@@ -1,0 +1,252 @@
+/**
+ * The dashboard's JSON routes, event stream and actions against a real
+ * Redis (a database of this file's own) and a real worker: the token, the
+ * read-only mode, paging without reading a queue whole, and each action
+ * doing what its CLI command does.
+ */
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
+import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
+
+const DB = 48;
+let url = '';
+
+beforeEach(async () => {
+  url = await emptyRedisDb(DB);
+});
+afterEach(async () => {
+  await closeDashboards();
+  await cleanup();
+});
+
+function startWorker(options: Record<string, unknown> = {}) {
+  return makeWorker({ broker: url, app: fixture('tasks-dashboard.mjs'), ledger: newLedger(), ...options });
+}
+
+/** A job that failed for good on a running worker: in the dead set. */
+async function deadJob(task: string, args: unknown[]): Promise<string> {
+  const client = makeClient(url);
+  const job = await client.enqueue(task, args);
+  await expect(job.result()).rejects.toThrow();
+  return job.id;
+}
+
+describe('dashboard API', { timeout: 60_000 }, () => {
+  it('with a token, every path refuses a request without it, and takes the header or the cookie /?token= sets', async () => {
+    const { url: base } = await makeDashboard(url, { authToken: 's3cret' });
+    for (const path of ['/', '/api/overview', '/api/jobs?queue=default', '/api/stream', '/assets/app.js']) {
+      const res = await fetch(`${base}${path}`);
+      expect(res.status, path).toBe(401);
+      expect(await res.text()).toMatch(/needs its token: open \/\?token=<token>/);
+    }
+    expect(await postAction(base, 'control', { command: 'ping' })).toMatchObject({
+      status: 401,
+      body: { ok: false, error: expect.stringMatching(/needs its token/) as unknown },
+    });
+    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer wrong' })).status).toBe(401);
+    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer s3cret' })).status).toBe(200);
+    const login = await fetch(`${base}/?token=s3cret`, { redirect: 'manual' });
+    expect(login.status).toBe(303);
+    expect(login.headers.get('location')).toBe('/');
+    const cookie = (login.headers.get('set-cookie') ?? '').split(';')[0] ?? '';
+    expect(cookie).toBe('prefork_dashboard_token=s3cret');
+    expect(login.headers.get('set-cookie')).toMatch(/HttpOnly; SameSite=Strict/);
+    const page = await fetch(`${base}/`, { headers: { Cookie: cookie } });
+    expect(page.status).toBe(200);
+    expect(await page.text()).toMatch(/<title>prefork dashboard<\/title>/);
+    expect((await fetch(`${base}/?token=wrong`, { redirect: 'manual' })).status).toBe(401);
+  });
+
+  it('read-only refuses every action with 403 and changes nothing', async () => {
+    await startWorker().start();
+    const id = await deadJob('fails', ['boom']);
+    const { url: base } = await makeDashboard(url, { readOnly: true });
+    const overview = await getJson(base, '/api/overview');
+    expect(overview.body.config).toMatchObject({ readOnly: true });
+    for (const [name, body] of [
+      ['dead-retry', { id }],
+      ['dead-delete', { id }],
+      ['revoke', { id }],
+      ['control', { command: 'grow', args: ['1'] }],
+      ['control', { command: 'pause', args: ['default'] }],
+    ] as const) {
+      const r = await postAction(base, name, body);
+      expect(r.status, name).toBe(403);
+      expect(r.body.error).toMatch(/read-only/);
+    }
+    expect(await countsOf(makeClient(url), ['default'])).toEqual([
+      { queue: 'default', waiting: 0, reserved: 0, delayed: 0, dead: 1 },
+    ]);
+    const dead = await getJson(base, '/api/jobs?queue=default&state=dead');
+    expect((dead.body.jobs as { id: string }[]).map((j) => j.id)).toEqual([id]);
+  });
+
+  it('pages a queue in fetch order with a cursor, never more than the limit; bad parameters are 400 naming them', async () => {
+    const client = makeClient(url);
+    const ids = (await client.enqueueMany(Array.from({ length: 60 }, (_, i) => ({ name: 'work', args: [i] })))).map(
+      (h) => h.id,
+    );
+    const { url: base } = await makeDashboard(url);
+    const seen: string[] = [];
+    const sizes: number[] = [];
+    let cursor: string | null = null;
+    do {
+      const query: string = `/api/jobs?queue=default&state=waiting&limit=25${cursor === null ? '' : `&cursor=${encodeURIComponent(cursor)}`}`;
+      const page = await getJson(base, query);
+      expect(page.status).toBe(200);
+      const jobs = page.body.jobs as { id: string; task: string; args: unknown[] }[];
+      sizes.push(jobs.length);
+      seen.push(...jobs.map((j) => j.id));
+      expect(jobs[0]).toMatchObject({ task: 'work' });
+      cursor = page.body.next as string | null;
+    } while (cursor !== null);
+    expect(sizes).toEqual([25, 25, 10]);
+    expect(seen).toEqual(ids);
+    for (const [query, named] of [
+      ['queue=default&limit=0', 'limit'],
+      ['queue=default&limit=abc', 'limit'],
+      ['queue=default&state=bogus', 'state'],
+      ['queue=a%20b', 'queue'],
+      ['state=waiting', 'queue'],
+      ['queue=default&cursor=not-a-cursor', 'cursor'],
+    ]) {
+      const r = await getJson(base, `/api/jobs?${query}`);
+      expect(r.status, query).toBe(400);
+      expect(r.body.error, query).toMatch(new RegExp(`invalid option ${named}`));
+    }
+  });
+
+  it('one job: its record with args, progress, value and the events seen; an unknown id is 404, a missing one 400', async () => {
+    await startWorker().start();
+    const { url: base } = await makeDashboard(url);
+    const client = makeClient(url);
+    const job = await client.enqueue('work', [40]);
+    expect(await job.result()).toBe(40);
+    await expect
+      .poll(async () => {
+        const r = await getJson(base, `/api/job?id=${job.id}`);
+        return (r.body.history as { type: string }[]).map((s) => s.type);
+      })
+      .toEqual(expect.arrayContaining(['job-received', 'job-started', 'job-succeeded']));
+    const r = await getJson(base, `/api/job?id=${job.id}`);
+    expect(r).toMatchObject({
+      status: 200,
+      body: { id: job.id, task: 'work', state: 'SUCCESS', args: [40], value: 40, progress: { half: true } },
+    });
+    expect(await getJson(base, '/api/job?id=no-such-job')).toMatchObject({
+      status: 404,
+      body: { id: 'no-such-job', state: 'PENDING', unknown: true },
+    });
+    expect((await getJson(base, '/api/job')).status).toBe(400);
+  });
+
+  it('dead-retry puts a dead job back and it succeeds; dead-delete drops one; an id not dead says so', async () => {
+    await startWorker().start();
+    const client = makeClient(url);
+    const first = client.handle((await client.enqueue('failsOnce', ['k1'])).id);
+    await expect(first.result()).rejects.toThrow(/first attempt of k1 fails/);
+    const other = await deadJob('fails', ['gone']);
+    const { url: base } = await makeDashboard(url);
+    const retried = await postAction(base, 'dead-retry', { id: first.id });
+    expect(retried).toMatchObject({ status: 200, body: { ok: true, count: 1, lines: ['requeued 1 dead job(s)'] } });
+    await expect.poll(async () => (await first.state())?.state).toBe('SUCCESS');
+    expect((await first.state())?.value).toBe('k1 ok');
+    const deleted = await postAction(base, 'dead-delete', { id: other, queue: 'default' });
+    expect(deleted).toMatchObject({ status: 200, body: { ok: true, count: 1 } });
+    expect(await countsOf(client, ['default'])).toEqual([
+      { queue: 'default', waiting: 0, reserved: 0, delayed: 0, dead: 0 },
+    ]);
+    const again = await postAction(base, 'dead-delete', { id: other });
+    expect(again).toMatchObject({ status: 200, body: { ok: false, count: 0, notDead: [other] } });
+    expect((await postAction(base, 'dead-retry', {})).body.error).toMatch(/invalid option id/);
+  });
+
+  it('revoke, pause and resume, grow and shrink go through the same control as the CLI', async () => {
+    const worker = startWorker({ concurrency: 1 });
+    await worker.start();
+    const { url: base } = await makeDashboard(url);
+    const client = makeClient(url);
+    const later = await client.enqueue('work', [1], { delay: '1h' });
+    const revoked = await postAction(base, 'revoke', { id: later.id });
+    expect(revoked).toMatchObject({
+      status: 200,
+      body: { ok: true, outcomes: [{ id: later.id, outcome: 'revoked' }] },
+    });
+    expect((await later.state())?.state).toBe('REVOKED');
+
+    const grown = await postAction(base, 'control', { command: 'grow', args: ['1'], node: worker.nodeId });
+    expect(grown).toMatchObject({ status: 200, body: { ok: true } });
+    expect((grown.body.lines as string[])[0]).toMatch(/OK, 2 processes \(\+1\)/);
+    await expect.poll(() => worker.stats().pool.processes.filter((p) => p.state !== 'exited').length).toBe(2);
+    const shrunk = await postAction(base, 'control', { command: 'shrink', args: ['1'] });
+    expect(shrunk).toMatchObject({ status: 200, body: { ok: true } });
+
+    const paused = await postAction(base, 'control', { command: 'pause', args: ['default'] });
+    expect(paused.body).toMatchObject({ ok: true });
+    expect((paused.body.lines as string[])[0]).toMatch(/queue 'default' paused on every node/);
+    expect(worker.stats().paused).toEqual(['default']);
+    await expect
+      .poll(async () => {
+        const snapshot = (await getJson(base, '/api/overview')).body.snapshot as {
+          queues: { queue: string; paused: boolean }[];
+        };
+        return snapshot.queues.find((q) => q.queue === 'default')?.paused;
+      })
+      .toBe(true);
+    expect((await postAction(base, 'control', { command: 'resume', args: ['default'] })).body).toMatchObject({
+      ok: true,
+    });
+    expect(worker.stats().paused).toEqual([]);
+
+    const bad = await postAction(base, 'control', { command: 'grow', args: ['0'] });
+    expect(bad).toMatchObject({ status: 400, body: { ok: false } });
+    expect(bad.body.error).toMatch(/control grow: argument '0' is invalid/);
+    expect((await postAction(base, 'control', { command: 'grow', args: ['1'], node: 'nobody' })).status).toBe(404);
+    expect((await postAction(base, 'no-such', {})).status).toBe(404);
+  });
+
+  it('an action needs a JSON body: a form post (a cross-site request) is refused', async () => {
+    await startWorker().start();
+    const { url: base } = await makeDashboard(url);
+    const res = await fetch(`${base}/api/actions/control`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+      body: 'command=shutdown',
+    });
+    expect(res.status).toBe(403);
+    const notJson = await fetch(`${base}/api/actions/control`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json' },
+      body: '{"command":',
+    });
+    expect(notJson.status).toBe(400);
+  });
+
+  it('the event stream sends a snapshot at once and another per sample, with the counts moving', async () => {
+    await startWorker().start();
+    const { url: base } = await makeDashboard(url);
+    const res = await fetch(`${base}/api/stream`);
+    expect(res.headers.get('content-type')).toMatch(/^text\/event-stream/);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    const snapshots: { nodes: { stats?: { pool: { totals: { done: number } } } }[] }[] = [];
+    const client = makeClient(url);
+    await client.enqueueMany(Array.from({ length: 5 }, () => ({ name: 'work', args: [10] })));
+    while (!snapshots.some((s) => s.nodes[0]?.stats?.pool.totals.done === 5)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += decoder.decode(value, { stream: true });
+      let end;
+      while ((end = text.indexOf('\n\n')) >= 0) {
+        const frame = text.slice(0, end);
+        text = text.slice(end + 2);
+        const data = /^event: snapshot\ndata: (.*)$/m.exec(frame)?.[1];
+        if (data !== undefined) snapshots.push(JSON.parse(data) as (typeof snapshots)[number]);
+      }
+    }
+    await reader.cancel();
+    expect(snapshots.length).toBeGreaterThan(1);
+    expect(snapshots.at(-1)?.nodes[0]?.stats?.pool.totals.done).toBe(5);
+  });
+});
