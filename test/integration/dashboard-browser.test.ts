@@ -1,0 +1,146 @@
+/**
+ * The dashboard end to end: `prefork dashboard` and `prefork worker` as the
+ * CLI runs them, on a real Redis (a database of this file's own), the page
+ * in headless Chromium (Debian's, driven by playwright-core). It loads, its
+ * numbers move while jobs run, a dead job's retry button brings the job back
+ * and it succeeds, the grow button adds a child, an error message holding
+ * markup shows as text and runs nothing, and a request without the token is
+ * refused.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { chromium, type Browser, type Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { CHROMIUM_ARGS, ensureChromiumInstalled } from '../../scripts/chromium.mjs';
+import { emptyRedisDb, fixture, makeClient, newLedger, cleanup } from '../helpers/worker.js';
+import type { Client } from 'prefork';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const DB = 49;
+const TOKEN = 'e2e-token';
+const NODE = 'dash-e2e';
+/** Markup in an error message: run as HTML, it would set window.__pwned. */
+const MARKUP = '<script>window.__pwned = 1</script><img src="x" onerror="window.__pwned = 2">';
+
+let url = '';
+let env: NodeJS.ProcessEnv = {};
+let base = '';
+let browser: Browser;
+let page: Page;
+let client: Client;
+const procs: ChildProcess[] = [];
+
+function start(args: string[]): ChildProcess {
+  const proc = spawn(process.execPath, [CLI, ...args], { env, stdio: ['ignore', 'pipe', 'inherit'] });
+  procs.push(proc);
+  return proc;
+}
+
+/** The first line of `proc`'s stdout that matches `pattern`. */
+function lineOf(proc: ChildProcess, pattern: RegExp): Promise<RegExpExecArray> {
+  return new Promise((resolve, reject) => {
+    let out = '';
+    proc.stdout?.on('data', (chunk: Buffer) => {
+      out += chunk.toString();
+      const m = pattern.exec(out);
+      if (m) resolve(m);
+    });
+    proc.once('exit', (code) => reject(new Error(`exited (code ${code}) before printing ${pattern}: ${out}`)));
+  });
+}
+
+/** The rows of `selector`'s table, as text cells. */
+function cell(selector: string): Promise<string> {
+  return page.locator(selector).first().innerText();
+}
+
+beforeAll(async () => {
+  const executablePath = ensureChromiumInstalled();
+  url = await emptyRedisDb(DB);
+  env = { ...process.env, PREFORK_BROKER_URL: url, PREFORK_TEST_LEDGER: newLedger() };
+  start(['worker', '--app', fixture('tasks-dashboard.mjs'), '-c', '1', '-n', NODE, '--log-level', 'warn']);
+  const dashboard = start(['dashboard', '--port', '0', '--auth-token', TOKEN, '--interval', '200ms']);
+  base = (await lineOf(dashboard, /dashboard on (http:\/\/\S+?)\/? /))[1] as string;
+  browser = await chromium.launch({ executablePath, args: CHROMIUM_ARGS });
+  page = await browser.newPage({ viewport: { width: 1400, height: 1200 } });
+  page.on('dialog', (d) => void d.accept());
+  client = makeClient(url);
+}, 600_000);
+
+afterAll(async () => {
+  await browser?.close();
+  for (const proc of procs) proc.kill('SIGTERM');
+  await Promise.all(
+    procs.map((p) => (p.exitCode === null && p.signalCode === null ? new Promise((r) => p.once('exit', r)) : null)),
+  );
+  await cleanup();
+});
+
+describe('prefork dashboard in a browser', { timeout: 120_000 }, () => {
+  it('refuses a request without the token; /?token= opens the page and the live node shows', async () => {
+    expect((await fetch(`${base}/`)).status).toBe(401);
+    expect((await fetch(`${base}/api/overview`)).status).toBe(401);
+    const refused = await page.goto(`${base}/`);
+    expect(refused?.status()).toBe(401);
+    expect(await page.locator('body').innerText()).toMatch(/needs its token/);
+    await page.goto(`${base}/?token=${TOKEN}`);
+    expect(new URL(page.url()).search).toBe('');
+    await expect.poll(() => page.locator(`[data-node="${NODE}"]`).count()).toBe(1);
+    await expect.poll(() => page.locator('#status').getAttribute('data-state')).toBe('live');
+  });
+
+  it('the numbers move while jobs run', async () => {
+    const done = `[data-node="${NODE}"] [data-total="done"] b`;
+    const before = Number(await cell(done));
+    await client.enqueueMany(Array.from({ length: 12 }, () => ({ name: 'work', args: [150] })));
+    // While they run: jobs waiting in the queue, then a child busy with one.
+    await expect.poll(() => cell('[data-queue="default"] .waiting')).not.toBe('0');
+    await expect.poll(() => page.locator(`[data-node="${NODE}"] tr[data-state="busy"]`).count()).toBe(1);
+    await expect.poll(async () => Number(await cell(done))).toBe(before + 12);
+    await expect.poll(() => cell('[data-queue="default"] .waiting')).toBe('0');
+    await expect.poll(() => page.locator('#runtimes-table tr[data-task="work"]').count()).toBe(1);
+  });
+
+  it('an error message holding markup shows as text and runs nothing', async () => {
+    const job = await client.enqueue('fails', [MARKUP]);
+    await expect(job.result()).rejects.toThrow();
+    await page.locator('[data-queue="default"] button[data-browse="dead"]').click();
+    const row = page.locator(`#jobs-table tr[data-job-id="${job.id}"]`);
+    await expect.poll(() => row.count()).toBe(1);
+    expect(await row.locator('.reason').innerText()).toBe(MARKUP);
+    await row.locator(`[data-job-link="${job.id}"]`).click();
+    await expect.poll(() => page.locator('#job-detail .error-message').textContent()).toBe(MARKUP);
+    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.locator('img[src="x"]').count()).toBe(0);
+    expect(await page.locator('#job-detail script').count()).toBe(0);
+  });
+
+  it("a dead job's retry button brings it back, and it succeeds", async () => {
+    const job = await client.enqueue('failsOnce', ['e2e']);
+    await expect(job.result()).rejects.toThrow(/first attempt of e2e fails/);
+    await page.locator('[data-queue="default"] button[data-browse="dead"]').click();
+    const row = page.locator(`#jobs-table tr[data-job-id="${job.id}"]`);
+    await expect.poll(() => row.count()).toBe(1);
+    await row.locator('button[data-action="retry"]').click();
+    await expect.poll(() => page.locator('#messages .message').first().innerText()).toMatch(/requeued 1 dead job\(s\)/);
+    await expect.poll(async () => (await client.handle(job.id).state())?.state).toBe('SUCCESS');
+    await page.fill('#job-id', job.id);
+    await page.click('#job-find');
+    await expect.poll(() => page.locator('#job-detail dd[data-field="state"]').innerText()).toBe('SUCCESS');
+    expect(await page.locator('#job-detail dd[data-field="value"]').innerText()).toBe('"e2e ok"');
+  });
+
+  it('the grow button adds a child: seen in the page and in prefork inspect stats', async () => {
+    const card = page.locator(`[data-node="${NODE}"]`);
+    expect(await card.getAttribute('data-processes')).toBe('1');
+    await card.locator('button[data-action="grow"]').click();
+    await expect.poll(() => page.locator('#messages .message').first().innerText()).toMatch(/OK, 2 processes \(\+1\)/);
+    await expect.poll(() => page.locator(`[data-node="${NODE}"]`).getAttribute('data-processes')).toBe('2');
+    await expect.poll(() => page.locator(`[data-node="${NODE}"] tr[data-pid]`).count()).toBe(2);
+    const stats = spawnSync(process.execPath, [CLI, 'inspect', 'stats', '--json'], { env, encoding: 'utf8' });
+    expect(stats.status).toBe(0);
+    const [node] = JSON.parse(stats.stdout) as { node: string; stats: { pool: { processes: { state: string }[] } } }[];
+    expect(node?.node).toBe(NODE);
+    expect(node?.stats.pool.processes.filter((p) => p.state !== 'exited')).toHaveLength(2);
+  });
+});
