@@ -44,6 +44,25 @@ export default tseslint.config(
     rules: { '@typescript-eslint/require-await': 'off' },
   },
   {
+    // The dashboard's page: plain browser modules, served as they are (no build step, no types).
+    files: ['src/dashboard/assets/**/*.js'],
+    ...tseslint.configs.disableTypeChecked,
+    languageOptions: {
+      ...tseslint.configs.disableTypeChecked.languageOptions,
+      sourceType: 'module',
+      globals: {
+        window: 'readonly',
+        document: 'readonly',
+        fetch: 'readonly',
+        EventSource: 'readonly',
+        URLSearchParams: 'readonly',
+        Node: 'readonly',
+        confirm: 'readonly',
+        uPlot: 'readonly',
+      },
+    },
+  },
+  {
     files: ['src/cli/**/*.ts', 'src/demo/**/*.ts'],
     // The CLI and the demo print to the terminal on purpose.
     rules: { 'no-console': 'off' },

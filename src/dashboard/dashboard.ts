@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
-import type { Broker } from '../broker/types.js';
+import type { BrokerAdmin, BrokerConnection, BrokerEvents, BrokerPauses } from '../broker/types.js';
+import type { NodeAsker } from '../cli/control-request.js';
 import type { Client } from '../client.js';
 import { followEvents } from '../events/follow.js';
 import { ACTIONS, type ActionContext } from './actions.js';
@@ -14,6 +15,9 @@ import { SseHub } from './sse.js';
 
 /** Recent events read at start: the runtimes and job histories have something to show at once. */
 const RECENT_EVENTS = 1_000;
+
+/** The broker roles the dashboard reads and acts through. */
+export type DashboardBroker = BrokerConnection & NodeAsker & BrokerPauses & BrokerAdmin & BrokerEvents;
 
 /** A running dashboard. */
 export interface Dashboard {
@@ -31,7 +35,7 @@ export interface Dashboard {
  * jobs`, the record of `prefork result`, the events of `prefork events`.
  */
 export async function startDashboard(
-  broker: Broker,
+  broker: DashboardBroker,
   client: Pick<Client, 'getState' | 'revokeMany'>,
   options: DashboardOptions & { logger: Logger },
 ): Promise<Dashboard> {

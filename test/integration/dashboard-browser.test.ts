@@ -71,7 +71,9 @@ afterAll(async () => {
   await browser?.close();
   for (const proc of procs) proc.kill('SIGTERM');
   await Promise.all(
-    procs.map((p) => (p.exitCode === null && p.signalCode === null ? new Promise((r) => p.once('exit', r)) : null)),
+    procs
+      .filter((p) => p.exitCode === null && p.signalCode === null)
+      .map((p) => new Promise((resolve) => p.once('exit', resolve))),
   );
   await cleanup();
 });
