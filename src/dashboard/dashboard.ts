@@ -43,6 +43,7 @@ export async function startDashboard(
   const intervalMs = options.sampleInterval ?? DASHBOARD_DEFAULTS.sampleInterval;
   const controlTimeoutMs = options.controlTimeout ?? DASHBOARD_DEFAULTS.controlTimeout;
   const readOnly = options.readOnly === true;
+  const host = options.host ?? DASHBOARD_DEFAULTS.host;
   await broker.connect();
 
   const stop = new AbortController();
@@ -98,13 +99,13 @@ export async function startDashboard(
       },
       assets: loadAssets(),
     },
-    new RequestGuard(options.authToken),
+    new RequestGuard(options.authToken, host),
     readOnly,
     log,
   );
   try {
     await sampler.start(stop.signal);
-    await server.listen(options.host ?? DASHBOARD_DEFAULTS.host, options.port ?? DASHBOARD_DEFAULTS.port);
+    await server.listen(host, options.port ?? DASHBOARD_DEFAULTS.port);
   } catch (err) {
     stop.abort();
     hub.close();

@@ -10,16 +10,24 @@ export interface Refusal {
   message: string;
 }
 
+/** Names of this machine: a dashboard bound to one of them answers only requests addressed to one of them. */
+const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+
 /**
  * Every request passes here first, and only here: the token when one is
- * set, and for actions a JSON body (a cross-site form cannot send one
- * without the browser asking first, which this server never allows).
+ * set; on a loopback address, a Host header that names this machine (a
+ * page elsewhere whose name was rebound to 127.0.0.1 sends its own); and
+ * for actions a JSON body (a cross-site form cannot send one without the
+ * browser asking first, which this server never allows).
  */
 export class RequestGuard {
   private readonly token: Buffer | undefined;
+  private readonly loopbackOnly: boolean;
 
-  constructor(token: string | undefined) {
+  /** `host`: the address the dashboard binds. */
+  constructor(token: string | undefined, host: string) {
     this.token = token === undefined ? undefined : Buffer.from(token);
+    this.loopbackOnly = LOOPBACK.has(host);
   }
 
   /** Whether a token is asked for. */
@@ -36,6 +44,11 @@ export class RequestGuard {
   }
 
   check(req: IncomingMessage, url: URL): Refusal | undefined {
+    if (this.loopbackOnly && !LOOPBACK.has(hostName(req.headers.host ?? '')))
+      return {
+        status: 403,
+        message: `the dashboard listens on this machine only: Host '${req.headers.host ?? ''}' refused (use 127.0.0.1 or localhost)`,
+      };
     if (!this.matches(bearer(req) ?? cookie(req, TOKEN_COOKIE) ?? url.searchParams.get('token') ?? undefined))
       return {
         status: 401,
@@ -46,6 +59,12 @@ export class RequestGuard {
       return { status: 403, message: 'actions take a JSON body (Content-Type: application/json)' };
     return undefined;
   }
+}
+
+/** The host part of a Host header (`[::1]:5555` → `[::1]`, `localhost:5555` → `localhost`). */
+function hostName(header: string): string {
+  const m = /^(\[[^\]]*\]|[^:]*)(?::\d+)?$/.exec(header);
+  return (m?.[1] ?? '').toLowerCase();
 }
 
 function bearer(req: IncomingMessage): string | undefined {

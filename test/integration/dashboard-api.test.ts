@@ -4,6 +4,7 @@
  * read-only mode, paging without reading a queue whole, and each action
  * doing what its CLI command does.
  */
+import { request } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
@@ -220,6 +221,23 @@ describe('dashboard API', { timeout: 60_000 }, () => {
       body: '{"command":',
     });
     expect(notJson.status).toBe(400);
+  });
+
+  it('bound to 127.0.0.1, it refuses a request addressed to another host name (DNS rebinding)', async () => {
+    const { url: base } = await makeDashboard(url);
+    const { port } = new URL(base);
+    const status = (host: string): Promise<number | undefined> =>
+      new Promise((resolve, reject) => {
+        const req = request({ host: '127.0.0.1', port, path: '/api/overview', headers: { Host: host } }, (res) => {
+          res.resume();
+          resolve(res.statusCode);
+        });
+        req.on('error', reject);
+        req.end();
+      });
+    expect(await status(`evil.example:${port}`)).toBe(403);
+    expect(await status(`127.0.0.1:${port}`)).toBe(200);
+    expect(await status(`localhost:${port}`)).toBe(200);
   });
 
   it('the event stream sends a snapshot at once and another per sample, with the counts moving', async () => {
