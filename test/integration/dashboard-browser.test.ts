@@ -114,7 +114,7 @@ describe('prefork dashboard in a browser', { timeout: 120_000 }, () => {
     expect(await row.locator('.reason').innerText()).toBe(MARKUP);
     await row.locator(`[data-job-link="${job.id}"]`).click();
     await expect.poll(() => page.locator('#job-detail .error-message').textContent()).toBe(MARKUP);
-    expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
+    expect(await page.evaluate(() => (globalThis as { __pwned?: number }).__pwned)).toBeUndefined();
     expect(await page.locator('img[src="x"]').count()).toBe(0);
     expect(await page.locator('#job-detail script').count()).toBe(0);
   });
