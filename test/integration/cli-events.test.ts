@@ -59,17 +59,24 @@ describe('prefork events', () => {
     await expect.poll(worker.out, { timeout: 30_000 }).toMatch(/^tasks \(\d+\): /m);
     const id = enqueueAndWait('add', '2', '3');
 
-    const json = run(['events', '--json', '--broker', url]);
-    expect(json.code, json.stderr).toBe(0);
-    const events = json.stdout
-      .trim()
-      .split('\n')
-      .map((line) => JSON.parse(line) as { type: string; jobId?: string; node: string });
-    expect(events.filter((e) => e.jobId === id).map((e) => e.type)).toEqual([
-      'job-received',
-      'job-started',
-      'job-succeeded',
-    ]);
+    // Events ride the node's later writes (at most 250 ms on a quiet node): the result can come first.
+    const read = (): { type: string; jobId?: string; node: string }[] => {
+      const json = run(['events', '--json', '--broker', url]);
+      expect(json.code, json.stderr).toBe(0);
+      return json.stdout
+        .trim()
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as { type: string; jobId?: string; node: string });
+    };
+    await expect
+      .poll(() =>
+        read()
+          .filter((e) => e.jobId === id)
+          .map((e) => e.type),
+      )
+      .toEqual(['job-received', 'job-started', 'job-succeeded']);
+    const events = read();
     expect(events.every((e) => e.node === 'cli-node')).toBe(true);
 
     const text = run(['events', '--task', 'add', '--type', 'job-succeeded', '--broker', url]);
