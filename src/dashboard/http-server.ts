@@ -1,7 +1,7 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { EndpointError, OptionError } from '../errors.js';
+import { OptionError } from '../errors.js';
+import { HttpListener } from '../observe/http-listener.js';
 import { PausedEverywhereError } from '../cli/commands/control-pause.js';
 import { NoSuchNodeError } from '../cli/control-request.js';
 import { UsageError } from '../cli/usage-error.js';
@@ -48,8 +48,7 @@ const SECURITY_HEADERS: [string, string][] = [
  * bad input (its message names what was wrong) and 500 otherwise (logged).
  */
 export class DashboardServer {
-  private readonly server: Server;
-  private bound: AddressInfo | undefined;
+  private readonly listener: HttpListener;
 
   constructor(
     private readonly routes: DashboardRoutes,
@@ -57,39 +56,21 @@ export class DashboardServer {
     private readonly readOnly: boolean,
     private readonly log: Logger,
   ) {
-    this.server = createServer((req, res) => void this.answer(req, res));
-    this.server.keepAliveTimeout = 5_000;
+    this.listener = new HttpListener((req, res) => void this.answer(req, res), log);
   }
 
   /** Binds host:port (0: any free port); rejects with EndpointError naming the address. */
   listen(host: string, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException): void =>
-        reject(new EndpointError(host, port, ['the dashboard'], err));
-      this.server.once('error', onError);
-      this.server.listen(port, host, () => {
-        this.server.off('error', onError);
-        this.bound = this.server.address() as AddressInfo;
-        this.server.on('error', (err) => this.log.error({ err }, 'dashboard server error'));
-        resolve();
-      });
-    });
+    return this.listener.listen(host, port, ['the dashboard']);
   }
 
   /** `http://host:port` once bound. */
   get url(): string | undefined {
-    if (this.bound === undefined) return undefined;
-    const host = this.bound.family === 'IPv6' ? `[${this.bound.address}]` : this.bound.address;
-    return `http://${host}:${this.bound.port}`;
+    return this.listener.url;
   }
 
   close(): Promise<void> {
-    if (this.bound === undefined) return Promise.resolve();
-    this.bound = undefined;
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    return this.listener.close();
   }
 
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {

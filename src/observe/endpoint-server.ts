@@ -1,7 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { EndpointError } from '../errors.js';
+import { HttpListener } from './http-listener.js';
 
 /** What a path answers: a status, a content type and a body. */
 export interface EndpointReply {
@@ -19,47 +18,27 @@ export type EndpointHandler = () => EndpointReply | Promise<EndpointReply>;
  * the node.
  */
 export class EndpointServer {
-  private readonly server: Server;
-  private bound: AddressInfo | undefined;
+  private readonly listener: HttpListener;
 
   constructor(
     private readonly routes: ReadonlyMap<string, EndpointHandler>,
     private readonly log: Logger,
   ) {
-    this.server = createServer((req, res) => void this.answer(req, res));
-    // Probes and scrapers reconnect often: idle sockets must not hold the process open at stop.
-    this.server.keepAliveTimeout = 5_000;
+    this.listener = new HttpListener((req, res) => void this.answer(req, res), log);
   }
 
   /** Binds host:port (0: any free port); rejects with EndpointError naming the address (in use, not allowed). */
   listen(host: string, port: number): Promise<void> {
-    return new Promise((resolve, reject) => {
-      const onError = (err: NodeJS.ErrnoException): void =>
-        reject(new EndpointError(host, port, [...this.routes.keys()], err));
-      this.server.once('error', onError);
-      this.server.listen(port, host, () => {
-        this.server.off('error', onError);
-        this.bound = this.server.address() as AddressInfo;
-        this.server.on('error', (err) => this.log.error({ err }, 'endpoint server error'));
-        resolve();
-      });
-    });
+    return this.listener.listen(host, port, [...this.routes.keys()]);
   }
 
   /** `http://host:port` once bound. */
   get url(): string | undefined {
-    if (this.bound === undefined) return undefined;
-    const host = this.bound.family === 'IPv6' ? `[${this.bound.address}]` : this.bound.address;
-    return `http://${host}:${this.bound.port}`;
+    return this.listener.url;
   }
 
   close(): Promise<void> {
-    if (this.bound === undefined) return Promise.resolve();
-    this.bound = undefined;
-    return new Promise((resolve) => {
-      this.server.close(() => resolve());
-      this.server.closeAllConnections();
-    });
+    return this.listener.close();
   }
 
   private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {

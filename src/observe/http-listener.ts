@@ -1,0 +1,54 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+import { EndpointError } from '../errors.js';
+
+/**
+ * Node's http server on one address, as a node's endpoints and the
+ * dashboard use it: listen() rejects with EndpointError naming the address
+ * and what it was to serve; close() also ends open connections, so a
+ * scraper's or a browser's keep-alive socket never holds the process open.
+ */
+export class HttpListener {
+  private readonly server: Server;
+  private bound: AddressInfo | undefined;
+
+  constructor(
+    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    private readonly log: Logger,
+  ) {
+    this.server = createServer(handler);
+    // Probes, scrapers and pages reconnect often: idle sockets must not linger.
+    this.server.keepAliveTimeout = 5_000;
+  }
+
+  /** Binds host:port (0: any free port); rejects with EndpointError naming the address (in use, not allowed) and `serves`. */
+  listen(host: string, port: number, serves: readonly string[]): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onError = (err: NodeJS.ErrnoException): void => reject(new EndpointError(host, port, [...serves], err));
+      this.server.once('error', onError);
+      this.server.listen(port, host, () => {
+        this.server.off('error', onError);
+        this.bound = this.server.address() as AddressInfo;
+        this.server.on('error', (err) => this.log.error({ err, serves }, 'http server error'));
+        resolve();
+      });
+    });
+  }
+
+  /** `http://host:port` once bound. */
+  get url(): string | undefined {
+    if (this.bound === undefined) return undefined;
+    const host = this.bound.family === 'IPv6' ? `[${this.bound.address}]` : this.bound.address;
+    return `http://${host}:${this.bound.port}`;
+  }
+
+  close(): Promise<void> {
+    if (this.bound === undefined) return Promise.resolve();
+    this.bound = undefined;
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+}
