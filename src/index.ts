@@ -52,4 +52,12 @@ export type { NodeEvent, NodeEventType, EventFilter } from './events/node-event.
 export type { EventsOptions } from './events/follow.js';
 export type { EndpointUrls } from './observe/node-endpoints.js';
 export type { HealthReport } from './observe/node-health.js';
+export {
+  defineSchedule,
+  type Schedule,
+  type ScheduleEntry,
+  type ScheduleEntryInput,
+  type ScheduleJobOptions,
+  type Misfire,
+} from './schedule/define.js';
 export * from './error-classes.js';

@@ -138,6 +138,8 @@ export interface TaskContext {
    * that cannot be serialized, FrameTooLargeError for one too large.
    */
   progress(value: unknown): void;
+  /** For a periodic task's job (`defineSchedule`): the tick it stands for, epoch ms on the broker's clock; else undefined. */
+  readonly scheduledFor: number | undefined;
 }
 
 // One store per process even if 'prefork' is loaded twice (the child's copy and

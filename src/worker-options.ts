@@ -10,6 +10,7 @@ import type {
   BrokerRevokes,
   BrokerPauses,
   BrokerRateLimits,
+  BrokerSchedule,
 } from './broker/types.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
@@ -17,8 +18,9 @@ import { OptionError } from './errors.js';
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
 import { parseAutoscale } from './util/units.js';
+import { isSchedule, type Schedule } from './schedule/define.js';
 
-/** The broker roles a Worker uses: it consumes, holds a lease, answers control requests, reads the revoked ids and paused queues, follows rate limits and publishes events. */
+/** The broker roles a Worker uses: it consumes, holds a lease, answers control requests, reads the revoked ids and paused queues, follows rate limits, publishes events and runs its schedule. */
 export type WorkerBroker = BrokerConnection &
   BrokerConsumer &
   BrokerMembership &
@@ -26,7 +28,8 @@ export type WorkerBroker = BrokerConnection &
   BrokerRevokes &
   BrokerEvents &
   Pick<BrokerPauses, 'listPaused'> &
-  BrokerRateLimits;
+  BrokerRateLimits &
+  BrokerSchedule;
 
 /**
  * What `new Worker(options)` accepts; pool settings not listed here go in
@@ -224,6 +227,12 @@ export interface WorkerOptions {
    * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger
    */
   logger?: Logger;
+  /**
+   * Periodic tasks this node enqueues (`defineSchedule({...})`). Every node
+   * may run the same schedule: each tick fires once per cluster.
+   * @defaultValue none
+   */
+  schedule?: Schedule;
 }
 
 export interface ResolvedWorkerOptions {
@@ -245,6 +254,7 @@ export interface ResolvedWorkerOptions {
   /** Undefined: not served. */
   metrics: Endpoint | undefined;
   health: Endpoint | undefined;
+  schedule: Schedule | undefined;
 }
 
 /** Where a node serves its metrics or health probes. */
@@ -282,6 +292,7 @@ const KNOWN = new Set([
   'metricsHost',
   'healthPort',
   'healthHost',
+  'schedule',
 ]);
 
 const DEFAULT_ENDPOINT_HOST = '0.0.0.0';
@@ -320,6 +331,8 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
       '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max',
     );
   }
+  if (input.schedule !== undefined && !isSchedule(input.schedule))
+    throw new OptionError('schedule', input.schedule, 'a schedule made by defineSchedule({...})');
   const pool: PoolOptions = { ...(input.pool ?? {}), app: input.app };
   if (input.concurrency !== undefined) pool.processes = input.concurrency;
   if (input.maxConcurrency !== undefined) pool.maxProcesses = checkMaxConcurrency(input);
@@ -346,6 +359,7 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     logger: input.logger,
     events: events(input.events),
     ...endpoints(input),
+    schedule: input.schedule,
   };
 }
 

@@ -27,6 +27,7 @@ import { optionalDuration } from './pool/options.js';
 import { NodeEndpoints, type EndpointUrls } from './observe/node-endpoints.js';
 import { liveness, readiness, type HealthInputs, type HealthReport } from './observe/node-health.js';
 import { Pool, type CancelledJobs } from './pool/pool.js';
+import { Scheduler } from './schedule/scheduler.js';
 import type { PoolStats } from './pool/stats.js';
 import {
   resolveWorkerOptions,
@@ -146,6 +147,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   /** Queues it does not fetch from now (paused, or quiet). */
   private readonly pauses: NodePauses;
   private readonly selection: QueueSelection;
+  /** Runs the `schedule` option's entries (undefined: no schedule, no cost). */
+  private readonly scheduler: Scheduler | undefined;
   /** Stops the control wake-up subscription (undefined: not watching). */
   private unwatchControl: (() => Promise<void>) | undefined;
   private state: WorkerState = 'created';
@@ -232,6 +235,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
       },
       this.log.child({ component: 'control' }),
     );
+    this.scheduler =
+      o.schedule === undefined
+        ? undefined
+        : new Scheduler(this.broker, o.schedule, this.log.child({ component: 'schedule' }));
     // The id the current beat was sent under (beats are sequential), so a fencing it reports names the id it saw.
     let beatAs = this.nodeIdValue;
     this.heartbeat = new Heartbeat(
@@ -373,6 +380,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     this.state = 'running';
     this.consumer.start();
+    this.scheduler?.start();
     this.log.info(
       { nodeId: this.nodeIdValue, queues: this.options.queues.map((q) => q.name), tasks: this.pool.taskNames },
       'worker ready',
@@ -497,6 +505,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.state = 'stopping';
     this.abortConnect.abort();
     this.log.info({ mode: this.cold ? 'cold' : 'warm' }, 'worker stopping');
+    await this.scheduler?.stop();
     await this.consumer.stopFetching();
     // Jobs still in the pool's buffer never reached a child: give them back now.
     const withdrawn = this.pool.withdraw();

@@ -51,6 +51,8 @@ export interface JobRecord {
    * the bucket again unless it comes late; a retry or a give-back clears it.
    */
   rateSlot?: number;
+  /** The tick a periodic task's job stands for (epoch ms on the broker's clock): `currentTask().scheduledFor`. */
+  scheduledFor?: number;
 }
 
 /**
@@ -757,7 +759,8 @@ export interface Broker
     BrokerPauses,
     BrokerAdmin,
     BrokerEvents,
-    BrokerRateLimits {}
+    BrokerRateLimits,
+    BrokerSchedule {}
 
 /**
  * Settings common to both brokers: the second argument of `createBroker`
@@ -810,4 +813,94 @@ export interface BrokerOptions {
    * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger
    */
   logger?: import('pino').Logger;
+}
+
+/**
+ * The broker's side of periodic tasks (`defineSchedule`): each entry's
+ * definition and the latest tick handled, shared by every node that runs
+ * the entry. A tick fires by a compare-and-set on that state, with its job
+ * enqueued in the same atomic step, so it fires once whatever the number of
+ * nodes and their clocks. Times are epoch ms on the broker's clock.
+ */
+
+/** One entry as a node publishes it: its definition (JSON) and the hash nodes compare. */
+export interface ScheduleDefinition {
+  /** The entry's name. */
+  name: string;
+  /** The definition, JSON (what another node needs to run it). */
+  definition: string;
+  /** A hash of `definition`. */
+  hash: string;
+}
+
+/** An entry's shared state. */
+export interface ScheduleState {
+  /** The entry's name. */
+  name: string;
+  /** The hash of the definition in force. */
+  hash: string;
+  /** The latest tick handled (fired, or skipped as a misfire), epoch ms on the broker's clock. */
+  last: number;
+  /** The definition in force (JSON): given when it differs from the caller's, and by listSchedule. */
+  definition?: string;
+  /** The tick the last job enqueued stands for. */
+  lastTick?: number;
+  /** When that job was enqueued (broker's clock). */
+  lastRunAt?: number;
+  /** That job's id. */
+  lastJobId?: string;
+}
+
+/** A claim of an entry's due ticks: `jobs` are enqueued and `last` becomes `newLast`, if the state is still `expectedLast` under `hash`. */
+export interface TickClaim {
+  /** The entry's name. */
+  name: string;
+  /** The hash of the definition the jobs were built from. */
+  hash: string;
+  /** The latest tick handled as the caller knows it. */
+  expectedLast: number;
+  /** The latest tick handled after this claim: later than `expectedLast`, at most the broker's now. */
+  newLast: number;
+  /** One job per tick fired, each with its `scheduledFor` (none: the ticks are skipped). */
+  jobs: NewJob[];
+}
+
+/**
+ * How a claim went: `claimed` (done), `stale` (another node handled these
+ * ticks, or the definition changed: `state` says what is in force),
+ * `early` (`newLast` is ahead of the broker's clock), `unknown` (no state:
+ * publish the entry again).
+ */
+export type ClaimOutcome = 'claimed' | 'stale' | 'early' | 'unknown';
+
+/** The answer to a claimTicks call. */
+export interface ClaimReply {
+  /** The broker's clock minus this process's, as read with the reply (the reply's latency makes it smaller, never larger). */
+  skew: number;
+  /** Per claim, in order. */
+  results: { outcome: ClaimOutcome; state?: ScheduleState }[];
+}
+
+/** The answer to a publishSchedule call. */
+export interface PublishReply {
+  /** As ClaimReply's. */
+  skew: number;
+  /** The state of each published entry, in order, with the definition in force. */
+  states: ScheduleState[];
+}
+
+/** Schedule entries and their ticks (a Worker with a `schedule`, and `prefork schedule`). */
+export interface BrokerSchedule {
+  /**
+   * Stores these definitions (a changed or new one replaces what is stored,
+   * and starts from the broker's now: its next tick fires, none missed before).
+   * Returns each entry's state.
+   */
+  publishSchedule(entries: readonly ScheduleDefinition[]): Promise<PublishReply>;
+  /** Claims due ticks of several entries in one atomic step each, enqueuing their jobs with them. */
+  claimTicks(claims: readonly TickClaim[]): Promise<ClaimReply>;
+  /** Every stored entry's state and definition, by name. */
+  listSchedule(): Promise<ScheduleState[]>;
+  /** Forgets entries (no node runs them any more); returns how many were stored. */
+  dropSchedule(names: readonly string[]): Promise<number>;
 }

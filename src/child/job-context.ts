@@ -16,6 +16,7 @@ export class JobContext implements TaskContext {
   private abortReason: Error | undefined;
   /** Epoch ms the job started, sent with its RESULT. */
   startedAt = 0;
+  scheduledFor: number | undefined;
 
   constructor(
     readonly seq: number,

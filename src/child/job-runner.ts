@@ -90,6 +90,7 @@ export class JobRunner {
     for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
       const [, seq, name, rawArgs, meta, timeLimit] = job;
       const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0, this.channel);
+      if (meta?.scheduledFor !== undefined) ctx.scheduledFor = meta.scheduledFor;
       ctx.startedAt = Date.now();
       this.announceStart(seq, ctx.startedAt);
       this.watch.jobStarted(timeLimit);

@@ -476,6 +476,7 @@ export class Consumer {
     const options: ApplyOptions = { id: job.id, queue: delivery.queue, retries: job.attempt };
     if (job.options.timeLimit !== undefined) options.timeLimit = job.options.timeLimit;
     if (job.options.softTimeLimit !== undefined) options.softTimeLimit = job.options.softTimeLimit;
+    if (job.scheduledFor !== undefined) options.scheduledFor = job.scheduledFor;
     if (this.badOptions(delivery, options, keep)) return;
     this.jobLog.received(delivery);
     for (const o of this.observers) o.received?.(delivery);

@@ -23,6 +23,9 @@ export function resolveApplyOptions(options: unknown): ResolvedApplyOptions | un
       case 'retries':
         checkRetries(key, value, bad);
         break;
+      case 'scheduledFor':
+        if (typeof value !== 'number' || !Number.isFinite(value)) bad(key, value, 'epoch ms');
+        break;
       case 'onStart':
       case 'onProgress':
         if (typeof value !== 'function') bad(key, value, 'a function');
@@ -31,7 +34,11 @@ export function resolveApplyOptions(options: unknown): ResolvedApplyOptions | un
       case 'softTimeLimit':
         break;
       default:
-        bad(key, value, 'a known apply() option: id, queue, retries, timeLimit, softTimeLimit, onStart, onProgress');
+        bad(
+          key,
+          value,
+          'a known apply() option: id, queue, retries, scheduledFor, timeLimit, softTimeLimit, onStart, onProgress',
+        );
     }
   }
   if (o.timeLimit === undefined && o.softTimeLimit === undefined) return o;

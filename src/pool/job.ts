@@ -21,6 +21,11 @@ export interface ApplyOptions {
    */
   retries?: number;
   /**
+   * The tick a periodic task's job stands for (epoch ms), as the task sees it in `currentTask().scheduledFor`.
+   * @defaultValue undefined
+   */
+  scheduledFor?: number;
+  /**
    * Hard time limit for this job (ms or "5s", at most 2^31-1 ms): past it the
    * child is SIGKILLed and the job rejects with TimeLimitExceeded.
    * @defaultValue the task's own (defineTasks), else the pool's `timeLimit`

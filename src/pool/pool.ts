@@ -16,7 +16,7 @@ import { parseAutoscale } from '../util/units.js';
 import type { SerializedError, TaskOptions } from '../job-types.js';
 import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from '../task-types.js';
 import type { TaskRegistry } from '../tasks.js';
-import { MessageType, type ChildMessage } from '../protocol/messages.js';
+import { MessageType, type ChildMessage, type JobMeta } from '../protocol/messages.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { createStrategy } from '../scheduling/index.js';
 import { Autoscaler, type ScaleEvent } from './autoscaler.js';
@@ -317,10 +317,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       // Throws an OptionError naming the option and the value: the promise rejects with it.
       const opts: ResolvedApplyOptions | undefined = resolveApplyOptions(options);
       const seq = ++this.seq;
-      const meta =
+      const meta: JobMeta | null =
         opts && (opts.id !== undefined || opts.queue !== undefined || opts.retries !== undefined)
           ? { id: opts.id ?? String(seq), queue: opts.queue, retries: opts.retries ?? 0 }
           : null;
+      if (meta !== null && opts?.scheduledFor !== undefined) meta.scheduledFor = opts.scheduledFor;
       const job = new PoolJob(seq, name, args, meta, opts, resolve, reject);
       this.pending++;
       this.totals.applied++;

@@ -28,6 +28,8 @@ export interface JobMeta {
   id: string;
   queue?: string;
   retries?: number;
+  /** The tick a periodic task's job stands for (epoch ms). */
+  scheduledFor?: number;
 }
 
 /**

@@ -122,11 +122,15 @@ export interface NodeProcess {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** A worker node in its own process (test/fixtures/worker-node.mjs); resolves once it consumes. */
-export function startNode(options: Record<string, unknown>, ledger: string): Promise<NodeProcess> {
+/** A worker node in its own process (test/fixtures/worker-node.mjs, or `script`); resolves once it consumes. */
+export function startNode(
+  options: Record<string, unknown>,
+  ledger: string,
+  script = 'worker-node.mjs',
+): Promise<NodeProcess> {
   const proc = spawn(
     process.execPath,
-    [fixture('worker-node.mjs'), JSON.stringify({ app: fixture('worker-tasks.mjs'), ...options })],
+    [fixture(script), JSON.stringify({ app: fixture('worker-tasks.mjs'), ...options })],
     {
       stdio: ['ignore', 'pipe', 'inherit'],
       env: { ...process.env, PREFORK_TEST_LEDGER: ledger },

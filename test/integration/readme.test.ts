@@ -42,6 +42,8 @@ const RUN_HERE = [
   'typescript/tasks.ts',
   'typescript/enqueue.ts',
   'typescript/run.sh',
+  'schedule/schedule.mjs',
+  'schedule/worker.sh',
 ];
 
 function snippet(name: string): Block {
@@ -256,6 +258,19 @@ describe('README and docs', { timeout: 240_000 }, () => {
     expect(r.stderr).not.toMatch(/error/i);
     expect(r.code).toBe(0);
     expect(r.stdout).toBe('5 hello, ada\n');
+    await stopWarm(worker);
+  });
+
+  it("README: a schedule on the quickstart's worker: its every-second entry fires", async () => {
+    const p = project();
+    p.install('prefork');
+    writeSnippet(p, 'quickstart/tasks.mjs');
+    writeSnippet(p, 'schedule/schedule.mjs');
+    const [workerLine] = commandsOf(snippet('schedule/worker.sh').body);
+    const worker = p.start(workerLine!);
+    await expect
+      .poll(() => worker.output().match(/add\[[^\]]*\] succeeded/g)?.length ?? 0, { timeout: 60_000 })
+      .toBeGreaterThanOrEqual(2);
     await stopWarm(worker);
   });
 });

@@ -23,5 +23,6 @@ export function copyJob(job: JobRecord | NewJob): JobRecord {
   if (job.uniqueKey !== undefined) record.uniqueKey = job.uniqueKey;
   if (job.ownId === true) record.ownId = true;
   if (job.rateSlot !== undefined) record.rateSlot = job.rateSlot;
+  if (job.scheduledFor !== undefined) record.scheduledFor = job.scheduledFor;
   return record;
 }

@@ -32,6 +32,7 @@ import type {
   SlotRequest,
   WaitReply,
 } from '../types.js';
+import type { ClaimReply, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
@@ -114,6 +115,11 @@ export class MemoryBroker implements Broker {
   // producer
 
   async enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]> {
+    return this.enqueueNow(jobs);
+  }
+
+  /** Synchronous: claimTicks enqueues in the same step as its claim. */
+  private enqueueNow(jobs: readonly NewJob[]): (string | undefined)[] {
     for (const job of jobs) checkQueueName('queue', job.queue, throwOptionError);
     const now = Date.now();
     const touched = new Set<string>();
@@ -586,5 +592,24 @@ export class MemoryBroker implements Broker {
     }
     this.state.waiters.changed(touched);
     return held.length;
+  }
+
+  // schedule
+
+  async publishSchedule(entries: readonly ScheduleDefinition[]): Promise<PublishReply> {
+    return this.state.schedules.publish(entries, Date.now());
+  }
+
+  async claimTicks(claims: readonly TickClaim[]): Promise<ClaimReply> {
+    for (const claim of claims) for (const job of claim.jobs) checkQueueName('queue', job.queue, throwOptionError);
+    return this.state.schedules.claim(claims, Date.now(), (jobs) => this.enqueueNow(jobs));
+  }
+
+  async listSchedule(): Promise<ScheduleState[]> {
+    return this.state.schedules.list();
+  }
+
+  async dropSchedule(names: readonly string[]): Promise<number> {
+    return this.state.schedules.drop(names);
   }
 }

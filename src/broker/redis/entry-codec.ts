@@ -20,6 +20,8 @@ interface Meta {
   u?: string;
   /** ownId */
   x?: 1;
+  /** scheduledFor */
+  s?: number;
 }
 
 /** The optional parts of a job kept in meta. */
@@ -27,6 +29,7 @@ function readMeta(job: JobRecord, meta: Meta): JobRecord {
   if (typeof meta.r === 'string') job.replyTo = meta.r;
   if (typeof meta.u === 'string') job.uniqueKey = meta.u;
   if (meta.x === 1) job.ownId = true;
+  if (typeof meta.s === 'number') job.scheduledFor = meta.s;
   return job;
 }
 
@@ -35,6 +38,7 @@ export function encodeJob(job: JobRecord | NewJob): EntryFields {
   if (job.replyTo !== undefined) meta.r = job.replyTo;
   if (job.uniqueKey !== undefined) meta.u = job.uniqueKey;
   if (job.ownId === true) meta.x = 1;
+  if (job.scheduledFor !== undefined) meta.s = job.scheduledFor;
   return [
     'id',
     job.id,

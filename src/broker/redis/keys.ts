@@ -78,6 +78,14 @@ export class Keys {
   get paused(): string {
     return `${this.tag}:paused`;
   }
+  /** The names of the schedule entries stored (a SET). */
+  get schedules(): string {
+    return `${this.tag}:schedules`;
+  }
+  /** One schedule entry's definition and latest tick (a HASH; see claimTicks-n.lua). */
+  scheduleEntry(name: string): string {
+    return `${this.tag}:sched:${name}`;
+  }
 
   /** Rates set at run time (`prefork control rate-limit`), by task: a HASH. */
   get rateLimits(): string {

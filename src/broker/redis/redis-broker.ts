@@ -31,6 +31,7 @@ import type {
   SlotRequest,
   WaitReply,
 } from '../types.js';
+import type { ClaimReply, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
@@ -46,6 +47,7 @@ import { Pauses } from './pauses.js';
 import { checkEvictionPolicy, OutOfMemoryNotice } from './out-of-memory.js';
 import { Results } from './results.js';
 import { Revokes } from './revokes.js';
+import { ScheduleStore } from './schedule.js';
 import { callScript, defineScripts } from './scripts.js';
 import { settleError } from './settle-errors.js';
 import { Events } from './events.js';
@@ -181,6 +183,7 @@ export class RedisBroker implements Broker {
   private readonly events: Events;
   private readonly jobIndex: JobIndex;
   private readonly rates: RateLimits;
+  private readonly schedules: ScheduleStore;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
   /** Connections being opened: close() ends them too, or they would open after it. */
@@ -222,6 +225,7 @@ export class RedisBroker implements Broker {
       leaseMs,
     });
     this.rates = new RateLimits(this.keys);
+    this.schedules = new ScheduleStore(this.keys);
     this.outOfMemory = new OutOfMemoryNotice(this.log, this.displayUrl);
     const unblocker = (): Redis =>
       this.commands ??
@@ -597,5 +601,25 @@ export class RedisBroker implements Broker {
 
   async setRateLimit(task: string, rate: string): Promise<number> {
     return this.rates.set(await this.redis(), task, rate);
+  }
+
+  // schedule
+
+  async publishSchedule(entries: readonly ScheduleDefinition[]): Promise<PublishReply> {
+    return this.schedules.publish(await this.redis(), entries);
+  }
+
+  async claimTicks(claims: readonly TickClaim[]): Promise<ClaimReply> {
+    for (const claim of claims) for (const job of claim.jobs) checkQueueName('queue', job.queue, throwOptionError);
+    const redis = await this.redis();
+    return this.outOfMemory.watch('jobs', true, () => this.schedules.claim(redis, claims));
+  }
+
+  async listSchedule(): Promise<ScheduleState[]> {
+    return this.schedules.list(await this.redis());
+  }
+
+  async dropSchedule(names: readonly string[]): Promise<number> {
+    return this.schedules.drop(await this.redis(), names);
   }
 }

@@ -36,6 +36,8 @@ const SCRIPTS = {
   resumeQueue: 'resumeQueue-1.lua',
   acquireSlots: 'acquireSlots-n.lua',
   setRateLimit: 'setRateLimit-n.lua',
+  publishSchedule: 'publishSchedule-n.lua',
+  claimTicks: 'claimTicks-n.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;

@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import type { Worker } from '../../worker.js';
@@ -9,6 +10,7 @@ import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
 import { onPoolSignals, onStopSignals } from '../signals.js';
 import { UsageError } from '../usage-error.js';
+import type { Schedule } from '../../schedule/define.js';
 
 /** How long a cold shutdown may take before the process exits regardless. */
 const COLD_EXIT_MS = 10_000;
@@ -38,6 +40,7 @@ interface WorkerFlags {
   metricsHost?: string;
   healthPort?: number;
   healthHost?: string;
+  schedule?: string;
 }
 
 export function registerWorker(program: Command): void {
@@ -93,6 +96,7 @@ export function registerWorker(program: Command): void {
       parse.nodeArg,
       [],
     )
+    .option('--schedule <module>', 'periodic tasks: a module whose default export is defineSchedule({...})')
     .option('-n, --name <name>', 'node name (default <pid>@<hostname>)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug, trace or silent', parse.logLevel, 'info')
     .option(
@@ -118,6 +122,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       'give -c/--concurrency or --autoscale, not both: with --autoscale the pool sizes itself between MAX and MIN',
     );
   checkLimitFlags(flags.timeLimit, flags.softTimeLimit);
+  const schedule = flags.schedule === undefined ? undefined : await loadSchedule(flags.schedule);
   const log = createCliLogger(flags.logLevel);
   setDefaultLogger(log);
   const broker = flags.broker ?? defaultBrokerUrl();
@@ -150,6 +155,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       healthHost: flags.healthHost,
       pool: flags.nodeArg.length > 0 ? { execArgv: flags.nodeArg } : undefined,
       logger: log,
+      schedule,
     });
   } catch (err) {
     throw err instanceof OptionError ? asFlagError(err) : new UsageError(messageOf(err));
@@ -211,6 +217,27 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     await worker.stop({ cold: true }).catch(() => undefined);
     process.exit(1);
   }
+}
+
+/**
+ * The `--schedule` module's default export, loaded in the node's own process
+ * (it declares data: no task runs here). What is wrong with it, a bad entry
+ * included (defineSchedule names it), is a usage error: exit 2.
+ */
+async function loadSchedule(path: string): Promise<Schedule> {
+  const file = resolve(path);
+  const flag = `option '--schedule <module>' argument '${path}' is invalid.`;
+  if (!existsSync(file)) throw new UsageError(`${flag} no such file: ${file}`);
+  let loaded: { default?: unknown };
+  try {
+    loaded = (await import(pathToFileURL(file).href)) as { default?: unknown };
+  } catch (err) {
+    throw new UsageError(`${flag} ${messageOf(err)}`);
+  }
+  const { isSchedule } = await import('../../schedule/define.js');
+  if (!isSchedule(loaded.default))
+    throw new UsageError(`${flag} its default export is not defineSchedule({...}) (import it from 'prefork')`);
+  return loaded.default;
 }
 
 /** The banner's second line, once a child has loaded the task module (Celery's [tasks] list). */

@@ -1,0 +1,75 @@
+--[[
+  Claims the due ticks of schedule entries: for each claim, if the entry's
+  state is still what the node saw (the same definition hash, the same
+  latest tick handled), the new latest tick is later than that and not
+  ahead of the server's clock, the latest tick moves on and the tick's jobs are added to their
+  queue in the same step. Every node due for a tick sends this; one wins,
+  the others learn the new state. Compare-and-set: two nodes that both
+  think they lead still fire a tick once.
+
+  KEYS[1]            {ns}:queues              SET of queue names
+  KEYS[2c], [2c+1]   {ns}:sched:<name>, {ns}:q:<queue>   per claim c
+
+  ARGV[1]   number of claims
+  per claim: hash, expectedLast, newLast, lastTick ('' when no job), queue, job count,
+             then 6 values per job: id, task, payload, attempt, redeliveries, meta
+
+  Returns { now, { { status, last, hash, definition }, ... } }: status 1
+  claimed, 2 stale (last, hash in force; definition only when the hash
+  differs), 3 early (newLast is after now), 4 unknown (no state stored).
+]]
+local count = intArg(1, 'claims', 0)
+if #KEYS ~= 1 + 2 * count then
+  error({ err = 'ERR prefork: claimTicks expects 2 keys per claim, got ' .. #KEYS .. ' keys for ' .. count })
+end
+-- Every argument is checked before the first write.
+local claims = {}
+local at = 2
+for c = 1, count do
+  local claim = {
+    hash = ARGV[at],
+    expected = intArg(at + 1, 'expectedLast', 0),
+    newLast = intArg(at + 2, 'newLast', 0),
+    lastTick = ARGV[at + 3],
+    queue = ARGV[at + 4],
+    jobs = intArg(at + 5, 'job count', 0),
+    first = at + 6,
+  }
+  if claim.hash == nil or claim.lastTick == nil or claim.queue == nil then badArg(at, 'claim') end
+  at = claim.first + 6 * claim.jobs
+  if at - 1 > #ARGV then badArg(#ARGV, 'job values: too few') end
+  claims[c] = claim
+end
+
+local now = nowMs()
+local out = {}
+for c, claim in ipairs(claims) do
+  local key, stream = KEYS[2 * c], KEYS[2 * c + 1]
+  local cur = redis.call('HMGET', key, 'hash', 'last')
+  if not cur[1] or not cur[2] then
+    out[c] = { 4, 0, '', '' }
+  elseif cur[1] ~= claim.hash then
+    out[c] = { 2, cur[2], cur[1], redis.call('HGET', key, 'def') or '' }
+  elseif tonumber(cur[2]) ~= claim.expected or claim.newLast <= claim.expected then
+    out[c] = { 2, cur[2], cur[1], '' }
+  elseif claim.newLast > now then
+    out[c] = { 3, cur[2], cur[1], '' }
+  else
+    local lastId
+    for j = 0, claim.jobs - 1 do
+      local v = claim.first + 6 * j
+      redis.call('XADD', stream, '*', 'id', ARGV[v], 'task', ARGV[v + 1], 'payload', ARGV[v + 2],
+        'attempt', ARGV[v + 3], 'redeliveries', ARGV[v + 4], 'meta', ARGV[v + 5])
+      lastId = ARGV[v]
+    end
+    if lastId then
+      redis.call('HSET', key, 'last', string.format('%d', claim.newLast), 'lastTick', claim.lastTick,
+        'lastRunAt', string.format('%d', now), 'lastJob', lastId)
+      redis.call('SADD', KEYS[1], claim.queue)
+    else
+      redis.call('HSET', key, 'last', string.format('%d', claim.newLast))
+    end
+    out[c] = { 1, string.format('%d', claim.newLast), claim.hash, '' }
+  end
+end
+return { now, out }

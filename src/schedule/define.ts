@@ -1,0 +1,312 @@
+import { createHash } from 'node:crypto';
+import { OptionError } from '../errors.js';
+import {
+  checkBackoff,
+  checkKnownKeys,
+  checkLimitOrder,
+  checkQueueName,
+  checkResultTtl,
+  checkRetries,
+  checkTimeLimit,
+  type BackoffInput,
+} from '../job-option-checks.js';
+import type { JobOptions } from '../job-types.js';
+import { encodeBody } from '../protocol/codec.js';
+import { checkDuration, type Bad } from '../util/units.js';
+import { cronRule, everyRule, type Misfire, type TickRule } from './ticks.js';
+
+export type { Misfire };
+
+/** The options of the jobs a schedule entry enqueues (those of `Client.enqueue` that make sense for a tick). */
+export interface ScheduleJobOptions {
+  /**
+   * The queue the jobs go to.
+   * @defaultValue `"default"`
+   */
+  queue?: string;
+  /**
+   * Retries after the first attempt.
+   * @defaultValue the task's own, else 0
+   */
+  retries?: number;
+  /**
+   * How retries wait (durations in ms or strings like "30s").
+   * @defaultValue the task's own, else exponential from 1 s
+   */
+  backoff?: BackoffInput;
+  /**
+   * true: store no result.
+   * @defaultValue the task's own `ignoreResult`, else false
+   */
+  ignoreResult?: boolean;
+  /**
+   * How long the results are kept (ms or "1h").
+   * @defaultValue the worker's `resultTtl`
+   */
+  resultTtl?: number | string;
+  /**
+   * Hard time limit per job (ms or "30s").
+   * @defaultValue the task's own, else the worker's
+   */
+  timeLimit?: number | string;
+  /**
+   * Soft time limit per job (ms or "30s", less than `timeLimit`).
+   * @defaultValue the task's own, else the worker's
+   */
+  softTimeLimit?: number | string;
+}
+
+/** One entry of `defineSchedule`: a task enqueued at each tick, given by `every` or by `cron` (exactly one). */
+export interface ScheduleEntryInput {
+  /** The task to enqueue. */
+  task: string;
+  /**
+   * Its arguments (msgpack-encodable).
+   * @defaultValue `[]`
+   */
+  args?: unknown[];
+  /**
+   * The jobs' options.
+   * @defaultValue none
+   */
+  options?: ScheduleJobOptions;
+  /**
+   * A tick every this long (ms or "30s", at least 1 s), at whole multiples of it since the epoch (on the broker's clock).
+   * @defaultValue none: give `cron` instead
+   */
+  every?: number | string;
+  /**
+   * A cron expression of 5 fields (minute first) or 6 (second first), e.g. `"0 3 * * *"`.
+   * @defaultValue none: give `every` instead
+   */
+  cron?: string;
+  /**
+   * The IANA time zone the cron expression is read in (DST handled as cron does).
+   * @defaultValue `"UTC"`
+   */
+  tz?: string;
+  /**
+   * Ticks missed while no node ran: `'once'` fires one job for all of them,
+   * `'skip'` none (the next regular tick fires), `'all'` one per missed tick
+   * (the latest 100 at most).
+   * @defaultValue `'once'`
+   */
+  misfire?: Misfire;
+}
+
+/** A checked entry, as nodes share it through the broker. */
+export interface ScheduleEntry {
+  /** The entry's name. */
+  readonly name: string;
+  /** The task its jobs run. */
+  readonly task: string;
+  /** msgpack of the argument array. */
+  readonly payload: Uint8Array;
+  /** The queue its jobs go to. */
+  readonly queue: string;
+  /** Its jobs' options (durations in ms). */
+  readonly options: JobOptions;
+  /** The period in ms (an `every` entry). */
+  readonly every?: number;
+  /** The cron expression (a `cron` entry). */
+  readonly cron?: string;
+  /** The time zone of the cron expression (a `cron` entry). */
+  readonly tz?: string;
+  /** What it does with missed ticks. */
+  readonly misfire: Misfire;
+  /** When its ticks fall. */
+  readonly rule: TickRule;
+  /** The definition as stored in the broker (JSON); nodes compare `hash` to see a change. */
+  readonly definition: string;
+  /** A hash of `definition`. */
+  readonly hash: string;
+}
+
+const SCHEDULE = Symbol.for('prefork.schedule');
+
+/** What `defineSchedule` returns: the Worker's `schedule` option, and the default export of a `--schedule` module. */
+export interface Schedule {
+  readonly [SCHEDULE]: true;
+  /** The checked entries, by name. */
+  readonly entries: ReadonlyMap<string, ScheduleEntry>;
+}
+
+const ENTRY_KEYS = new Set(['task', 'args', 'options', 'every', 'cron', 'tz', 'misfire']);
+const OPTION_KEYS = new Set(['queue', 'retries', 'backoff', 'ignoreResult', 'resultTtl', 'timeLimit', 'softTimeLimit']);
+const MISFIRES: readonly Misfire[] = ['once', 'skip', 'all'];
+/** The shortest `every`: a tick claims in Redis, so shorter would cost an idle cluster more than it is worth. */
+const MIN_EVERY_MS = 1000;
+/** An entry's name: it is part of a Redis key and a CLI argument. */
+const ENTRY_NAME = /^[A-Za-z0-9_.:-]{1,200}$/;
+
+/**
+ * Declares periodic tasks: entries by name, each a task enqueued at every
+ * tick of `every` or `cron`. Every node given the same schedule runs it and
+ * each tick fires once per cluster. Throws an OptionError naming the entry
+ * and the problem (a cron that does not parse, an unknown time zone, both or
+ * neither of every/cron, `every` under 1 s).
+ */
+export function defineSchedule(entries: Record<string, ScheduleEntryInput>): Schedule {
+  if (typeof entries !== 'object' || entries === null || Array.isArray(entries))
+    throw new OptionError('entries', entries, 'an object of entries by name', 'defineSchedule()');
+  const checked = new Map<string, ScheduleEntry>();
+  for (const name of Object.keys(entries)) checked.set(name, checkEntry(name, entries[name]));
+  return Object.freeze({ [SCHEDULE]: true as const, entries: checked });
+}
+
+export function isSchedule(value: unknown): value is Schedule {
+  return typeof value === 'object' && value !== null && (value as Record<symbol, unknown>)[SCHEDULE] === true;
+}
+
+function checkEntry(name: string, input: unknown): ScheduleEntry {
+  const bad: Bad = (option, value, expected) => {
+    throw new OptionError(option, value, expected, `defineSchedule(): entry ${JSON.stringify(name)}`);
+  };
+  if (!ENTRY_NAME.test(name)) bad('name', name, 'a name of 1 to 200 letters, digits, "_", ".", ":" or "-"');
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    bad('entry', input, '{ task, args?, options?, every? | cron?, tz?, misfire? }');
+  const e = input as Record<string, unknown>;
+  checkKnownKeys(e, ENTRY_KEYS, 'schedule entry option', bad);
+  if (typeof e.task !== 'string' || e.task === '') bad('task', e.task, 'a task name');
+  const args = e.args ?? [];
+  if (!Array.isArray(args)) bad('args', args, 'an array of arguments');
+  let payload: Buffer;
+  try {
+    payload = encodeBody(args);
+  } catch (err) {
+    bad('args', args, `arguments msgpack can encode (${err instanceof Error ? err.message : String(err)})`);
+  }
+  const { queue, options } = checkJobOptions(e.options ?? {}, bad);
+  if (e.every !== undefined && e.cron !== undefined)
+    bad('every', e.every, 'exactly one of every and cron (cron is given too)');
+  if (e.every === undefined && e.cron === undefined)
+    bad('every', undefined, 'exactly one of every and cron (neither is given)');
+  const misfire = e.misfire ?? 'once';
+  if (!MISFIRES.includes(misfire as Misfire)) bad('misfire', misfire, "'once', 'skip' or 'all'");
+  const stored: StoredDefinition = {
+    task: e.task,
+    payload: payload.toString('base64'),
+    queue,
+    options,
+    misfire: misfire as Misfire,
+  };
+  if (e.every !== undefined) {
+    if (e.tz !== undefined) bad('tz', e.tz, 'no time zone with every (ticks fall at multiples of it since the epoch)');
+    const every = Math.round(checkDuration('every', e.every, 'delay', bad));
+    if (every < MIN_EVERY_MS) bad('every', e.every, 'at least 1 s');
+    stored.every = every;
+  } else {
+    if (typeof e.cron !== 'string') bad('cron', e.cron, 'a cron expression string');
+    if (e.tz !== undefined && (typeof e.tz !== 'string' || !isTimeZone(e.tz)))
+      bad('tz', e.tz, 'an IANA time zone such as "Europe/Berlin"');
+    stored.cron = e.cron;
+    stored.tz = e.tz ?? 'UTC';
+  }
+  return entryFromStored(name, stored, bad);
+}
+
+/** The definition as JSON in the broker: enough for another node to run the entry. */
+interface StoredDefinition {
+  task: string;
+  /** base64 of the msgpack arguments. */
+  payload: string;
+  queue: string;
+  options: JobOptions;
+  misfire: Misfire;
+  every?: number;
+  cron?: string;
+  tz?: string;
+}
+
+function entryFromStored(name: string, stored: StoredDefinition, bad: Bad): ScheduleEntry {
+  let rule: TickRule;
+  if (stored.every !== undefined) {
+    rule = everyRule(stored.every);
+  } else {
+    const cron = stored.cron ?? '';
+    const fields = cron.trim().split(/\s+/).length;
+    if (fields !== 5 && fields !== 6) bad('cron', cron, 'a cron expression of 5 fields, or 6 with seconds first');
+    try {
+      rule = cronRule(cron, stored.tz ?? 'UTC');
+    } catch (err) {
+      bad('cron', cron, `a cron expression that parses (${err instanceof Error ? err.message : String(err)})`);
+    }
+  }
+  const definition = JSON.stringify(stored);
+  const entry: ScheduleEntry = {
+    name,
+    task: stored.task,
+    payload: Buffer.from(stored.payload, 'base64'),
+    queue: stored.queue,
+    options: stored.options,
+    misfire: stored.misfire,
+    rule,
+    definition,
+    hash: createHash('sha1').update(definition).digest('hex'),
+    ...(stored.every !== undefined ? { every: stored.every } : { cron: stored.cron, tz: stored.tz }),
+  };
+  return Object.freeze(entry);
+}
+
+/**
+ * An entry from the definition another node stored (`definition`, JSON):
+ * a node adopts a changed entry without a restart. Throws an OptionError
+ * when it does not read (written by a version of prefork this one does not know).
+ */
+export function entryFromDefinition(name: string, definition: string): ScheduleEntry {
+  const bad: Bad = (option, value, expected) => {
+    throw new OptionError(option, value, expected, `stored schedule entry ${JSON.stringify(name)}`);
+  };
+  let stored: unknown;
+  try {
+    stored = JSON.parse(definition);
+  } catch {
+    bad('definition', definition, 'JSON');
+  }
+  const s = stored as Partial<StoredDefinition> | null;
+  if (
+    s === null ||
+    typeof s !== 'object' ||
+    typeof s.task !== 'string' ||
+    typeof s.payload !== 'string' ||
+    typeof s.queue !== 'string' ||
+    typeof s.options !== 'object' ||
+    !MISFIRES.includes(s.misfire as Misfire) ||
+    (typeof s.every !== 'number') === (typeof s.cron !== 'string')
+  )
+    bad('definition', definition, 'a schedule entry definition');
+  const entry = entryFromStored(name, s as StoredDefinition, bad);
+  // The hash is of the text as stored: JSON.stringify of the parsed object could order keys differently.
+  return Object.freeze({ ...entry, definition, hash: createHash('sha1').update(definition).digest('hex') });
+}
+
+/** The job options of an entry, checked as `Client.enqueue` checks them. */
+function checkJobOptions(input: unknown, bad: Bad): { queue: string; options: JobOptions } {
+  if (typeof input !== 'object' || input === null || Array.isArray(input))
+    bad('options', input, 'an object of job options');
+  const o = input as Record<string, unknown>;
+  checkKnownKeys(o, OPTION_KEYS, 'schedule job option', bad, 'options.');
+  const options: JobOptions = {};
+  if (o.retries !== undefined) options.retries = checkRetries('options.retries', o.retries, bad);
+  if (o.backoff !== undefined) options.backoff = checkBackoff('options.backoff', o.backoff, bad);
+  if (o.ignoreResult !== undefined) {
+    if (typeof o.ignoreResult !== 'boolean') bad('options.ignoreResult', o.ignoreResult, 'true or false');
+    options.ignoreResult = o.ignoreResult;
+  }
+  if (o.resultTtl !== undefined) options.resultTtl = checkResultTtl('options.resultTtl', o.resultTtl, bad);
+  if (o.timeLimit !== undefined) options.timeLimit = checkTimeLimit('options.timeLimit', o.timeLimit, bad);
+  if (o.softTimeLimit !== undefined)
+    options.softTimeLimit = checkTimeLimit('options.softTimeLimit', o.softTimeLimit, bad);
+  checkLimitOrder(options.timeLimit, options.softTimeLimit, o.softTimeLimit, 'options.softTimeLimit', bad);
+  const queue = o.queue === undefined ? 'default' : checkQueueName('options.queue', o.queue, bad);
+  return { queue, options };
+}
+
+function isTimeZone(tz: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en-US', { timeZone: tz });
+    return true;
+  } catch {
+    return false;
+  }
+}

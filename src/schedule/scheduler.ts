@@ -1,0 +1,193 @@
+import { randomUUID } from 'node:crypto';
+import type { Logger } from 'pino';
+import type { BrokerSchedule, ScheduleState, TickClaim } from '../broker/types.js';
+import type { NewJob } from '../broker/types.js';
+import { messageOf } from '../errors.js';
+import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
+import { timerMs } from '../util/units.js';
+import { entryFromDefinition, type Schedule, type ScheduleEntry } from './define.js';
+import { planTicks } from './ticks.js';
+
+/** Pauses after a failed claim or publish: 0.5 s doubling to 10 s. */
+const RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
+
+interface Live {
+  entry: ScheduleEntry;
+  /** The latest tick handled, as the broker last told (broker's clock); undefined until published. */
+  last: number | undefined;
+}
+
+/**
+ * Runs a node's schedule: one timer for the earliest due tick of all its
+ * entries (nothing polls), then one claimTicks call for every entry due,
+ * which fires each tick once per cluster (a compare-and-set in the broker,
+ * the job enqueued in the same step). Another node's win, or a definition
+ * another node published, comes back in the reply and is adopted.
+ */
+export class Scheduler {
+  private readonly live = new Map<string, Live>();
+  /** The broker's clock minus this process's (from the last reply; never ahead of the truth). */
+  private skew = 0;
+  private timer: NodeJS.Timeout | undefined;
+  private waking: Promise<void> | undefined;
+  private running = false;
+  private failures = 0;
+  /** Entries to publish (again) before the next claim: all at start, an entry whose state vanished later. */
+  private unpublished: Set<string>;
+
+  constructor(
+    private readonly broker: BrokerSchedule,
+    schedule: Schedule,
+    private readonly log: Logger,
+  ) {
+    for (const [name, entry] of schedule.entries) this.live.set(name, { entry, last: undefined });
+    this.unpublished = new Set(this.live.keys());
+  }
+
+  /** The entries' names. */
+  get names(): string[] {
+    return [...this.live.keys()];
+  }
+
+  start(): void {
+    if (this.running || this.live.size === 0) return;
+    this.running = true;
+    this.wake(0);
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    clearTimeout(this.timer);
+    await this.waking;
+  }
+
+  private wake(after: number): void {
+    clearTimeout(this.timer);
+    this.timer = setTimeout(() => {
+      this.waking = this.step()
+        .then(
+          () => {
+            this.failures = 0;
+          },
+          (err: unknown) => {
+            this.failures++;
+            this.log.warn(
+              { err, failures: this.failures },
+              `schedule: could not reach the broker (${messageOf(err)}); trying again (missed ticks follow each entry's misfire rule)`,
+            );
+          },
+        )
+        .finally(() => {
+          this.waking = undefined;
+          this.arm();
+        });
+    }, after);
+  }
+
+  /** Sleeps until the earliest due tick (on the broker's clock), or a pause after a failure. */
+  private arm(): void {
+    if (!this.running) return;
+    if (this.failures > 0 || this.unpublished.size > 0) {
+      this.wake(retryDelay(Math.max(0, this.failures - 1), RETRY));
+      return;
+    }
+    let due = Infinity;
+    for (const { entry, last } of this.live.values()) {
+      const next = last === undefined ? undefined : entry.rule.next(last);
+      if (next !== undefined && next < due) due = next;
+    }
+    // A timer cannot wait longer than MAX_TIMER_MS: it wakes early, finds nothing due and sleeps again.
+    if (due !== Infinity) this.wake(timerMs(due - this.brokerNow()));
+  }
+
+  private brokerNow(): number {
+    return Date.now() + this.skew;
+  }
+
+  private async step(): Promise<void> {
+    if (this.unpublished.size > 0) await this.publish();
+    await this.claimDue();
+  }
+
+  private async publish(): Promise<void> {
+    const names = [...this.unpublished];
+    const entries = names.flatMap((name) => {
+      const live = this.live.get(name);
+      return live === undefined ? [] : [live.entry];
+    });
+    const reply = await this.broker.publishSchedule(
+      entries.map((e) => ({ name: e.name, definition: e.definition, hash: e.hash })),
+    );
+    this.skew = reply.skew;
+    for (const state of reply.states) {
+      const live = this.live.get(state.name);
+      if (live !== undefined) live.last = state.last;
+      this.unpublished.delete(state.name);
+    }
+  }
+
+  private async claimDue(): Promise<void> {
+    const now = this.brokerNow();
+    const claims: TickClaim[] = [];
+    for (const { entry, last } of this.live.values()) {
+      if (last === undefined) continue;
+      const plan = planTicks(entry.rule, entry.misfire, last, now);
+      if (plan === undefined) continue;
+      if (plan.fire.length !== 1 || plan.fire[0] !== entry.rule.next(last))
+        this.log.info(
+          { entry: entry.name, misfire: entry.misfire, since: last, firing: plan.fire.length },
+          `schedule entry ${entry.name} missed ticks (no node ran it, or the broker was away): misfire '${entry.misfire}' fires ${plan.fire.length}`,
+        );
+      claims.push({
+        name: entry.name,
+        hash: entry.hash,
+        expectedLast: last,
+        newLast: plan.last,
+        jobs: plan.fire.map((tick) => this.job(entry, tick)),
+      });
+    }
+    if (claims.length === 0) return;
+    const reply = await this.broker.claimTicks(claims);
+    this.skew = reply.skew;
+    reply.results.forEach(({ outcome, state }, i) => {
+      const claim = claims[i] as TickClaim;
+      const live = this.live.get(claim.name);
+      if (live === undefined) return;
+      if (outcome === 'claimed') {
+        live.last = claim.newLast;
+        for (const job of claim.jobs)
+          this.log.debug({ entry: claim.name, jobId: job.id, scheduledFor: job.scheduledFor }, 'schedule tick fired');
+      } else if (outcome === 'unknown') {
+        this.unpublished.add(claim.name);
+      } else if (state !== undefined) {
+        this.adopt(live, state);
+      }
+    });
+  }
+
+  /** Another node handled these ticks, or stored another definition of the entry: take what is in force. */
+  private adopt(live: Live, state: ScheduleState): void {
+    live.last = state.last;
+    if (state.definition === undefined || state.hash === live.entry.hash) return;
+    try {
+      live.entry = entryFromDefinition(live.entry.name, state.definition);
+      this.log.info({ entry: live.entry.name }, `schedule entry ${live.entry.name} was redefined by another node`);
+    } catch (err) {
+      this.log.error({ err, entry: live.entry.name }, `schedule entry ${live.entry.name}: ${messageOf(err)}`);
+    }
+  }
+
+  private job(entry: ScheduleEntry, tick: number): NewJob {
+    return {
+      id: randomUUID(),
+      task: entry.task,
+      queue: entry.queue,
+      payload: entry.payload,
+      attempt: 0,
+      redeliveries: 0,
+      options: entry.options,
+      enqueuedAt: Date.now(),
+      scheduledFor: tick,
+    };
+  }
+}

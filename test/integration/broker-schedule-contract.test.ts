@@ -1,0 +1,136 @@
+/**
+ * The schedule part of the Broker contract (src/broker/schedule-types.ts),
+ * over both brokers: a tick is claimed by compare-and-set on the entry's
+ * state, its job enqueued in the same step; a second claim of the same tick
+ * is stale; a claim ahead of the broker's clock is early; a definition
+ * published anew wins and is handed to a node that claims with the old one.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Broker, NewJob } from '../../dist/broker/types.js';
+import type { ScheduleDefinition } from '../../dist/broker/types.js';
+import { eachBrokerScope } from '../helpers/broker-scope.js';
+
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+const def = (name: string, definition = '{"v":1}', hash = `h-${definition}`): ScheduleDefinition => ({
+  name,
+  definition,
+  hash,
+});
+
+function tickJob(id: string, scheduledFor: number, queue = 'q'): NewJob {
+  return {
+    id,
+    task: 'tick',
+    queue,
+    payload: new Uint8Array([0x90]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: Date.now(),
+    scheduledFor,
+  };
+}
+
+describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', (kind) => {
+  const { broker, node } = eachBrokerScope(kind, 'sched');
+
+  async function fetchIds(b: Broker, nodeId: string): Promise<{ id: string; scheduledFor?: number }[]> {
+    const reply = await b.fetch({ nodeId, plan: [{ queue: 'q', quota: 100 }], count: 100, settle: [] });
+    return reply.deliveries.map((d) => ({ id: d.job.id, scheduledFor: d.job.scheduledFor }));
+  }
+
+  it('publish starts a new entry at the broker now; publishing it again unchanged keeps its state', async () => {
+    const b = await broker();
+    const first = await b.publishSchedule([def('e')]);
+    const state = first.states[0];
+    expect(state).toMatchObject({ name: 'e', hash: 'h-{"v":1}' });
+    const brokerNow = Date.now() + first.skew;
+    expect(Math.abs((state?.last ?? 0) - brokerNow)).toBeLessThan(60_000);
+    await sleep(5); // the broker's clock passes the entry's start
+    const claim = await b.claimTicks([
+      { name: 'e', hash: 'h-{"v":1}', expectedLast: state!.last, newLast: state!.last + 1, jobs: [] },
+    ]);
+    expect(claim.results[0]?.outcome).toBe('claimed');
+    const again = await b.publishSchedule([def('e')]);
+    expect(again.states[0]?.last).toBe(state!.last + 1);
+  });
+
+  it('a tick is claimed once: the first claim enqueues its job, a second one of the same tick is stale', async () => {
+    const b = await broker();
+    const other = await broker();
+    const me = await node(b, 'n1');
+    const { states } = await b.publishSchedule([def('e')]);
+    const last = states[0]!.last;
+    const tick = last + 1;
+    await sleep(5); // the broker's clock passes the tick
+    const claim = { name: 'e', hash: 'h-{"v":1}', expectedLast: last, newLast: tick };
+    const won = await b.claimTicks([{ ...claim, jobs: [tickJob('j1', tick)] }]);
+    const lost = await other.claimTicks([{ ...claim, jobs: [tickJob('j2', tick)] }]);
+    expect(won.results[0]?.outcome).toBe('claimed');
+    expect(lost.results[0]).toMatchObject({ outcome: 'stale', state: { last: tick, hash: 'h-{"v":1}' } });
+    expect(lost.results[0]?.state?.definition).toBeUndefined();
+    expect(await fetchIds(b, me)).toEqual([{ id: 'j1', scheduledFor: tick }]);
+    const [listed] = await other.listSchedule();
+    expect(listed).toMatchObject({ name: 'e', last: tick, lastTick: tick, lastJobId: 'j1', definition: '{"v":1}' });
+  });
+
+  it('a claim past the broker now is early and changes nothing', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    const { states } = await b.publishSchedule([def('e')]);
+    const last = states[0]!.last;
+    const ahead = last + 3_600_000;
+    const reply = await b.claimTicks([
+      { name: 'e', hash: 'h-{"v":1}', expectedLast: last, newLast: ahead, jobs: [tickJob('j1', ahead)] },
+    ]);
+    expect(reply.results[0]?.outcome).toBe('early');
+    expect(await fetchIds(b, me)).toEqual([]);
+    expect((await b.listSchedule())[0]?.last).toBe(last);
+  });
+
+  it('a definition published anew wins: a claim with the old hash is stale and gets the new definition', async () => {
+    const b = await broker();
+    const { states } = await b.publishSchedule([def('e', '{"v":1}')]);
+    const renewed = await b.publishSchedule([def('e', '{"v":2}')]);
+    expect(renewed.states[0]).toMatchObject({ hash: 'h-{"v":2}' });
+    expect(renewed.states[0]!.last).toBeGreaterThanOrEqual(states[0]!.last);
+    const reply = await b.claimTicks([
+      { name: 'e', hash: 'h-{"v":1}', expectedLast: states[0]!.last, newLast: states[0]!.last + 1, jobs: [] },
+    ]);
+    expect(reply.results[0]).toMatchObject({
+      outcome: 'stale',
+      state: { hash: 'h-{"v":2}', definition: '{"v":2}', last: renewed.states[0]!.last },
+    });
+  });
+
+  it('several entries in one call, each on its own; a dropped entry is unknown', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    const { states } = await b.publishSchedule([def('a'), def('b'), def('c')]);
+    expect(await b.dropSchedule(['c', 'nope'])).toBe(1);
+    const [a, bb, c] = states;
+    await sleep(5);
+    const reply = await b.claimTicks([
+      { name: 'a', hash: 'h-{"v":1}', expectedLast: a!.last, newLast: a!.last + 1, jobs: [tickJob('ja', 1)] },
+      { name: 'b', hash: 'h-{"v":1}', expectedLast: bb!.last - 1, newLast: bb!.last + 1, jobs: [tickJob('jb', 2)] },
+      { name: 'c', hash: 'h-{"v":1}', expectedLast: c!.last, newLast: c!.last + 1, jobs: [tickJob('jc', 3)] },
+    ]);
+    expect(reply.results.map((r) => r.outcome)).toEqual(['claimed', 'stale', 'unknown']);
+    expect(await fetchIds(b, me)).toEqual([{ id: 'ja', scheduledFor: 1 }]);
+    expect((await b.listSchedule()).map((s) => s.name)).toEqual(['a', 'b']);
+  });
+
+  it("'all' misfires: several jobs of one entry in one claim, in tick order", async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    const { states } = await b.publishSchedule([def('e')]);
+    const last = states[0]!.last;
+    const jobs = [tickJob('t1', last - 3000), tickJob('t2', last - 2000), tickJob('t3', last - 1000)];
+    await sleep(5);
+    const reply = await b.claimTicks([{ name: 'e', hash: 'h-{"v":1}', expectedLast: last, newLast: last + 1, jobs }]);
+    expect(reply.results[0]?.outcome).toBe('claimed');
+    expect((await fetchIds(b, me)).map((j) => j.id)).toEqual(['t1', 't2', 't3']);
+    expect((await b.listSchedule())[0]).toMatchObject({ lastTick: last - 1000, lastJobId: 't3' });
+  });
+});
