@@ -10,6 +10,7 @@ import { jobView } from './cluster/job-view.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Revocations } from './cluster/revocations.js';
 import { NodePauses, type PauseScope } from './cluster/pauses.js';
+import { Leadership } from './cluster/leadership.js';
 import type { SettleBatchCounts } from './consumer/acker.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
 import { AdaptivePrefetch, FixedPrefetch } from './consumer/prefetch.js';
@@ -27,6 +28,7 @@ import { optionalDuration } from './pool/options.js';
 import { NodeEndpoints, type EndpointUrls } from './observe/node-endpoints.js';
 import { liveness, readiness, type HealthInputs, type HealthReport } from './observe/node-health.js';
 import { Pool, type CancelledJobs } from './pool/pool.js';
+import { dropUnusedEntries } from './schedule/housekeeping.js';
 import { Scheduler } from './schedule/scheduler.js';
 import type { PoolStats } from './pool/stats.js';
 import {
@@ -149,6 +151,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly selection: QueueSelection;
   /** Runs the `schedule` option's entries (undefined: no schedule, no cost). */
   private readonly scheduler: Scheduler | undefined;
+  /** Whether this node leads, and its singleton duties (a node with a schedule stands for leader). */
+  private readonly leadership: Leadership;
   /** Stops the control wake-up subscription (undefined: not watching). */
   private unwatchControl: (() => Promise<void>) | undefined;
   private state: WorkerState = 'created';
@@ -239,6 +243,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
       o.schedule === undefined
         ? undefined
         : new Scheduler(this.broker, o.schedule, this.log.child({ component: 'schedule' }));
+    this.leadership = new Leadership(
+      () => this.nodeIdValue,
+      async () => void (await dropUnusedEntries(this.broker, this.log)),
+      this.log.child({ component: 'leader' }),
+    );
     // The id the current beat was sent under (beats are sequential), so a fencing it reports names the id it saw.
     let beatAs = this.nodeIdValue;
     this.heartbeat = new Heartbeat(
@@ -254,6 +263,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         onControl: (requests) => this.control.handle(requests),
         onRenewed: () => this.pool.resumeDispatch(),
         onRoundTrip: (ms) => this.endpointsOpen?.metrics?.brokerRoundTrip(ms),
+        // Only a node with a schedule stands for leader: the others' beats cost what they did.
+        lead: () => this.scheduler !== undefined,
+        onLeader: (lease) => this.leadership.update(lease),
       },
       this.log.child({ component: 'heartbeat' }),
     );
@@ -520,6 +532,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.events?.close();
       await this.unwatchControl?.();
       await this.heartbeat.stop();
+      await this.leadership.stop();
       await this.broker
         .unregister(this.nodeIdValue)
         .catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
@@ -764,6 +777,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       queues: o.queues.map((q) => q.name),
       concurrency: this.concurrency(),
       startedAt: Date.now(),
+      ...(this.scheduler !== undefined ? { schedule: this.scheduler.names } : {}),
     };
   }
 }

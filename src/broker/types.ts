@@ -290,6 +290,8 @@ export interface NodeInfo {
   concurrency: string;
   /** Epoch ms when it registered. */
   startedAt: number;
+  /** The names of the schedule entries it runs, if it has a schedule. */
+  schedule?: string[];
 }
 
 /** Fields of a node's description that change while it runs (`BrokerMembership.updateNode`). */
@@ -307,6 +309,20 @@ export interface HeartbeatReply {
   nextExpiryAt?: number;
   /** Control requests that were waiting for this node (taken: no other beat sees them). */
   control?: ControlRequest[];
+  /** Who holds the leader lease now (only when the beat stood for leader): maybe this node. */
+  leader?: LeaderLease;
+}
+
+/**
+ * The leader lease: the node that does the cluster's singleton housekeeping,
+ * and its fencing token, which grows by one at each change of holder.
+ * Nothing depends on it for correctness.
+ */
+export interface LeaderLease {
+  /** The id of the node that holds it. */
+  nodeId: string;
+  /** Grows at each change of holder. */
+  token: number;
 }
 
 /** What `prefork control` and `prefork inspect stats` ask of a node. */
@@ -589,8 +605,14 @@ export interface BrokerMembership {
   register(node: NodeInfo): Promise<void>;
   /** Changes a live node's description (e.g. its concurrency after a resize); resolves false when it is not live. */
   updateNode(nodeId: string, update: NodeUpdate): Promise<boolean>;
-  /** Renews `nodeId`'s lease; the reply says whether it was fenced, which leases expired, and what control requests wait for it. */
-  heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply>;
+  /**
+   * Renews `nodeId`'s lease; the reply says whether it was fenced, which
+   * leases expired, and what control requests wait for it. With `lead` the
+   * node stands for leader: the beat renews or takes the leader lease and says who holds it.
+   */
+  heartbeat(nodeId: string, queues: readonly string[], lead?: boolean): Promise<HeartbeatReply>;
+  /** Who holds the leader lease, while it is live. */
+  leader(): Promise<LeaderLease | undefined>;
   /** Moves every job reserved by `deadNodeId` back to its queue (or to the dead set past `maxRedeliveries`); returns how many. */
   recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number>;
   /** Removes a node; the jobs it still holds go back to their queues. */
@@ -901,6 +923,8 @@ export interface BrokerSchedule {
   claimTicks(claims: readonly TickClaim[]): Promise<ClaimReply>;
   /** Every stored entry's state and definition, by name. */
   listSchedule(): Promise<ScheduleState[]>;
+  /** The names of the stored entries (cheaper than listSchedule). */
+  scheduleNames(): Promise<string[]>;
   /** Forgets entries (no node runs them any more); returns how many were stored. */
   dropSchedule(names: readonly string[]): Promise<number>;
 }

@@ -1,6 +1,6 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
-import type { BrokerMembership, ControlRequest } from '../broker/types.js';
+import type { BrokerMembership, ControlRequest, LeaderLease } from '../broker/types.js';
 
 /** Beats per lease: a lease survives one failed (or late) beat with time to spare. */
 const BEATS_PER_LEASE = 2.5;
@@ -26,6 +26,10 @@ export interface HeartbeatHooks {
   onRenewed?(): void;
   /** A beat's call came back (ms from send to reply): the broker's round trip, as metrics show it. */
   onRoundTrip?(ms: number): void;
+  /** True when this node stands for leader (it has singleton duties): its beats renew or take the leader lease. */
+  lead?(): boolean;
+  /** Who holds the leader lease, as a beat that stood for it learned. */
+  onLeader?(lease: LeaderLease): void;
 }
 
 /**
@@ -145,7 +149,11 @@ export class Heartbeat {
     this.next = this.interval;
     try {
       const sentAt = performance.now();
-      const reply = await this.broker.heartbeat(me, this.hooks.queues());
+      // Only a node that stands for leader names it: the others' beats stay as they were.
+      const reply =
+        this.hooks.lead?.() === true
+          ? await this.broker.heartbeat(me, this.hooks.queues(), true)
+          : await this.broker.heartbeat(me, this.hooks.queues());
       this.hooks.onRoundTrip?.(performance.now() - sentAt);
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'heartbeats are reaching the broker again');
       this.failures = 0;
@@ -155,6 +163,7 @@ export class Heartbeat {
       }
       this.renewed(sentAt);
       if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
+      if (reply.leader !== undefined) this.hooks.onLeader?.(reply.leader);
       this.hooks.onDue(reply.nextDueAt);
       for (const dead of reply.expired) {
         const moved = await this.broker.recover(dead, me, this.maxRedeliveries);

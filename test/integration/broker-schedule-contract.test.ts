@@ -133,4 +133,48 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
     expect((await fetchIds(b, me)).map((j) => j.id)).toEqual(['t1', 't2', 't3']);
     expect((await b.listSchedule())[0]).toMatchObject({ lastTick: last - 1000, lastJobId: 't3' });
   });
+
+  it('the leader lease: the first node that stands takes it, the others see it, a lapsed one is taken with the next token', async () => {
+    const b = await broker({ leaseMs: 400 });
+    const a = await node(b, 'a');
+    const c = await node(b, 'c');
+    const plain = await node(b, 'plain');
+    const first = await b.heartbeat(a, ['q'], true);
+    expect(first.leader?.nodeId).toBe(a);
+    const token = first.leader!.token;
+    expect((await b.heartbeat(c, ['q'], true)).leader).toEqual({ nodeId: a, token });
+    expect((await b.heartbeat(a, ['q'], true)).leader).toEqual({ nodeId: a, token });
+    // A node that does not stand for leader learns nothing of it, and changes nothing.
+    expect((await b.heartbeat(plain, ['q'])).leader).toBeUndefined();
+    expect(await b.leader()).toEqual({ nodeId: a, token });
+    // a stops beating: once its leader lease lapses, c's next beat takes it over.
+    await expect
+      .poll(async () => {
+        await b.heartbeat(plain, ['q']);
+        return (await b.heartbeat(c, ['q'], true)).leader;
+      })
+      .toEqual({ nodeId: c, token: token + 1 });
+    expect(await b.leader()).toEqual({ nodeId: c, token: token + 1 });
+    expect((await b.heartbeat(a, ['q'], true)).fenced).toBe(true);
+  });
+
+  it('the stored entry names, and the schedule entries each node registered', async () => {
+    const b = await broker();
+    await b.publishSchedule([def('x'), def('y')]);
+    expect((await b.scheduleNames()).sort()).toEqual(['x', 'y']);
+    await b.register({
+      id: 'n1',
+      name: 'n1@test',
+      host: 'test',
+      pid: process.pid,
+      queues: ['q'],
+      concurrency: '1',
+      startedAt: Date.now(),
+      schedule: ['x'],
+    });
+    await node(b, 'n2');
+    const nodes = await b.listNodes();
+    expect(nodes.find((n) => n.id === 'n1')?.schedule).toEqual(['x']);
+    expect(nodes.find((n) => n.id === 'n2')?.schedule).toBeUndefined();
+  });
 });

@@ -75,6 +75,16 @@ describe('prefork worker --schedule', () => {
           { timeout: 60_000 },
         )
         .toBeGreaterThanOrEqual(2);
+      // A node with a schedule stands for leader: alone, it leads, and inspect nodes marks it.
+      const inspect = (json: boolean): string =>
+        spawnSync(process.execPath, [CLI, 'inspect', 'nodes', '-b', url, ...(json ? ['--json'] : [])], {
+          encoding: 'utf8',
+          timeout: 60_000,
+        }).stdout;
+      await expect
+        .poll(() => (JSON.parse(inspect(true)) as { leader: boolean }[]).map((n) => n.leader))
+        .toEqual([true]);
+      expect(inspect(false)).toMatch(/^NODE .* LEADER\n.* yes \(token \d+\)\n$/);
     } finally {
       proc.kill('SIGTERM');
     }

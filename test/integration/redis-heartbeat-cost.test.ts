@@ -81,4 +81,17 @@ describe('RedisBroker heartbeat: commands per beat', () => {
     await b.unregister('late');
     expect((await b.heartbeat('late', ['q'])).fenced).toBe(true);
   });
+
+  it('a node that stands for leader pays one HMGET per beat, and one HSET more while it leads; the others nothing', async () => {
+    const b = await broker('cost3');
+    await registerNode(b, 'leader', ['a']);
+    await registerNode(b, 'follower', ['a']);
+    await registerNode(b, 'plain', ['a']);
+    // The first beat of a broker looks further (so does one in four): five beats before counting, so none of the three counted does.
+    for (const id of ['leader', 'follower', 'plain', 'plain', 'plain']) await b.heartbeat(id, ['a'], id !== 'plain');
+    const beat = (id: string, lead: boolean) => counted(async () => void (await b.heartbeat(id, ['a'], lead)));
+    expect(await beat('leader', true)).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1, hmget: 1, hset: 1 });
+    expect(await beat('follower', true)).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1, hmget: 1 });
+    expect(await beat('plain', false)).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1 });
+  });
 });

@@ -8,7 +8,8 @@
 import { readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { cleanup, fixture, newLedger, startNode, uniqueName, type NodeProcess } from '../helpers/worker.js';
+import { createBroker } from 'prefork/broker';
+import { cleanup, fixture, newLedger, silent, startNode, uniqueName, type NodeProcess } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -36,11 +37,19 @@ function ticks(ledger: string, label: string): Tick[] {
     .sort((a, b) => a.scheduledFor - b.scheduledFor);
 }
 
-/** How many jobs stand for each tick. */
+/**
+ * How many jobs stand for each tick: distinct job ids (delivery is at least
+ * once: a job whose node died under it runs again, as the same job).
+ */
 function perTick(list: Tick[]): Map<number, number> {
-  const counts = new Map<number, number>();
-  for (const t of list) counts.set(t.scheduledFor, (counts.get(t.scheduledFor) ?? 0) + 1);
-  return counts;
+  const ids = new Map<number, Set<string>>();
+  for (const t of list) ids.set(t.scheduledFor, (ids.get(t.scheduledFor) ?? new Set()).add(t.id));
+  return new Map([...ids].map(([tick, jobs]) => [tick, jobs.size]));
+}
+
+/** The distinct ticks fired, in order. */
+function tickTimes(list: Tick[]): number[] {
+  return [...new Set(list.map((t) => t.scheduledFor))].sort((a, b) => a - b);
 }
 
 /** The broker's clock (Redis TIME), in ms. */
@@ -84,7 +93,7 @@ describe('a schedule run by several nodes', () => {
       [...perTick(fired).values()].every((n) => n === 1),
       JSON.stringify([...perTick(fired)]),
     ).toBe(true);
-    const times = fired.map((t) => t.scheduledFor);
+    const times = tickTimes(fired);
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1000);
     expect(times.every((t) => t % 1000 === 0)).toBe(true);
   });
@@ -119,8 +128,7 @@ describe('a schedule run by several nodes', () => {
     const lastBefore = (list: Tick[]): number =>
       Math.max(...list.filter((t) => t.scheduledFor <= stoppedAt).map((t) => t.scheduledFor));
     const end = Math.min(once.at(-1)!.scheduledFor, skip.at(-1)!.scheduledFor);
-    const after = (list: Tick[]): number[] =>
-      list.filter((t) => t.scheduledFor > lastBefore(list) && t.scheduledFor <= end).map((t) => t.scheduledFor);
+    const after = (list: Tick[]): number[] => tickTimes(list).filter((t) => t > lastBefore(list) && t <= end);
     const onceAfter = after(once);
     const skipAfter = after(skip);
     // The first job after the outage stands for a tick at least five ticks later: the missed ones did not fire one by one.
@@ -159,5 +167,74 @@ describe('a schedule run by several nodes', () => {
     expect(v1Ticks.filter((t) => t.scheduledFor > newLeft)).toEqual([]);
     const all = [...v1Ticks, ...v2Ticks];
     expect([...perTick(all).values()].every((n) => n === 1)).toBe(true);
+  });
+
+  it('the leader SIGKILLed mid-run: another node takes the lease over with a higher token, and ticks keep firing once, with no gap', async () => {
+    const ledger = newLedger();
+    const namespace = uniqueName('sched');
+    const leaseMs = 2000;
+    const options = { ...nodeOptions(namespace, { beat: { task: 'tick', args: ['beat'], every: '1s' } }), leaseMs };
+    const broker = createBroker(inject('redisUrl'), { namespace, logger: silent });
+    await broker.connect();
+    const redis = new Redis(inject('redisUrl'));
+    try {
+      const nodes = await Promise.all([0, 1, 2].map(() => startNode(options, ledger, 'schedule-node.mjs')));
+      await expect.poll(() => ticks(ledger, 'beat').length, { timeout: 60_000 }).toBeGreaterThanOrEqual(3);
+      const before = await broker.leader();
+      const leader = nodes.find((n) => n.nodeId === before?.nodeId);
+      expect(leader).toBeDefined();
+      leader!.proc.kill('SIGKILL');
+      expect((await leader!.exited).signal).toBe('SIGKILL');
+      const killedAt = await redisNow(redis);
+      await expect.poll(() => broker.leader(), { timeout: 60_000 }).toMatchObject({ token: before!.token + 1 });
+      const after = await broker.leader();
+      expect(nodes.filter((n) => n !== leader).map((n) => n.nodeId)).toContain(after?.nodeId);
+      await expect
+        .poll(() => ticks(ledger, 'beat').filter((t) => t.scheduledFor > killedAt).length, { timeout: 60_000 })
+        .toBeGreaterThanOrEqual(5);
+      await Promise.all(nodes.filter((n) => n !== leader).map(stop));
+    } finally {
+      redis.disconnect();
+      await broker.close();
+    }
+    const fired = ticks(ledger, 'beat');
+    expect(
+      [...perTick(fired).values()].every((n) => n === 1),
+      JSON.stringify([...perTick(fired)]),
+    ).toBe(true);
+    const times = tickTimes(fired);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBeLessThanOrEqual(leaseMs);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1000);
+  });
+
+  it("the leader's duty: an entry removed from every node's schedule stops firing and is forgotten", async () => {
+    const ledger = newLedger();
+    const namespace = uniqueName('sched');
+    const both = {
+      ...nodeOptions(namespace, {
+        kept: { task: 'tick', args: ['kept'], every: '1s' },
+        removed: { task: 'tick', args: ['removed'], every: '1s' },
+      }),
+      leaseMs: 1000,
+    };
+    const one = { ...nodeOptions(namespace, { kept: { task: 'tick', args: ['kept'], every: '1s' } }), leaseMs: 1000 };
+    const broker = createBroker(inject('redisUrl'), { namespace, logger: silent });
+    await broker.connect();
+    try {
+      const first = await startNode(both, ledger, 'schedule-node.mjs');
+      await expect.poll(() => ticks(ledger, 'removed').length, { timeout: 60_000 }).toBeGreaterThanOrEqual(1);
+      await stop(first);
+      const removedFired = ticks(ledger, 'removed').length;
+      const second = await startNode(one, ledger, 'schedule-node.mjs');
+      await expect
+        .poll(async () => (await broker.listSchedule()).map((s) => s.name), { timeout: 60_000 })
+        .toEqual(['kept']);
+      const keptNow = ticks(ledger, 'kept').length;
+      await expect.poll(() => ticks(ledger, 'kept').length, { timeout: 60_000 }).toBeGreaterThan(keptNow + 1);
+      await stop(second);
+      expect(ticks(ledger, 'removed')).toHaveLength(removedFired);
+    } finally {
+      await broker.close();
+    }
   });
 });

@@ -17,6 +17,7 @@ import type {
   FetchReply,
   FetchRequest,
   HeartbeatReply,
+  LeaderLease,
   NewJob,
   NodeInfo,
   NodeUpdate,
@@ -303,17 +304,28 @@ export class MemoryBroker implements Broker {
     return true;
   }
 
-  async heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
+  async heartbeat(nodeId: string, queues: readonly string[], lead?: boolean): Promise<HeartbeatReply> {
     const now = Date.now();
     const reservations = this.state.reservations;
     if (!reservations.renew(nodeId, this.leaseMs, now)) return { fenced: true, expired: [], nextDueAt: undefined };
-    return {
+    const reply: HeartbeatReply = {
       fenced: false,
       expired: reservations.expired(nodeId, now),
       nextDueAt: this.state.nextDueAt(queues),
       nextExpiryAt: reservations.nextExpiry(nodeId, now),
       control: this.state.control.take(nodeId, now),
     };
+    if (lead === true) {
+      const lease = this.state.leadership.stand(nodeId, this.leaseMs, now);
+      reply.leader = lease.leader;
+      if (lease.until !== undefined && (reply.nextExpiryAt === undefined || lease.until < reply.nextExpiryAt))
+        reply.nextExpiryAt = lease.until;
+    }
+    return reply;
+  }
+
+  async leader(): Promise<LeaderLease | undefined> {
+    return this.state.leadership.holder(Date.now());
   }
 
   async recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number> {
@@ -607,6 +619,10 @@ export class MemoryBroker implements Broker {
 
   async listSchedule(): Promise<ScheduleState[]> {
     return this.state.schedules.list();
+  }
+
+  async scheduleNames(): Promise<string[]> {
+    return this.state.schedules.list().map((s) => s.name);
   }
 
   async dropSchedule(names: readonly string[]): Promise<number> {

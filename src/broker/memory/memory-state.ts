@@ -5,6 +5,7 @@ import { MemoryQueue } from './memory-queue.js';
 import { RateBuckets } from './rate-buckets.js';
 import { Reservations } from './reservations.js';
 import { ResultStore } from './result-store.js';
+import { Leadership } from './leadership.js';
 import { ScheduleBoard } from './schedule-board.js';
 import { WorkWaiters } from './work-waiters.js';
 
@@ -27,6 +28,7 @@ export class MemoryState {
   readonly paused = new Set<string>();
   readonly rates = new RateBuckets();
   readonly schedules = new ScheduleBoard();
+  readonly leadership = new Leadership();
   readonly waiters = new WorkWaiters({
     ready: (name, now) => {
       const q = this.queues.get(name);

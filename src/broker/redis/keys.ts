@@ -48,6 +48,10 @@ export class Keys {
   control(id: string): string {
     return `${this.tag}:ctl:${id}`;
   }
+  /** The leader lease: holder, fencing token, deadline (a HASH; see heartbeat-n.lua). */
+  get leader(): string {
+    return `${this.tag}:leader`;
+  }
   get recovering(): string {
     return `${this.tag}:recovering`;
   }

@@ -1,7 +1,7 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { decodeControlRequests } from '../control-codec.js';
-import type { HeartbeatReply, NodeInfo, NodeUpdate } from '../types.js';
+import type { HeartbeatReply, LeaderLease, NodeInfo, NodeUpdate } from '../types.js';
 import type { Keys } from './keys.js';
 import { callScript, onLocalClock } from './scripts.js';
 
@@ -44,6 +44,7 @@ export class Membership {
       concurrency: node.concurrency,
       startedAt: String(node.startedAt),
     };
+    if (node.schedule !== undefined) info.schedule = JSON.stringify(node.schedule);
     const pairs = Object.entries(info).flat();
     await callScript(
       redis,
@@ -62,23 +63,39 @@ export class Membership {
     return Number(done) === 1;
   }
 
-  async heartbeat(redis: Redis, nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
+  async heartbeat(redis: Redis, nodeId: string, queues: readonly string[], lead = false): Promise<HeartbeatReply> {
     const full = this.beats++ % FULL_BEAT_EVERY === 0;
     const keys = [this.keys.nodes, this.keys.recovering, this.keys.control(nodeId)];
+    if (lead) keys.push(this.keys.leader);
     if (full) for (const q of queues) keys.push(this.keys.delayed(q));
-    const [fenced, expired, nextDue, brokerNow, nextExpiry, control] = (await callScript(redis, 'heartbeat', keys, [
-      nodeId,
-      this.leaseMs,
-      EXPIRED_REPORT,
-      full ? '1' : '0',
-    ])) as [number, Buffer[], number, number, number, Buffer[]];
-    return {
+    const [fenced, expired, nextDue, brokerNow, nextExpiry, control, leader] = (await callScript(
+      redis,
+      'heartbeat',
+      keys,
+      [nodeId, this.leaseMs, EXPIRED_REPORT, full ? '1' : '0', lead ? '1' : '0'],
+    )) as [number, Buffer[], number, number, number, Buffer[], [Buffer, number] | [] | undefined];
+    const reply: HeartbeatReply = {
       fenced: fenced === 1,
       expired: expired.map((b) => b.toString()),
       nextDueAt: onLocalClock(nextDue, brokerNow),
       nextExpiryAt: onLocalClock(nextExpiry, brokerNow),
       control: decodeControlRequests(control, this.log),
     };
+    if (leader?.length === 2) reply.leader = { nodeId: leader[0].toString(), token: leader[1] };
+    return reply;
+  }
+
+  /** The leader lease's holder and fencing token, while the lease is live (by the server's clock). */
+  async leader(redis: Redis): Promise<LeaderLease | undefined> {
+    const [[, time], [, lease]] = ((await redis
+      .pipeline()
+      .time()
+      .hmget(this.keys.leader, 'node', 'token', 'until')
+      .exec()) ?? []) as [[unknown, [string, string]], [unknown, (string | null)[]]];
+    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    const [node, token, until] = lease;
+    if (node == null || until == null || Number(until) < now) return undefined;
+    return { nodeId: node, token: Number(token) };
   }
 
   /** Idempotent: claim, move every reserved entry in batches, then drop the consumer. Returns jobs moved. */
@@ -161,13 +178,14 @@ export class Membership {
         queues: queueList(h.queues),
         concurrency: h.concurrency ?? '',
         startedAt: Number(h.startedAt),
+        ...(h.schedule !== undefined ? { schedule: queueList(h.schedule) } : {}),
       });
     });
     return nodes;
   }
 }
 
-/** The queue names a node registered (a JSON array); anything unreadable reads as none. */
+/** The queue (or schedule entry) names a node registered (a JSON array); anything unreadable reads as none. */
 function queueList(raw: string | undefined): string[] {
   let parsed: unknown;
   try {

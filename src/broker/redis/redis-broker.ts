@@ -17,6 +17,7 @@ import type {
   FetchReply,
   FetchRequest,
   HeartbeatReply,
+  LeaderLease,
   NewJob,
   NodeInfo,
   NodeUpdate,
@@ -468,8 +469,12 @@ export class RedisBroker implements Broker {
     return this.membership.update(await this.redis(), nodeId, update);
   }
 
-  async heartbeat(nodeId: string, queues: readonly string[]): Promise<HeartbeatReply> {
-    return this.membership.heartbeat(await this.redis(), nodeId, queues);
+  async heartbeat(nodeId: string, queues: readonly string[], lead?: boolean): Promise<HeartbeatReply> {
+    return this.membership.heartbeat(await this.redis(), nodeId, queues, lead);
+  }
+
+  async leader(): Promise<LeaderLease | undefined> {
+    return this.membership.leader(await this.redis());
   }
 
   async recover(deadNodeId: string, byNodeId: string, maxRedeliveries: number): Promise<number> {
@@ -617,6 +622,10 @@ export class RedisBroker implements Broker {
 
   async listSchedule(): Promise<ScheduleState[]> {
     return this.schedules.list(await this.redis());
+  }
+
+  async scheduleNames(): Promise<string[]> {
+    return (await this.redis()).smembers(this.keys.schedules);
   }
 
   async dropSchedule(names: readonly string[]): Promise<number> {

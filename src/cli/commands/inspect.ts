@@ -1,5 +1,5 @@
 import type { Command } from 'commander';
-import type { BrokerAdmin, BrokerPauses, BrokerRevokes } from '../../broker/types.js';
+import type { BrokerAdmin, BrokerMembership, BrokerPauses, BrokerRevokes } from '../../broker/types.js';
 import type { JobView } from '../../cluster/job-view.js';
 import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
@@ -20,8 +20,12 @@ interface InspectFlags {
   json?: boolean;
 }
 
-/** The broker roles inspect uses: node listings and control requests, queue counts and pages, revokes, pauses. */
-type InspectBroker = NodeAsker & BrokerAdmin & Pick<BrokerRevokes, 'listRevoked'> & Pick<BrokerPauses, 'listPaused'>;
+/** The broker roles inspect uses: node listings and control requests, queue counts and pages, revokes, pauses, the leader. */
+type InspectBroker = NodeAsker &
+  BrokerAdmin &
+  Pick<BrokerRevokes, 'listRevoked'> &
+  Pick<BrokerPauses, 'listPaused'> &
+  Pick<BrokerMembership, 'leader'>;
 
 type Subject = (broker: InspectBroker, flags: InspectFlags) => Promise<void>;
 
@@ -66,13 +70,22 @@ export function registerInspect(program: Command): void {
     });
 }
 
+/** The live nodes; the one holding the leader lease is marked. */
 async function inspectNodes(b: InspectBroker, flags: InspectFlags): Promise<void> {
-  const nodes = await b.listNodes();
-  if (flags.json) printJson(nodes);
+  const [nodes, leader] = await Promise.all([b.listNodes(), b.leader()]);
+  if (flags.json) printJson(nodes.map((n) => ({ ...n, leader: n.id === leader?.nodeId })));
   else
     printTable(
-      ['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED'],
-      nodes.map((n) => [n.id, n.host, n.pid, n.queues.join(','), n.concurrency, isoTime(n.startedAt)]),
+      ['NODE', 'HOST', 'PID', 'QUEUES', 'CONCURRENCY', 'STARTED', 'LEADER'],
+      nodes.map((n) => [
+        n.id,
+        n.host,
+        n.pid,
+        n.queues.join(','),
+        n.concurrency,
+        isoTime(n.startedAt),
+        n.id === leader?.nodeId ? `yes (token ${leader.token})` : '',
+      ]),
     );
 }
 

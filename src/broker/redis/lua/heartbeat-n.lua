@@ -9,16 +9,21 @@
   KEYS[1]    {ns}:nodes           ZSET node id -> lease deadline (ms)
   KEYS[2]    {ns}:recovering      ZSET dead node id -> its recoverer's deadline (ms)
   KEYS[3]    {ns}:ctl:<id>        LIST control requests for this node
-  KEYS[4..]  {ns}:delayed:<q>   the delayed sets of this node's queues (none: not looked at)
+  KEYS[4]    {ns}:leader          HASH node, token, until: the leader lease (only with ARGV[5] '1')
+  KEYS[4..]  {ns}:delayed:<q>   the delayed sets of this node's queues, after the leader key if given (none: not looked at)
 
   ARGV[1] node id
   ARGV[2] lease (ms)
   ARGV[3] most expired nodes to report
   ARGV[4] '1' to look for recoveries whose recoverer died too
+  ARGV[5] '1': this node stands for leader (it has singleton duties): renew
+          the leader lease if it holds it, take it if it has lapsed (the
+          fencing token + 1), and report the holder; '0' or none: not looked at
 
   Returns { fenced (0|1), { expired node id, ... }, nextDueAt (-1 = none),
   now, nextExpiryAt (-1 = none: the earliest lease deadline of another
-  live node), { control request, ... } }; nextDueAt, now and nextExpiryAt on
+  live node, or of another node's leader lease), { control request, ... },
+  { leader node id, fencing token } (empty unless ARGV[5] is '1') }; nextDueAt, now and nextExpiryAt on
   the server's clock (the caller converts by the difference).
   A lease that expired is never renewed: the node may already be recovered.
 
@@ -39,6 +44,7 @@
 local nodes, recovering, ctl = KEYS[1], KEYS[2], KEYS[3]
 local id, lease, most = ARGV[1], intArg(2, 'lease (ms)', 1), intArg(3, 'most expired nodes', 0)
 local claims = oneOfArg(4, 'look for dead recoverers', { '0', '1' }) == '1'
+local lead = ARGV[5] ~= nil and oneOfArg(5, 'stand for leader', { '0', '1' }) == '1'
 local now = nowMs()
 -- One more than `most`: this node's own entry is usually among them.
 local earliest = redis.call('ZRANGE', nodes, 0, most + 1, 'WITHSCORES')
@@ -77,9 +83,29 @@ if claims then
   end
 end
 
+-- The leader lease: a deadline like a node's, never renewed once lapsed; the token only grows.
+local leader = {}
+local firstDelayed = 4
+if lead then
+  firstDelayed = 5
+  local cur = redis.call('HMGET', KEYS[4], 'node', 'token', 'until')
+  local holder, token, deadline = cur[1], tonumber(cur[2]) or 0, tonumber(cur[3]) or 0
+  if holder == id and deadline >= now then
+    redis.call('HSET', KEYS[4], 'until', now + lease)
+  elseif not holder or deadline < now then
+    token = token + 1
+    holder = id
+    redis.call('HSET', KEYS[4], 'node', id, 'token', token, 'until', now + lease)
+  elseif nextExpiry == -1 or deadline < nextExpiry then
+    -- Beat when the holder's lease lapses, to take over within one lease of its last renewal.
+    nextExpiry = math.floor(deadline)
+  end
+  leader = { holder, token }
+end
+
 local nextDue = -1
-for i = 4, #KEYS do
+for i = firstDelayed, #KEYS do
   local first = firstDue(KEYS[i])
   if first and (nextDue == -1 or first < nextDue) then nextDue = first end
 end
-return { 0, expired, nextDue, now, nextExpiry, control }
+return { 0, expired, nextDue, now, nextExpiry, control, leader }
