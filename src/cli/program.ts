@@ -9,6 +9,7 @@ import { registerInspect } from './commands/inspect.js';
 import { registerJobs } from './commands/jobs.js';
 import { registerEvents } from './commands/events.js';
 import { registerResult } from './commands/result.js';
+import { registerSchedule } from './commands/schedule.js';
 import { registerRevoke } from './commands/revoke.js';
 import { registerWorker } from './commands/worker.js';
 
@@ -30,6 +31,7 @@ export function buildProgram(): Command {
   registerInspect(program);
   registerJobs(program);
   registerControl(program);
+  registerSchedule(program);
   registerRevoke(program);
   registerEvents(program);
   registerDashboard(program);

@@ -3,11 +3,13 @@
  * 2) naming the entry and what is wrong, before the node starts; a good one
  * runs on the node.
  */
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
-import { cleanup, emptyRedisDb, fixture, newLedger } from '../helpers/worker.js';
+import { defineSchedule } from 'prefork';
+import { createBroker } from 'prefork/broker';
+import { cleanup, emptyRedisDb, fixture, newLedger, silent } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 36;
@@ -85,6 +87,43 @@ describe('prefork worker --schedule', () => {
         .poll(() => (JSON.parse(inspect(true)) as { leader: boolean }[]).map((n) => n.leader))
         .toEqual([true]);
       expect(inspect(false)).toMatch(/^NODE .* LEADER\n.* yes \(token \d+\)\n$/);
+
+      // schedule list: the entry, when it runs next, its last run and the job it enqueued.
+      const list = (json: boolean): SpawnSyncReturns<string> =>
+        spawnSync(process.execPath, [CLI, 'schedule', 'list', '-b', url, ...(json ? ['--json'] : [])], {
+          encoding: 'utf8',
+          timeout: 60_000,
+        });
+      const [entry] = JSON.parse(list(true).stdout) as {
+        name: string;
+        task: string;
+        args: unknown[];
+        every: number;
+        nextRunAt: number;
+        nextRun: string;
+        lastTick: number;
+        lastJobId: string;
+      }[];
+      expect(entry).toMatchObject({ name: 'beat', task: 'tick', args: ['beat'], every: 1000, queue: 'default' });
+      expect(entry!.nextRunAt).toBeGreaterThan(entry!.lastTick);
+      expect(entry!.nextRunAt % 1000).toBe(0);
+      expect(entry!.nextRun).toMatch(/^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d UTC$/);
+      expect(readFileSync(ledger, 'utf8')).toContain(` ${entry!.lastJobId} `);
+      expect(list(false).stdout).toMatch(
+        /^NAME +TASK +SCHEDULE +NEXT RUN +LAST RUN +LAST JOB\nbeat +tick +every 1000 ms /,
+      );
+
+      // schedule run: one job now, which the node runs.
+      const run = spawnSync(process.execPath, [CLI, 'schedule', 'run', 'beat', '-b', url, '--json'], {
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
+      expect(run.status).toBe(0);
+      const { id } = JSON.parse(run.stdout) as { id: string };
+      await expect.poll(() => readFileSync(ledger, 'utf8')).toContain(` ${id} `);
+      const unknown = spawnSync(process.execPath, [CLI, 'schedule', 'run', 'nope', '-b', url], { encoding: 'utf8' });
+      expect(unknown.status).toBe(2);
+      expect(unknown.stderr).toMatch(/argument 'nope' is invalid\. no such schedule entry \(stored: beat\)/);
     } finally {
       proc.kill('SIGTERM');
     }
@@ -93,5 +132,26 @@ describe('prefork worker --schedule', () => {
     const [label, scheduledFor] = first!.split(' ');
     expect(label).toBe('beat');
     expect(Number(scheduledFor) % 1000).toBe(0);
+  });
+
+  it("schedule list shows a cron entry's next run in its own time zone", async () => {
+    const url = await emptyRedisDb(DB);
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    const entry = defineSchedule({
+      nightly: { task: 'tick', args: ['n'], cron: '30 2 * * *', tz: 'Europe/Berlin' },
+    }).entries.get('nightly')!;
+    try {
+      await broker.publishSchedule([{ name: 'nightly', definition: entry.definition, hash: entry.hash }]);
+    } finally {
+      await broker.close();
+    }
+    const r = spawnSync(process.execPath, [CLI, 'schedule', 'list', '-b', url, '--json'], { encoding: 'utf8' });
+    const [listed] = JSON.parse(r.stdout) as { nextRunAt: number; nextRun: string; tz: string; lastTick?: number }[];
+    expect(listed).toMatchObject({ tz: 'Europe/Berlin', cron: '30 2 * * *' });
+    expect(listed!.lastTick).toBeUndefined();
+    // 02:30 as read in Berlin, with Berlin's offset that day (CET or CEST, or the DST jump).
+    expect(listed!.nextRun).toMatch(/^\d{4}-\d\d-\d\d (02:30|03:00):00 GMT\+[12]$/);
+    expect(listed!.nextRunAt).toBe(entry.rule.next(Date.now() - 1000) ?? 0);
   });
 });

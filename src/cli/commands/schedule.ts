@@ -1,0 +1,144 @@
+import { randomUUID } from 'node:crypto';
+import type { Command } from 'commander';
+import type { ScheduleState } from '../../broker/types.js';
+import { messageOf } from '../../errors.js';
+import { withBroker } from '../connect.js';
+import * as parse from '../parsers.js';
+import { printJson, printTable } from '../print.js';
+import { UsageError } from '../usage-error.js';
+
+/** One entry as `schedule list` shows it. */
+interface EntryView {
+  name: string;
+  task?: string;
+  args?: unknown;
+  queue?: string;
+  every?: number;
+  cron?: string;
+  tz?: string;
+  misfire?: string;
+  /** The next tick after now and after the latest handled (epoch ms), and as read in the entry's time zone. */
+  nextRunAt?: number;
+  nextRun?: string;
+  lastTick?: number;
+  lastRunAt?: number;
+  lastJobId?: string;
+  /** Why the stored definition could not be read, if it could not. */
+  error?: string;
+}
+
+export function registerSchedule(program: Command): void {
+  const schedule = program
+    .command('schedule')
+    .description('the periodic tasks the nodes run (prefork worker --schedule)');
+  schedule
+    .command('list')
+    .description('each entry: its task, when it runs next (in its time zone), its last run and the job it enqueued')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('--json', 'print a JSON array')
+    .action(async (flags: { broker?: string; json?: boolean }) => {
+      const states = await withBroker(flags.broker, (b) => b.listSchedule());
+      const views = await Promise.all(states.map((s) => view(s, Date.now())));
+      if (flags.json) {
+        printJson(views);
+        return;
+      }
+      printTable(
+        ['NAME', 'TASK', 'SCHEDULE', 'NEXT RUN', 'LAST RUN', 'LAST JOB'],
+        views.map((v) => [
+          v.name,
+          v.task ?? '?',
+          v.error ?? when(v),
+          v.nextRun ?? '',
+          v.lastTick === undefined ? 'never' : new Date(v.lastTick).toISOString(),
+          v.lastJobId ?? '',
+        ]),
+      );
+    });
+  schedule
+    .command('run')
+    .description("enqueue an entry's job now, as its next tick would")
+    .argument('<name>', 'the entry')
+    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .option('--json', 'print JSON')
+    .action(async (name: string, flags: { broker?: string; json?: boolean }) => {
+      const { entryFromDefinition } = await import('../../schedule/define.js');
+      const job = await withBroker(flags.broker, async (b) => {
+        const states = await b.listSchedule();
+        const state = states.find((s) => s.name === name);
+        if (state?.definition === undefined)
+          throw new UsageError(
+            `schedule run: argument '${name}' is invalid. no such schedule entry (stored: ${states.map((s) => s.name).join(', ') || 'none'})`,
+          );
+        const entry = entryFromDefinition(name, state.definition);
+        const now = Date.now();
+        const newJob = {
+          id: randomUUID(),
+          task: entry.task,
+          queue: entry.queue,
+          payload: entry.payload,
+          attempt: 0,
+          redeliveries: 0,
+          options: entry.options,
+          enqueuedAt: now,
+          scheduledFor: now,
+        };
+        await b.enqueue([newJob]);
+        return newJob;
+      });
+      if (flags.json) printJson({ id: job.id, entry: name, task: job.task, queue: job.queue });
+      else process.stdout.write(`enqueued ${job.task}[${job.id}] on ${job.queue} for schedule entry ${name}\n`);
+    });
+}
+
+/** What an entry runs and when, from its stored definition (read as a node reads it). */
+async function view(state: ScheduleState, now: number): Promise<EntryView> {
+  const { entryFromDefinition } = await import('../../schedule/define.js');
+  const { decodeBody } = await import('../../protocol/codec.js');
+  const out: EntryView = { name: state.name };
+  if (state.lastTick !== undefined) out.lastTick = state.lastTick;
+  if (state.lastRunAt !== undefined) out.lastRunAt = state.lastRunAt;
+  if (state.lastJobId !== undefined) out.lastJobId = state.lastJobId;
+  try {
+    const entry = entryFromDefinition(state.name, state.definition ?? '');
+    Object.assign(out, {
+      task: entry.task,
+      args: decodeBody(entry.payload),
+      queue: entry.queue,
+      misfire: entry.misfire,
+    });
+    if (entry.every !== undefined) out.every = entry.every;
+    if (entry.cron !== undefined) Object.assign(out, { cron: entry.cron, tz: entry.tz });
+    const next = entry.rule.next(Math.max(now, state.last));
+    if (next !== undefined) {
+      out.nextRunAt = next;
+      out.nextRun = inZone(next, entry.tz ?? 'UTC');
+    }
+  } catch (err) {
+    out.error = messageOf(err);
+  }
+  return out;
+}
+
+function when(v: EntryView): string {
+  if (v.cron !== undefined) return `cron ${v.cron} (${v.tz ?? 'UTC'})`;
+  return v.every === undefined ? '?' : `every ${v.every} ms`;
+}
+
+/** "2026-11-25 03:00:00 GMT+1": the time as read in `tz`, with its offset (or UTC). */
+function inZone(at: number, tz: string): string {
+  const parts = new Intl.DateTimeFormat('en-CA', {
+    timeZone: tz,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+    hourCycle: 'h23',
+    timeZoneName: 'shortOffset',
+  }).formatToParts(new Date(at));
+  const part = (type: Intl.DateTimeFormatPartTypes): string => parts.find((p) => p.type === type)?.value ?? '';
+  const zone = tz === 'UTC' ? 'UTC' : part('timeZoneName');
+  return `${part('year')}-${part('month')}-${part('day')} ${part('hour')}:${part('minute')}:${part('second')} ${zone}`;
+}
