@@ -75,6 +75,40 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
     expect(listed).toMatchObject({ name: 'e', last: tick, lastTick: tick, lastJobId: 'j1', definition: '{"v":1}' });
   });
 
+  it("a tick's job is in the job index as any enqueued job: waiting, reserved by its node, gone once acked", async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    const { states } = await b.publishSchedule([def('e')]);
+    const last = states[0]!.last;
+    await sleep(5); // the broker's clock passes the tick
+    const claim = { name: 'e', hash: 'h-{"v":1}', expectedLast: last, newLast: last + 1 };
+    await b.claimTicks([{ ...claim, jobs: [tickJob('t1', last + 1)] }]);
+    expect(await b.locate('t1')).toMatchObject({ id: 't1', queue: 'q', state: 'waiting', task: 'tick', attempt: 0 });
+    const reply = await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+    const [delivery] = reply.deliveries;
+    expect(delivery?.job).toMatchObject({ id: 't1', scheduledFor: last + 1 });
+    expect(await b.locate('t1')).toMatchObject({ state: 'reserved', nodeId: me });
+    await b.settle([{ kind: 'ack', delivery: delivery! }]);
+    expect(await b.locate('t1')).toBeUndefined();
+  });
+
+  it("a tick's job can be taken out while it waits (revoked): never fetched", async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    const { states } = await b.publishSchedule([def('a'), def('b')]);
+    await sleep(5);
+    const [a, bb] = states;
+    const jobs = [tickJob('m1', a!.last - 2000), tickJob('m2', a!.last - 1000)];
+    await b.claimTicks([
+      { name: 'a', hash: 'h-{"v":1}', expectedLast: a!.last, newLast: a!.last + 1, jobs },
+      { name: 'b', hash: 'h-{"v":1}', expectedLast: bb!.last, newLast: bb!.last + 1, jobs: [tickJob('m3', 1)] },
+    ]);
+    for (const id of ['m1', 'm2', 'm3']) expect(await b.locate(id)).toMatchObject({ state: 'waiting', queue: 'q' });
+    expect(await b.removeWaiting('m2')).toMatchObject({ id: 'm2', state: 'waiting' });
+    expect(await b.locate('m2')).toBeUndefined();
+    expect((await fetchIds(b, me)).map((j) => j.id)).toEqual(['m1', 'm3']);
+  });
+
   it('a claim past the broker now is early and changes nothing', async () => {
     const b = await broker();
     const me = await node(b, 'n1');

@@ -14,7 +14,8 @@ const OUTCOMES = new Map<number, ClaimOutcome>([
 /**
  * Schedule entries in Redis: a HASH per entry (`{ns}:sched:<name>`: its
  * definition, its hash and the latest tick handled) and the SET of names.
- * Ticks are claimed by claimTicks-n.lua, which enqueues their jobs in the same step.
+ * Ticks are claimed by claimTicks-n.lua, which enqueues their jobs in the
+ * same step and records them in the job index, as an enqueue does.
  */
 export class ScheduleStore {
   constructor(private readonly keys: Keys) {}
@@ -34,7 +35,7 @@ export class ScheduleStore {
   }
 
   async claim(redis: Redis, claims: readonly TickClaim[]): Promise<ClaimReply> {
-    const keys = [this.keys.queues];
+    const keys = [this.keys.queues, this.keys.jobs];
     const args: (string | number | Buffer)[] = [claims.length];
     for (const c of claims) {
       const queue = c.jobs[0]?.queue ?? 'default';

@@ -8,7 +8,8 @@
   think they lead still fire a tick once.
 
   KEYS[1]            {ns}:queues              SET of queue names
-  KEYS[2c], [2c+1]   {ns}:sched:<name>, {ns}:q:<queue>   per claim c
+  KEYS[2]            {ns}:jobs                the job index (see the prelude): each job enqueued is recorded
+  KEYS[2c+1], [2c+2] {ns}:sched:<name>, {ns}:q:<queue>   per claim c
 
   ARGV[1]   number of claims
   per claim: hash, expectedLast, newLast, lastTick ('' when no job), queue, job count,
@@ -19,8 +20,8 @@
   differs), 3 early (newLast is after now), 4 unknown (no state stored).
 ]]
 local count = intArg(1, 'claims', 0)
-if #KEYS ~= 1 + 2 * count then
-  error({ err = 'ERR prefork: claimTicks expects 2 keys per claim, got ' .. #KEYS .. ' keys for ' .. count })
+if #KEYS ~= 2 + 2 * count then
+  error({ err = 'ERR prefork: claimTicks expects 2 keys and 2 per claim, got ' .. #KEYS .. ' keys for ' .. count })
 end
 -- Every argument is checked before the first write.
 local claims = {}
@@ -41,10 +42,13 @@ for c = 1, count do
   claims[c] = claim
 end
 
+local jobs = KEYS[2]
 local now = nowMs()
 local out = {}
+-- The job index in one HSET per chunk of jobs (as enqueueJobs-2.lua), not one per job.
+local places = {}
 for c, claim in ipairs(claims) do
-  local key, stream = KEYS[2 * c], KEYS[2 * c + 1]
+  local key, stream = KEYS[2 * c + 1], KEYS[2 * c + 2]
   local cur = redis.call('HMGET', key, 'hash', 'last')
   if not cur[1] or not cur[2] then
     out[c] = { 4, 0, '', '' }
@@ -58,9 +62,15 @@ for c, claim in ipairs(claims) do
     local lastId
     for j = 0, claim.jobs - 1 do
       local v = claim.first + 6 * j
-      redis.call('XADD', stream, '*', 'id', ARGV[v], 'task', ARGV[v + 1], 'payload', ARGV[v + 2],
+      local entry = redis.call('XADD', stream, '*', 'id', ARGV[v], 'task', ARGV[v + 1], 'payload', ARGV[v + 2],
         'attempt', ARGV[v + 3], 'redeliveries', ARGV[v + 4], 'meta', ARGV[v + 5])
       lastId = ARGV[v]
+      places[#places + 1] = lastId
+      places[#places + 1] = 'q:' .. entry .. ':' .. claim.queue
+      if #places >= 2 * ACK_CHUNK then
+        redis.call('HSET', jobs, unpack(places))
+        places = {}
+      end
     end
     if lastId then
       redis.call('HSET', key, 'last', string.format('%d', claim.newLast), 'lastTick', claim.lastTick,
@@ -72,4 +82,5 @@ for c, claim in ipairs(claims) do
     out[c] = { 1, string.format('%d', claim.newLast), claim.hash, '' }
   end
 end
+if #places > 0 then redis.call('HSET', jobs, unpack(places)) end
 return { now, out }
