@@ -236,6 +236,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         revoke: (ids, options, expiresAt) => this.revoke(ids, options, expiresAt),
         pause: (queue, scope) => this.pauseQueue(queue, scope, true),
         resume: (queue, scope) => this.pauseQueue(queue, scope, false),
+        // Only a node that stands for leader (it has a schedule) beats to take a released lease.
+        leaderReleased: () => {
+          if (this.scheduler !== undefined && this.state === 'running') this.heartbeat.beatSoon();
+        },
       },
       this.log.child({ component: 'control' }),
     );
@@ -392,7 +396,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     this.state = 'running';
     this.consumer.start();
-    this.scheduler?.start();
+    if (this.scheduler !== undefined) {
+      this.scheduler.start();
+      // Stand for leader now rather than one heartbeat interval after start.
+      this.heartbeat.beatSoon();
+    }
     this.log.info(
       { nodeId: this.nodeIdValue, queues: this.options.queues.map((q) => q.name), tasks: this.pool.taskNames },
       'worker ready',

@@ -4,6 +4,13 @@ import type { ControlCommand, ControlReply, ControlRequest } from './types.js';
 /** Replies nobody collects are dropped after this long (both brokers). */
 export const CONTROL_REPLY_TTL_MS = 60_000;
 
+/**
+ * The id a control wake-up carries when the leader lease was released (its
+ * holder left; claimRecovery-3.lua): no node has it, and a node that stands
+ * for leader beats at once to take the lease.
+ */
+export const LEADER_RELEASED = '';
+
 const COMMANDS: readonly ControlCommand[] = [
   'ping',
   'stats',

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { BrokerControl, ControlCommand, ControlReply, ControlRequest, RevokeOptions } from '../broker/types.js';
+import { LEADER_RELEASED } from '../broker/control-codec.js';
 import { OptionError, messageOf } from '../errors.js';
 import { checkQueueName, throwOptionError } from '../job-option-checks.js';
 import type { PauseScope } from './pauses.js';
@@ -27,6 +28,8 @@ export interface ControlTarget {
   /** Stop or start fetching from a queue (its pause is already remembered in the broker); each returns the queues paused afterwards. */
   pause(queue: string, scope: PauseScope): unknown;
   resume(queue: string, scope: PauseScope): unknown;
+  /** The leader lease was released (its holder left): a node that stands for leader beats now to take it. */
+  leaderReleased?(): void;
 }
 
 /** Commands that only read: logged at debug (`inspect` may poll every node every few seconds). */
@@ -53,6 +56,7 @@ export class ControlHandler {
    */
   async watch(): Promise<() => Promise<void>> {
     return this.broker.watchControl((nodeId) => {
+      if (nodeId === LEADER_RELEASED) this.target.leaderReleased?.();
       if (nodeId !== this.target.nodeId()) return;
       this.broker.takeControl(nodeId).then(
         (requests) => this.handle(requests),

@@ -58,6 +58,8 @@ export class Heartbeat {
   private confirming = false;
   /** When (performance.now()) the last beat ended, or the heartbeat started. */
   private lastEnded = -Infinity;
+  /** Set when beatSoon() was called during a beat: the next one goes at once. */
+  private again = false;
 
   constructor(
     private readonly broker: BrokerMembership,
@@ -103,6 +105,18 @@ export class Heartbeat {
     return false;
   }
 
+  /** Sends a beat now, or right after the one under way (e.g. the leader lease was released). */
+  beatSoon(): void {
+    if (!this.running) return;
+    if (this.beating !== undefined) {
+      this.again = true;
+      return;
+    }
+    clearTimeout(this.timer);
+    this.next = 0;
+    this.schedule();
+  }
+
   /**
    * Forgets the confirmed lease, as if it had run out. For tests: a real lapse needs the node stalled past its lease.
    * @internal
@@ -138,6 +152,8 @@ export class Heartbeat {
       this.beating = this.beat().finally(() => {
         this.lastEnded = performance.now();
         this.beating = undefined;
+        if (this.again) this.next = 0;
+        this.again = false;
         this.schedule();
       });
     }, this.next);

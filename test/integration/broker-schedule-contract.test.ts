@@ -192,6 +192,30 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
     expect((await b.heartbeat(a, ['q'], true)).fenced).toBe(true);
   });
 
+  it('a leader that leaves releases the lease: the nodes are woken, and the next that stands takes it with the next token', async () => {
+    // A lease far longer than the test: only the release can explain the takeover.
+    const b = await broker({ leaseMs: 600_000 });
+    const a = await node(b, 'a');
+    const c = await node(b, 'c');
+    const token = (await b.heartbeat(a, ['q'], true)).leader!.token;
+    expect((await b.heartbeat(c, ['q'], true)).leader).toEqual({ nodeId: a, token });
+    const woken: string[] = [];
+    const unwatch = await b.watchControl((id) => woken.push(id));
+    try {
+      // A node that does not lead leaves: the lease stays where it is.
+      const other = await node(b, 'other');
+      await b.unregister(other);
+      expect(await b.leader()).toEqual({ nodeId: a, token });
+      await b.unregister(a);
+      expect(await b.leader()).toBeUndefined();
+      await expect.poll(() => woken).toContain('');
+      expect((await b.heartbeat(c, ['q'], true)).leader).toEqual({ nodeId: c, token: token + 1 });
+      expect(await b.leader()).toEqual({ nodeId: c, token: token + 1 });
+    } finally {
+      await unwatch();
+    }
+  });
+
   it('the stored entry names, and the schedule entries each node registered', async () => {
     const b = await broker();
     await b.publishSchedule([def('x'), def('y')]);

@@ -106,7 +106,12 @@ describe('fetch script: a bad settlement argument loses no job', () => {
 describe('other scripts check their arguments first', () => {
   it('claimRecovery with a bad hold leaves the node registered', async () => {
     await expect(
-      callScript(scope.raw, 'claimRecovery', [scope.key('nodes'), scope.key('recovering')], [NODE, 'soon', '1']),
+      callScript(
+        scope.raw,
+        'claimRecovery',
+        [scope.key('nodes'), scope.key('recovering'), scope.key('leader')],
+        [NODE, 'soon', '1', scope.key('ctl-wake')],
+      ),
     ).rejects.toThrow(/claim hold/);
     expect(await scope.raw.zscore(scope.key('nodes'), NODE)).not.toBeNull();
   });

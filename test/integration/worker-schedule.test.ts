@@ -2,7 +2,7 @@
  * A Worker's schedule over both brokers, with real worker children: a
  * tick's job is a job like any other — `handle.state()` finds it waiting in
  * its queue and then done, it can be revoked, and its node reports its
- * events.
+ * events — and a leader that stops warm hands the lease over at once.
  */
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { defineSchedule, type Client, type NodeEvent } from 'prefork';
@@ -79,4 +79,20 @@ describe.each(['memory', 'redis'] as const)('a schedule on a worker over %s', (k
     expect(mine.map((e) => e.type)).toEqual(['job-received', 'job-started', 'job-succeeded']);
     expect(mine[0]).toMatchObject({ node: 'node-s', task: 'add', queue: 'default' });
   });
+
+  it('a leader stopped warm hands the lease over: another node takes it at once, with the next token', async () => {
+    const { broker, namespace } = setup();
+    const schedule = defineSchedule({ beat: { task: 'add', args: [1, 1], every: '1h' } });
+    // A lease far longer than the test (beats every 4 minutes): only the hand-over can explain the takeover.
+    const lease = '10m';
+    const b = await openBroker(broker, namespace);
+    const first = makeWorker({ broker, namespace, lease, name: 'node-a', schedule });
+    await first.start();
+    await expect.poll(() => b.leader(), { timeout: 30_000 }).toMatchObject({ nodeId: first.nodeId });
+    const { token } = (await b.leader())!;
+    const second = makeWorker({ broker, namespace, lease, name: 'node-b', schedule });
+    await second.start();
+    await first.stop();
+    await expect.poll(() => b.leader(), { timeout: 30_000 }).toEqual({ nodeId: second.nodeId, token: token + 1 });
+  }, 60_000);
 });

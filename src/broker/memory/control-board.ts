@@ -24,6 +24,11 @@ export class ControlBoard {
     for (const wake of [...this.watchers]) queueMicrotask(() => wake(nodeId));
   }
 
+  /** Wakes every watcher with `id` (as a post to it does), with nothing posted: LEADER_RELEASED. */
+  wake(id: string): void {
+    for (const wake of [...this.watchers]) queueMicrotask(() => wake(id));
+  }
+
   /** Calls `wake(nodeId)` whenever a request is posted; returns the unsubscribe. */
   watch(wake: (nodeId: string) => void): () => void {
     this.watchers.add(wake);

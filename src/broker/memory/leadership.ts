@@ -24,6 +24,14 @@ export class Leadership {
     return { leader: { nodeId, token: this.token } };
   }
 
+  /** Frees the lease if `nodeId` holds it (it left); the token stays, so the next holder's is higher. */
+  release(nodeId: string): boolean {
+    if (this.node !== nodeId) return false;
+    this.node = undefined;
+    this.until = 0;
+    return true;
+  }
+
   holder(now: number): LeaderLease | undefined {
     return this.node !== undefined && this.until >= now ? { nodeId: this.node, token: this.token } : undefined;
   }

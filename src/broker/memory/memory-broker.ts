@@ -35,6 +35,7 @@ import type {
 } from '../types.js';
 import type { ClaimReply, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
+import { LEADER_RELEASED } from '../control-codec.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause, pausedFromMember, pausedMember, sortPaused } from '../paused-queues.js';
@@ -585,6 +586,8 @@ export class MemoryBroker implements Broker {
     const touched = new Set<string>();
     const held = this.state.reservations.removeNode(nodeId);
     this.state.control.forget(nodeId);
+    // A node that left leads nothing: the others that stand for leader are woken to take the lease.
+    if (this.state.leadership.release(nodeId)) this.state.control.wake(LEADER_RELEASED);
     for (const { delivery } of held) {
       const q = this.state.queue(delivery.queue);
       const job = { ...delivery.job, redeliveries: delivery.job.redeliveries + 1 };

@@ -110,8 +110,8 @@ export class Membership {
       await callScript(
         redis,
         'claimRecovery',
-        [this.keys.nodes, this.keys.recovering],
-        [deadNodeId, this.leaseMs, force ? '1' : '0'],
+        [this.keys.nodes, this.keys.recovering, this.keys.leader],
+        [deadNodeId, this.leaseMs, force ? '1' : '0', this.keys.controlWake],
       ),
     );
     if (claimed !== 1) return 0;

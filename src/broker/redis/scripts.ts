@@ -21,7 +21,7 @@ const SCRIPTS = {
   heartbeat: 'heartbeat-n.lua',
   sendControl: 'sendControl-2.lua',
   takeControl: 'takeControl-1.lua',
-  claimRecovery: 'claimRecovery-2.lua',
+  claimRecovery: 'claimRecovery-3.lua',
   recoverEntries: 'recoverEntries-5.lua',
   finishRecovery: 'finishRecovery-n.lua',
   purgeQueue: 'purgeQueue-4.lua',

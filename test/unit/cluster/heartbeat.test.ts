@@ -68,6 +68,41 @@ describe('Heartbeat', () => {
     await hb.stop();
   });
 
+  it('beatSoon: a beat at once, and one right after a beat under way', async () => {
+    const start = Date.now();
+    let release: (() => void) | undefined;
+    const { broker, beats } = scripted([
+      () => ({ fenced: false, expired: [], nextDueAt: undefined }),
+      () => ({ fenced: false, expired: [], nextDueAt: undefined }),
+    ]);
+    const slow = broker.heartbeat.bind(broker);
+    // The second beat hangs until released: beatSoon() during it asks for a third right after.
+    broker.heartbeat = (...args: Parameters<Broker['heartbeat']>) =>
+      beats.length === 1 ? new Promise((resolve) => (release = () => resolve(slow(...args)))) : slow(...args);
+    const hb = new Heartbeat(
+      broker,
+      8_000,
+      5,
+      { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {} },
+      silent,
+    );
+    hb.start();
+    hb.beatSoon();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toEqual([start]);
+    hb.beatSoon();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(release).toBeDefined();
+    hb.beatSoon();
+    release!();
+    await vi.advanceTimersByTimeAsync(0);
+    expect(beats).toEqual([start, start, start]);
+    // then the regular interval
+    await vi.advanceTimersByTimeAsync(8_000);
+    expect(beats).toEqual([start, start, start, start + 8_000]);
+    await hb.stop();
+  });
+
   it('hands the control requests of a beat to onControl', async () => {
     const request: ControlRequest = { id: 'r1', command: 'ping', args: [] };
     const { broker } = scripted([() => ({ fenced: false, expired: [], nextDueAt: undefined, control: [request] })]);
