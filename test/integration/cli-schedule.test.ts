@@ -1,9 +1,10 @@
 /**
  * `prefork worker --schedule <module>`: a bad entry is a usage error (exit
  * 2) naming the entry and what is wrong, before the node starts; a good one
- * runs on the node.
+ * runs on the node; `prefork result` finds a tick's job where it waits.
  */
 import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -132,6 +133,46 @@ describe('prefork worker --schedule', () => {
     const [label, scheduledFor] = first!.split(' ');
     expect(label).toBe('beat');
     expect(Number(scheduledFor) % 1000).toBe(0);
+  });
+
+  it("prefork result of a tick's job: waiting in its queue, as any job enqueued", async () => {
+    const url = await emptyRedisDb(DB);
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    const entry = defineSchedule({
+      e: { task: 'tick', args: ['r'], every: '1s', options: { queue: 'nobody' } },
+    }).entries.get('e')!;
+    const id = randomUUID();
+    try {
+      const { states } = await broker.publishSchedule([{ name: 'e', definition: entry.definition, hash: entry.hash }]);
+      const last = states[0]!.last;
+      const tick = entry.rule.next(last)!;
+      const job = {
+        id,
+        task: entry.task,
+        queue: entry.queue,
+        payload: entry.payload,
+        attempt: 0,
+        redeliveries: 0,
+        options: entry.options,
+        enqueuedAt: Date.now(),
+        scheduledFor: tick,
+      };
+      // 'early' until the broker's clock reaches the tick, as a node's claim would be.
+      await expect
+        .poll(async () => {
+          const reply = await broker.claimTicks([
+            { name: 'e', hash: entry.hash, expectedLast: last, newLast: tick, jobs: [job] },
+          ]);
+          return reply.results[0]?.outcome;
+        })
+        .toBe('claimed');
+    } finally {
+      await broker.close();
+    }
+    const r = spawnSync(process.execPath, [CLI, 'result', id, '-b', url], { encoding: 'utf8', timeout: 60_000 });
+    expect(r.status, r.stderr).toBe(0);
+    expect(r.stdout).toMatch(/^state: +PENDING \(waiting in queue nobody\)$/m);
   });
 
   it("schedule list shows a cron entry's next run in its own time zone", async () => {
