@@ -60,4 +60,5 @@ export {
   type ScheduleJobOptions,
   type Misfire,
 } from './schedule/define.js';
+export type { TickRule } from './schedule/ticks.js';
 export * from './error-classes.js';

@@ -900,7 +900,15 @@ export interface ClaimReply {
   /** The broker's clock minus this process's, as read with the reply (the reply's latency makes it smaller, never larger). */
   skew: number;
   /** Per claim, in order. */
-  results: { outcome: ClaimOutcome; state?: ScheduleState }[];
+  results: ClaimResult[];
+}
+
+/** How one claim went. */
+export interface ClaimResult {
+  /** See ClaimOutcome. */
+  outcome: ClaimOutcome;
+  /** The entry's state in force (all but `unknown`). */
+  state?: ScheduleState;
 }
 
 /** The answer to a publishSchedule call. */
@@ -919,7 +927,7 @@ export interface BrokerSchedule {
    * Returns each entry's state.
    */
   publishSchedule(entries: readonly ScheduleDefinition[]): Promise<PublishReply>;
-  /** Claims due ticks of several entries in one atomic step each, enqueuing their jobs with them. */
+  /** Claims due ticks of several entries in one atomic step each, enqueuing their jobs with them (found by `locate`, revocable, as any enqueued job). */
   claimTicks(claims: readonly TickClaim[]): Promise<ClaimReply>;
   /** Every stored entry's state and definition, by name. */
   listSchedule(): Promise<ScheduleState[]>;

@@ -126,6 +126,7 @@ const SCHEDULE = Symbol.for('prefork.schedule');
 
 /** What `defineSchedule` returns: the Worker's `schedule` option, and the default export of a `--schedule` module. */
 export interface Schedule {
+  /** Marks an object made by `defineSchedule` (the Worker checks it). */
   readonly [SCHEDULE]: true;
   /** The checked entries, by name. */
   readonly entries: ReadonlyMap<string, ScheduleEntry>;

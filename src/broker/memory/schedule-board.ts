@@ -1,4 +1,4 @@
-import type { ClaimReply, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
+import type { ClaimReply, ClaimResult, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import type { NewJob } from '../types.js';
 
 interface Stored {
@@ -32,7 +32,7 @@ export class ScheduleBoard {
 
   /** Claims as the Redis script does; `enqueue` adds the jobs of a claim that won. */
   claim(claims: readonly TickClaim[], now: number, enqueue: (jobs: readonly NewJob[]) => void): ClaimReply {
-    const results = claims.map((c): ClaimReply['results'][number] => {
+    const results = claims.map((c): ClaimResult => {
       const cur = this.entries.get(c.name);
       if (cur === undefined) return { outcome: 'unknown' };
       const state: ScheduleState = { name: c.name, hash: cur.hash, last: cur.last };
