@@ -53,6 +53,9 @@ import { DEFAULT_MAX_FRAME_SIZE, jobFrameSize } from './protocol/job-frame.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
 import { checkDuration, checkSize } from './util/units.js';
+import { compileWorkflow, type CompiledWorkflow } from './workflow/compile.js';
+import { Chain, Chord, Group, isWorkflowPart, Signature, type WorkflowPart } from './workflow/parts.js';
+import { groupFailure, unendedJobs, workflowView, type WorkflowView } from './workflow/view.js';
 
 /** The broker roles a Client uses: it enqueues, reads results, finds jobs, revokes them and reads events. */
 export type ClientBroker = BrokerConnection &
@@ -199,6 +202,20 @@ export interface EnqueueOptions {
    * @defaultValue the task's own `rateLimit`, else none
    */
   rateLimit?: string;
+  /**
+   * A job enqueued when this one succeeds, with its result as first
+   * argument (`task(name, args?, options?)`): atomically with the job's final
+   * result, once. Not with `id` or `unique`.
+   * @defaultValue none
+   */
+  onSuccess?: Signature;
+  /**
+   * A job enqueued when this one fails for good (retries spent, or revoked),
+   * with `{ id, name, error: { name, message, code } }` as first argument:
+   * atomically with the job's final result, once. Not with `id` or `unique`.
+   * @defaultValue none
+   */
+  onError?: Signature;
 }
 
 /** The `unique` enqueue option in its long form. */
@@ -231,7 +248,11 @@ const ENQUEUE_KEYS = new Set([
   'softTimeLimit',
   'unique',
   'rateLimit',
+  'onSuccess',
+  'onError',
 ]);
+/** Options of a workflow step that the step's job does not take (the workflow does). */
+const STEP_ONLY = new Set(['immutable', 'onSuccess', 'onError']);
 /**
  * Most results kept that were announced to this client before anyone asked
  * for them (the oldest go first). Only a shortcut: a waiter that misses one
@@ -270,6 +291,20 @@ function checkUnique(unique: unknown): { key?: string; ttl?: number } {
   }
   if (Object.hasOwn(unique, 'ttl') && (unique as UniqueOptions).ttl !== undefined)
     out.ttl = checkDuration('unique.ttl', (unique as UniqueOptions).ttl, 'expiry', bad);
+  return out;
+}
+
+/** A signature's options as its job takes them (without what the workflow handles). */
+function stepOptions(sig: Signature): EnqueueOptions {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(sig.options)) if (!STEP_ONLY.has(key)) out[key] = value;
+  return out;
+}
+
+/** A lone signature's options as enqueue takes them (callbacks kept: they make it a workflow). */
+function jobOptionsOf(sig: Signature): EnqueueOptions {
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(sig.options)) if (key !== 'immutable') out[key] = value;
   return out;
 }
 
@@ -343,6 +378,44 @@ export class JobHandle<T = unknown> {
   async progress(): Promise<ProgressReport | undefined> {
     const record = await this.client.getResult(this.id);
     return record?.progressAt === undefined ? undefined : { value: record.progress, at: record.progressAt };
+  }
+}
+
+/**
+ * A workflow that was enqueued (a chain, group or chord): its id, its result
+ * once its last step ended, and its tree of steps.
+ * @template T what the workflow resolves with (its last step's result; a group's: the list of its members')
+ */
+export class WorkflowHandle<T = unknown> {
+  /** Made by `Client.enqueue`, not by hand. */
+  constructor(
+    /** The workflow's id (`prefork result <id>` shows its tree). */
+    readonly id: string,
+    private readonly client: Client,
+  ) {}
+
+  /**
+   * Resolves with the workflow's result: a chain's last step's, a group's
+   * list of its members' (in member order), a chord's callback's. Rejects
+   * when a step failed for good: with that step's error when it was a step
+   * of a chain, with a WorkflowError (naming the member, with every member's
+   * state and value or error) when it failed in a group or a chord; with
+   * ResultTimeoutError past `timeout` (ms or "30s"), ResultGoneError once its
+   * records expired, ClientClosedError on close().
+   */
+  async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
+    const record = await this.client.waitForResult(this.id, options.timeout, true);
+    if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
+    throw await this.client.workflowFailure(this.id, record);
+  }
+
+  /**
+   * The workflow's state and its tree, each node with its state (a job's,
+   * or WAITING / SKIPPED), value or error; undefined when the broker knows
+   * nothing of it (or its records expired with the result TTL).
+   */
+  state(): Promise<WorkflowView | undefined> {
+    return this.client.getWorkflowState(this.id);
   }
 }
 
@@ -428,11 +501,61 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    */
   enqueue<N extends TaskName<R>>(
     name: N,
-    ...[args, options = {}]: ArgsThenOptions<TaskArgs<R, N>, EnqueueOptions>
-  ): Promise<JobHandle<TaskResult<R, N>>> {
-    return this.enqueueMany([{ name, args: args ?? [], options } as EnqueueItem<R>]).then(
-      (handles) => handles[0] as JobHandle<TaskResult<R, N>>,
-    );
+    ...rest: ArgsThenOptions<TaskArgs<R, N>, EnqueueOptions>
+  ): Promise<JobHandle<TaskResult<R, N>>>;
+  /** Enqueues a signature (`task(...)`): one job, as `enqueue(name, args, options)`. */
+  enqueue(signature: Signature): Promise<JobHandle>;
+  /**
+   * Enqueues a workflow (`chain`, `group`, `chord`, nested as you like), all
+   * or nothing, in one round trip: OptionError names a bad step before
+   * anything is enqueued. One handle waits for the whole tree.
+   */
+  enqueue(workflow: Chain | Group | Chord): Promise<WorkflowHandle>;
+  enqueue(first: unknown, ...rest: unknown[]): Promise<JobHandle | WorkflowHandle> {
+    if (first instanceof Signature)
+      return this.enqueueMany([
+        { name: first.name, args: [...first.args], options: jobOptionsOf(first) } as unknown as EnqueueItem<R>,
+      ]).then((handles) => handles[0] as JobHandle);
+    if (isWorkflowPart(first)) return this.enqueueWorkflow(first);
+    const [args, options] = rest as [unknown[] | undefined, EnqueueOptions | undefined];
+    return this.enqueueMany([
+      { name: first, args: args ?? [], options: options ?? {} } as unknown as EnqueueItem<R>,
+    ]).then((handles) => handles[0] as JobHandle);
+  }
+
+  private async enqueueWorkflow(part: WorkflowPart): Promise<WorkflowHandle> {
+    if (this.closed) throw new ClientClosedError();
+    const workflow = this.compile(part, '');
+    workflow.replyTo = this.id;
+    await this.connect();
+    await this.broker.enqueueWorkflow(workflow);
+    return new WorkflowHandle(workflow.id, this.untyped);
+  }
+
+  /**
+   * A workflow's nodes and jobs, every step's options checked. `rootReply`:
+   * the client the root job announces its result to (a lone job with
+   * callbacks); the other jobs announce nothing (the workflow does).
+   */
+  private compile(part: WorkflowPart, rootReply: string): CompiledWorkflow {
+    const workflow = compileWorkflow(part, randomUUID(), (sig, where) => {
+      for (const key of ['id', 'unique'] as const)
+        if (sig.options[key] !== undefined)
+          throw new OptionError(key, sig.options[key], 'nothing: not supported in a workflow or with callbacks', where);
+      let job: NewJob;
+      try {
+        job = this.build(sig.name, [...sig.args], stepOptions(sig));
+      } catch (err) {
+        if (err instanceof OptionError) throw new OptionError(err.option, err.value, err.message, where);
+        throw err;
+      }
+      delete job.replyTo;
+      return job;
+    });
+    const root = workflow.nodes[0]?.job;
+    if (root !== undefined && rootReply !== '' && root.options.ignoreResult !== true) root.replyTo = rootReply;
+    if (this.resultTtl !== undefined) workflow.ttlMs = this.resultTtl;
+    return workflow;
   }
 
   /**
@@ -441,6 +564,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
     if (this.closed) throw new ClientClosedError();
+    if (items.some((item) => item.options?.onSuccess !== undefined || item.options?.onError !== undefined))
+      return this.enqueueWithCallbacks(items);
     const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
     await this.connect();
     const existing = await this.broker.enqueue(jobs);
@@ -452,6 +577,58 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       this.delivered.delete(job.id);
       return new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true);
     });
+  }
+
+  /** Jobs some of which have onSuccess / onError: each of those is a workflow of one job (and its callbacks). */
+  private async enqueueWithCallbacks(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
+    const plan = items.map((item) => {
+      const options = item.options ?? {};
+      if (options.onSuccess === undefined && options.onError === undefined)
+        return { job: this.build(item.name, (item.args ?? []) as unknown[], options) };
+      const sig = new Signature(item.name, (item.args ?? []) as unknown[], options);
+      const workflow = this.compile(sig, this.id);
+      return { workflow, job: workflow.nodes[0]?.job as NewJob };
+    });
+    await this.connect();
+    const plain = plan.filter((p) => p.workflow === undefined).map((p) => p.job);
+    if (plain.length > 0) await this.broker.enqueue(plain);
+    for (const p of plan) if (p.workflow !== undefined) await this.broker.enqueueWorkflow(p.workflow);
+    return plan.map((p) => {
+      this.delivered.delete(p.job.id);
+      return new JobHandle(p.job.id, this.untyped, p.job.options.ignoreResult === true, true);
+    });
+  }
+
+  /** A workflow's state and tree (see `WorkflowHandle.state()`). */
+  async getWorkflowState(id: string): Promise<WorkflowView | undefined> {
+    await this.connect();
+    const record = await this.broker.getWorkflow(id, true);
+    if (record === undefined) return undefined;
+    const ids = unendedJobs(record);
+    const stored = ids.length === 0 ? [] : await this.broker.getResults(ids);
+    const results = new Map<string, ResultRecord>();
+    stored.forEach((r, i) => {
+      if (r !== undefined) results.set(ids[i] as string, r);
+    });
+    return workflowView(record, results);
+  }
+
+  /**
+   * The error a failed workflow's handle rejects with: a WorkflowError when
+   * it failed in a group (or a chord), else the failed step's own error.
+   * @internal
+   */
+  async workflowFailure(id: string, record: ResultRecord): Promise<Error> {
+    const fallback = (): Error => (record.error ? deserializeError(record.error) : new JobFailedError(id));
+    const flow = await this.broker.getWorkflow(id, true).catch(() => undefined);
+    if (flow?.failure === undefined) return fallback();
+    const view = await this.getWorkflowState(id).catch(() => undefined);
+    const inGroup = view === undefined ? undefined : groupFailure(view, flow);
+    if (inGroup !== undefined) return inGroup;
+    // A chain step failed: its own error, whole (stack and properties) when its result is kept.
+    const step = await this.broker.getResult(flow.failure.id).catch(() => undefined);
+    if (step?.error !== undefined && step.state !== 'SUCCESS') return deserializeError(step.error);
+    return fallback();
   }
 
   /**
@@ -478,7 +655,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /** The same client as its handles see it: their waits take any id. */
   private get untyped(): Client {
-    return this as unknown as Client;
+    return this;
   }
 
   /**
@@ -619,6 +796,12 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
     if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
     checkKnownKeys(options, ENQUEUE_KEYS, 'enqueue option', bad);
+    for (const key of ['onSuccess', 'onError'] as const) {
+      if (options[key] === undefined) continue;
+      if (!(options[key] instanceof Signature)) bad(key, options[key], 'a signature (task(name, args?, options?))');
+      if (options.id !== undefined || options.unique !== undefined)
+        bad(key, options[key], 'a job without id or unique (callbacks make it a workflow)');
+    }
     const jobOptions: JobOptions = {};
     if (options.retries !== undefined) jobOptions.retries = checkRetries('retries', options.retries, bad);
     if (options.backoff !== undefined) jobOptions.backoff = checkBackoff('backoff', options.backoff, bad);

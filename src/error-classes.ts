@@ -26,6 +26,8 @@ export {
   NoResultError,
   JobFailedError,
   RevokedError,
+  WorkflowError,
+  type WorkflowMemberState,
   ClientClosedError,
   RemoteTaskError,
   EndpointError,

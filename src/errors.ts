@@ -387,6 +387,46 @@ export class Retry extends PreforkError {
   }
 }
 
+/** One member of a workflow's failed group, as WorkflowError carries it. */
+export interface WorkflowMemberState {
+  /** What the member is: a task, or a nested chain, group or chord. */
+  kind: 'task' | 'chain' | 'group' | 'chord';
+  /** Its state: a job's (SUCCESS, FAILURE, STARTED, ...), WAITING (not started), SKIPPED (never will). */
+  state: string;
+  /** task: its job's id. */
+  id?: string;
+  /** task: its task's name. */
+  task?: string;
+  /** What it returned (SUCCESS). */
+  value?: unknown;
+  /** What it threw (FAILURE). */
+  error?: { name: string; message: string; code?: string };
+}
+
+/**
+ * A workflow failed in a group (a group's member, or a chord's): carries the
+ * member that failed first and every member of that group, with its state and
+ * value or error, so partial success is visible.
+ */
+export class WorkflowError extends PreforkError {
+  static override readonly code: string = 'PREFORK_WORKFLOW_FAILED';
+  /** The workflow's id. */
+  readonly workflowId: string;
+  /** The member (a job) whose failure failed the workflow. */
+  readonly member: { id: string; task: string; error: { name: string; message: string; code?: string } };
+  /** Every member of the group it failed in, in member order. */
+  readonly members: WorkflowMemberState[];
+  /** The workflow, the failed member and the group's members. */
+  constructor(workflowId: string, member: WorkflowError['member'], members: WorkflowMemberState[]) {
+    super(
+      `workflow ${workflowId} failed: member ${member.task} (job ${member.id}) failed: ${member.error.name}: ${member.error.message}`,
+    );
+    this.workflowId = workflowId;
+    this.member = member;
+    this.members = members;
+  }
+}
+
 /**
  * A task's own error, rebuilt in the parent (and on a Client) from what the
  * child sent: `name`, `message`, `stack` and own enumerable properties

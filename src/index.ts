@@ -36,6 +36,7 @@ export type { JobLogLevel } from './consumer/job-log.js';
 export {
   Client,
   JobHandle,
+  WorkflowHandle,
   type ClientOptions,
   type ClientBroker,
   type EnqueueOptions,
@@ -45,6 +46,21 @@ export {
   type UniqueOptions,
 } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
+export {
+  task,
+  chain,
+  group,
+  chord,
+  Signature,
+  Chain,
+  Group,
+  Chord,
+  type SignatureOptions,
+  type WorkflowPart,
+} from './workflow/parts.js';
+export type { WorkflowView, WorkflowNodeView, WorkflowNodeState } from './workflow/view.js';
+export type { WorkflowState, StepFailure } from './workflow/record.js';
+export type { WorkflowNodeKind } from './workflow/compile.js';
 export type { TaskOptions, BackoffOptions, JobOptions } from './job-types.js';
 export type { JobState, ResultRecord, RevokeOutcome, RevokedJob } from './broker/types.js';
 export type { QueueOrder, QueueSpec } from './consumer/queue-selection.js';

@@ -1,6 +1,8 @@
 import type { EventBatch } from '../events/event-batch.js';
 import type { NodeEvent } from '../events/node-event.js';
 import type { JobOptions, SerializedError } from '../job-types.js';
+import type { CompiledWorkflow } from '../workflow/compile.js';
+import type { StepOutcome, WorkflowRecord, WorkflowRef } from '../workflow/record.js';
 
 /**
  * The broker SPI: where jobs wait (queues, delayed set, dead set), where
@@ -53,6 +55,8 @@ export interface JobRecord {
   rateSlot?: number;
   /** The tick a periodic task's job stands for (epoch ms on the broker's clock): `currentTask().scheduledFor`. */
   scheduledFor?: number;
+  /** The job is a step of a workflow (or has onSuccess/onError callbacks): what follows it is found there. */
+  workflow?: WorkflowRef;
 }
 
 /**
@@ -181,6 +185,8 @@ export type Settlement =
       delivery: Delivery;
       /** The result to store and announce (none with ignoreResult). */
       result?: ResultRecord;
+      /** A workflow's job: how it ended, recorded in the workflow with the ack (whatever ignoreResult says). */
+      outcome?: StepOutcome;
     }
   | {
       /** Back to the delayed set. */
@@ -201,6 +207,8 @@ export type Settlement =
       reason: string;
       /** The FAILURE result to store and announce (none with ignoreResult). */
       result?: ResultRecord;
+      /** A workflow's job: its failure, recorded in the workflow with the dead letter. */
+      outcome?: StepOutcome;
     }
   | {
       /** Back to the front of its queue. */
@@ -537,6 +545,12 @@ export interface BrokerProducer {
    * was not added.
    */
   enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]>;
+  /**
+   * Adds a workflow, all or nothing, in one round trip: its record and the
+   * jobs of its first steps. The steps after them are enqueued by whoever
+   * settles the step before, atomically with that settlement.
+   */
+  enqueueWorkflow(workflow: CompiledWorkflow): Promise<void>;
 }
 
 /** Reads stored results and waits for announced ones (the Client). */
@@ -553,6 +567,13 @@ export interface BrokerResults {
    * the caller re-reads what it waits for (getResults), as after `missed`.
    */
   waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults>;
+  /**
+   * A workflow's state and outcome, with every node when `withNodes`;
+   * undefined when unknown (or expired). `getResult` of a workflow's id gives
+   * its outcome as a ResultRecord (task `workflow`), and its end is announced
+   * to the client that enqueued it.
+   */
+  getWorkflow(id: string, withNodes: boolean): Promise<WorkflowRecord | undefined>;
 }
 
 /** Finding one job wherever it waits (`handle.state()`, `prefork result`, revoking). */

@@ -13,6 +13,7 @@ import type { Limited, RateGate } from './rate-gate.js';
 import type { Prefetch } from './prefetch.js';
 import {
   finalRecord,
+  withOutcome,
   malformedSettlement,
   record,
   resultKeeping,
@@ -564,12 +565,17 @@ export class Consumer {
         `job failed: ${reason}`,
       );
       const attempt = this.attempt(undefined, undefined);
-      this.finish({
-        kind: 'dead',
-        delivery,
-        reason,
-        result: finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(err) })),
-      });
+      this.finish(
+        withOutcome(
+          {
+            kind: 'dead',
+            delivery,
+            reason,
+            result: finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(err) })),
+          },
+          err,
+        ),
+      );
       return true;
     }
   }

@@ -17,6 +17,7 @@ import type { TaskOptions } from '../job-types.js';
 import { clampDelay } from '../job-option-checks.js';
 import { ARGS_KEPT_MAX } from '../protocol/job-args.js';
 import { backoffDelay } from './backoff.js';
+import type { StepOutcome } from '../workflow/record.js';
 
 /** Celery's default max_retries: a task that throws Retry with no retries configured still gets this many. */
 export const DEFAULT_RETRY_BUDGET = 3;
@@ -84,16 +85,16 @@ export function settlementFor(
   const { job } = delivery;
   const keep = resultKeeping(delivery, attempt.task);
   if (ok)
-    return {
-      kind: 'ack',
-      delivery,
-      result: finalRecord(keep, delivery, attempt, 'SUCCESS', () => ({ value: outcome })),
-    };
+    return withOutcome(
+      { kind: 'ack', delivery, result: finalRecord(keep, delivery, attempt, 'SUCCESS', () => ({ value: outcome })) },
+      outcome,
+    );
   if (outcome instanceof RevokedError) return revokedSettlement(keep, delivery, attempt, outcome);
   if (outcome instanceof JobWithdrawnError || outcome instanceof PoolClosedError || outcome instanceof PoolFailedError)
     return { kind: 'giveBack', delivery };
   const failure = finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(outcome) }));
-  if (isPermanent(outcome)) return { kind: 'dead', delivery, reason: messageOf(outcome), result: failure };
+  if (isPermanent(outcome))
+    return withOutcome({ kind: 'dead', delivery, reason: messageOf(outcome), result: failure }, outcome);
   const retries = job.options.retries ?? attempt.task?.retries ?? (outcome instanceof Retry ? DEFAULT_RETRY_BUDGET : 0);
   if (job.attempt < retries) {
     let delay: number;
@@ -105,12 +106,15 @@ export function settlementFor(
     } catch (err) {
       if (!(err instanceof OptionError)) throw err;
       const reason = `the retry cannot be scheduled: ${err.message}`;
-      return {
-        kind: 'dead',
-        delivery,
-        reason,
-        result: finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(err) })),
-      };
+      return withOutcome(
+        {
+          kind: 'dead',
+          delivery,
+          reason,
+          result: finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(err) })),
+        },
+        err,
+      );
     }
     return {
       kind: 'retry',
@@ -121,7 +125,28 @@ export function settlementFor(
     };
   }
   const reason = retries > 0 ? `retries spent (${retries}): ${messageOf(outcome)}` : messageOf(outcome);
-  return { kind: 'dead', delivery, reason, result: failure };
+  return withOutcome({ kind: 'dead', delivery, reason, result: failure }, outcome);
+}
+
+/**
+ * A final settlement of a workflow's job carries how the job ended (the
+ * workflow records it whatever the job's ignoreResult says); others are left as they are.
+ */
+export function withOutcome<S extends Settlement & { kind: 'ack' | 'dead' }>(s: S, outcome: unknown): S {
+  if (s.delivery.job.workflow === undefined) return s;
+  s.outcome = stepOutcome(s, outcome);
+  return s;
+}
+
+function stepOutcome(s: Settlement & { kind: 'ack' | 'dead' }, outcome: unknown): StepOutcome {
+  const { job } = s.delivery;
+  if (s.kind === 'ack' && s.result?.state !== 'REVOKED' && !(outcome instanceof RevokedError))
+    return { ok: true, value: outcome };
+  const err = outcome instanceof Error ? outcome : new Error(messageOf(outcome));
+  const code = (err as { code?: unknown }).code;
+  const error: { name: string; message: string; code?: string } = { name: err.name, message: err.message };
+  if (typeof code === 'string') error.code = code;
+  return { ok: false, failure: { id: job.id, name: job.task, error } };
 }
 
 /** A revoked job, skipped when fetched or stopped while it ran: done, REVOKED, never retried. */
@@ -150,11 +175,14 @@ export function revokedSettlement(
   attempt: Attempt,
   error: RevokedError = new RevokedError(delivery.job.id),
 ): Settlement {
-  return {
-    kind: 'ack',
-    delivery,
-    result: finalRecord(keep, delivery, attempt, 'REVOKED', () => ({ error: serializeError(error) })),
-  };
+  return withOutcome(
+    {
+      kind: 'ack',
+      delivery,
+      result: finalRecord(keep, delivery, attempt, 'REVOKED', () => ({ error: serializeError(error) })),
+    },
+    error,
+  );
 }
 
 /** A delivery the broker could not read: straight to the dead set, with a FAILURE result naming why. */
@@ -166,7 +194,7 @@ export function malformedSettlement(delivery: Delivery, node: string): Settlemen
     'FAILURE',
     { error: serializeError(new MalformedJobError(reason)) },
   );
-  return { kind: 'dead', delivery, reason, result };
+  return withOutcome({ kind: 'dead', delivery, reason, result }, new MalformedJobError(reason));
 }
 
 /** A job's result record; `withArgs` keeps its arguments (the payload, as is: never decoded here) when they are small enough. */

@@ -24,5 +24,6 @@ export function copyJob(job: JobRecord | NewJob): JobRecord {
   if (job.ownId === true) record.ownId = true;
   if (job.rateSlot !== undefined) record.rateSlot = job.rateSlot;
   if (job.scheduledFor !== undefined) record.scheduledFor = job.scheduledFor;
+  if (job.workflow !== undefined) record.workflow = { ...job.workflow, queues: [...job.workflow.queues] };
   return record;
 }

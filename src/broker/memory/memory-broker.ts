@@ -42,7 +42,9 @@ import { checkPause, pausedFromMember, pausedMember, sortPaused } from '../pause
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
-import { applySettlements } from './settle.js';
+import { applySettlements, flowHost } from './settle.js';
+import type { CompiledWorkflow } from '../../workflow/compile.js';
+import type { WorkflowRecord } from '../../workflow/record.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
 import { resultTtlOf } from '../../job-option-checks.js';
 import { randomUUID } from 'node:crypto';
@@ -143,7 +145,19 @@ export class MemoryBroker implements Broker {
     return out;
   }
 
+  async enqueueWorkflow(workflow: CompiledWorkflow): Promise<void> {
+    for (const q of workflow.queues) checkQueueName('queue', q, throwOptionError);
+    const touched = new Set<string>();
+    const now = Date.now();
+    this.state.workflows.add(workflow, workflow.ttlMs ?? this.resultTtl, now, flowHost(this.state, touched, now));
+    this.state.waiters.changed(touched);
+  }
+
   // results
+
+  async getWorkflow(id: string, withNodes: boolean): Promise<WorkflowRecord | undefined> {
+    return this.state.workflows.read(id, withNodes, Date.now(), (jobId) => this.state.locate(jobId) !== undefined);
+  }
 
   async getResult(id: string): Promise<ResultRecord | undefined> {
     return this.state.results.get(id, Date.now());

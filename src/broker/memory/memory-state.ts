@@ -8,6 +8,7 @@ import { ResultStore } from './result-store.js';
 import { Leadership } from './leadership.js';
 import { ScheduleBoard } from './schedule-board.js';
 import { WorkWaiters } from './work-waiters.js';
+import { MemoryWorkflows } from './workflows.js';
 
 /**
  * Everything one `memory://name` broker holds (the memory twin of one Redis
@@ -24,6 +25,7 @@ export class MemoryState {
   /** Revoked job id -> epoch ms it was revoked, oldest first (as `{ns}:revoked`). */
   readonly revoked = new Map<string, number>();
   readonly events = new EventLog();
+  readonly workflows = new MemoryWorkflows();
   /** Paused queues, as the Redis broker stores them (paused-queues.ts). */
   readonly paused = new Set<string>();
   readonly rates = new RateBuckets();

@@ -17,6 +17,7 @@ import { GROUP, type Keys } from './keys.js';
 import type { Results } from './results.js';
 import { addEndedMarks, addUniqueReleases } from './unique.js';
 import { callScript, onLocalClock } from './scripts.js';
+import { workflowGroups, type Workflows } from './workflows.js';
 import { abortableSleep } from '../../util/sleep.js';
 
 /** Most delayed jobs one fetch promotes per queue (the rest on the next fetch). */
@@ -32,7 +33,7 @@ type Fields = Buffer[];
  * (both on Redis's clock; `now` absent on early returns), and the flat
  * deliveries: code, entry id, then six values (code > 0) or the stored fields (code < 0).
  */
-type FetchScriptReply = [number, number, (number | Buffer | Fields)[], number?];
+type FetchScriptReply = [number, number, (number | Buffer | Fields)[], number, (number | Buffer)[]];
 
 /** A fetch reply, with the next due time also on the broker's clock (to tell one due time from another). */
 interface RunReply extends FetchReply {
@@ -68,6 +69,7 @@ export class Deliveries {
     private readonly results: Results,
     private readonly deadMax: number,
     private readonly events: Events,
+    private readonly workflows: Workflows,
   ) {}
 
   private keysOf(queue: string): readonly [string, string, string, string] {
@@ -226,13 +228,25 @@ export class Deliveries {
       else if (s.kind === 'defer') ops.push(s.slot ? 's' : 'l', q, kind, entryId, retryDelayMs(Math.ceil(s.delay)));
       else ops.push('g', q, kind, entryId, '0');
     }
+    // Workflow jobs that ended: their workflows carry on in the same script (none: nothing added).
+    const flows = workflowGroups(settle);
+    const flowArgs: (string | number | Buffer)[] = [];
+    const flowIds: string[] = [];
+    if (flows !== undefined)
+      for (const flow of flows.values()) {
+        flowIds.push(flow.id);
+        flowArgs.push(flowIds.length, flow.queues.length);
+        for (const q of flow.queues) flowArgs.push(indexOf(q));
+        flowArgs.push(flow.members.length / 3, ...flow.members);
+      }
     const keys = [this.keys.nodes];
     for (const q of queues) {
       const own = this.queueKeys.get(q) ?? this.keysOf(q);
       keys.push(own[0], own[1], own[2], own[3]);
     }
+    for (const id of flowIds) keys.push(this.keys.workflow(id));
     keys.push(this.keys.jobs);
-    const args: (string | number)[] = [
+    const args: (string | number | Buffer)[] = [
       nodeId,
       wholeCount(count),
       queues.length,
@@ -241,6 +255,7 @@ export class Deliveries {
       PROMOTE_MAX,
       ops.length / 5,
       acks.size,
+      flowIds.length,
     ];
     for (const quota of quotas.values()) args.push(quota);
     for (const op of ops) args.push(op);
@@ -249,6 +264,7 @@ export class Deliveries {
       for (const id of entryIds) args.push(id);
       for (const id of jobIds) args.push(id);
     }
+    for (const arg of flowArgs) args.push(arg);
 
     const pipe = redis.pipeline();
     addEndedMarks(pipe, this.keys, settle, this.results.ttlMs);
@@ -279,7 +295,8 @@ export class Deliveries {
       throw err;
     }
     // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- exec() answers every queued command, the script among them
-    const [fenced, nextDue, raw, brokerNow] = scriptReply![1] as FetchScriptReply;
+    const [fenced, nextDue, raw, brokerNow, ended] = scriptReply![1] as FetchScriptReply;
+    if (ended.length > 0) await this.announceEnded(redis, flowIds, ended);
     const deliveries: Delivery[] = [];
     for (let i = 0; i < raw.length;) {
       const code = raw[i] as number;
@@ -300,8 +317,22 @@ export class Deliveries {
       deliveries.push(d);
       this.outstanding.add(d);
     }
-    const nextDueAt = brokerNow === undefined ? undefined : onLocalClock(nextDue, brokerNow);
+    const nextDueAt = brokerNow < 0 ? undefined : onLocalClock(nextDue, brokerNow);
     return { deliveries, nextDueAt, fenced: fenced === 1, dueOnBroker: nextDue < 0 ? undefined : nextDue };
+  }
+
+  /**
+   * Tells the clients of the workflows the script ended. After the script,
+   * not with it (what ends is known only then): a workflow record keeps its
+   * outcome, so a client that missed this reads it (docs/architecture.md, "Workflows").
+   */
+  private async announceEnded(redis: Redis, flowIds: readonly string[], ended: (number | Buffer)[]): Promise<void> {
+    const out: { id: string; reply: string }[] = [];
+    for (let i = 0; i + 2 < ended.length; i += 3) {
+      const id = flowIds[Number(ended[i]) - 1];
+      if (id !== undefined) out.push({ id, reply: String(ended[i + 2]) });
+    }
+    await this.workflows.announce(redis, out).catch(() => undefined);
   }
 
   /**

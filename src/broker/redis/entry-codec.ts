@@ -22,6 +22,8 @@ interface Meta {
   x?: 1;
   /** scheduledFor */
   s?: number;
+  /** workflow: [id, node, queues] */
+  w?: [string, number, string[]];
 }
 
 /** The optional parts of a job kept in meta. */
@@ -30,6 +32,9 @@ function readMeta(job: JobRecord, meta: Meta): JobRecord {
   if (typeof meta.u === 'string') job.uniqueKey = meta.u;
   if (meta.x === 1) job.ownId = true;
   if (typeof meta.s === 'number') job.scheduledFor = meta.s;
+  const w = meta.w;
+  if (Array.isArray(w) && typeof w[0] === 'string' && typeof w[1] === 'number' && Array.isArray(w[2]))
+    job.workflow = { id: w[0], node: w[1], queues: w[2] };
   return job;
 }
 
@@ -39,6 +44,7 @@ export function encodeJob(job: JobRecord | NewJob): EntryFields {
   if (job.uniqueKey !== undefined) meta.u = job.uniqueKey;
   if (job.ownId === true) meta.x = 1;
   if (job.scheduledFor !== undefined) meta.s = job.scheduledFor;
+  if (job.workflow !== undefined) meta.w = [job.workflow.id, job.workflow.node, [...job.workflow.queues]];
   return [
     'id',
     job.id,

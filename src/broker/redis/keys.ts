@@ -78,6 +78,10 @@ export class Keys {
   unique(name: string): string {
     return `${this.tag}:unique:${name}`;
   }
+  /** A workflow's record (a HASH; see lua/lib/workflow.lua). */
+  workflow(id: string): string {
+    return `${this.tag}:wf:${id}`;
+  }
   /** Paused queues (a SET of `<queue>` or `<queue> <node name>`; see pauses.ts). */
   get paused(): string {
     return `${this.tag}:paused`;

@@ -49,12 +49,16 @@ import { checkEvictionPolicy, OutOfMemoryNotice } from './out-of-memory.js';
 import { Results } from './results.js';
 import { Revokes } from './revokes.js';
 import { ScheduleStore } from './schedule.js';
+import { packStrings } from './pack.js';
 import { callScript, defineScripts } from './scripts.js';
 import { settleError } from './settle-errors.js';
 import { Events } from './events.js';
 import { Deliveries } from './deliveries.js';
 import { JobIndex } from './job-index.js';
 import { RateLimits } from './rate-limits.js';
+import { Workflows } from './workflows.js';
+import type { CompiledWorkflow } from '../../workflow/compile.js';
+import type { WorkflowRecord } from '../../workflow/record.js';
 
 /** Most jobs per bulk-script call (keeps one call's time in Redis around a millisecond). */
 const BULK_CHUNK = 1000;
@@ -80,60 +84,6 @@ function uniqueKeys(keys: Keys, job: NewJob): { spec: string; keys: string[] } {
     out.keys.push(keys.unique(job.uniqueKey));
   }
   return out;
-}
-
-/**
- * Arrays of byte strings as msgpack, every value as a `str` of its raw bytes
- * (Redis's cmsgpack reads no `bin` type, and a Lua string is bytes anyway).
- */
-function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Buffer {
-  let size = 5;
-  for (const row of rows) {
-    size += 5;
-    for (const v of row) size += 5 + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
-  }
-  const out = Buffer.allocUnsafe(size);
-  let at = 0;
-  const arrayHeader = (n: number): void => {
-    if (n <= 15) {
-      out[at++] = 0x90 | n;
-    } else if (n <= 0xffff) {
-      out[at++] = 0xdc;
-      at = out.writeUInt16BE(n, at);
-    } else {
-      out[at++] = 0xdd;
-      at = out.writeUInt32BE(n, at);
-    }
-  };
-  const strHeader = (n: number): void => {
-    if (n <= 31) {
-      out[at++] = 0xa0 | n;
-    } else if (n <= 0xff) {
-      out[at++] = 0xd9;
-      out[at++] = n;
-    } else if (n <= 0xffff) {
-      out[at++] = 0xda;
-      at = out.writeUInt16BE(n, at);
-    } else {
-      out[at++] = 0xdb;
-      at = out.writeUInt32BE(n, at);
-    }
-  };
-  arrayHeader(rows.length);
-  for (const row of rows) {
-    arrayHeader(row.length);
-    for (const v of row) {
-      if (typeof v === 'string') {
-        const n = Buffer.byteLength(v);
-        strHeader(n);
-        at += out.write(v, at, n, 'utf8');
-      } else {
-        strHeader(v.length);
-        at += v.copy(out, at);
-      }
-    }
-  }
-  return out.subarray(0, at);
 }
 
 /** A settlement that writes something new (a plain ack only deletes): Redis at maxmemory refuses it. */
@@ -185,6 +135,7 @@ export class RedisBroker implements Broker {
   private readonly jobIndex: JobIndex;
   private readonly rates: RateLimits;
   private readonly schedules: ScheduleStore;
+  private readonly workflows: Workflows;
   private commands: Redis | undefined;
   private connecting: Promise<Redis> | undefined;
   /** Connections being opened: close() ends them too, or they would open after it. */
@@ -213,7 +164,9 @@ export class RedisBroker implements Broker {
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
     this.results = new Results(this.keys, resultTtl);
     this.events = new Events(this.keys, eventsMaxLen, this.log);
-    this.deliveries = new Deliveries(this.keys, this.results, deadMax, this.events);
+    this.workflows = new Workflows(this.keys, this.results);
+    this.results.missing = (redis, ids) => this.workflows.outcomes(redis, ids);
+    this.deliveries = new Deliveries(this.keys, this.results, deadMax, this.events, this.workflows);
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
     this.admin = new QueueAdmin(this.keys);
     this.pauses = new Pauses(this.keys);
@@ -403,7 +356,24 @@ export class RedisBroker implements Broker {
     return out;
   }
 
+  async enqueueWorkflow(workflow: CompiledWorkflow): Promise<void> {
+    for (const q of workflow.queues) checkQueueName('queue', q, throwOptionError);
+    const redis = await this.redis();
+    await this.outOfMemory.watch('jobs', true, async () => {
+      const pipe = redis.pipeline();
+      const added = workflow.queues.filter((q) => !this.knownLocally.has(q));
+      if (added.length > 0) pipe.sadd(this.keys.queues, ...added);
+      this.workflows.addEnqueue(pipe, workflow);
+      for (const [err] of (await pipe.exec()) ?? []) if (err) throw err;
+      for (const q of added) this.knownLocally.add(q);
+    });
+  }
+
   // results
+
+  async getWorkflow(id: string, withNodes: boolean): Promise<WorkflowRecord | undefined> {
+    return this.workflows.read(await this.redis(), id, withNodes);
+  }
 
   async getResult(id: string): Promise<ResultRecord | undefined> {
     return this.results.get(await this.redis(), id);

@@ -27,6 +27,8 @@ const CLIENTS_TRACKED = 1_000;
 export class Results {
   /** Per client: the blocking connection's replacements when its last read ended. */
   private readonly replacementsSeen = new Map<string, number>();
+  /** Where records not stored as results are also looked for (workflows' outcomes). */
+  missing: ((redis: Redis, ids: readonly string[]) => Promise<(ResultRecord | undefined)[]>) | undefined;
 
   constructor(
     private readonly keys: Keys,
@@ -70,7 +72,8 @@ export class Results {
 
   async get(redis: Redis, id: string): Promise<ResultRecord | undefined> {
     const raw = await redis.getBuffer(this.keys.result(id));
-    return raw === null ? undefined : decodeResult(raw);
+    if (raw !== null) return decodeResult(raw);
+    return this.missing === undefined ? undefined : (await this.missing(redis, [id]))[0];
   }
 
   /**
@@ -134,6 +137,11 @@ export class Results {
       if (err) throw err;
       for (const raw of raws as (Buffer | null)[]) out.push(raw === null ? undefined : decodeResult(raw));
     }
+    const lost = ids.filter((_, i) => out[i] === undefined);
+    if (lost.length === 0 || this.missing === undefined) return out;
+    const found = await this.missing(redis, lost);
+    let at = 0;
+    for (let i = 0; i < out.length; i++) if (out[i] === undefined) out[i] = found[at++];
     return out;
   }
 }

@@ -14,6 +14,7 @@ const SCRIPTS = {
   enqueueDelayed: 'enqueueDelayed-3.lua',
   enqueueJobs: 'enqueueJobs-2.lua',
   enqueueOnce: 'enqueueOnce-n.lua',
+  enqueueWorkflow: 'enqueueWorkflow-n.lua',
   releaseUnique: 'releaseUnique-1.lua',
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
@@ -41,6 +42,9 @@ const SCRIPTS = {
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
+
+/** Scripts that also get lib/workflow.lua after the prelude (they start a workflow's steps). */
+const WITH_WORKFLOWS: ReadonlySet<ScriptName> = new Set(['enqueueWorkflow', 'fetchJobs']);
 type Arg = string | number | Buffer;
 
 let sources: Map<ScriptName, { lua: string; numberOfKeys: number | undefined }> | undefined;
@@ -58,9 +62,14 @@ function load(): Map<ScriptName, { lua: string; numberOfKeys: number | undefined
   if (sources) return sources;
   const dir = new URL('./lua/', import.meta.url);
   const prelude = `local GROUP = ${JSON.stringify(GROUP)}\n${readFileSync(new URL('lib/prelude.lua', dir), 'utf8')}`;
+  const workflow = readFileSync(new URL('lib/workflow.lua', dir), 'utf8');
   sources = new Map();
   for (const [name, file] of Object.entries(SCRIPTS) as [ScriptName, string][]) {
-    const body = readFileSync(new URL(file, dir), 'utf8');
+    let body = readFileSync(new URL(file, dir), 'utf8');
+    if (WITH_WORKFLOWS.has(name)) {
+      const shebang = /^#!lua[^\n]*\n/.exec(body)?.[0] ?? '';
+      body = `${shebang}${workflow}\n${body.slice(shebang.length)}`;
+    }
     // Redis 7 script flags (`#!lua flags=allow-oom`) count only on the script's first line: ahead of the prelude.
     const shebang = /^#!lua[^\n]*\n/.exec(body)?.[0] ?? '';
     sources.set(name, { lua: `${shebang}${prelude}\n${body.slice(shebang.length)}`, numberOfKeys: keyCount(file) });

@@ -1,13 +1,14 @@
 --[[
   One fetch cycle of a node, atomically: settle finished deliveries, check
   the node's lease, promote due delayed jobs, reserve up to `count` jobs.
-  The number of keys varies: 2 + 4 per queue.
+  The number of keys varies: 2 + 4 per queue + 1 per workflow settled.
 
   KEYS[1]          {ns}:nodes                 ZSET node -> lease deadline
   KEYS[4(i-1)+2]   {ns}:q:<queue i>         stream (consumer group GROUP)
   KEYS[4(i-1)+3]   {ns}:rd:<queue i>        redelivered jobs, served first
   KEYS[4(i-1)+4]   {ns}:delayed:<queue i>   ZSET
   KEYS[4(i-1)+5]   {ns}:dead:<queue i>      dead letters
+  KEYS[4Q+1+w]     {ns}:wf:<id>               workflow w's record (lib/workflow.lua)
   KEYS[#KEYS]      {ns}:jobs                  the job index (see the prelude)
   The first P queues are the plan, in plan order; settlements may name more.
 
@@ -19,7 +20,8 @@
   ARGV[6] most delayed jobs promoted per queue per call
   ARGV[7] S, number of settlements other than plain acks
   ARGV[8] A, number of ack groups
-  ARGV[9 .. 9+P-1] quota of each plan queue
+  ARGV[9] W, number of workflow groups
+  ARGV[10 .. 10+P-1] quota of each plan queue
   then S groups of 5: op, queue index, stream kind, entry id, arg
     op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
@@ -33,9 +35,15 @@
   then A ack groups, one per stream: queue index, stream kind, n, entry id × n,
     then the n job ids in the same order (plain acks: one XACK, one XDEL, one
     HMGET and one HDEL per stream, not per entry)
+  then W workflow groups, one per workflow whose jobs ended for good (their
+    acks and dead letters are among the above): workflow key w (1-based), m,
+    the queue index of each of the workflow's m queues, k, then k times: node,
+    's' (value) | 'f' (failure), msgpack blob
   stream kind  q = main stream | r = :rd
 
-  Returns { fenced (0|1), nextDueAt (-1 = none), deliveries, now } where
+  Returns { fenced (0|1), nextDueAt (-1 = none), deliveries, now (-1 when not
+  read), ended } where ended lists the workflows that ended, flat: key index,
+  state, the client to tell ('' none); and
   nextDueAt and now are ms on the server's clock (TIME): the caller turns the
   due time into its own clock from the difference, so a client clock that is
   off never makes a job look due early (a busy loop) or late;
@@ -54,7 +62,8 @@ local nodes = KEYS[1]
 local nodeId = ARGV[1]
 local count = intArg(2, 'count', 0)
 local nq = intArg(3, 'number of queues', 0)
-if #KEYS ~= 2 + 4 * nq then badArg(3, 'number of queues: expected (#KEYS - 2) / 4 = ' .. ((#KEYS - 2) / 4)) end
+local nw = #KEYS - 2 - 4 * nq
+if nw < 0 then badArg(3, 'number of queues: expected at most (#KEYS - 2) / 4 = ' .. ((#KEYS - 2) / 4)) end
 local jobs = KEYS[#KEYS]
 local np = intArg(4, 'number of plan queues', 0, nq)
 local deadMax = ARGV[5]
@@ -62,11 +71,12 @@ intArg(5, 'deadMax', 0)
 local promoteMax = intArg(6, 'promoteMax', 1)
 local ns = intArg(7, 'number of settlements', 0)
 local na = intArg(8, 'number of ack groups', 0)
+local nwg = intArg(9, 'number of workflow groups', 0)
 
 -- 0. every argument checked before the first write (see the prelude)
-for p = 1, np do intArg(8 + p, 'quota', 0) end
+for p = 1, np do intArg(9 + p, 'quota', 0) end
 do
-  local a = 9 + np
+  local a = 10 + np
   for _ = 1, ns do
     local op = oneOfArg(a, 'settlement op', { 'r', 'd', 'g', 's', 'l' })
     intArg(a + 1, 'queue index', 1, nq)
@@ -83,6 +93,18 @@ do
     oneOfArg(a + 1, 'stream kind', { 'q', 'r' })
     local n = intArg(a + 2, 'number of acks', 0, math.floor((#ARGV - a - 2) / 2))
     a = a + 3 + 2 * n
+  end
+  for _ = 1, nwg do
+    intArg(a, 'workflow key index', 1, nw)
+    local m = intArg(a + 1, 'number of workflow queues', 1)
+    for x = 1, m do intArg(a + 1 + x, 'workflow queue index', 1, nq) end
+    local k = intArg(a + 2 + m, 'number of workflow members', 1)
+    for x = 0, k - 1 do
+      intArg(a + 3 + m + 3 * x, 'workflow node', 0)
+      oneOfArg(a + 4 + m + 3 * x, 'workflow outcome', { 's', 'f' })
+      if ARGV[a + 5 + m + 3 * x] == nil then badArg(a + 5 + m + 3 * x, 'workflow outcome blob') end
+    end
+    a = a + 3 + m + 3 * k
   end
   if a ~= #ARGV + 1 then badArg(a, 'unexpected argument: expected ' .. (a - 1) .. ' arguments, got ' .. #ARGV) end
 end
@@ -111,7 +133,7 @@ end
 
 -- 1. settlements: retries, dead letters and give-backs one by one (each needs
 -- XACK's answer: only an entry still pending in the group moves) ...
-local a = 9 + np
+local a = 10 + np
 for _ = 1, ns do
   local op, q, kind, id, arg = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   a = a + 5
@@ -160,13 +182,42 @@ for _ = 1, na do
   end
   a = a + 3 + 2 * n
 end
+-- ... then workflows: record each member's outcome, count it, start what comes next
+local ended = {}
+for _ = 1, nwg do
+  local w, m = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+  local wf = KEYS[1 + 4 * nq + w]
+  local qmap = {}
+  for x = 1, m do qmap[x - 1] = tonumber(ARGV[a + 1 + x]) end
+  local k = tonumber(ARGV[a + 2 + m])
+  local head = redis.call('HMGET', wf, 'ttl', 'reply')
+  -- A record gone (expired after its TTL) has nothing left to continue.
+  if head[1] then
+    local ctx = wfContext(wf, jobs,
+      function(q) return key(qmap[q], 1) end,
+      function(q) return key(qmap[q], 3) end,
+      function(q) return queueName(qmap[q]) end,
+      clock)
+    local members = {}
+    for x = a + 3 + m, a + 2 + m + 3 * k do members[#members + 1] = ARGV[x] end
+    wfSettle(ctx, members)
+    wfFlush(ctx)
+    redis.call('PEXPIRE', wf, head[1])
+    if ctx.ended then
+      ended[#ended + 1] = w
+      ended[#ended + 1] = ctx.ended
+      ended[#ended + 1] = head[2] or ''
+    end
+  end
+  a = a + 3 + m + 3 * k
+end
 
-if nodeId == '' then return { 0, -1, {} } end
+if nodeId == '' then return { 0, -1, {}, -1, ended } end
 clock() -- the lease check and promotion below read `now`
 
 -- 2. the lease: absent or expired means another node owns our jobs now
 local lease = redis.call('ZSCORE', nodes, nodeId)
-if not lease or tonumber(lease) < now then return { 1, -1, {} } end
+if not lease or tonumber(lease) < now then return { 1, -1, {}, -1, ended } end
 
 -- 3. promote due delayed jobs of the plan's queues, and learn the next due time
 -- (one ZRANGE per queue when nothing is due: the earliest score decides)
@@ -240,7 +291,7 @@ local function fill(p, want)
 end
 if count > 0 then
   -- first pass: each queue's quota; second pass: leftovers in plan order
-  for p = 1, np do fill(p, math.min(tonumber(ARGV[8 + p]), count - got)) end
+  for p = 1, np do fill(p, math.min(tonumber(ARGV[9 + p]), count - got)) end
   for p = 1, np do fill(p, count - got) end
 end
-return { 0, nextDue, out, now }
+return { 0, nextDue, out, now, ended }

@@ -1,0 +1,127 @@
+import type { EnqueueOptions } from '../client.js';
+import { OptionError } from '../errors.js';
+
+/**
+ * The enqueue options of one step of a workflow: a job's own, plus
+ * `immutable`. `id` and `unique` are refused in a workflow step (the step's
+ * job is made when the step before it ends).
+ */
+export interface SignatureOptions extends EnqueueOptions {
+  /**
+   * true: the step ignores the result of the step before it (it is not
+   * prepended to its arguments).
+   * @defaultValue false
+   */
+  immutable?: boolean;
+}
+
+/** A description of one job: a task's name, its arguments and its enqueue options (`task(...)`). Immutable. */
+export class Signature {
+  /** What this part is. */
+  readonly kind = 'task';
+  /** Made by `task()`. */
+  constructor(
+    /** The task's name. */
+    readonly name: string,
+    /** Its arguments (the previous step's result, if any, goes in front of them). */
+    readonly args: readonly unknown[],
+    /** Its enqueue options. */
+    readonly options: Readonly<SignatureOptions>,
+  ) {
+    Object.freeze(this);
+  }
+}
+
+/** Steps that run one after the other, each given the previous one's result (`chain(...)`). */
+export class Chain {
+  /** What this part is. */
+  readonly kind = 'chain';
+  /** Made by `chain()`. */
+  constructor(
+    /** The steps, in order. */
+    readonly steps: readonly WorkflowPart[],
+  ) {
+    Object.freeze(this);
+  }
+}
+
+/** Members that run in parallel; the group's result is the list of theirs, in member order (`group([...])`). */
+export class Group {
+  /** What this part is. */
+  readonly kind = 'group';
+  /** Made by `group()`. */
+  constructor(
+    /** The members, in order. */
+    readonly members: readonly WorkflowPart[],
+  ) {
+    Object.freeze(this);
+  }
+}
+
+/** A group and a callback run once, with the members' results, when every member succeeded (`chord(...)`). */
+export class Chord {
+  /** What this part is. */
+  readonly kind = 'chord';
+  /** Made by `chord()`. */
+  constructor(
+    /** The members, in order. */
+    readonly members: readonly WorkflowPart[],
+    /** Runs once every member succeeded, with the list of their results first. */
+    readonly callback: WorkflowPart,
+  ) {
+    Object.freeze(this);
+  }
+}
+
+/** Anything `client.enqueue` takes as a workflow: a signature, a chain, a group or a chord. */
+export type WorkflowPart = Signature | Chain | Group | Chord;
+
+export function isWorkflowPart(value: unknown): value is WorkflowPart {
+  return value instanceof Signature || value instanceof Chain || value instanceof Group || value instanceof Chord;
+}
+
+const PART = 'a signature, chain, group or chord (task(), chain(), group(), chord())';
+
+function checkPart(value: unknown, where: string): WorkflowPart {
+  if (!isWorkflowPart(value)) throw new OptionError(where, value, PART);
+  return value;
+}
+
+function checkMembers(members: unknown, where: string): WorkflowPart[] {
+  if (!Array.isArray(members)) throw new OptionError(where, members, 'an array of signatures or workflows');
+  if (members.length === 0) throw new OptionError(where, members, 'at least one member (an empty group)');
+  return members.map((m: unknown, i) => checkPart(m, `${where}[${i}]`));
+}
+
+/**
+ * A signature: the description of one job, to enqueue alone or as a step of
+ * a workflow. The task need not be known here (it may live on other nodes);
+ * the options are checked when it is enqueued.
+ */
+export function task(name: string, args: readonly unknown[] = [], options: SignatureOptions = {}): Signature {
+  if (typeof name !== 'string' || name === '') throw new OptionError('task name', name, 'a non-empty task name');
+  if (!Array.isArray(args)) throw new OptionError(`task("${name}") args`, args, 'an array of arguments');
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new OptionError(`task("${name}") options`, options, 'an object');
+  if (options.immutable !== undefined && typeof options.immutable !== 'boolean')
+    throw new OptionError(`task("${name}") immutable`, options.immutable, 'true or false');
+  return new Signature(name, Object.freeze([...(args as readonly unknown[])]), Object.freeze({ ...options }));
+}
+
+/** Steps run one after another; each receives the previous step's result as its first argument (unless immutable). */
+export function chain(...steps: WorkflowPart[]): Chain {
+  if (steps.length === 0) throw new OptionError('chain', steps, 'at least one step');
+  return new Chain(Object.freeze(steps.map((s: unknown, i) => checkPart(s, `chain step ${i + 1}`))));
+}
+
+/** Members run in parallel, on any nodes; the result is the list of their results, in member order. */
+export function group(members: readonly WorkflowPart[]): Group {
+  return new Group(Object.freeze(checkMembers(members, 'group members')));
+}
+
+/** The members run in parallel; `callback` runs exactly once, with the list of their results, when all succeeded. */
+export function chord(members: readonly WorkflowPart[] | Group, callback: WorkflowPart): Chord {
+  const list = members instanceof Group ? members.members : checkMembers(members, 'chord members');
+  if (callback === undefined) throw new OptionError('chord callback', callback, `${PART}: a chord needs a callback`);
+  return new Chord(Object.freeze([...list]), checkPart(callback, 'chord callback'));
+}
