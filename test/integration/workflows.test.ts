@@ -1,0 +1,244 @@
+/**
+ * Workflows over both brokers, with real worker children: chains pass results
+ * on, groups keep member order, chords call back exactly once, failures stop
+ * what follows and name the member, callbacks fire once, and bad input is
+ * refused before anything is enqueued.
+ */
+import { readFileSync } from 'node:fs';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
+import { chain, chord, Client, group, OptionError, task, WorkflowError } from 'prefork';
+import { createBroker } from '../../dist/broker/index.js';
+import { decodeBody } from '../../dist/protocol/codec.js';
+import type { Broker, FetchReply } from '../../dist/broker/types.js';
+import {
+  brokerFor,
+  cleanup,
+  countsOf,
+  makeClient,
+  makeWorker,
+  newLedger,
+  silent,
+  uniqueName,
+} from '../helpers/worker.js';
+
+afterEach(cleanup);
+
+/** The ledger lines `note` wrote with `tag`: the arguments of each run, in order. */
+function notes(ledger: string, tag: string): unknown[] {
+  let text = '';
+  try {
+    text = readFileSync(ledger, 'utf8');
+  } catch {
+    return [];
+  }
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith(`${tag} `))
+    .map((line) => JSON.parse(line.slice(tag.length + 1, line.lastIndexOf(' '))) as unknown);
+}
+
+describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
+  async function setup(): Promise<{ client: Client; ledger: string; namespace: string; broker: string }> {
+    const broker = brokerFor(kind, inject('redisUrl'));
+    const namespace = uniqueName('wf');
+    const ledger = newLedger();
+    await makeWorker({ broker, namespace, ledger }).start();
+    return { client: makeClient(broker, namespace), ledger, namespace, broker };
+  }
+
+  it('a chain passes each result on as the first argument, through three steps', async () => {
+    const { client } = await setup();
+    const handle = await client.enqueue(chain(task('add', [1, 2]), task('add', [10]), task('double')));
+    expect(await handle.result({ timeout: 30_000 })).toBe(26);
+    const view = await handle.state();
+    expect(view?.state).toBe('SUCCESS');
+    expect(view?.tree.children?.map((c) => [c.task, c.state, c.value])).toEqual([
+      ['add', 'SUCCESS', 3],
+      ['add', 'SUCCESS', 13],
+      ['double', 'SUCCESS', 26],
+    ]);
+  });
+
+  it('an immutable step ignores the result before it', async () => {
+    const { client } = await setup();
+    const handle = await client.enqueue(chain(task('add', [1, 2]), task('echo', ['mine'], { immutable: true })));
+    expect(await handle.result({ timeout: 30_000 })).toBe('mine');
+  });
+
+  it('a group resolves with its members results in member order', async () => {
+    const { client } = await setup();
+    // The first members take longest: they end last, their results stay first.
+    const handle = await client.enqueue(
+      group([task('record', [300]), task('record', [150]), task('add', [1, 1]), task('echo', ['x'])]),
+    );
+    const values = (await handle.result({ timeout: 30_000 })) as unknown[];
+    const view = await handle.state();
+    const ids = view?.tree.children?.map((c) => c.id);
+    expect(values).toEqual([ids?.[0], ids?.[1], 2, 'x']);
+  });
+
+  it('a chain step that fails stops the chain: the handle rejects with its error, the rest never run', async () => {
+    const { client, ledger } = await setup();
+    const handle = await client.enqueue(chain(task('add', [1, 2]), task('boom'), task('note', ['after'])));
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ message: 'boom 3', code: 'E_BOOM' });
+    const view = await handle.state();
+    expect(view?.state).toBe('FAILURE');
+    expect(view?.tree.children?.map((c) => c.state)).toEqual(['SUCCESS', 'FAILURE', 'SKIPPED']);
+    expect(notes(ledger, 'after')).toEqual([]);
+  });
+
+  it('a chord whose member fails never calls back; the handle names the member, with every member state', async () => {
+    const { client, ledger } = await setup();
+    const handle = await client.enqueue(
+      chord([task('add', [1, 1]), task('boom', [7]), task('add', [2, 2])], task('note', ['callback'])),
+    );
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowError);
+    const failure = err as WorkflowError;
+    const view = await handle.state();
+    const members = view?.tree.children?.[0]?.children ?? [];
+    expect(failure.member).toMatchObject({ id: members[1]?.id, task: 'boom', error: { message: 'boom 7' } });
+    expect(failure.message).toContain(`member boom (job ${members[1]?.id})`);
+    expect(failure.members.map((m) => [m.task, m.state, m.value])).toEqual([
+      ['add', 'SUCCESS', 2],
+      ['boom', 'FAILURE', undefined],
+      ['add', 'SUCCESS', 4],
+    ]);
+    expect(view?.tree.children?.[1]?.state).toBe('SKIPPED');
+    expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
+  it('nested, as people write it: chain(group, step, group) is a chord, then a group given its result', async () => {
+    const { client } = await setup();
+    const handle = await client.enqueue(
+      chain(
+        group([task('add', [1, 1]), chain(task('add', [1, 2]), task('double'))]),
+        task('sum'),
+        group([
+          task('double'),
+          task('add', [1]),
+          chord([task('echo', ['a'], { immutable: true }), task('echo', ['b'], { immutable: true })], task('echo')),
+        ]),
+      ),
+    );
+    // group -> [2, 6]; sum -> 8; each member of the last group is given 8 (the chord's members are immutable).
+    expect(await handle.result({ timeout: 30_000 })).toEqual([16, 9, ['a', 'b']]);
+  });
+
+  it('onSuccess and onError callbacks run once, with the result or the failure', async () => {
+    const { client, ledger } = await setup();
+    const ok = await client.enqueue('add', [1, 2], { onSuccess: task('note', ['ok']), onError: task('note', ['no']) });
+    expect(await ok.result({ timeout: 30_000 })).toBe(3);
+    const bad = await client.enqueue('boom', [5], { onSuccess: task('note', ['no']), onError: task('note', ['err']) });
+    await expect(bad.result({ timeout: 30_000 })).rejects.toThrow('boom 5');
+    await expect.poll(() => notes(ledger, 'ok').length + notes(ledger, 'err').length, { timeout: 30_000 }).toBe(2);
+    expect(notes(ledger, 'ok')).toEqual([[3]]);
+    expect(notes(ledger, 'err')).toEqual([
+      [{ id: bad.id, name: 'boom', error: { name: 'Error', message: 'boom 5', code: 'E_BOOM' } }],
+    ]);
+    // A step's own callbacks, inside a chain.
+    const flow = await client.enqueue(
+      chain(task('add', [2, 2], { onSuccess: task('note', ['step']) }), task('double')),
+    );
+    expect(await flow.result({ timeout: 30_000 })).toBe(8);
+    await expect.poll(() => notes(ledger, 'step'), { timeout: 30_000 }).toEqual([[4]]);
+    expect(notes(ledger, 'no')).toEqual([]);
+  });
+
+  it('a chord of 10,000 members calls back once with every result', async () => {
+    const { client, ledger } = await setup();
+    const n = 10_000;
+    const handle = await client.enqueue(
+      chord(
+        Array.from({ length: n }, (_, i) => task('add', [i, 0])),
+        chain(task('sum'), task('note', ['total'])),
+      ),
+    );
+    expect(await handle.result({ timeout: 120_000 })).toEqual([(n * (n - 1)) / 2]);
+    expect(notes(ledger, 'total')).toEqual([[(n * (n - 1)) / 2]]);
+  }, 180_000);
+
+  it('bad input throws OptionError naming the place, and nothing is enqueued', async () => {
+    const { client } = await setup();
+    expect(() => group([])).toThrow(OptionError);
+    expect(() => group([])).toThrow(/group members/);
+    // @ts-expect-error -- a chord needs a callback
+    expect(() => chord([task('add', [1, 1])])).toThrow(/chord callback/);
+    // @ts-expect-error -- not a signature
+    expect(() => chain(task('add', [1, 1]), 'double')).toThrow(/chain step 2/);
+    // @ts-expect-error -- not a signature
+    expect(() => group([task('add'), { name: 'add' }])).toThrow(/group members\[1\]/);
+    await expect(
+      client.enqueue(chain(task('add', [1, 2]), group([task('add', [1]), task('add', [1], { retries: -1 })]))),
+    ).rejects.toThrow(/chain step 2 > group member 2.*retries/);
+    await expect(client.enqueue(chain(task('add', [1, 2]), task('add', [1], { unique: true })))).rejects.toThrow(
+      /chain step 2.*unique/,
+    );
+    await expect(client.enqueue('add', [1, 2], { onSuccess: 'double' as never })).rejects.toThrow(/onSuccess/);
+    const counts = await countsOf(client, ['default']);
+    expect(counts[0]).toMatchObject({ waiting: 0, reserved: 0, delayed: 0 });
+    // An unknown task is allowed (it may live on another node): it fails when run.
+    const unknown = await client.enqueue(chain(task('add', [1, 2]), task('nowhere')));
+    await expect(unknown.result({ timeout: 30_000 })).rejects.toThrow(/nowhere/);
+  });
+});
+
+describe.each(['memory', 'redis'] as const)('A workflow member settled twice, over %s', (kind) => {
+  it('counts once and starts the callback once (a late settle of a job recovered and run again)', async () => {
+    const url = brokerFor(kind, inject('redisUrl'));
+    const b = createBroker(url, { namespace: uniqueName('wf'), leaseMs: 300, logger: silent });
+    await b.connect();
+    const client = new Client({ broker: b, logger: silent });
+    try {
+      await settledTwice(b, client);
+    } finally {
+      await client.close();
+      await b.close();
+    }
+  });
+});
+
+async function settledTwice(b: Broker, client: Client): Promise<void> {
+  const handle = await client.enqueue(chord([task('add', [1, 1]), task('add', [2, 2])], task('sum')));
+  const register = (id: string): Promise<void> =>
+    b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
+  await register('A');
+  await register('B');
+  const first = await b.fetch({ nodeId: 'A', plan: [{ queue: 'default', quota: 10 }], count: 10, settle: [] });
+  const fetchB = async (): Promise<FetchReply> => {
+    await b.heartbeat('B', ['default']);
+    return b.fetch({ nodeId: 'B', plan: [{ queue: 'default', quota: 10 }], count: 10, settle: [] });
+  };
+  expect(first.deliveries.map((d) => d.job.task)).toEqual(['add', 'add']);
+  const [one, two] = first.deliveries as [(typeof first.deliveries)[0], (typeof first.deliveries)[0]];
+  // Node A is presumed dead: its jobs go back to the queue; node B runs member one again.
+  await vi.waitFor(
+    async () => {
+      await b.heartbeat('B', ['default']);
+      expect(await b.recover('A', 'B', 5)).toBe(2);
+    },
+    { timeout: 10_000, interval: 100 },
+  );
+  const again = await fetchB();
+  const oneAgain = again.deliveries.find((d) => d.job.id === one.job.id);
+  const twoAgain = again.deliveries.find((d) => d.job.id === two.job.id);
+  expect(oneAgain && twoAgain).toBeTruthy();
+  const ack = (delivery: typeof one, value: number) =>
+    ({ kind: 'ack', delivery, outcome: { ok: true, value } }) as const;
+  // A's late settlement of member one, then B's of the same member, then member two.
+  await b.settle([ack(one, 2)]);
+  await b.settle([ack(oneAgain as typeof one, 2)]);
+  // Member two has not ended: the callback must not have started.
+  expect((await fetchB()).deliveries).toEqual([]);
+  await b.settle([ack(twoAgain as typeof one, 4)]);
+  const cb = await fetchB();
+  expect(cb.deliveries.map((d) => d.job.task)).toEqual(['sum']);
+  expect(decodeBody((cb.deliveries[0] as typeof one).job.payload)).toEqual([[2, 4]]);
+  // A's late settlement of member two after all: nothing more is started.
+  await b.settle([ack(two, 4)]);
+  const none = await fetchB();
+  expect(none.deliveries).toEqual([]);
+  await b.settle([ack(cb.deliveries[0] as typeof one, 6)]);
+  expect(await handle.result({ timeout: 30_000 })).toBe(6);
+}
