@@ -235,7 +235,7 @@ export class Deliveries {
     if (flows !== undefined)
       for (const flow of flows.values()) {
         flowIds.push(flow.id);
-        flowArgs.push(flowIds.length, flow.queues.length);
+        flowArgs.push(flow.queues.length);
         for (const q of flow.queues) flowArgs.push(indexOf(q));
         flowArgs.push(flow.members.length / 3, ...flow.members);
       }
@@ -255,7 +255,6 @@ export class Deliveries {
       PROMOTE_MAX,
       ops.length / 5,
       acks.size,
-      flowIds.length,
     ];
     for (const quota of quotas.values()) args.push(quota);
     for (const op of ops) args.push(op);

@@ -20,8 +20,7 @@
   ARGV[6] most delayed jobs promoted per queue per call
   ARGV[7] S, number of settlements other than plain acks
   ARGV[8] A, number of ack groups
-  ARGV[9] W, number of workflow groups
-  ARGV[10 .. 10+P-1] quota of each plan queue
+  ARGV[9 .. 9+P-1] quota of each plan queue
   then S groups of 5: op, queue index, stream kind, entry id, arg
     op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
@@ -35,10 +34,11 @@
   then A ack groups, one per stream: queue index, stream kind, n, entry id × n,
     then the n job ids in the same order (plain acks: one XACK, one XDEL, one
     HMGET and one HDEL per stream, not per entry)
-  then W workflow groups, one per workflow whose jobs ended for good (their
-    acks and dead letters are among the above): workflow key w (1-based), m,
-    the queue index of each of the workflow's m queues, k, then k times: node,
-    's' (value) | 'f' (failure), msgpack blob
+  then W workflow groups, one per workflow key (W = #KEYS - 2 - 4Q), in key
+    order, for the workflows whose jobs ended for good (their acks and dead
+    letters are among the above): m, the queue index of each of the
+    workflow's m queues, k, then k times: node, 's' (value) | 'f' (failure),
+    msgpack blob
   stream kind  q = main stream | r = :rd
 
   Returns { fenced (0|1), nextDueAt (-1 = none), deliveries, now (-1 when not
@@ -71,12 +71,11 @@ intArg(5, 'deadMax', 0)
 local promoteMax = intArg(6, 'promoteMax', 1)
 local ns = intArg(7, 'number of settlements', 0)
 local na = intArg(8, 'number of ack groups', 0)
-local nwg = intArg(9, 'number of workflow groups', 0)
 
 -- 0. every argument checked before the first write (see the prelude)
-for p = 1, np do intArg(9 + p, 'quota', 0) end
+for p = 1, np do intArg(8 + p, 'quota', 0) end
 do
-  local a = 10 + np
+  local a = 9 + np
   for _ = 1, ns do
     local op = oneOfArg(a, 'settlement op', { 'r', 'd', 'g', 's', 'l' })
     intArg(a + 1, 'queue index', 1, nq)
@@ -94,17 +93,16 @@ do
     local n = intArg(a + 2, 'number of acks', 0, math.floor((#ARGV - a - 2) / 2))
     a = a + 3 + 2 * n
   end
-  for _ = 1, nwg do
-    intArg(a, 'workflow key index', 1, nw)
-    local m = intArg(a + 1, 'number of workflow queues', 1)
-    for x = 1, m do intArg(a + 1 + x, 'workflow queue index', 1, nq) end
-    local k = intArg(a + 2 + m, 'number of workflow members', 1)
+  for _ = 1, nw do
+    local m = intArg(a, 'number of workflow queues', 1)
+    for x = 1, m do intArg(a + x, 'workflow queue index', 1, nq) end
+    local k = intArg(a + 1 + m, 'number of workflow members', 1)
     for x = 0, k - 1 do
-      intArg(a + 3 + m + 3 * x, 'workflow node', 0)
-      oneOfArg(a + 4 + m + 3 * x, 'workflow outcome', { 's', 'f' })
-      if ARGV[a + 5 + m + 3 * x] == nil then badArg(a + 5 + m + 3 * x, 'workflow outcome blob') end
+      intArg(a + 2 + m + 3 * x, 'workflow node', 0)
+      oneOfArg(a + 3 + m + 3 * x, 'workflow outcome', { 's', 'f' })
+      if ARGV[a + 4 + m + 3 * x] == nil then badArg(a + 4 + m + 3 * x, 'workflow outcome blob') end
     end
-    a = a + 3 + m + 3 * k
+    a = a + 2 + m + 3 * k
   end
   if a ~= #ARGV + 1 then badArg(a, 'unexpected argument: expected ' .. (a - 1) .. ' arguments, got ' .. #ARGV) end
 end
@@ -133,7 +131,7 @@ end
 
 -- 1. settlements: retries, dead letters and give-backs one by one (each needs
 -- XACK's answer: only an entry still pending in the group moves) ...
-local a = 10 + np
+local a = 9 + np
 for _ = 1, ns do
   local op, q, kind, id, arg = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
   a = a + 5
@@ -184,12 +182,12 @@ for _ = 1, na do
 end
 -- ... then workflows: record each member's outcome, count it, start what comes next
 local ended = {}
-for _ = 1, nwg do
-  local w, m = tonumber(ARGV[a]), tonumber(ARGV[a + 1])
+for w = 1, nw do
+  local m = tonumber(ARGV[a])
   local wf = KEYS[1 + 4 * nq + w]
   local qmap = {}
-  for x = 1, m do qmap[x - 1] = tonumber(ARGV[a + 1 + x]) end
-  local k = tonumber(ARGV[a + 2 + m])
+  for x = 1, m do qmap[x - 1] = tonumber(ARGV[a + x]) end
+  local k = tonumber(ARGV[a + 1 + m])
   local head = redis.call('HMGET', wf, 'ttl', 'reply')
   -- A record gone (expired after its TTL) has nothing left to continue.
   if head[1] then
@@ -199,7 +197,7 @@ for _ = 1, nwg do
       function(q) return queueName(qmap[q]) end,
       clock)
     local members = {}
-    for x = a + 3 + m, a + 2 + m + 3 * k do members[#members + 1] = ARGV[x] end
+    for x = a + 2 + m, a + 1 + m + 3 * k do members[#members + 1] = ARGV[x] end
     wfSettle(ctx, members)
     wfFlush(ctx)
     redis.call('PEXPIRE', wf, head[1])
@@ -209,7 +207,7 @@ for _ = 1, nwg do
       ended[#ended + 1] = head[2] or ''
     end
   end
-  a = a + 3 + m + 3 * k
+  a = a + 2 + m + 3 * k
 end
 
 if nodeId == '' then return { 0, -1, {}, -1, ended } end
@@ -291,7 +289,7 @@ local function fill(p, want)
 end
 if count > 0 then
   -- first pass: each queue's quota; second pass: leftovers in plan order
-  for p = 1, np do fill(p, math.min(tonumber(ARGV[9 + p]), count - got)) end
+  for p = 1, np do fill(p, math.min(tonumber(ARGV[8 + p]), count - got)) end
   for p = 1, np do fill(p, count - got) end
 end
 return { 0, nextDue, out, now, ended }
