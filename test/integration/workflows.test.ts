@@ -25,7 +25,7 @@ afterEach(cleanup);
 
 /** The ledger lines `note` wrote with `tag`: the arguments of each run, in order. */
 function notes(ledger: string, tag: string): unknown[] {
-  let text = '';
+  let text: string;
   try {
     text = readFileSync(ledger, 'utf8');
   } catch {
