@@ -46,18 +46,8 @@ export {
   type UniqueOptions,
 } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
-export {
-  task,
-  chain,
-  group,
-  chord,
-  Signature,
-  Chain,
-  Group,
-  Chord,
-  type SignatureOptions,
-  type WorkflowPart,
-} from './workflow/parts.js';
+export { task, chain, group, chord } from './workflow/parts.js';
+export type { Signature, Chain, Group, Chord, SignatureOptions, WorkflowPart } from './workflow/parts.js';
 export type { WorkflowView, WorkflowNodeView, WorkflowNodeState } from './workflow/view.js';
 export type { WorkflowState, StepFailure } from './workflow/record.js';
 export type { WorkflowNodeKind } from './workflow/compile.js';

@@ -1,8 +1,6 @@
 import type { EventBatch } from '../events/event-batch.js';
 import type { NodeEvent } from '../events/node-event.js';
 import type { JobOptions, SerializedError } from '../job-types.js';
-import type { CompiledWorkflow } from '../workflow/compile.js';
-import type { StepOutcome, WorkflowRecord, WorkflowRef } from '../workflow/record.js';
 
 /**
  * The broker SPI: where jobs wait (queues, delayed set, dead set), where
@@ -956,4 +954,123 @@ export interface BrokerSchedule {
   scheduleNames(): Promise<string[]>;
   /** Forgets entries (no node runs them any more); returns how many were stored. */
   dropSchedule(names: readonly string[]): Promise<number>;
+}
+
+// Workflows: what the Client compiles and a broker keeps (src/workflow/ makes and reads them).
+
+/** What a node of a compiled workflow is: a job, or how its children run. A chord runs as a chain of its group and callback. */
+export type WorkflowNodeKind = 'task' | 'chain' | 'group' | 'chord';
+
+/**
+ * One node of a compiled workflow. Nodes are numbered breadth-first from the
+ * root (0), so the children of a node are `first .. first + count - 1`;
+ * callbacks (onSuccess, onError) come after the tree, with no parent.
+ */
+export interface WorkflowNode {
+  /** A job, or how its children run. */
+  kind: WorkflowNodeKind;
+  /** The parent's index; -1 for the root and for callbacks. */
+  parent: number;
+  /** Place among the parent's children. */
+  pos: number;
+  /** First child (-1 for a task). */
+  first: number;
+  /** Number of children (0 for a task). */
+  count: number;
+  /** task: the job it enqueues when it starts (its payload: the signature's own arguments). */
+  job?: NewJob;
+  /** task: its queue, as an index into `CompiledWorkflow.queues`. */
+  queue: number;
+  /** task: it ignores the previous step's result. */
+  immutable: boolean;
+  /** task: the node of its onSuccess callback, or -1. */
+  onSuccess: number;
+  /** task: the node of its onError callback, or -1. */
+  onError: number;
+}
+
+/** A workflow ready to enqueue: every node, and the queues its jobs go to. */
+export interface CompiledWorkflow {
+  /** The workflow's id (its handle's). */
+  id: string;
+  /** Every node, the root first. */
+  nodes: WorkflowNode[];
+  /** The queues of its jobs: a node's job can be enqueued by whichever node settles the step before it. */
+  queues: string[];
+  /** The client to tell when the workflow ends ('' or undefined: none). */
+  replyTo?: string;
+  /** How long its records are kept after its last change (ms); the broker's result TTL when undefined. */
+  ttlMs?: number;
+}
+
+/** Where a job sits in a workflow: carried in its entry, so whoever settles it knows what comes next. */
+export interface WorkflowRef {
+  /** The workflow's id. */
+  id: string;
+  /** The job's node in the workflow. */
+  node: number;
+  /** The workflow's queues (the next steps may go to any of them). */
+  queues: readonly string[];
+}
+
+/** A step that failed for good, as the workflow keeps it (and as an onError callback receives it). */
+export interface StepFailure {
+  /** The failed job's id. */
+  id: string;
+  /** Its task's name. */
+  name: string;
+  /** What it threw. */
+  error: { name: string; message: string; code?: string };
+}
+
+/** How a workflow's job (or a node) ended for good. */
+export type StepOutcome = { ok: true; value: unknown } | { ok: false; failure: StepFailure };
+
+/** A workflow's state: `PENDING` until its root ends. */
+export type WorkflowState = 'PENDING' | 'SUCCESS' | 'FAILURE';
+
+/** One node of a workflow as the broker keeps it. */
+export interface WorkflowNodeRecord {
+  /** Its index (the root is 0). */
+  index: number;
+  /** A job, or how its children run. */
+  kind: WorkflowNodeKind;
+  /** The parent's index; -1 for the root and for callbacks. */
+  parent: number;
+  /** Place among the parent's children. */
+  pos: number;
+  /** First child (-1 for a task). */
+  first: number;
+  /** Number of children. */
+  count: number;
+  /** task: its job's id. */
+  jobId?: string;
+  /** task: the task's name. */
+  task?: string;
+  /** task: its queue. */
+  queue?: string;
+  /** task: the node of its onSuccess callback, or -1. */
+  onSuccess: number;
+  /** task: the node of its onError callback, or -1. */
+  onError: number;
+  /** How it ended, once it did. */
+  ended?: StepOutcome;
+  /** task: its job waits, is delayed or is held by a node now. */
+  placed?: boolean;
+}
+
+/** A workflow as `getWorkflow` reads it. */
+export interface WorkflowRecord {
+  /** The workflow's id. */
+  id: string;
+  /** PENDING until its root ends. */
+  state: WorkflowState;
+  /** The root's value (SUCCESS). */
+  value?: unknown;
+  /** The step whose failure ended it (FAILURE). */
+  failure?: StepFailure;
+  /** The outermost group the failure went through (undefined: a chain step failed outside any group). */
+  failedGroup?: number;
+  /** Every node (read only when asked for). */
+  nodes?: WorkflowNodeRecord[];
 }

@@ -1,49 +1,8 @@
-import type { NewJob } from '../broker/types.js';
+import type { CompiledWorkflow, NewJob, WorkflowNode, WorkflowNodeKind } from '../broker/types.js';
+
+export type { CompiledWorkflow, WorkflowNode, WorkflowNodeKind } from '../broker/types.js';
 import { OptionError } from '../errors.js';
 import { Chain, Chord, Group, isWorkflowPart, Signature, type WorkflowPart } from './parts.js';
-
-/** What a node of a compiled workflow is: a job, or how its children run. A chord runs as a chain of its group and callback. */
-export type WorkflowNodeKind = 'task' | 'chain' | 'group' | 'chord';
-
-/**
- * One node of a compiled workflow. Nodes are numbered breadth-first from the
- * root (0), so the children of a node are `first .. first + count - 1`;
- * callbacks (onSuccess, onError) come after the tree, with no parent.
- */
-export interface WorkflowNode {
-  kind: WorkflowNodeKind;
-  /** The parent's index; -1 for the root and for callbacks. */
-  parent: number;
-  /** Place among the parent's children. */
-  pos: number;
-  /** First child (-1 for a task). */
-  first: number;
-  /** Number of children (0 for a task). */
-  count: number;
-  /** task: the job it enqueues when it starts (its payload: the signature's own arguments). */
-  job?: NewJob;
-  /** task: its queue, as an index into `CompiledWorkflow.queues`. */
-  queue: number;
-  /** task: it ignores the previous step's result. */
-  immutable: boolean;
-  /** task: the node of its onSuccess callback, or -1. */
-  onSuccess: number;
-  /** task: the node of its onError callback, or -1. */
-  onError: number;
-}
-
-/** A workflow ready to enqueue: every node, and the queues its jobs go to. */
-export interface CompiledWorkflow {
-  /** The workflow's id (its handle's). */
-  id: string;
-  nodes: WorkflowNode[];
-  /** The queues of its jobs: a node's job can be enqueued by whichever node settles the step before it. */
-  queues: string[];
-  /** The client to tell when the workflow ends ('' or undefined: none). */
-  replyTo?: string;
-  /** How long its records are kept after its last change (ms); the broker's result TTL when undefined. */
-  ttlMs?: number;
-}
 
 /** Builds the job of one signature (the Client's option checks); `where` names its place for errors. */
 export type BuildJob = (signature: Signature, where: string) => NewJob;

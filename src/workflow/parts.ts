@@ -1,36 +1,7 @@
-import type { EnqueueOptions } from '../client.js';
+import { Signature } from '../enqueue-options.js';
 import { OptionError } from '../errors.js';
 
-/**
- * The enqueue options of one step of a workflow: a job's own, plus
- * `immutable`. `id` and `unique` are refused in a workflow step (the step's
- * job is made when the step before it ends).
- */
-export interface SignatureOptions extends EnqueueOptions {
-  /**
-   * true: the step ignores the result of the step before it (it is not
-   * prepended to its arguments).
-   * @defaultValue false
-   */
-  immutable?: boolean;
-}
-
-/** A description of one job: a task's name, its arguments and its enqueue options (`task(...)`). Immutable. */
-export class Signature {
-  /** What this part is. */
-  readonly kind = 'task';
-  /** Made by `task()`. */
-  constructor(
-    /** The task's name. */
-    readonly name: string,
-    /** Its arguments (the previous step's result, if any, goes in front of them). */
-    readonly args: readonly unknown[],
-    /** Its enqueue options. */
-    readonly options: Readonly<SignatureOptions>,
-  ) {
-    Object.freeze(this);
-  }
-}
+export { Signature, task, type SignatureOptions } from '../enqueue-options.js';
 
 /** Steps that run one after the other, each given the previous one's result (`chain(...)`). */
 export class Chain {
@@ -91,21 +62,6 @@ function checkMembers(members: unknown, where: string): WorkflowPart[] {
   if (!Array.isArray(members)) throw new OptionError(where, members, 'an array of signatures or workflows');
   if (members.length === 0) throw new OptionError(where, members, 'at least one member (an empty group)');
   return members.map((m: unknown, i) => checkPart(m, `${where}[${i}]`));
-}
-
-/**
- * A signature: the description of one job, to enqueue alone or as a step of
- * a workflow. The task need not be known here (it may live on other nodes);
- * the options are checked when it is enqueued.
- */
-export function task(name: string, args: readonly unknown[] = [], options: SignatureOptions = {}): Signature {
-  if (typeof name !== 'string' || name === '') throw new OptionError('task name', name, 'a non-empty task name');
-  if (!Array.isArray(args)) throw new OptionError(`task("${name}") args`, args, 'an array of arguments');
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new OptionError(`task("${name}") options`, options, 'an object');
-  if (options.immutable !== undefined && typeof options.immutable !== 'boolean')
-    throw new OptionError(`task("${name}") immutable`, options.immutable, 'true or false');
-  return new Signature(name, Object.freeze([...(args as readonly unknown[])]), Object.freeze({ ...options }));
 }
 
 /** Steps run one after another; each receives the previous step's result as its first argument (unless immutable). */

@@ -13,7 +13,9 @@ export type WorkflowNodeState = JobState | 'WAITING' | 'SKIPPED';
 
 /** One node of a workflow's tree (`handle.state()`, `prefork result <id>`). */
 export interface WorkflowNodeView {
+  /** A task (one job), or how its children run. */
   kind: WorkflowNodeKind;
+  /** Where it is (see WorkflowNodeState). */
   state: WorkflowNodeState;
   /** task: its job's id. */
   id?: string;

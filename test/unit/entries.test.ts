@@ -13,7 +13,20 @@ import * as errors from '../../dist/errors.js';
 const ERROR_CLASSES = Object.entries(errors).filter(
   ([, value]) => typeof value === 'function' && (value as { prototype: unknown }).prototype instanceof Error,
 );
-const API = ['Client', 'JobHandle', 'Pool', 'Worker', 'currentTask', 'defineSchedule', 'defineTasks'];
+const API = [
+  'Client',
+  'JobHandle',
+  'WorkflowHandle',
+  'Pool',
+  'Worker',
+  'currentTask',
+  'defineSchedule',
+  'defineTasks',
+  'task',
+  'chain',
+  'group',
+  'chord',
+];
 
 describe('the package entries', () => {
   it("'prefork' exports the public API and every error class, nothing else", () => {

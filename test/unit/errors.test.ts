@@ -50,6 +50,12 @@ const samples: Record<string, () => PreforkError> = {
   NoResultError: () => new prefork.NoResultError('job-1', { task: 'quiet', state: 'SUCCESS' }),
   JobFailedError: () => new prefork.JobFailedError('job-1'),
   RevokedError: () => new prefork.RevokedError('job-1', true),
+  WorkflowError: () =>
+    new prefork.WorkflowError(
+      'flow-1',
+      { id: 'job-2', task: 'resize', error: { name: 'Error', message: 'bad image', code: 'E_IMG' } },
+      [{ kind: 'task', state: 'SUCCESS', id: 'job-1', task: 'resize', value: 1 }],
+    ),
   ClientClosedError: () => new prefork.ClientClosedError(),
   BrokerUnavailableError: () => new prefork.BrokerUnavailableError('redis://127.0.0.1:1', 'connection refused'),
   BrokerClosedError: () => new prefork.BrokerClosedError(),

@@ -1,14 +1,15 @@
 import { decodeBody, encodeBody } from '../../protocol/codec.js';
-import type { CompiledWorkflow, WorkflowNode } from '../../workflow/compile.js';
 import { packList, prependArg } from '../../workflow/msgpack-list.js';
+import { workflowResult } from '../../workflow/record.js';
 import type {
+  CompiledWorkflow,
   StepFailure,
   StepOutcome,
+  WorkflowNode,
   WorkflowNodeRecord,
   WorkflowRecord,
   WorkflowState,
-} from '../../workflow/record.js';
-import { workflowResult } from '../../workflow/record.js';
+} from '../types.js';
 import type { NewJob, ResultRecord, Settlement } from '../types.js';
 
 /** How a node ended: its value or failure as msgpack, as Redis keeps it. */

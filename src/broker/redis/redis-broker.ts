@@ -57,8 +57,7 @@ import { Deliveries } from './deliveries.js';
 import { JobIndex } from './job-index.js';
 import { RateLimits } from './rate-limits.js';
 import { Workflows } from './workflows.js';
-import type { CompiledWorkflow } from '../../workflow/compile.js';
-import type { WorkflowRecord } from '../../workflow/record.js';
+import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
 
 /** Most jobs per bulk-script call (keeps one call's time in Redis around a millisecond). */
 const BULK_CHUNK = 1000;

@@ -1,14 +1,16 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { decodeBody, encodeBody } from '../../protocol/codec.js';
-import type { CompiledWorkflow, WorkflowNode, WorkflowNodeKind } from '../../workflow/compile.js';
+import { workflowResult } from '../../workflow/record.js';
 import type {
+  CompiledWorkflow,
   StepFailure,
   StepOutcome,
+  WorkflowNode,
+  WorkflowNodeKind,
   WorkflowNodeRecord,
   WorkflowRecord,
   WorkflowState,
-} from '../../workflow/record.js';
-import { workflowResult } from '../../workflow/record.js';
+} from '../types.js';
 import type { ResultRecord, Settlement } from '../types.js';
 import { encodeJob } from './entry-codec.js';
 import type { Keys } from './keys.js';
