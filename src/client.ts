@@ -42,7 +42,6 @@ import {
   checkRetries,
   checkTimeLimit,
   throwOptionError as bad,
-  type BackoffInput,
 } from './job-option-checks.js';
 import { defaultClientLogger } from './logger.js';
 import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from './task-types.js';
@@ -54,7 +53,10 @@ import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
 import { checkDuration, checkSize } from './util/units.js';
 import { compileWorkflow, type CompiledWorkflow } from './workflow/compile.js';
-import { Chain, Chord, Group, isWorkflowPart, Signature, type WorkflowPart } from './workflow/parts.js';
+import { Chain, Chord, Group, isWorkflowPart, type WorkflowPart } from './workflow/parts.js';
+import { Signature, type EnqueueOptions, type UniqueOptions } from './enqueue-options.js';
+
+export type { EnqueueOptions, UniqueOptions } from './enqueue-options.js';
 import { groupFailure, unendedJobs, workflowView, type WorkflowView } from './workflow/view.js';
 
 /** The broker roles a Client uses: it enqueues, reads results, finds jobs, revokes them and reads events. */
@@ -116,120 +118,6 @@ export interface ClientOptions {
    * @defaultValue pino on stderr at `warn` (`$PREFORK_LOG_LEVEL` overrides): nothing on the application's stdout
    */
   logger?: Logger;
-}
-
-/** Per-job options of `Client.enqueue`; a bad or unknown one throws an OptionError naming it. */
-export interface EnqueueOptions {
-  /**
-   * The queue the job goes to (letters, digits, "_", "-" or ".").
-   * @defaultValue `"default"`
-   */
-  queue?: string;
-  /**
-   * Run after this long (ms or "30s", up to 100 years); the job waits in the
-   * broker, not in a worker. Counted on the broker's clock (Redis TIME), so
-   * a client whose clock is off does not shift it.
-   * @defaultValue none: the job is ready at once
-   */
-  delay?: number | string;
-  /**
-   * Run at this time (a Date or epoch ms). Absolute: compared with the
-   * broker's clock (Redis TIME), so it is off by however far this machine's
-   * clock is from the Redis server's. Prefer `delay` for "in N seconds".
-   * @defaultValue none: the job is ready at once
-   */
-  eta?: Date | number;
-  /**
-   * Retries after the first attempt.
-   * @defaultValue the task's own (defineTasks), else 0 (3 when the task throws Retry, as Celery)
-   */
-  retries?: number;
-  /**
-   * How retries wait: `{ type, delay, cap, jitter }`, durations in ms or strings like "30s".
-   * @defaultValue the task's own, else exponential from 1 s, with jitter, capped at 10 minutes
-   */
-  backoff?: BackoffInput;
-  /**
-   * Your own job id (non-empty). Enqueuing an id again while its job waits,
-   * is delayed or runs, or after it ended while its result is kept, adds
-   * nothing: you get that job's handle (`duplicate: true`).
-   * @defaultValue a random UUID
-   */
-  id?: string;
-  /**
-   * One job at a time per key: while a job with the same key waits, is
-   * delayed or runs, enqueueing another adds nothing and returns that job's
-   * handle (`duplicate: true`). `true`: the key is the task name and the
-   * arguments (as encoded); `{ key }`: your own key (any non-empty string;
-   * it cannot clash with prefork's keys); `{ ttl }` (ms or "10m"): the key is
-   * also released after this long, even if the job has not ended. The key
-   * is released when the job ends (succeeds or fails for good).
-   * @defaultValue false
-   */
-  unique?: boolean | UniqueOptions;
-  /**
-   * true: store no result (`result()` then rejects with NoResultError at
-   * once, and the job costs Redis no result write); false: store it even
-   * when the task is defined with `ignoreResult`. Left out, a task defined
-   * with `ignoreResult` records only the job's final state, so `result()`
-   * rejects with NoResultError once the job ends.
-   * @defaultValue the task's own `ignoreResult`, else false
-   */
-  ignoreResult?: boolean;
-  /**
-   * How long this job's results are kept (ms or "1h", up to 100 years),
-   * instead of the client's or the worker's `resultTtl`. Unused with
-   * `ignoreResult: true`.
-   * @defaultValue the client's `resultTtl`, else the worker's (1 day unless set)
-   */
-  resultTtl?: number | string;
-  /**
-   * Hard time limit for this job (ms or "30s", at most 2^31-1 ms: it runs as
-   * a timer): past it the child is SIGKILLed and the attempt fails with TimeLimitExceeded.
-   * @defaultValue the task's own, else the worker's `timeLimit`
-   */
-  timeLimit?: number | string;
-  /**
-   * Soft time limit for this job (ms or "30s", less than `timeLimit`): past
-   * it the task's AbortSignal aborts.
-   * @defaultValue the task's own, else the worker's `softTimeLimit`
-   */
-  softTimeLimit?: number | string;
-  /**
-   * Most starts of this job's task across every node ("100/s", "10/m",
-   * "1000/h"): the job waits in the broker for its turn. A rate set with
-   * `prefork control rate-limit` wins over it.
-   * @defaultValue the task's own `rateLimit`, else none
-   */
-  rateLimit?: string;
-  /**
-   * A job enqueued when this one succeeds, with its result as first
-   * argument (`task(name, args?, options?)`): atomically with the job's final
-   * result, once. Not with `id` or `unique`.
-   * @defaultValue none
-   */
-  onSuccess?: Signature;
-  /**
-   * A job enqueued when this one fails for good (retries spent, or revoked),
-   * with `{ id, name, error: { name, message, code } }` as first argument:
-   * atomically with the job's final result, once. Not with `id` or `unique`.
-   * @defaultValue none
-   */
-  onError?: Signature;
-}
-
-/** The `unique` enqueue option in its long form. */
-export interface UniqueOptions {
-  /**
-   * The key that makes jobs duplicates of each other.
-   * @defaultValue the task name and the arguments
-   */
-  key?: string;
-  /**
-   * Release the key after this long (ms or "10m") even if the job has not ended.
-   * @defaultValue none: the key is held until the job ends
-   */
-  ttl?: number | string;
 }
 
 const UNIQUE_KEYS = new Set(['key', 'ttl']);
@@ -404,7 +292,7 @@ export class WorkflowHandle<T = unknown> {
    * records expired, ClientClosedError on close().
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
-    const record = await this.client.waitForResult(this.id, options.timeout, true);
+    const record = await this.client.waitForWorkflow(this.id, options.timeout);
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
     throw await this.client.workflowFailure(this.id, record);
   }
@@ -469,6 +357,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private closed = false;
   /** Announcements may have been lost (a failed or cut read): re-read every pending result before the next read. */
   private rereadPending = false;
+  /**
+   * Workflows waited for, and when they were last read: a workflow's end is
+   * announced after the script that ended it, so an announcement lost with
+   * its node is made up for by re-reading them once per wait slice.
+   */
+  private readonly flows = new Set<string>();
+  private flowsReadAt = 0;
   /** Aborted by close(): ends the pause between reads at once. */
   private readonly closing = new AbortController();
   private readonly maxFrameSize: number;
@@ -611,6 +506,19 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       if (r !== undefined) results.set(ids[i] as string, r);
     });
     return workflowView(record, results);
+  }
+
+  /**
+   * Resolves with a workflow's final record, as waitForResult does for a job.
+   * @internal
+   */
+  async waitForWorkflow(id: string, timeout: number | string | undefined): Promise<ResultRecord> {
+    this.flows.add(id);
+    try {
+      return await this.waitForResult(id, timeout, true);
+    } finally {
+      this.flows.delete(id);
+    }
   }
 
   /**
@@ -872,6 +780,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           for (const record of got.records) this.deliver(record);
           for (const id of got.gone) this.settleGone(id);
           if (got.missed) this.rereadPending = true;
+          if (this.flows.size > 0 && Date.now() - this.flowsReadAt >= WAIT_SLICE_MS) await this.rereadFlows();
           failures = 0;
         } catch (err) {
           if (this.closed) break;
@@ -931,6 +840,15 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** Reads the stored result of every job waited for: announcements may have been lost. */
   private async reread(): Promise<void> {
     const records = await this.broker.getResults([...this.waiters.keys()]);
+    for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+  }
+
+  /** Reads the outcome of every workflow waited for (see `flows`). */
+  private async rereadFlows(): Promise<void> {
+    this.flowsReadAt = Date.now();
+    const ids = [...this.flows].filter((id) => this.waiters.has(id));
+    if (ids.length === 0) return;
+    const records = await this.broker.getResults(ids);
     for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
   }
 

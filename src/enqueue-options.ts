@@ -85,6 +85,13 @@ export interface EnqueueOptions {
    */
   softTimeLimit?: number | string;
   /**
+   * Most starts of this job's task across every node ("100/s", "10/m",
+   * "1000/h"): the job waits in the broker for its turn. A rate set with
+   * `prefork control rate-limit` wins over it.
+   * @defaultValue the task's own `rateLimit`, else none
+   */
+  rateLimit?: string;
+  /**
    * A job enqueued when this one succeeds, with its result as first
    * argument (`task(name, args?, options?)`): atomically with the job's final
    * result, once. Not with `id` or `unique`.

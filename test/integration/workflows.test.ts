@@ -6,7 +6,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { chain, chord, Client, group, OptionError, task, WorkflowError } from 'prefork';
+import { chain, chord, Client, group, OptionError, task, WorkflowError, WorkflowHandle } from 'prefork';
 import { createBroker } from '../../dist/broker/index.js';
 import { decodeBody } from '../../dist/protocol/codec.js';
 import type { Broker, FetchReply } from '../../dist/broker/types.js';
@@ -144,6 +144,15 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(await flow.result({ timeout: 30_000 })).toBe(8);
     await expect.poll(() => notes(ledger, 'step'), { timeout: 30_000 }).toEqual([[4]]);
     expect(notes(ledger, 'no')).toEqual([]);
+  });
+
+  it("a workflow's end reaches a waiter that was never told of it (its announcement lost)", async () => {
+    const { client, broker, namespace } = await setup();
+    const other = makeClient(broker, namespace);
+    // Still running when the wait starts (the first step takes a while).
+    const flow = await client.enqueue(chain(task('record', [1000]), task('echo', ['done'], { immutable: true })));
+    // `other` did not enqueue it: nothing is announced to it; it finds the end by reading the workflow.
+    expect(await new WorkflowHandle(flow.id, other).result({ timeout: 30_000 })).toBe('done');
   });
 
   it('a chord of 10,000 members calls back once with every result', async () => {
