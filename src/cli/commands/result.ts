@@ -2,16 +2,22 @@ import type { Command } from 'commander';
 import { withClient } from '../connect.js';
 import * as parse from '../parsers.js';
 import { printJson, printRecord } from '../print.js';
+import { printWorkflow } from '../workflow-tree.js';
 
 export function registerResult(program: Command): void {
   program
     .command('result')
-    .description("print a job's state and outcome")
-    .argument('<id>', 'job id')
+    .description("print a job's state and outcome, or a workflow's tree with each member's state")
+    .argument('<id>', 'job id or workflow id')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('--json', 'print JSON')
     .action(async (id: string, flags: { broker?: string; json?: boolean }) => {
       await withClient(flags.broker, async (client) => {
+        const workflow = await client.getWorkflowState(id);
+        if (workflow !== undefined) {
+          printWorkflow(workflow, flags.json === true);
+          return;
+        }
         const record = await client.getState(id);
         if (record === undefined) {
           // Celery's answer for an id it knows nothing of is PENDING too; `unknown` says which PENDING this is.

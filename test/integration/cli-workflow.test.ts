@@ -1,0 +1,48 @@
+/**
+ * `prefork result <id>` of a workflow shows its tree with each member's
+ * state, as text and as JSON (what `handle.state()` gives).
+ */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+import { afterEach, describe, expect, it } from 'vitest';
+import { chain, chord, task } from 'prefork';
+import { cleanup, emptyRedisDb, makeClient, makeWorker } from '../helpers/worker.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
+const DB = 42;
+
+function run(args: string[]): { code: number | null; stdout: string; stderr: string } {
+  const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
+  return { code: r.status, stdout: r.stdout, stderr: r.stderr };
+}
+
+afterEach(cleanup);
+
+describe('prefork result of a workflow', { timeout: 120_000 }, () => {
+  it('prints the tree with each member state, value or error; --json gives the same as handle.state()', async () => {
+    const url = await emptyRedisDb(DB);
+    await makeWorker({ broker: url }).start();
+    const client = makeClient(url);
+    const ok = await client.enqueue(chord([task('add', [1, 1]), task('add', [2, 2])], task('sum')));
+    expect(await ok.result({ timeout: 30_000 })).toBe(6);
+    const shown = run(['result', ok.id, '--broker', url]);
+    expect(shown.code).toBe(0);
+    const lines = shown.stdout.trim().split('\n');
+    expect(lines.slice(0, 4)).toEqual([`workflow: ${ok.id}`, 'state:    SUCCESS', 'value:    6', 'chord  SUCCESS']);
+    expect(lines[4]).toBe('├─ group  SUCCESS');
+    expect(lines[5]).toMatch(/^│ {2}├─ add {2}SUCCESS {2}\S+ {2}→ 2$/);
+    expect(lines[6]).toMatch(/^│ {2}└─ add {2}SUCCESS {2}\S+ {2}→ 4$/);
+    expect(lines[7]).toMatch(/^└─ sum {2}SUCCESS {2}\S+ {2}→ 6$/);
+    expect(JSON.parse(run(['result', ok.id, '--json', '--broker', url]).stdout)).toEqual(
+      JSON.parse(JSON.stringify(await ok.state())),
+    );
+
+    const failed = await client.enqueue(chain(task('boom', [1]), task('double')));
+    await expect(failed.result({ timeout: 30_000 })).rejects.toThrow('boom 1');
+    const text = run(['result', failed.id, '--broker', url]).stdout;
+    expect(text).toMatch(/^state: +FAILURE$/m);
+    expect(text).toMatch(/^failed: +boom \(job \S+\): Error: boom 1$/m);
+    expect(text).toMatch(/^├─ boom {2}FAILURE {2}\S+ {2}Error: boom 1$/m);
+    expect(text).toMatch(/^└─ double {2}SKIPPED {2}\S+$/m);
+  });
+});
