@@ -3,6 +3,7 @@ import type { ResultRecord } from '../broker/types.js';
 import { Client } from '../client.js';
 import { createLogger, envLogLevel } from '../logger.js';
 import { Worker } from '../worker.js';
+import { chord, task } from '../workflow/parts.js';
 
 export interface DemoOptions {
   jobs: number;
@@ -44,9 +45,21 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   clearInterval(timer);
   const elapsed = performance.now() - started;
   progress.render(records, elapsed, true);
+  const chorded = await runChord(client);
   await worker.stop();
   await client.close();
-  out.write(summary(records, elapsed));
+  out.write(summary(records, elapsed, chorded));
+}
+
+/** A small chord: eight cpu jobs in parallel, then `total` once with their results. */
+async function runChord(client: Client): Promise<string> {
+  const members = Array.from({ length: 8 }, (_, i) => task('cpu', [5 + i]));
+  const flow = await client.enqueue(chord(members, task('total')));
+  const value = await flow.result({ timeout: '60s' });
+  const view = await flow.state();
+  const states = (view?.tree.children?.[0]?.children ?? []).map((m) => m.state);
+  const done = states.filter((state) => state === 'SUCCESS').length;
+  return `a chord:     ${done}/${states.length} cpu jobs in parallel, then total(results) once: ${String(value)} (workflow ${flow.id})`;
 }
 
 class Progress {
@@ -63,7 +76,7 @@ class Progress {
   }
 }
 
-function summary(records: readonly ResultRecord[], ms: number): string {
+function summary(records: readonly ResultRecord[], ms: number, chorded: string): string {
   const ok = records.filter((r) => r.state === 'SUCCESS');
   // Per reason, how many failed and which tasks they were.
   const byReason = new Map<string, { count: number; tasks: Set<string> }>();
@@ -87,10 +100,12 @@ function summary(records: readonly ResultRecord[], ms: number): string {
       .map(([reason, { count, tasks }]) => `  ${reason.padEnd(24)} ${String(count).padEnd(5)} ${whyFailed(tasks)}`),
     'jobs per child process (a crashed or killed child is replaced by a new pid):',
     ...[...byPid].sort((a, b) => a[0] - b[0]).map(([pid, n]) => `  pid ${String(pid).padEnd(8)} ${n}`),
+    chorded,
     '',
     'next:',
     "  your own tasks on Redis:  the README's Quickstart (redis-server, tasks.mjs, npx prefork worker, npx prefork enqueue --wait)",
     '  this demo, bigger:        npx prefork demo --jobs 2000 -c 4',
+    "  workflows:                the README's Workflows (chain, group, chord); prefork result <id> shows the tree",
     "  a worker's view:          PREFORK_LOG_LEVEL=info npx prefork demo --jobs 20   (one log line per job event)",
     '',
   ];

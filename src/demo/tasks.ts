@@ -37,8 +37,14 @@ function segfault(): never {
   throw new Error('unreachable');
 }
 
+/** Adds up a chord's results: its callback. */
+function total(values: number[]): number {
+  return values.reduce((a, b) => a + b, 0);
+}
+
 export default defineTasks({
   cpu,
+  total,
   fetchPage,
   parse,
   hang: { run: hang, timeLimit: '300ms' },

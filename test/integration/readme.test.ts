@@ -34,6 +34,7 @@ const RUN_HERE = [
   'library/pool.mjs',
   'library/worker.mjs',
   'library/client.mjs',
+  'library/workflow.mjs',
   'guide/tasks.mjs',
   'guide/pool.mjs',
   'guide/worker.mjs',
@@ -169,7 +170,7 @@ describe('README and docs', { timeout: 240_000 }, () => {
     const p = project();
     p.install('prefork');
     writeSnippet(p, 'quickstart/tasks.mjs');
-    for (const file of ['pool.mjs', 'worker.mjs', 'client.mjs']) writeSnippet(p, `library/${file}`);
+    for (const file of ['pool.mjs', 'worker.mjs', 'client.mjs', 'workflow.mjs']) writeSnippet(p, `library/${file}`);
 
     const pool = p.run('node pool.mjs');
     expect(pool.stderr).toBe('');
@@ -184,6 +185,9 @@ describe('README and docs', { timeout: 240_000 }, () => {
     expect(client.code).toBe(0);
     expect(client.stdout).toBe('5\n');
     expect(client.stderr).toBe('');
+    const workflow = p.run('node workflow.mjs');
+    expect(workflow.stderr).toBe('');
+    expect(workflow.stdout).toBe('13\n[ 2, 4 ]\n6\n');
     expect(await worker.stop()).toBe(0);
   });
 
