@@ -23,6 +23,7 @@ import b6 from './b6-many-nodes.mjs';
 import b7 from './b7-revoked.mjs';
 import b8 from './b8-schedule.mjs';
 import b9 from './b9-rate-limit.mjs';
+import b10 from './b10-chord.mjs';
 import b11 from './b11-dashboard.mjs';
 
-export const workloads = [a1, a2, a3, b1, b1e, b1l, b2, b3, b4, b5, b6, b7, b8, b9, b11];
+export const workloads = [a1, a2, a3, b1, b1e, b1l, b2, b3, b4, b5, b6, b7, b8, b9, b10, b11];

@@ -1,0 +1,95 @@
+// B10 — a chord of 10,000 no-op members through Redis, prefork against
+// Celery's chord on the same Redis (scenarios: redis-chord.mjs,
+// peers/celery-chord.mjs, which runs peers/celery_chord.py).
+import { cell, count, dec, good, ratio, runsCell, stat, target, times } from '../lib/report.mjs';
+
+const MEMBERS = 10_000;
+
+export default {
+  id: 'B10',
+  kind: 'redis',
+  title: `B10 — a chord of ${count(MEMBERS)} no-op members: enqueue to the callback's result, 2 processes`,
+
+  cases({ quick, url }) {
+    const members = quick ? 1_000 : MEMBERS;
+    const params = { url, members, processes: 2, warmup: 500 };
+    return [
+      {
+        id: 'prefork',
+        label: 'prefork chord (defaults: fair, results stored)',
+        redis: true,
+        file: 'redis-chord.mjs',
+        params,
+      },
+      {
+        id: 'celery',
+        label: 'Celery chord (Debian python3-celery, prefork pool, Redis broker and backend)',
+        peer: true,
+        redis: true,
+        file: 'peers/celery-chord.mjs',
+        params,
+        timeoutMs: 900_000,
+      },
+    ];
+  },
+
+  tables({ cases }) {
+    const c = (id) => cases.find((x) => x.id === id);
+    const rows = cases.map((x) => [
+      x.label,
+      cell(stat(x, 'wallMs')),
+      cell(stat(x, 'membersPerSec')),
+      x.peer ? '' : cell(ratio(c('celery'), x, 'wallMs'), times),
+      cell(stat(x, 'cmdsPerMember'), dec(2)),
+      runsCell(x),
+    ]);
+    const top = (x) => {
+      const r = good(x)[0];
+      if (!r) return 'n/a';
+      return Object.entries(r.commands)
+        .sort((a, b) => b[1] - a[1])
+        .slice(0, 6)
+        .map(([name, n]) => `${name} ${(n / x.params.members).toFixed(2)}`)
+        .join(', ');
+    };
+    return [
+      {
+        header: [
+          'chord',
+          'enqueue → callback result, ms',
+          'members/s',
+          'Celery ÷ prefork (same round)',
+          'Redis cmds/member',
+          'runs',
+        ],
+        rows,
+        notes: [
+          `One chord of ${count(cases[0].params.members)} members that return their argument, and a callback that gets their results (in member order) and returns [count, sum]; the clock runs from the enqueue call to the callback's result in the caller, with the worker (2 child processes) started and idle before it; a warm-up chord of 500 runs first. Redis commands: INFO commandstats over that window (commands inside scripts count), divided by the members.`,
+          `Commands per member, the largest (first good run): prefork ${top(c('prefork'))}; Celery ${top(c('celery'))}.`,
+        ],
+      },
+    ];
+  },
+
+  targets({ cases }) {
+    const c = (id) => cases.find((x) => x.id === id);
+    return [
+      target(
+        13,
+        'chord of 10,000: ≤ 3 Redis commands per member',
+        stat(c('prefork'), 'cmdsPerMember'),
+        dec(2),
+        3,
+        'atMost',
+      ),
+      target(
+        13,
+        "chord of 10,000: ≥ 10× faster than Celery's chord",
+        ratio(c('celery'), c('prefork'), 'wallMs'),
+        times,
+        10,
+        'atLeast',
+      ),
+    ];
+  },
+};
