@@ -1,6 +1,7 @@
 import { fileURLToPath } from 'node:url';
 import type { ResultRecord } from '../broker/types.js';
 import { Client } from '../client.js';
+import type { Logger } from 'pino';
 import { createLogger, envLogLevel } from '../logger.js';
 import { Worker } from '../worker.js';
 import { chord, task } from '../workflow/parts.js';
@@ -45,18 +46,33 @@ export async function runDemo(options: DemoOptions): Promise<void> {
   clearInterval(timer);
   const elapsed = performance.now() - started;
   progress.render(records, elapsed, true);
-  const chorded = await runChord(client);
+  const chorded = await runChord(broker, client, logger);
   await worker.stop();
   await client.close();
   out.write(summary(records, elapsed, chorded));
 }
 
-/** A small chord: eight cpu jobs in parallel, then `total` once with their results. */
-async function runChord(client: Client): Promise<string> {
-  const members = Array.from({ length: 8 }, (_, i) => task('cpu', [5 + i]));
-  const flow = await client.enqueue(chord(members, task('total')));
+/**
+ * A small chord: eight cpu jobs in parallel, then `total` once with their
+ * results, on a second node of the same broker that serves queue `chords`
+ * (quiet: the log lines of `PREFORK_LOG_LEVEL=info` stay the batch's).
+ */
+async function runChord(broker: string, client: Client, logger: Logger): Promise<string> {
+  const quiet = logger.child({}, { level: logger.isLevelEnabled('warn') ? 'warn' : 'silent' });
+  const node = new Worker({
+    app: TASKS,
+    broker,
+    concurrency: 2,
+    queues: ['chords'],
+    logger: quiet,
+    name: 'chords@local',
+  });
+  await node.start();
+  const members = Array.from({ length: 8 }, (_, i) => task('cpu', [5 + i], { queue: 'chords' }));
+  const flow = await client.enqueue(chord(members, task('total', [], { queue: 'chords' })));
   const value = await flow.result({ timeout: '60s' });
   const view = await flow.state();
+  await node.stop();
   const states = (view?.tree.children?.[0]?.children ?? []).map((m) => m.state);
   const done = states.filter((state) => state === 'SUCCESS').length;
   return `a chord:     ${done}/${states.length} cpu jobs in parallel, then total(results) once: ${String(value)} (workflow ${flow.id})`;
@@ -105,7 +121,6 @@ function summary(records: readonly ResultRecord[], ms: number, chorded: string):
     'next:',
     "  your own tasks on Redis:  the README's Quickstart (redis-server, tasks.mjs, npx prefork worker, npx prefork enqueue --wait)",
     '  this demo, bigger:        npx prefork demo --jobs 2000 -c 4',
-    "  workflows:                the README's Workflows (chain, group, chord); prefork result <id> shows the tree",
     "  a worker's view:          PREFORK_LOG_LEVEL=info npx prefork demo --jobs 20   (one log line per job event)",
     '',
   ];
