@@ -34,7 +34,8 @@ const RUN_HERE = [
   'library/pool.mjs',
   'library/worker.mjs',
   'library/client.mjs',
-  'library/workflow.mjs',
+  'workflow/flow-tasks.mjs',
+  'workflow/flow.mjs',
   'guide/tasks.mjs',
   'guide/pool.mjs',
   'guide/worker.mjs',
@@ -170,7 +171,7 @@ describe('README and docs', { timeout: 240_000 }, () => {
     const p = project();
     p.install('prefork');
     writeSnippet(p, 'quickstart/tasks.mjs');
-    for (const file of ['pool.mjs', 'worker.mjs', 'client.mjs', 'workflow.mjs']) writeSnippet(p, `library/${file}`);
+    for (const file of ['pool.mjs', 'worker.mjs', 'client.mjs']) writeSnippet(p, `library/${file}`);
 
     const pool = p.run('node pool.mjs');
     expect(pool.stderr).toBe('');
@@ -185,10 +186,22 @@ describe('README and docs', { timeout: 240_000 }, () => {
     expect(client.code).toBe(0);
     expect(client.stdout).toBe('5\n');
     expect(client.stderr).toBe('');
-    const workflow = p.run('node workflow.mjs');
-    expect(workflow.stderr).toBe('');
-    expect(workflow.stdout).toBe('13\n[ 2, 4 ]\n6\n');
     expect(await worker.stop()).toBe(0);
+  });
+
+  it('README: a chain, a group and a chord on memory://, a Worker and a Client in one process', () => {
+    const p = project();
+    p.install('prefork');
+    writeSnippet(p, 'workflow/flow-tasks.mjs');
+    writeSnippet(p, 'workflow/flow.mjs');
+    const r = p.run('node flow.mjs');
+    expect(r.code).toBe(0);
+    // The Worker logs (JSON lines) on stdout too; the program's own lines are the rest.
+    expect(r.stdout.split('\n').filter((line) => line !== '' && !line.startsWith('{'))).toEqual([
+      '13',
+      '[ 2, 4 ]',
+      '6',
+    ]);
   });
 
   it('guide: the task module, the Pool, a Worker and a Client in code, and CommonJS', async () => {
