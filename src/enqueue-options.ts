@@ -99,9 +99,11 @@ export interface EnqueueOptions {
    */
   onSuccess?: Signature;
   /**
-   * A job enqueued when this one fails for good (retries spent, or revoked),
+   * A job enqueued when this one fails for good (retries spent; revoked,
+   * while it runs or while it waits; buried as a poison job, its nodes dead),
    * with `{ id, name, error: { name, message, code } }` as first argument:
-   * atomically with the job's final result, once. Not with `id` or `unique`.
+   * atomically with the step that ends the job (its node's settlement, its
+   * removal from its queue, its recovery), once. Not with `id` or `unique`.
    * @defaultValue none
    */
   onError?: Signature;

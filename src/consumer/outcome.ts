@@ -17,7 +17,7 @@ import type { TaskOptions } from '../job-types.js';
 import { clampDelay } from '../job-option-checks.js';
 import { ARGS_KEPT_MAX } from '../protocol/job-args.js';
 import { backoffDelay } from './backoff.js';
-import type { StepOutcome } from '../workflow/record.js';
+import { stepFailure, type StepOutcome } from '../workflow/record.js';
 
 /** Celery's default max_retries: a task that throws Retry with no retries configured still gets this many. */
 export const DEFAULT_RETRY_BUDGET = 3;
@@ -143,10 +143,7 @@ function stepOutcome(s: Settlement & { kind: 'ack' | 'dead' }, outcome: unknown)
   if (s.kind === 'ack' && s.result?.state !== 'REVOKED' && !(outcome instanceof RevokedError))
     return { ok: true, value: outcome };
   const err = outcome instanceof Error ? outcome : new Error(messageOf(outcome));
-  const code = (err as { code?: unknown }).code;
-  const error: { name: string; message: string; code?: string } = { name: err.name, message: err.message };
-  if (typeof code === 'string') error.code = code;
-  return { ok: false, failure: { id: job.id, name: job.task, error } };
+  return { ok: false, failure: stepFailure(job.id, job.task, err) };
 }
 
 /** A revoked job, skipped when fetched or stopped while it ran: done, REVOKED, never retried. */

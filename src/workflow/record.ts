@@ -1,4 +1,4 @@
-import type { ResultRecord, WorkflowRecord } from '../broker/types.js';
+import type { ResultRecord, StepFailure, WorkflowRecord } from '../broker/types.js';
 
 export type {
   StepFailure,
@@ -19,4 +19,12 @@ export function workflowResult(record: WorkflowRecord): ResultRecord {
     if (error.code !== undefined) out.error.props = { code: error.code };
   }
   return out;
+}
+
+/** A job's failure as its workflow keeps it (and an onError callback receives it): its error's name, message and code. */
+export function stepFailure(id: string, task: string, err: Error): StepFailure {
+  const code = (err as { code?: unknown }).code;
+  const error: StepFailure['error'] = { name: err.name, message: err.message };
+  if (typeof code === 'string') error.code = code;
+  return { id, name: task, error };
 }

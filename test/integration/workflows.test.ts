@@ -6,7 +6,18 @@
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
-import { chain, chord, Client, group, OptionError, task, WorkflowError, WorkflowHandle } from 'prefork';
+import {
+  chain,
+  chord,
+  Client,
+  group,
+  OptionError,
+  RevokedError,
+  task,
+  WorkflowError,
+  WorkflowHandle,
+  type WorkerOptions,
+} from 'prefork';
 import { createBroker } from '../../dist/broker/index.js';
 import { decodeBody } from '../../dist/protocol/codec.js';
 import type { Broker, FetchReply } from '../../dist/broker/types.js';
@@ -38,11 +49,13 @@ function notes(ledger: string, tag: string): unknown[] {
 }
 
 describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
-  async function setup(): Promise<{ client: Client; ledger: string; namespace: string; broker: string }> {
+  async function setup(
+    options: Partial<WorkerOptions> = {},
+  ): Promise<{ client: Client; ledger: string; namespace: string; broker: string }> {
     const broker = brokerFor(kind, inject('redisUrl'));
     const namespace = uniqueName('wf');
     const ledger = newLedger();
-    await makeWorker({ broker, namespace, ledger }).start();
+    await makeWorker({ broker, namespace, ledger, ...options }).start();
     return { client: makeClient(broker, namespace), ledger, namespace, broker };
   }
 
@@ -168,6 +181,66 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(notes(ledger, 'total')).toEqual([[(n * (n - 1)) / 2]]);
   }, 180_000);
 
+  it('members revoked while they wait fail the chord: the handle names the first, the callback never runs', async () => {
+    const { client, ledger } = await setup();
+    // Member two waits in a queue no node serves, member three is delayed: neither is ever settled by a node.
+    const handle = await client.enqueue(
+      chord(
+        [task('add', [1, 1]), task('add', [2, 2], { queue: 'unserved' }), task('add', [3, 3], { delay: '1h' })],
+        task('note', ['callback']),
+      ),
+    );
+    const members = (await handle.state())?.tree.children?.[0]?.children ?? [];
+    const [, waiting, delayed] = members.map((m) => m.id as string);
+    expect(await client.revokeMany([waiting as string, delayed as string])).toEqual([
+      { id: waiting, outcome: 'revoked', removed: true },
+      { id: delayed, outcome: 'revoked', removed: true },
+    ]);
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowError);
+    const failure = err as WorkflowError;
+    expect(failure.member).toMatchObject({
+      id: waiting,
+      task: 'add',
+      error: { name: 'RevokedError', message: `job ${waiting} was revoked`, code: 'PREFORK_REVOKED' },
+    });
+    expect(failure.members.map((m) => m.state)).toEqual(['SUCCESS', 'FAILURE', 'FAILURE']);
+    expect((await handle.state())?.tree.children?.[1]?.state).toBe('SKIPPED');
+    expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
+  it('the onError callback of a job revoked while it waits runs once, with the RevokedError', async () => {
+    const { client, ledger } = await setup();
+    const job = await client.enqueue('add', [1, 2], { queue: 'unserved', onError: task('note', ['err']) });
+    expect(await job.revoke()).toMatchObject({ outcome: 'revoked', removed: true });
+    await expect(job.result({ timeout: 30_000 })).rejects.toThrow(RevokedError);
+    await expect.poll(() => notes(ledger, 'err'), { timeout: 30_000 }).toHaveLength(1);
+    expect(notes(ledger, 'err')).toEqual([
+      [
+        {
+          id: job.id,
+          name: 'add',
+          error: { name: 'RevokedError', message: `job ${job.id} was revoked`, code: 'PREFORK_REVOKED' },
+        },
+      ],
+    ]);
+  });
+
+  it('a running member revoked with terminate fails the chord through its node, naming it', async () => {
+    // Started (not only received): a revoke that races the child's start notice is the pool's matter.
+    const { client, ledger } = await setup({ trackStarted: true });
+    const handle = await client.enqueue(
+      chord([task('waitForAbort', [60_000]), task('add', [1, 1])], task('note', ['callback'])),
+    );
+    const id = (await handle.state())?.tree.children?.[0]?.children?.[0]?.id as string;
+    await expect.poll(async () => (await client.getState(id))?.state, { timeout: 20_000 }).toBe('STARTED');
+    expect(await client.revoke(id, { terminate: true, grace: 100 })).toMatchObject({ outcome: 'revoked' });
+    const err = await handle.result({ timeout: 20_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowError);
+    expect((err as WorkflowError).member).toMatchObject({ id, error: { name: 'RevokedError' } });
+    expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
   it('bad input throws OptionError naming the place, and nothing is enqueued', async () => {
     const { client } = await setup();
     expect(() => group([])).toThrow(OptionError);
@@ -207,6 +280,76 @@ describe.each(['memory', 'redis'] as const)('A workflow member settled twice, ov
     }
   });
 });
+
+describe.each(['memory', 'redis'] as const)('A workflow member that leaves without a node, over %s', (kind) => {
+  async function withBroker(run: (b: Broker, client: Client) => Promise<void>): Promise<void> {
+    const url = brokerFor(kind, inject('redisUrl'));
+    const b = createBroker(url, { namespace: uniqueName('wf'), leaseMs: 300, logger: silent });
+    await b.connect();
+    const client = new Client({ broker: b, logger: silent });
+    try {
+      await run(b, client);
+    } finally {
+      await client.close();
+      await b.close();
+    }
+  }
+
+  it('buried by a recovery, fails its chain with a WorkerLostError and runs its onError once', async () => {
+    await withBroker(buriedByRecovery);
+  });
+
+  it('taken out of its queue (removeWaiting), fails its chain with a JobWithdrawnError', async () => {
+    await withBroker(async (b, client) => {
+      const handle = await client.enqueue(chain(task('add', [1, 1]), task('double')));
+      const id = (await handle.state())?.tree.children?.[0]?.id as string;
+      expect(await b.removeWaiting(id)).toMatchObject({ id, state: 'waiting' });
+      await expect(handle.result({ timeout: 30_000 })).rejects.toMatchObject({
+        name: 'JobWithdrawnError',
+        message: `job ${id} was taken out of its queue before it started`,
+      });
+      expect((await handle.state())?.tree.children?.map((c) => c.state)).toEqual(['FAILURE', 'SKIPPED']);
+    });
+  });
+});
+
+async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
+  const handle = await client.enqueue(
+    chain(task('add', [1, 1], { onError: task('note', ['poison']) }), task('double')),
+  );
+  const register = (id: string): Promise<void> =>
+    b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
+  await register('A');
+  await register('B');
+  const plan = [{ queue: 'default', quota: 10 }];
+  const first = await b.fetch({ nodeId: 'A', plan, count: 10, settle: [] });
+  expect(first.deliveries.map((d) => d.job.task)).toEqual(['add']);
+  const member = first.deliveries[0]?.job.id;
+  // Node A is presumed dead, and the job has had its deliveries (maxRedeliveries 0): it is buried.
+  await vi.waitFor(
+    async () => {
+      await b.heartbeat('B', ['default']);
+      expect(await b.recover('A', 'B', 0)).toBe(1);
+    },
+    { timeout: 10_000, interval: 100 },
+  );
+  const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+  expect(err).toMatchObject({
+    name: 'WorkerLostError',
+    message: 'delivered 1 times without an outcome (its node died each time)',
+  });
+  const view = await handle.state();
+  expect(view?.failure).toMatchObject({ id: member, name: 'add', error: { code: 'PREFORK_WORKER_LOST' } });
+  expect(view?.tree.children?.map((c) => c.state)).toEqual(['FAILURE', 'SKIPPED']);
+  // The member's onError callback was enqueued once, given the failure; the next step never was.
+  await b.heartbeat('B', ['default']);
+  const next = await b.fetch({ nodeId: 'B', plan, count: 10, settle: [] });
+  expect(next.deliveries.map((d) => d.job.task)).toEqual(['note']);
+  expect(decodeBody((next.deliveries[0] as (typeof next.deliveries)[0]).job.payload)).toEqual([
+    view?.failure,
+    'poison',
+  ]);
+}
 
 async function settledTwice(b: Broker, client: Client): Promise<void> {
   const handle = await client.enqueue(chord([task('add', [1, 1]), task('add', [2, 2])], task('sum')));

@@ -43,6 +43,7 @@ import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
 import { applySettlements, flowHost } from './settle.js';
+import { poisonFailure, removedFailure, revokedFailure } from '../member-failures.js';
 import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
 import { resultTtlOf } from '../../job-option-checks.js';
@@ -188,7 +189,13 @@ export class MemoryBroker implements Broker {
   async removeWaiting(id: string): Promise<JobLocation | undefined> {
     const found = this.state.locate(id);
     if (found?.remove === undefined) return undefined;
-    found.remove();
+    const job = found.remove();
+    if (job?.workflow !== undefined) {
+      const now = Date.now();
+      const touched = new Set<string>();
+      this.state.workflows.leave(job.workflow, removedFailure(job), now, flowHost(this.state, touched, now));
+      this.state.waiters.changed(touched);
+    }
     return found.location;
   }
 
@@ -430,6 +437,8 @@ export class MemoryBroker implements Broker {
           break;
         }
       }
+      if (job?.workflow !== undefined)
+        this.state.workflows.leave(job.workflow, revokedFailure(job), now, flowHost(this.state, touched, now));
       const held = job ?? this.state.reservations.findJob(id)?.delivery.job;
       if (stored === undefined && held === undefined) {
         outcomes.push({ id, outcome: 'unknown' });
@@ -605,14 +614,11 @@ export class MemoryBroker implements Broker {
       const q = this.state.queue(delivery.queue);
       const job = { ...delivery.job, redeliveries: delivery.job.redeliveries + 1 };
       if (job.redeliveries > maxRedeliveries) {
-        q.bury(
-          {
-            job,
-            reason: `delivered ${job.redeliveries} times without an outcome (its node died each time)`,
-            diedAt: now,
-          },
-          this.deadMax,
-        );
+        const reason = `delivered ${job.redeliveries} times without an outcome (its node died each time)`;
+        q.bury({ job, reason, diedAt: now }, this.deadMax);
+        // As recoverEntries-n.lua records it: a WorkerLostError naming why.
+        if (job.workflow !== undefined)
+          this.state.workflows.leave(job.workflow, poisonFailure(job, reason), now, flowHost(this.state, touched, now));
       } else {
         q.rd.push(job);
         touched.add(delivery.queue);

@@ -69,7 +69,7 @@ export class MemoryState {
    * Where the job `id` is, and how to take it out while it waits (a scan of
    * every queue: the memory broker has no index; the Redis one does).
    */
-  locate(id: string): { location: JobLocation; remove?: () => void } | undefined {
+  locate(id: string): { location: JobLocation; remove?: () => JobRecord | undefined } | undefined {
     const held = this.reservations.findJob(id);
     if (held !== undefined) {
       const location = locationOf(held.delivery.job, held.delivery.queue, 'reserved');
@@ -83,7 +83,7 @@ export class MemoryState {
           if (job.id !== id) continue;
           return {
             location: locationOf(job, name, 'waiting'),
-            remove: () => void q.remove(id),
+            remove: () => q.remove(id),
           };
         }
       }
@@ -92,7 +92,7 @@ export class MemoryState {
         const location = locationOf(delayed.job, name, 'delayed');
         location.dueAt = delayed.dueAt;
         if (delayed.rateLimited === true) location.rateLimited = true;
-        return { location, remove: () => void q.remove(id) };
+        return { location, remove: () => q.remove(id) };
       }
     }
     return undefined;

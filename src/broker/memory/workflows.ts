@@ -8,6 +8,7 @@ import type {
   WorkflowNode,
   WorkflowNodeRecord,
   WorkflowRecord,
+  WorkflowRef,
   WorkflowState,
 } from '../types.js';
 import type { NewJob, ResultRecord, Settlement } from '../types.js';
@@ -66,15 +67,27 @@ export class MemoryWorkflows {
     for (const s of settlements) {
       if ((s.kind !== 'ack' && s.kind !== 'dead') || s.outcome === undefined) continue;
       const ref = s.delivery.job.workflow;
-      if (ref === undefined) continue;
-      const flow = this.live(ref.id, now);
-      // Gone (expired), or this node already ended (the job ran twice): nothing more to do.
-      if (flow === undefined || flow.ended.has(ref.node) || flow.nodes[ref.node] === undefined) continue;
-      flow.expiresAt = now + flow.ttlMs;
-      const ended = blobOf(s.outcome);
-      flow.ended.set(ref.node, ended);
-      this.end(flow, ref.node, ended, now, host);
+      if (ref !== undefined) this.record(ref, s.outcome, now, host);
     }
+  }
+
+  /**
+   * A member that left without a node's settlement (revoked or removed while
+   * it waited, a poison job buried by a recovery) failed: what follows it
+   * carries on as after a failure, or its workflow would wait for ever.
+   */
+  leave(ref: WorkflowRef, failure: StepFailure, now: number, host: FlowHost): void {
+    this.record(ref, { ok: false, failure }, now, host);
+  }
+
+  private record(ref: WorkflowRef, outcome: StepOutcome, now: number, host: FlowHost): void {
+    const flow = this.live(ref.id, now);
+    // Gone (expired), or this node already ended (the job ran twice): nothing more to do.
+    if (flow === undefined || flow.ended.has(ref.node) || flow.nodes[ref.node] === undefined) return;
+    flow.expiresAt = now + flow.ttlMs;
+    const ended = blobOf(outcome);
+    flow.ended.set(ref.node, ended);
+    this.end(flow, ref.node, ended, now, host);
   }
 
   read(id: string, withNodes: boolean, now: number, placed: (jobId: string) => boolean): WorkflowRecord | undefined {

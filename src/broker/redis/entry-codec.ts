@@ -1,7 +1,7 @@
 import { Packr } from 'msgpackr';
 import { messageOf } from '../../errors.js';
 import type { JobOptions } from '../../job-types.js';
-import type { Delivery, JobRecord, NewJob, ResultRecord } from '../types.js';
+import type { Delivery, JobRecord, NewJob, ResultRecord, WorkflowRef } from '../types.js';
 
 /**
  * How a job lives in a stream entry: the fixed field set id, task, payload,
@@ -32,10 +32,25 @@ function readMeta(job: JobRecord, meta: Meta): JobRecord {
   if (typeof meta.u === 'string') job.uniqueKey = meta.u;
   if (meta.x === 1) job.ownId = true;
   if (typeof meta.s === 'number') job.scheduledFor = meta.s;
-  const w = meta.w;
-  if (Array.isArray(w) && typeof w[0] === 'string' && typeof w[1] === 'number' && Array.isArray(w[2]))
-    job.workflow = { id: w[0], node: w[1], queues: w[2] };
+  const workflow = workflowRef(meta.w);
+  if (workflow !== undefined) job.workflow = workflow;
   return job;
+}
+
+function workflowRef(w: unknown): WorkflowRef | undefined {
+  if (!Array.isArray(w) || typeof w[0] !== 'string' || typeof w[1] !== 'number' || !Array.isArray(w[2]))
+    return undefined;
+  return { id: w[0], node: w[1], queues: (w[2] as unknown[]).map(String) };
+}
+
+/** The workflow place a job entry's meta (its JSON) names, if any. */
+export function workflowOfMeta(raw: string): WorkflowRef | undefined {
+  try {
+    const meta = JSON.parse(raw) as Meta | null;
+    return meta === null || typeof meta !== 'object' ? undefined : workflowRef(meta.w);
+  } catch {
+    return undefined;
+  }
 }
 
 export function encodeJob(job: JobRecord | NewJob): EntryFields {

@@ -4,6 +4,9 @@ import type { JobLocation, JobRecord } from '../types.js';
 import { decodeJob, fieldMap } from './entry-codec.js';
 import { GROUP, type Keys } from './keys.js';
 import { callScript } from './scripts.js';
+import { outcomeBlob } from './workflows.js';
+import { removedFailure } from '../member-failures.js';
+import type { StepFailure } from '../types.js';
 
 /** Reads of a job that moved between the index read and the entry read are tried again this often. */
 const LOCATE_TRIES = 5;
@@ -28,6 +31,14 @@ function parsePlace(raw: string): Place | undefined {
 
 type XPendingRow = [string, string, number, number];
 
+/** A job found (and taken out of its queue when `removed`); `ended`: the workflow its removal ended. */
+export interface TakenJob {
+  job: JobRecord;
+  location: JobLocation;
+  removed: boolean;
+  ended?: { id: string; reply: string };
+}
+
 /**
  * Finds one job through the job index (`{ns}:jobs`: job id -> its place,
  * kept by every script that moves a job; docs/architecture.md "Where a job
@@ -47,34 +58,48 @@ export class JobIndex {
     return undefined;
   }
 
-  async removeWaiting(redis: Redis, id: string): Promise<JobLocation | undefined> {
-    const found = await this.take(redis, id);
-    return found?.removed === true ? found.location : undefined;
+  /** Takes the job `id` out of its queue or delayed set if it waits there (see take). */
+  async removeWaiting(redis: Redis, id: string): Promise<TakenJob | undefined> {
+    const found = await this.take(redis, id, removedFailure);
+    return found?.removed === true ? found : undefined;
   }
 
   /**
    * Finds the job `id` and takes it out of its queue or delayed set if it
    * waits there (removed: true); a job a node holds is found, not removed.
+   * A workflow's member taken out fails in its workflow with `failure`
+   * (why it left), in the same script; `ended` names the workflow if that
+   * ended it (its client is told by the caller).
    */
-  async take(
-    redis: Redis,
-    id: string,
-  ): Promise<{ job: JobRecord; location: JobLocation; removed: boolean } | undefined> {
+  async take(redis: Redis, id: string, failure: (job: JobRecord) => StepFailure): Promise<TakenJob | undefined> {
     for (let i = 0; i < LOCATE_TRIES; i++) {
       const found = await this.locateOnce(redis, id);
       if (found === 'moved') continue;
       if (found === undefined) return undefined;
       if (found.location.state === 'reserved') return { job: found.job, location: found.location, removed: false };
-      const { place } = found;
-      const removed = Number(
-        await callScript(
-          redis,
-          'removeJob',
-          [this.keys.stream(place.queue), this.keys.rd(place.queue), this.keys.delayed(place.queue), this.keys.jobs],
-          [id, place.raw],
-        ),
-      );
-      if (removed === 1) return { job: found.job, location: found.location, removed: true };
+      const { place, job } = found;
+      const keys = [
+        this.keys.stream(place.queue),
+        this.keys.rd(place.queue),
+        this.keys.delayed(place.queue),
+        this.keys.jobs,
+      ];
+      const args: (string | number | Buffer)[] = [id, place.raw];
+      // The entry the script removes is the one read here (its place names it): so is its workflow.
+      const flow = job.workflow;
+      if (flow !== undefined) {
+        keys.push(this.keys.workflow(flow.id));
+        for (const q of flow.queues) keys.push(this.keys.stream(q), this.keys.delayed(q));
+        const [, blob] = outcomeBlob({ ok: false, failure: failure(job) });
+        args.push(flow.node, blob);
+      }
+      const reply = (await callScript(redis, 'removeJob', keys, args)) as number | [number, Buffer, Buffer];
+      const removed = Array.isArray(reply) ? reply[0] : Number(reply);
+      if (removed === 1) {
+        const taken: TakenJob = { job, location: found.location, removed: true };
+        if (Array.isArray(reply) && flow !== undefined) taken.ended = { id: flow.id, reply: reply[2].toString() };
+        return taken;
+      }
       // -1: fetched meanwhile (0: moved): look again.
     }
     return undefined;

@@ -1,8 +1,11 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
+import { InvalidStateError } from '../../errors.js';
 import { decodeControlRequests } from '../control-codec.js';
 import type { HeartbeatReply, LeaderLease, NodeInfo, NodeUpdate } from '../types.js';
 import type { Keys } from './keys.js';
+import { workflowOfMeta } from './entry-codec.js';
+import type { Workflows } from './workflows.js';
 import { callScript, onLocalClock } from './scripts.js';
 
 /** Pending entries moved per recovery script call (keeps each script short). */
@@ -33,6 +36,7 @@ export class Membership {
     private readonly leaseMs: number,
     private readonly deadMax: number,
     private readonly log: Logger,
+    private readonly workflows: Workflows,
   ) {}
 
   async register(redis: Redis, node: NodeInfo): Promise<void> {
@@ -118,17 +122,29 @@ export class Membership {
     const queues = (await redis.smembers(this.keys.queues)).sort();
     const streams = queues.flatMap((q) => [this.keys.stream(q), this.keys.rd(q)]);
     let moved = 0;
+    // The workflows of poison jobs met so far (id -> its queues): the script needs their keys.
+    const flows = new Map<string, readonly string[]>();
     for (let round = 0; round < FINISH_ROUNDS; round++) {
       for (const queue of queues) {
         for (const stream of [this.keys.stream(queue), this.keys.rd(queue)]) {
           for (;;) {
-            const [looked, n] = (await callScript(
-              redis,
-              'recoverEntries',
-              [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue), this.keys.jobs],
-              [deadNodeId, RECOVER_BATCH, maxRedeliveries, this.deadMax],
-            )) as [number, number];
+            const keys = [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue), this.keys.jobs];
+            const args: (string | number)[] = [deadNodeId, RECOVER_BATCH, maxRedeliveries, this.deadMax, flows.size];
+            for (const [id, qs] of flows) {
+              keys.push(this.keys.workflow(id), ...qs.flatMap((q) => [this.keys.stream(q), this.keys.delayed(q)]));
+              args.push(id, qs.length);
+            }
+            const [looked, n, ...rest] = (await callScript(redis, 'recoverEntries', keys, args)) as [
+              number,
+              number,
+              ...Buffer[],
+            ];
+            if (looked === -2) {
+              this.addFlows(flows, rest);
+              continue;
+            }
             moved += n;
+            if (rest.length > 0) await this.announceEnded(redis, rest);
             if (looked < 0) return moved; // another recoverer finished it
             if (looked < RECOVER_BATCH) break;
           }
@@ -149,6 +165,26 @@ export class Membership {
       'node still reserves jobs after recovery (is it alive?); will retry when its claim expires',
     );
     return moved;
+  }
+
+  /** Adds the workflows named by the metas of poison jobs (recoverEntries-n.lua asked for their keys). */
+  private addFlows(flows: Map<string, readonly string[]>, metas: readonly Buffer[]): void {
+    for (const meta of metas) {
+      const ref = workflowOfMeta(meta.toString());
+      // Asked for again once given: the script and this code disagree on what a workflow's meta is.
+      if (ref === undefined || flows.has(ref.id))
+        throw new InvalidStateError(`recovery: cannot read the workflow of a poison job's meta ${meta.toString()}`);
+      flows.set(ref.id, ref.queues);
+    }
+  }
+
+  /** Tells the clients of the workflows a recovery ended (flat: id, state, client), as the fetch script's caller does. */
+  private async announceEnded(redis: Redis, ended: readonly Buffer[]): Promise<void> {
+    const out: { id: string; reply: string }[] = [];
+    for (let i = 0; i + 2 < ended.length; i += 3) out.push({ id: String(ended[i]), reply: String(ended[i + 2]) });
+    await this.workflows.announce(redis, out).catch((err: unknown) => {
+      this.log.warn({ err }, 'could not announce the end of a workflow (its client re-reads it)');
+    });
   }
 
   /** Leaves the cluster; anything still reserved goes back to the queues first. */

@@ -166,7 +166,7 @@ export class RedisBroker implements Broker {
     this.workflows = new Workflows(this.keys, this.results);
     this.results.missing = (redis, ids) => this.workflows.outcomes(redis, ids);
     this.deliveries = new Deliveries(this.keys, this.results, deadMax, this.events, this.workflows);
-    this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log);
+    this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log, this.workflows);
     this.admin = new QueueAdmin(this.keys);
     this.pauses = new Pauses(this.keys);
     this.control = new Control(this.keys, this.log);
@@ -394,7 +394,10 @@ export class RedisBroker implements Broker {
   }
 
   async removeWaiting(id: string): Promise<JobLocation | undefined> {
-    return this.jobIndex.removeWaiting(await this.redis(), id);
+    const redis = await this.redis();
+    const taken = await this.jobIndex.removeWaiting(redis, id);
+    if (taken?.ended !== undefined) await this.workflows.announce(redis, [taken.ended]);
+    return taken?.location;
   }
 
   // consumer

@@ -2,10 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { resultTtlOf } from '../../job-option-checks.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
-import type { JobRecord, RevokedJob, RevokeOptions, RevokeOutcome } from '../types.js';
+import { revokedFailure } from '../member-failures.js';
+import type { RevokedJob, RevokeOptions, RevokeOutcome } from '../types.js';
 import type { Control } from './control.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
-import type { JobIndex } from './job-index.js';
+import type { JobIndex, TakenJob } from './job-index.js';
 import type { Keys } from './keys.js';
 import type { Membership } from './membership.js';
 import type { Results } from './results.js';
@@ -81,7 +82,7 @@ export class Revokes {
   }
 
   private async revokeOne(redis: Redis, id: string): Promise<RevokeOutcome> {
-    let found: { job: JobRecord; removed: boolean } | undefined;
+    let found: TakenJob | undefined;
     let searched = false;
     for (let round = 0; round < SWAP_ROUNDS; round++) {
       const raw = await redis.getBuffer(this.keys.result(id));
@@ -107,12 +108,14 @@ export class Revokes {
       if (written !== 1) continue;
       // A job taken out of its queue is settled by no node: the waiting client hears of it now
       // (a node holding one announces it when it settles).
+      // So does the client of a workflow its removal ended (docs/architecture.md, "Workflows").
       const replyTo = found?.removed === true ? found.job.replyTo : undefined;
-      if (replyTo !== undefined && found?.job.options.ignoreResult !== true) {
-        const pipe = redis.pipeline();
+      const pipe = redis.pipeline();
+      if (replyTo !== undefined && found?.job.options.ignoreResult !== true)
         this.results.addAnnouncement(pipe, replyTo, [id]);
-        await pipe.exec();
-      }
+      if (found?.ended !== undefined && found.ended.reply !== '')
+        this.results.addAnnouncement(pipe, found.ended.reply, [found.ended.id]);
+      if (pipe.length > 0) await pipe.exec();
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
       if (stored !== undefined) outcome.state = stored.state;
       if (found?.removed === true) outcome.removed = true;
@@ -123,8 +126,7 @@ export class Revokes {
   }
 
   /** The job wherever it is (the job index), taken out of its queue or delayed set when nobody holds it. */
-  private async find(redis: Redis, id: string): Promise<{ job: JobRecord; removed: boolean } | undefined> {
-    const found = await this.jobIndex.take(redis, id);
-    return found === undefined ? undefined : { job: found.job, removed: found.removed };
+  private async find(redis: Redis, id: string): Promise<TakenJob | undefined> {
+    return this.jobIndex.take(redis, id, revokedFailure);
   }
 }

@@ -23,7 +23,7 @@ const SCRIPTS = {
   sendControl: 'sendControl-2.lua',
   takeControl: 'takeControl-1.lua',
   claimRecovery: 'claimRecovery-3.lua',
-  recoverEntries: 'recoverEntries-5.lua',
+  recoverEntries: 'recoverEntries-n.lua',
   finishRecovery: 'finishRecovery-n.lua',
   purgeQueue: 'purgeQueue-4.lua',
   retryDead: 'retryDead-3.lua',
@@ -33,7 +33,7 @@ const SCRIPTS = {
   swapResult: 'swapResult-1.lua',
   listWaiting: 'listWaiting-2.lua',
   listDelayed: 'listDelayed-1.lua',
-  removeJob: 'removeJob-4.lua',
+  removeJob: 'removeJob-n.lua',
   resumeQueue: 'resumeQueue-1.lua',
   acquireSlots: 'acquireSlots-n.lua',
   setRateLimit: 'setRateLimit-n.lua',
@@ -44,7 +44,12 @@ const SCRIPTS = {
 export type ScriptName = keyof typeof SCRIPTS;
 
 /** Scripts that also get lib/workflow.lua after the prelude (they start a workflow's steps). */
-const WITH_WORKFLOWS: ReadonlySet<ScriptName> = new Set(['enqueueWorkflow', 'fetchJobs']);
+const WITH_WORKFLOWS: ReadonlySet<ScriptName> = new Set([
+  'enqueueWorkflow',
+  'fetchJobs',
+  'removeJob',
+  'recoverEntries',
+]);
 type Arg = string | number | Buffer;
 
 let sources: Map<ScriptName, { lua: string; numberOfKeys: number | undefined }> | undefined;

@@ -188,24 +188,18 @@ for w = 1, nw do
   local qmap = {}
   for x = 1, m do qmap[x - 1] = tonumber(ARGV[a + x]) end
   local k = tonumber(ARGV[a + 1 + m])
-  local head = redis.call('HMGET', wf, 'ttl', 'reply')
-  -- A record gone (expired after its TTL) has nothing left to continue.
-  if head[1] then
-    local ctx = wfContext(wf, jobs,
-      function(q) return key(qmap[q], 1) end,
-      function(q) return key(qmap[q], 3) end,
-      function(q) return queueName(qmap[q]) end,
-      clock)
-    local members = {}
-    for x = a + 2 + m, a + 1 + m + 3 * k do members[#members + 1] = ARGV[x] end
-    wfSettle(ctx, members)
-    wfFlush(ctx)
-    redis.call('PEXPIRE', wf, head[1])
-    if ctx.ended then
-      ended[#ended + 1] = w
-      ended[#ended + 1] = ctx.ended
-      ended[#ended + 1] = head[2] or ''
-    end
+  local ctx = wfContext(wf, jobs,
+    function(q) return key(qmap[q], 1) end,
+    function(q) return key(qmap[q], 3) end,
+    function(q) return queueName(qmap[q]) end,
+    clock)
+  local members = {}
+  for x = a + 2 + m, a + 1 + m + 3 * k do members[#members + 1] = ARGV[x] end
+  local state, reply = wfSettleRecord(ctx, members)
+  if state then
+    ended[#ended + 1] = w
+    ended[#ended + 1] = state
+    ended[#ended + 1] = reply
   end
   a = a + 2 + m + 3 * k
 end

@@ -230,3 +230,36 @@ local function wfFlush(ctx)
   end
   ctx.places = {}
 end
+
+-- Settles members of one workflow (wfSettle) and indexes the jobs started, unless
+-- its record is gone (expired: nothing left to continue). Returns the state the
+-- workflow ended in (nil: it goes on, or is gone) and the client to tell ('' none).
+local function wfSettleRecord(ctx, members)
+  local head = redis.call('HMGET', ctx.wf, 'ttl', 'reply')
+  if not head[1] then return nil, '' end
+  wfSettle(ctx, members)
+  wfFlush(ctx)
+  redis.call('PEXPIRE', ctx.wf, head[1])
+  return ctx.ended, head[2] or ''
+end
+
+-- A job's place in its workflow from its entry's meta (entry-codec.ts: key w, [id, node, queues]):
+-- the workflow's id, the node, the queue names; nil for a job of no workflow.
+local function wfRefOf(fields)
+  local meta = getField(fields, 'meta')
+  -- Most jobs belong to no workflow: no JSON decoded for them. The key w, quoted, then a colon (inside
+  -- a JSON string its quotes would be escaped); [w] since the bare name is the consumer group's (GROUP).
+  if type(meta) ~= 'string' or not string.find(meta, '"[w]":') then return nil end
+  local ok, decoded = pcall(cjson.decode, meta)
+  if not ok or type(decoded) ~= 'table' or type(decoded.w) ~= 'table' then return nil end
+  local w = decoded.w
+  if type(w[1]) ~= 'string' or type(w[2]) ~= 'number' or type(w[3]) ~= 'table' then return nil end
+  return w[1], w[2], w[3]
+end
+
+-- The failure of a job that left its workflow without a node's settlement, shaped as
+-- the ones nodes record (consumer/outcome.ts): { id, name, error = { name, message, code } }.
+local function wfFailure(fields, name, message, code)
+  return cmsgpack.pack({ id = jobIdOf(fields), name = getField(fields, 'task') or '',
+    error = { name = name, message = message, code = code } })
+end
