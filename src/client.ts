@@ -644,6 +644,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       this.broker.getResult(id).then(
         (record) => {
           if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+          // A workflow's record lives from its enqueue until its TTL after its end: none, it is gone.
+          else if (record === undefined && this.flows.has(id)) this.settleGone(id);
           else if (!announced) this.pollForeign(id, waiter);
         },
         (err: unknown) => {
@@ -849,7 +851,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     const ids = [...this.flows].filter((id) => this.waiters.has(id));
     if (ids.length === 0) return;
     const records = await this.broker.getResults(ids);
-    for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+    records.forEach((record, i) => {
+      if (record === undefined) this.settleGone(ids[i] as string);
+      else if (isFinalState(record.state)) this.deliver(record);
+    });
   }
 
   private remember(id: string): void {

@@ -45,6 +45,7 @@ import { acquireState, releaseState, type MemoryState } from './memory-state.js'
 import { applySettlements, flowHost } from './settle.js';
 import { poisonFailure, removedFailure, revokedFailure } from '../member-failures.js';
 import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
+import { workflowResult } from '../../workflow/record.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
 import { resultTtlOf } from '../../job-option-checks.js';
 import { randomUUID } from 'node:crypto';
@@ -160,12 +161,20 @@ export class MemoryBroker implements Broker {
   }
 
   async getResult(id: string): Promise<ResultRecord | undefined> {
-    return this.state.results.get(id, Date.now());
+    return this.resultOf(id, Date.now());
   }
 
   async getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
     const now = Date.now();
-    return ids.map((id) => this.state.results.get(id, now));
+    return ids.map((id) => this.resultOf(id, now));
+  }
+
+  /** A job's stored result, else a workflow's state as a result (as the Redis broker reads a workflow's record). */
+  private resultOf(id: string, now: number): ResultRecord | undefined {
+    const stored = this.state.results.get(id, now);
+    if (stored !== undefined) return stored;
+    const flow = this.state.workflows.read(id, false, now, () => false);
+    return flow === undefined ? undefined : workflowResult(flow);
   }
 
   async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {

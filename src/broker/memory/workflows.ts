@@ -53,7 +53,8 @@ export class MemoryWorkflows {
       nodes: workflow.nodes,
       reply: workflow.replyTo ?? '',
       ttlMs,
-      expiresAt: now + ttlMs,
+      // Kept while pending (a step may run or wait longer than the TTL): the TTL runs from its end.
+      expiresAt: Number.POSITIVE_INFINITY,
       state: 'PENDING',
       ended: new Map(),
       counts: new Map(),
@@ -84,7 +85,6 @@ export class MemoryWorkflows {
     const flow = this.live(ref.id, now);
     // Gone (expired), or this node already ended (the job ran twice): nothing more to do.
     if (flow === undefined || flow.ended.has(ref.node) || flow.nodes[ref.node] === undefined) return;
-    flow.expiresAt = now + flow.ttlMs;
     const ended = blobOf(outcome);
     flow.ended.set(ref.node, ended);
     this.end(flow, ref.node, ended, now, host);
@@ -159,6 +159,7 @@ export class MemoryWorkflows {
       if (i !== 0) return;
       flow.state = ended.ok ? 'SUCCESS' : 'FAILURE';
       flow.out = ended;
+      flow.expiresAt = now + flow.ttlMs;
       const record = this.read(flow.id, false, now, () => false) as WorkflowRecord;
       host.finished(workflowResult(record), flow.reply, flow.ttlMs);
       return;

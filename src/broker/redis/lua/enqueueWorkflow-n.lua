@@ -9,7 +9,7 @@
 
   ARGV[1] the workflow's id
   ARGV[2] the client to tell when it ends ('' = none)
-  ARGV[3] its TTL (ms): the record expires this long after its last change
+  ARGV[3] its TTL (ms): the record expires this long after the workflow ended (never while pending)
   ARGV[4] N, the number of nodes
   ARGV[5 .. 4+N] node i's description (lib/workflow.lua, n:<i>)
   then, for each job node in node order, its entry fields (cmsgpack array)
@@ -60,5 +60,4 @@ for c = 1, #record, ACK_CHUNK do
 end
 wfStart(ctx, 0, nil)
 wfFlush(ctx)
-redis.call('PEXPIRE', wf, ARGV[3])
 return 1

@@ -1,7 +1,7 @@
 -- Workflows (docs/architecture.md, "Workflows"), prepended after the prelude
 -- to the scripts that enqueue a workflow or settle its jobs. A workflow is
 -- one HASH, {ns}:wf:<id>:
---   id, reply, ttl      its id, the client told when it ends, its TTL (ms)
+--   id, reply, ttl      its id, the client told when it ends, its TTL (ms): from its end, not before
 --   state, out          PENDING | SUCCESS | FAILURE, and the root's value or failure
 --   fgroup              the outermost group a failure went through (none: a chain step failed)
 --   n:<i>               node i: "<kind> parent pos first count queue immutable delay eta onSuccess onError"
@@ -132,6 +132,9 @@ wfEnd = function(ctx, i, ok, blob)
       local state = 'FAILURE'
       if ok then state = 'SUCCESS' end
       redis.call('HSET', ctx.wf, 'state', state, 'out', blob)
+      -- No expiry while pending (a step may run or wait longer than the TTL): it starts at the end.
+      local ttl = redis.call('HGET', ctx.wf, 'ttl')
+      if ttl then redis.call('PEXPIRE', ctx.wf, ttl) end
       ctx.ended = state
     end
     return
@@ -239,7 +242,6 @@ local function wfSettleRecord(ctx, members)
   if not head[1] then return nil, '' end
   wfSettle(ctx, members)
   wfFlush(ctx)
-  redis.call('PEXPIRE', ctx.wf, head[1])
   return ctx.ended, head[2] or ''
 end
 

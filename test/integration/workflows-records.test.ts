@@ -1,0 +1,61 @@
+/**
+ * A workflow's record over both brokers: kept while the workflow is pending
+ * (a step may run longer than the result TTL), expiring only after its end;
+ * a handle whose workflow has no record (gone, or never enqueued) rejects
+ * with ResultGoneError instead of waiting for ever.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, inject, it } from 'vitest';
+import { chain, ResultGoneError, task, WorkflowHandle } from 'prefork';
+import { brokerFor, cleanup, makeClient, makeWorker, newLedger, uniqueName } from '../helpers/worker.js';
+
+afterEach(cleanup);
+
+describe.each(['memory', 'redis'] as const)("A workflow's record over %s", (kind) => {
+  it('outlives the result TTL while a step runs longer: the next step still starts', async () => {
+    const broker = brokerFor(kind, inject('redisUrl'));
+    const namespace = uniqueName('wf');
+    await makeWorker({ broker, namespace, ledger: newLedger() }).start();
+    const client = makeClient(broker, namespace, { resultTtl: '1s' });
+    // The first step runs 2.5 s, past the 1 s TTL of the workflow's record.
+    const handle = await client.enqueue(chain(task('record', [2500]), task('echo', ['done'], { immutable: true })));
+    expect(await handle.result({ timeout: 30_000 })).toBe('done');
+  });
+
+  it('a handle of a workflow without a record rejects with ResultGoneError', async () => {
+    const client = makeClient(brokerFor(kind, inject('redisUrl')), uniqueName('wf'));
+    const id = randomUUID();
+    const err = await new WorkflowHandle(id, client).result({ timeout: 15_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResultGoneError);
+    expect(err).toMatchObject({ jobId: id });
+  });
+});
+
+describe("A workflow's record on Redis", () => {
+  it('has no expiry while pending, the TTL once ended; deleted while waited for, the handle rejects', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('wf');
+    const redis = new Redis(url);
+    try {
+      const client = makeClient(url, namespace, { resultTtl: '1h' });
+      // No node serves the queue: the workflow stays pending.
+      const pending = await client.enqueue(chain(task('add', [1, 2], { queue: 'unserved' }), task('double')));
+      expect(await redis.pttl(`{${namespace}}:wf:${pending.id}`)).toBe(-1);
+      const waited = pending.result({ timeout: 30_000 }).catch((e: unknown) => e);
+      // Read after the wait's own first read on the same connection: that one found the record.
+      expect(await client.getResult(pending.id)).toMatchObject({ state: 'PENDING' });
+      expect(await redis.del(`{${namespace}}:wf:${pending.id}`)).toBe(1);
+      expect(await waited).toBeInstanceOf(ResultGoneError);
+
+      await makeWorker({ broker: url, namespace, ledger: newLedger() }).start();
+      const ended = await client.enqueue(chain(task('add', [1, 2]), task('double')));
+      expect(await ended.result({ timeout: 30_000 })).toBe(6);
+      const ttl = await redis.pttl(`{${namespace}}:wf:${ended.id}`);
+      expect(ttl).toBeGreaterThan(0);
+      expect(ttl).toBeLessThanOrEqual(3_600_000);
+    } finally {
+      redis.disconnect();
+    }
+  });
+});
