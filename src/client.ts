@@ -423,7 +423,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     const workflow = this.compile(part, '');
     workflow.replyTo = this.id;
     await this.connect();
-    await this.broker.enqueueWorkflow(workflow);
+    await this.broker.enqueue([], [workflow]);
     return new WorkflowHandle(workflow.id, this.untyped);
   }
 
@@ -464,17 +464,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
     await this.connect();
     const existing = await this.broker.enqueue(jobs);
-    return jobs.map((job, i) => {
-      const of = existing[i];
-      // A duplicate's result is announced to whoever enqueued that job: this handle reads it.
-      if (of !== undefined) return new JobHandle(of, this.untyped, false, false, true);
-      // An id enqueued again after its result expired will be announced again: that one is no duplicate.
-      this.delivered.delete(job.id);
-      return new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true);
-    });
+    return jobs.map((job, i) => this.handleOf(job, existing[i]));
   }
 
-  /** Jobs some of which have onSuccess / onError: each of those is a workflow of one job (and its callbacks). */
+  /**
+   * Jobs some of which have onSuccess / onError: each of those is a workflow
+   * of one job (and its callbacks). One round trip for the batch: the plain
+   * jobs, then the workflows.
+   */
   private async enqueueWithCallbacks(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
     const plan = items.map((item) => {
       const options = item.options ?? {};
@@ -486,12 +483,20 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     });
     await this.connect();
     const plain = plan.filter((p) => p.workflow === undefined).map((p) => p.job);
-    if (plain.length > 0) await this.broker.enqueue(plain);
-    for (const p of plan) if (p.workflow !== undefined) await this.broker.enqueueWorkflow(p.workflow);
-    return plan.map((p) => {
-      this.delivered.delete(p.job.id);
-      return new JobHandle(p.job.id, this.untyped, p.job.options.ignoreResult === true, true);
-    });
+    const workflows = plan.flatMap((p) => (p.workflow === undefined ? [] : [p.workflow]));
+    const existing = await this.broker.enqueue(plain, workflows);
+    let at = 0;
+    // A job with callbacks has neither id nor unique (build refuses them): it duplicates nothing.
+    return plan.map((p) => this.handleOf(p.job, p.workflow === undefined ? existing[at++] : undefined));
+  }
+
+  /** The handle of a job just enqueued, or of the job it duplicates (`of`: that job's id). */
+  private handleOf(job: NewJob, of: string | undefined): JobHandle {
+    // A duplicate's result is announced to whoever enqueued that job: this handle reads it.
+    if (of !== undefined) return new JobHandle(of, this.untyped, false, false, true);
+    // An id enqueued again after its result expired will be announced again: that one is no duplicate.
+    this.delivered.delete(job.id);
+    return new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true);
   }
 
   /** A workflow's state and tree (see `WorkflowHandle.state()`). */

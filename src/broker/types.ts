@@ -540,15 +540,12 @@ export interface BrokerProducer {
    * undefined when it was added, or the id of the job it duplicates (its
    * `uniqueKey` is held by a job that has not ended, or its `ownId` is
    * known: not ended, or ended with its result still kept), and then it
-   * was not added.
+   * was not added. `workflows` go in the same round trip, after the jobs:
+   * each one whole or not at all (its record and the jobs of its first
+   * steps); the steps after them are enqueued by whoever settles the step
+   * before, atomically with that settlement.
    */
-  enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]>;
-  /**
-   * Adds a workflow, all or nothing, in one round trip: its record and the
-   * jobs of its first steps. The steps after them are enqueued by whoever
-   * settles the step before, atomically with that settlement.
-   */
-  enqueueWorkflow(workflow: CompiledWorkflow): Promise<void>;
+  enqueue(jobs: readonly NewJob[], workflows?: readonly CompiledWorkflow[]): Promise<(string | undefined)[]>;
 }
 
 /** Reads stored results and waits for announced ones (the Client). */

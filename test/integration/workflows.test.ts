@@ -159,6 +159,24 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(notes(ledger, 'no')).toEqual([]);
   });
 
+  it('enqueueMany with callbacks hands a duplicate the handle of the job it duplicates', async () => {
+    const { client, ledger } = await setup();
+    // Held (it waits in a queue no node serves): a job with the same arguments duplicates it.
+    const held = await client.enqueue('add', [1, 2], { unique: true, queue: 'unserved' });
+    const [dup, withCallback, plain] = await client.enqueueMany([
+      { name: 'add', args: [1, 2], options: { unique: true, queue: 'unserved' } },
+      { name: 'add', args: [2, 3], options: { onSuccess: task('note', ['ok']) } },
+      { name: 'add', args: [3, 4] },
+    ]);
+    expect(dup).toMatchObject({ id: held.id, duplicate: true });
+    expect(withCallback?.duplicate).toBe(false);
+    expect(await withCallback?.result({ timeout: 30_000 })).toBe(5);
+    expect(await plain?.result({ timeout: 30_000 })).toBe(7);
+    await expect.poll(() => notes(ledger, 'ok'), { timeout: 30_000 }).toEqual([[5]]);
+    const counts = await countsOf(client, ['unserved']);
+    expect(counts[0]).toMatchObject({ waiting: 1 });
+  });
+
   it("a workflow's end reaches a waiter that was never told of it (its announcement lost)", async () => {
     const { client, broker, namespace } = await setup();
     const other = makeClient(broker, namespace);

@@ -119,8 +119,17 @@ export class MemoryBroker implements Broker {
 
   // producer
 
-  async enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]> {
-    return this.enqueueNow(jobs);
+  async enqueue(jobs: readonly NewJob[], workflows: readonly CompiledWorkflow[] = []): Promise<(string | undefined)[]> {
+    // Every queue checked before anything is added.
+    for (const workflow of workflows) for (const q of workflow.queues) checkQueueName('queue', q, throwOptionError);
+    const out = this.enqueueNow(jobs);
+    if (workflows.length === 0) return out;
+    const touched = new Set<string>();
+    const now = Date.now();
+    const host = flowHost(this.state, touched, now);
+    for (const workflow of workflows) this.state.workflows.add(workflow, workflow.ttlMs ?? this.resultTtl, now, host);
+    this.state.waiters.changed(touched);
+    return out;
   }
 
   /** Synchronous: claimTicks enqueues in the same step as its claim. */
@@ -144,14 +153,6 @@ export class MemoryBroker implements Broker {
     }
     this.state.waiters.changed(touched);
     return out;
-  }
-
-  async enqueueWorkflow(workflow: CompiledWorkflow): Promise<void> {
-    for (const q of workflow.queues) checkQueueName('queue', q, throwOptionError);
-    const touched = new Set<string>();
-    const now = Date.now();
-    this.state.workflows.add(workflow, workflow.ttlMs ?? this.resultTtl, now, flowHost(this.state, touched, now));
-    this.state.waiters.changed(touched);
   }
 
   // results

@@ -262,18 +262,30 @@ export class RedisBroker implements Broker {
    * place in the job index, which needs the entry id XADD gives). A delayed
    * job goes through a script (the server's clock decides when). A job
    * with a unique key or its own id goes alone through the script that
-   * first looks for the job it would duplicate (enqueueOnce-n.lua).
+   * first looks for the job it would duplicate (enqueueOnce-n.lua). Each
+   * workflow is one script (enqueueWorkflow-n.lua), after the jobs.
    */
-  async enqueue(jobs: readonly NewJob[]): Promise<(string | undefined)[]> {
-    if (jobs.length === 0) return [];
+  async enqueue(jobs: readonly NewJob[], workflows: readonly CompiledWorkflow[] = []): Promise<(string | undefined)[]> {
+    if (jobs.length === 0 && workflows.length === 0) return [];
     for (const job of jobs) checkQueueName('queue', job.queue, throwOptionError);
+    for (const workflow of workflows) for (const q of workflow.queues) checkQueueName('queue', q, throwOptionError);
     const redis = await this.redis();
-    return this.outOfMemory.watch('jobs', true, () => this.enqueueOn(redis, jobs));
+    return this.outOfMemory.watch('jobs', true, () => this.enqueueOn(redis, jobs, workflows));
   }
 
-  private async enqueueOn(redis: Redis, jobs: readonly NewJob[]): Promise<(string | undefined)[]> {
+  private async enqueueOn(
+    redis: Redis,
+    jobs: readonly NewJob[],
+    workflows: readonly CompiledWorkflow[],
+  ): Promise<(string | undefined)[]> {
     const pipe = redis.pipeline();
     const added: string[] = [];
+    const known = (queue: string): void => {
+      if (this.knownLocally.has(queue)) return;
+      this.knownLocally.add(queue);
+      added.push(queue);
+      pipe.sadd(this.keys.queues, queue);
+    };
     // Per job checked for duplicates: its place in `jobs` and its script's place in the pipeline.
     const checked: [number, number][] = [];
     // A run of ready jobs for one queue, in order, not yet in the pipeline.
@@ -292,11 +304,7 @@ export class RedisBroker implements Broker {
       run = [];
     };
     jobs.forEach((job, at) => {
-      if (!this.knownLocally.has(job.queue)) {
-        this.knownLocally.add(job.queue);
-        added.push(job.queue);
-        pipe.sadd(this.keys.queues, job.queue);
-      }
+      known(job.queue);
       const fields = encodeJob(job);
       const due: [string, number] | undefined =
         job.eta !== undefined
@@ -336,6 +344,10 @@ export class RedisBroker implements Broker {
       );
     });
     flushRun();
+    for (const workflow of workflows) {
+      for (const q of workflow.queues) known(q);
+      this.workflows.addEnqueue(pipe, workflow);
+    }
     const replies = await pipe.exec().catch((err: unknown) => {
       for (const q of added) this.knownLocally.delete(q);
       throw err;
@@ -353,19 +365,6 @@ export class RedisBroker implements Broker {
       if (id !== '') out[at] = id;
     }
     return out;
-  }
-
-  async enqueueWorkflow(workflow: CompiledWorkflow): Promise<void> {
-    for (const q of workflow.queues) checkQueueName('queue', q, throwOptionError);
-    const redis = await this.redis();
-    await this.outOfMemory.watch('jobs', true, async () => {
-      const pipe = redis.pipeline();
-      const added = workflow.queues.filter((q) => !this.knownLocally.has(q));
-      if (added.length > 0) pipe.sadd(this.keys.queues, ...added);
-      this.workflows.addEnqueue(pipe, workflow);
-      for (const [err] of (await pipe.exec()) ?? []) if (err) throw err;
-      for (const q of added) this.knownLocally.add(q);
-    });
   }
 
   // results
