@@ -2,7 +2,8 @@
  * A workflow's record over both brokers: kept while the workflow is pending
  * (a step may run longer than the result TTL), expiring only after its end;
  * a handle whose workflow has no record (gone, or never enqueued) rejects
- * with ResultGoneError instead of waiting for ever.
+ * with ResultGoneError instead of waiting for ever. A later step's job
+ * counts as enqueued when its step starts.
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
@@ -21,6 +22,20 @@ describe.each(['memory', 'redis'] as const)("A workflow's record over %s", (kind
     // The first step runs 2.5 s, past the 1 s TTL of the workflow's record.
     const handle = await client.enqueue(chain(task('record', [2500]), task('echo', ['done'], { immutable: true })));
     expect(await handle.result({ timeout: 30_000 })).toBe('done');
+  });
+
+  it("a later step's enqueuedAt is when it started, after the step before it finished", async () => {
+    const broker = brokerFor(kind, inject('redisUrl'));
+    const namespace = uniqueName('wf');
+    await makeWorker({ broker, namespace, ledger: newLedger() }).start();
+    const client = makeClient(broker, namespace);
+    const handle = await client.enqueue(chain(task('record', [300]), task('echo', ['done'], { immutable: true })));
+    expect(await handle.result({ timeout: 30_000 })).toBe('done');
+    const [first, second] = (await handle.state())?.tree.children?.map((c) => c.id as string) ?? [];
+    const [one, two] = await Promise.all([client.getResult(first as string), client.getResult(second as string)]);
+    expect(one?.finishedAt).toBeGreaterThan(0);
+    expect(two?.enqueuedAt).toBeGreaterThanOrEqual(one?.finishedAt as number);
+    expect(two?.startedAt).toBeGreaterThanOrEqual(two?.enqueuedAt as number);
   });
 
   it('a handle of a workflow without a record rejects with ResultGoneError', async () => {

@@ -138,7 +138,8 @@ export class MemoryWorkflows {
     const node = flow.nodes[i];
     if (node === undefined) return;
     if (node.job !== undefined) {
-      const job: NewJob = { ...node.job };
+      // Enqueued now: a later step's queue wait counts from its start, not from the workflow's enqueue.
+      const job: NewJob = { ...node.job, enqueuedAt: now };
       if (input !== undefined && !node.immutable) job.payload = prependArg(job.payload, input);
       const dueAt = job.eta ?? (job.delay !== undefined && job.delay > 0 ? now + job.delay : undefined);
       host.enqueue(job, dueAt !== undefined && dueAt > now ? dueAt : undefined);

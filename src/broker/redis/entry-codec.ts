@@ -53,8 +53,12 @@ export function workflowOfMeta(raw: string): WorkflowRef | undefined {
   }
 }
 
-export function encodeJob(job: JobRecord | NewJob): EntryFields {
-  const meta: Meta = { o: job.options, e: job.enqueuedAt };
+/**
+ * A job's entry fields. `stamped` false leaves `enqueuedAt` out of meta: a
+ * workflow's later step gets it from the script that starts it (lib/workflow.lua).
+ */
+export function encodeJob(job: JobRecord | NewJob, stamped = true): EntryFields {
+  const meta: Meta = stamped ? { o: job.options, e: job.enqueuedAt } : { o: job.options };
   if (job.replyTo !== undefined) meta.r = job.replyTo;
   if (job.uniqueKey !== undefined) meta.u = job.uniqueKey;
   if (job.ownId === true) meta.x = 1;

@@ -106,8 +106,9 @@ export class Workflows {
       workflow.nodes.length,
     ];
     for (const node of workflow.nodes) args.push(describe(node));
+    // Without enqueuedAt: each job's is when its step starts (a later step's queue wait starts then).
     for (const node of workflow.nodes)
-      if (node.job !== undefined) args.push(packStrings([encodeJob(node.job)]).subarray(1));
+      if (node.job !== undefined) args.push(packStrings([encodeJob(node.job, false)]).subarray(1));
     callScript(pipe, 'enqueueWorkflow', keys, args);
   }
 

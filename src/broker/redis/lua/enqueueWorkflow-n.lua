@@ -43,7 +43,8 @@ for i = 0, n - 1 do
   if node.kind == 'L' then
     if node.queue < 0 or node.queue >= nq then badArg(5 + i, 'node description: queue index') end
     local ok, fields = pcall(cmsgpack.unpack, ARGV[b] or '')
-    if not ok or type(fields) ~= 'table' or #fields ~= 12 or fields[1] ~= 'id' or fields[5] ~= 'payload' then
+    if not ok or type(fields) ~= 'table' or #fields ~= 12 or fields[1] ~= 'id' or fields[5] ~= 'payload'
+      or fields[11] ~= 'meta' or string.sub(fields[12], 1, 1) ~= '{' then
       badArg(b, 'job entry fields')
     end
     ctx.bodies[i] = ARGV[b]

@@ -6,7 +6,7 @@
 --   fgroup              the outermost group a failure went through (none: a chain step failed)
 --   n:<i>               node i: "<kind> parent pos first count queue immutable delay eta onSuccess onError"
 --                       kind L (a job), C (chain), D (chord: a chain of a group and a callback), G (group)
---   j:<i>               a job node's entry fields (cmsgpack), enqueued when the node starts
+--   j:<i>               a job node's entry fields (cmsgpack; meta without "e"), enqueued when the node starts
 --   v:<i>               how node i ended: 's' .. msgpack value, or 'f' .. msgpack failure
 --   c:<i>               a group's count of ended children
 -- Nodes are numbered breadth-first, so a node's children are first .. first + count - 1.
@@ -94,6 +94,11 @@ wfStart = function(ctx, i, input)
     if not body then return end
     local fields = cmsgpack.unpack(body)
     if input and not node.immutable then fields[6] = wfPrepend(fields[6], input) end
+    -- Enqueued now (its meta is stored without "e": workflows.ts), so its queue wait counts from its start.
+    local rest = string.sub(fields[12], 2)
+    local sep = ','
+    if string.sub(rest, 1, 1) == '}' then sep = '' end
+    fields[12] = '{"e":' .. string.format('%d', ctx.now()) .. sep .. rest
     local q = node.queue
     local due = nil
     if node.delay >= 0 then due = ctx.now() + node.delay elseif node.eta >= 0 then due = node.eta end
