@@ -30,6 +30,8 @@ export class TcpProxy {
   private readonly sent = new Map<string, number>();
   private readonly answered = new Map<string, number>();
   private swallow: { text: string; done: () => void } | undefined;
+  /** Replies of the server held back (holdReplies), in order, with their link. */
+  private heldReplies: [Link, Buffer][] | undefined;
   private readonly acceptWaiters: (() => void)[] = [];
   /** Redis's side of abandoned connections, closed with the proxy. */
   private readonly abandoned = new Set<Socket>();
@@ -148,6 +150,22 @@ export class TcpProxy {
     return new Promise((resolve) => (this.swallow = { text: text.toLowerCase(), done: resolve }));
   }
 
+  /**
+   * Holds back what the server sends, on every connection, until
+   * releaseReplies(): what a client sends meanwhile went out before it had
+   * any reply (one round trip, however many commands).
+   */
+  holdReplies(): void {
+    this.heldReplies ??= [];
+  }
+
+  /** Passes on the replies held back, in order, and stops holding. */
+  releaseReplies(): void {
+    const held = this.heldReplies ?? [];
+    this.heldReplies = undefined;
+    for (const [link, chunk] of held) if (this.links.has(link)) this.reply(link, chunk);
+  }
+
   async close(): Promise<void> {
     this.dropAll();
     for (const socket of this.abandoned) socket.destroy();
@@ -186,20 +204,26 @@ export class TcpProxy {
       server.write(chunk);
     });
     server.on('data', (chunk: Buffer) => {
-      const swallow = this.swallow;
-      if (swallow !== undefined && chunk.toString('latin1').toLowerCase().includes(swallow.text)) {
-        this.swallow = undefined;
-        this.cut(link);
-        swallow.done();
-        return;
-      }
-      for (const pattern of link.pending) this.answered.set(pattern, (this.answered.get(pattern) ?? 0) + 1);
-      link.pending.clear();
-      client.write(chunk);
+      if (this.heldReplies !== undefined) this.heldReplies.push([link, chunk]);
+      else this.reply(link, chunk);
     });
     const end = (): void => this.cut(link);
     client.on('close', end);
     server.on('close', end);
+  }
+
+  /** Passes a server's reply to its client (or swallows it: swallowReply). */
+  private reply(link: Link, chunk: Buffer): void {
+    const swallow = this.swallow;
+    if (swallow !== undefined && chunk.toString('latin1').toLowerCase().includes(swallow.text)) {
+      this.swallow = undefined;
+      this.cut(link);
+      swallow.done();
+      return;
+    }
+    for (const pattern of link.pending) this.answered.set(pattern, (this.answered.get(pattern) ?? 0) + 1);
+    link.pending.clear();
+    link.client.write(chunk);
   }
 
   /** Ends both sides; the client's with a reset (ECONNRESET), as a network failure does. */

@@ -7,8 +7,9 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, inject, it } from 'vitest';
+import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { chain, ResultGoneError, task, WorkflowHandle } from 'prefork';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { brokerFor, cleanup, makeClient, makeWorker, newLedger, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -48,6 +49,29 @@ describe.each(['memory', 'redis'] as const)("A workflow's record over %s", (kind
 });
 
 describe("A workflow's record on Redis", () => {
+  it('getResult of an id without a result reads the workflow record in the same round trip', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('wf');
+    const proxy = await TcpProxy.start(url);
+    try {
+      const client = makeClient(proxy.url, namespace);
+      const flow = await client.enqueue(chain(task('add', [1, 2], { queue: 'unserved' }), task('double')));
+      for (const id of [randomUUID(), flow.id]) {
+        proxy.watch(`:wf:${id}`);
+        proxy.holdReplies();
+        const reading = client.getResult(id);
+        // The workflow's record is asked for while no reply has come back: with the result's GET.
+        await vi.waitFor(() => expect(proxy.sentCount(`:wf:${id}`)).toBe(1));
+        proxy.releaseReplies();
+        const record = await reading;
+        if (id === flow.id) expect(record).toMatchObject({ id, task: 'workflow', state: 'PENDING' });
+        else expect(record).toBeUndefined();
+      }
+    } finally {
+      await proxy.close();
+    }
+  });
+
   it('has no expiry while pending, the TTL once ended; deleted while waited for, the handle rejects', async () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('wf');

@@ -164,7 +164,12 @@ export class RedisBroker implements Broker {
     this.results = new Results(this.keys, resultTtl);
     this.events = new Events(this.keys, eventsMaxLen, this.log);
     this.workflows = new Workflows(this.keys, this.results);
-    this.results.missing = (redis, ids) => this.workflows.outcomes(redis, ids);
+    const workflows = this.workflows;
+    this.results.others = {
+      addRead: (pipe, id) => workflows.addOutcomeRead(pipe, id),
+      read: (redis, id) => workflows.readOutcome(redis, id),
+      decode: (id, reply) => workflows.outcomeFrom(id, reply),
+    };
     this.deliveries = new Deliveries(this.keys, this.results, deadMax, this.events, this.workflows);
     this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log, this.workflows);
     this.admin = new QueueAdmin(this.keys);

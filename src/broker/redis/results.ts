@@ -28,7 +28,7 @@ export class Results {
   /** Per client: the blocking connection's replacements when its last read ended. */
   private readonly replacementsSeen = new Map<string, number>();
   /** Where records not stored as results are also looked for (workflows' outcomes). */
-  missing: ((redis: Redis, ids: readonly string[]) => Promise<(ResultRecord | undefined)[]>) | undefined;
+  others: OtherRecords | undefined;
 
   constructor(
     private readonly keys: Keys,
@@ -70,10 +70,19 @@ export class Results {
     pipe.pexpire(reply, this.ttlMs);
   }
 
+  /**
+   * One round trip: the result's GET and the read of the id's other record
+   * go out together (two commands: cheaper for the client than a pipeline
+   * of them); a result wins.
+   */
   async get(redis: Redis, id: string): Promise<ResultRecord | undefined> {
-    const raw = await redis.getBuffer(this.keys.result(id));
+    const stored = redis.getBuffer(this.keys.result(id));
+    const others = this.others;
+    const other = others?.read(redis, id);
+    other?.catch(() => undefined); // awaited below, unless a result is found (or the GET fails) first
+    const raw = await stored;
     if (raw !== null) return decodeResult(raw);
-    return this.missing === undefined ? undefined : (await this.missing(redis, [id]))[0];
+    return other === undefined || others === undefined ? undefined : others.decode(id, await other);
   }
 
   /**
@@ -137,11 +146,30 @@ export class Results {
       if (err) throw err;
       for (const raw of raws as (Buffer | null)[]) out.push(raw === null ? undefined : decodeResult(raw));
     }
+    // A second round trip only for ids without a result (announced ids have one: the usual batch needs none).
     const lost = ids.filter((_, i) => out[i] === undefined);
-    if (lost.length === 0 || this.missing === undefined) return out;
-    const found = await this.missing(redis, lost);
+    const others = this.others;
+    if (lost.length === 0 || others === undefined) return out;
+    const more = redis.pipeline();
+    for (const id of lost) others.addRead(more, id);
+    const replies = (await more.exec()) ?? [];
     let at = 0;
-    for (let i = 0; i < out.length; i++) if (out[i] === undefined) out[i] = found[at++];
+    for (let i = 0; i < out.length; i++) {
+      if (out[i] !== undefined) continue;
+      const [err, reply] = replies[at] ?? [null, null];
+      if (err) throw err;
+      out[i] = others.decode(lost[at++] as string, reply);
+    }
     return out;
   }
+}
+
+/** Records of ids that are not stored as results (a workflow's outcome), read alongside the results. */
+export interface OtherRecords {
+  /** Adds the read of `id`'s record to a pipeline (one command). */
+  addRead(pipe: ChainableCommander, id: string): void;
+  /** Sends the same command alone; resolves with its reply. */
+  read(redis: Redis, id: string): Promise<unknown>;
+  /** The record in that command's reply, or undefined. */
+  decode(id: string, reply: unknown): ResultRecord | undefined;
 }

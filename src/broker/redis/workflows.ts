@@ -166,19 +166,22 @@ export class Workflows {
     return record;
   }
 
-  /** The outcome records of workflows among `ids` (undefined where none is stored): one pipeline. */
-  async outcomes(redis: Redis, ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
-    const pipe = redis.pipeline();
-    for (const id of ids) pipe.hmgetBuffer(this.keys.workflow(id), 'state', 'out', 'fgroup');
-    const replies = (await pipe.exec()) ?? [];
-    return ids.map((id, i) => {
-      const [err, raw] = replies[i] ?? [null, null];
-      if (err) throw err;
-      const [state, out, fgroup] = raw as (Buffer | null)[];
-      return state === null || state === undefined
-        ? undefined
-        : workflowResult(this.head(id, state, out ?? null, fgroup ?? null));
-    });
+  /** Adds the read of workflow `id`'s outcome to a pipeline (Results reads it for ids without a result). */
+  addOutcomeRead(pipe: ChainableCommander, id: string): void {
+    pipe.hmgetBuffer(this.keys.workflow(id), 'state', 'out', 'fgroup');
+  }
+
+  /** Reads workflow `id`'s outcome alone (addOutcomeRead's command); resolves with the reply for outcomeFrom. */
+  readOutcome(redis: Redis, id: string): Promise<unknown> {
+    return redis.hmgetBuffer(this.keys.workflow(id), 'state', 'out', 'fgroup');
+  }
+
+  /** Workflow `id`'s outcome as a result record, from addOutcomeRead's reply; undefined without a record. */
+  outcomeFrom(id: string, reply: unknown): ResultRecord | undefined {
+    const [state, out, fgroup] = (reply ?? []) as (Buffer | null | undefined)[];
+    return state === null || state === undefined
+      ? undefined
+      : workflowResult(this.head(id, state, out ?? null, fgroup ?? null));
   }
 
   private head(id: string, state: Buffer, out: Buffer | null, fgroup: Buffer | null): WorkflowRecord {
