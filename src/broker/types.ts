@@ -543,7 +543,9 @@ export interface BrokerProducer {
    * was not added. `workflows` go in the same round trip, after the jobs:
    * each one whole or not at all (its record and the jobs of its first
    * steps); the steps after them are enqueued by whoever settles the step
-   * before, atomically with that settlement.
+   * before, atomically with that settlement. A workflow whose record
+   * exists already (a call sent again after its reply was lost) is left as
+   * it is: it never starts twice.
    */
   enqueue(jobs: readonly NewJob[], workflows?: readonly CompiledWorkflow[]): Promise<(string | undefined)[]>;
 }

@@ -9,8 +9,12 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { chain, ResultGoneError, task, WorkflowHandle } from 'prefork';
+import { createBroker } from '../../dist/broker/index.js';
+import type { NewJob } from '../../dist/broker/types.js';
+import { encodeBody } from '../../dist/protocol/codec.js';
+import { compileWorkflow } from '../../dist/workflow/compile.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { brokerFor, cleanup, makeClient, makeWorker, newLedger, uniqueName } from '../helpers/worker.js';
+import { brokerFor, cleanup, makeClient, makeWorker, newLedger, silent, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -37,6 +41,31 @@ describe.each(['memory', 'redis'] as const)("A workflow's record over %s", (kind
     expect(one?.finishedAt).toBeGreaterThan(0);
     expect(two?.enqueuedAt).toBeGreaterThanOrEqual(one?.finishedAt as number);
     expect(two?.startedAt).toBeGreaterThanOrEqual(two?.enqueuedAt as number);
+  });
+
+  it('a workflow enqueued again (its call sent again after a lost reply) starts once', async () => {
+    const b = createBroker(brokerFor(kind, inject('redisUrl')), { namespace: uniqueName('wf'), logger: silent });
+    await b.connect();
+    try {
+      const id = randomUUID();
+      const build = (sig: { name: string; args: readonly unknown[] }): NewJob => ({
+        id: randomUUID(),
+        task: sig.name,
+        queue: 'default',
+        payload: encodeBody([...sig.args]),
+        attempt: 0,
+        redeliveries: 0,
+        options: {},
+        enqueuedAt: Date.now(),
+      });
+      const workflow = compileWorkflow(chain(task('add', [1, 2]), task('double')), id, build);
+      expect(await b.enqueue([], [workflow])).toEqual([]);
+      expect(await b.enqueue([], [workflow])).toEqual([]);
+      expect((await b.counts(['default']))[0]).toMatchObject({ waiting: 1 });
+      expect(await b.getWorkflow(id, false)).toMatchObject({ id, state: 'PENDING' });
+    } finally {
+      await b.close();
+    }
   });
 
   it('a handle of a workflow without a record rejects with ResultGoneError', async () => {

@@ -127,7 +127,9 @@ export class MemoryBroker implements Broker {
     const touched = new Set<string>();
     const now = Date.now();
     const host = flowHost(this.state, touched, now);
-    for (const workflow of workflows) this.state.workflows.add(workflow, workflow.ttlMs ?? this.resultTtl, now, host);
+    for (const workflow of workflows)
+      if (!this.state.workflows.has(workflow.id, now))
+        this.state.workflows.add(workflow, workflow.ttlMs ?? this.resultTtl, now, host);
     this.state.waiters.changed(touched);
     return out;
   }

@@ -46,6 +46,11 @@ export interface FlowHost {
 export class MemoryWorkflows {
   private readonly flows = new Map<string, Flow>();
 
+  /** A workflow with this id has a record (pending, or ended and not expired). */
+  has(id: string, now: number): boolean {
+    return this.live(id, now) !== undefined;
+  }
+
   add(workflow: CompiledWorkflow, ttlMs: number, now: number, host: FlowHost): void {
     for (const [id, flow] of this.flows) if (flow.expiresAt <= now) this.flows.delete(id);
     const flow: Flow = {

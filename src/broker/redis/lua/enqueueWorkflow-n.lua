@@ -14,7 +14,8 @@
   ARGV[5 .. 4+N] node i's description (lib/workflow.lua, n:<i>)
   then, for each job node in node order, its entry fields (cmsgpack array)
 
-  Returns 1.
+  Returns 1, or 0 when the record exists already (a call sent again after
+  its reply was lost: nothing is changed, the workflow is not started twice).
 ]]
 local wf, jobs = KEYS[1], KEYS[2]
 if #KEYS < 4 or #KEYS % 2 ~= 0 then error({ err = 'ERR prefork: enqueueWorkflow: expected 2 + 2 per queue keys' }) end
@@ -54,6 +55,8 @@ for i = 0, n - 1 do
   end
 end
 if b ~= #ARGV + 1 then badArg(b, 'unexpected argument: expected ' .. (b - 1) .. ' arguments, got ' .. #ARGV) end
+-- Enqueued already: this is the same call sent again (its reply was lost with the connection).
+if redis.call('EXISTS', wf) == 1 then return 0 end
 
 -- ACK_CHUNK values (an even number: whole field/value pairs) per HSET: unpack's limit.
 for c = 1, #record, ACK_CHUNK do
