@@ -707,7 +707,12 @@ export interface BrokerAdmin {
   purge(queue: string): Promise<number>;
   /** Up to `limit` dead jobs of a queue, newest first. */
   listDead(queue: string, limit: number): Promise<DeadJob[]>;
-  /** Moves dead jobs back to their queue (attempt and redeliveries reset); `ids` undefined = all. Returns how many. */
+  /**
+   * Moves dead jobs back to their queue (attempt and redeliveries reset);
+   * `ids` undefined = all. Returns how many. A workflow's job is never
+   * moved: its workflow recorded its failure when it died (and went on or
+   * ended), so a rerun would belong to nothing.
+   */
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
   /** Drops dead jobs of a queue: those with these ids, or every one (`ids` undefined). Returns how many. */
   purgeDead(queue: string, ids?: readonly string[]): Promise<number>;

@@ -1,6 +1,7 @@
 /**
  * `prefork result <id>` of a workflow shows its tree with each member's
- * state, as text and as JSON (what `handle.state()` gives).
+ * state, as text and as JSON (what `handle.state()` gives); `prefork dead
+ * retry` leaves a workflow's dead job dead, saying why.
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -44,5 +45,29 @@ describe('prefork result of a workflow', { timeout: 120_000 }, () => {
     expect(text).toMatch(/^failed: +boom \(job \S+\): Error: boom 1$/m);
     expect(text).toMatch(/^├─ boom {2}FAILURE {2}\S+ {2}Error: boom 1$/m);
     expect(text).toMatch(/^└─ double {2}SKIPPED {2}\S+$/m);
+  });
+
+  it("dead retry refuses a workflow's dead job, naming it and its workflow; --all leaves it with a warning", async () => {
+    const url = await emptyRedisDb(DB);
+    await makeWorker({ broker: url }).start();
+    const client = makeClient(url);
+    const flow = await client.enqueue(chain(task('boom', [1]), task('double')));
+    await expect(flow.result({ timeout: 30_000 })).rejects.toThrow('boom 1');
+    const step = (await flow.state())?.tree.children?.[0]?.id as string;
+    const lone = await client.enqueue('boom', [2]);
+    await expect(lone.result({ timeout: 30_000 })).rejects.toThrow('boom 2');
+
+    const refused = run(['dead', 'retry', step, '--broker', url]);
+    expect(refused).toMatchObject({ code: 1, stdout: 'requeued 0 dead job(s)\n' });
+    expect(refused.stderr).toBe(
+      `error: not retried: job ${step} is a step of workflow ${flow.id}, which recorded its failure when it died: ` +
+        'a rerun would belong to no workflow (enqueue the workflow again instead)\n',
+    );
+    const all = run(['dead', 'retry', '--all', '--json', '--broker', url]);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toEqual({ requeued: 1, notDead: [], inWorkflow: [{ id: step, workflow: flow.id }] });
+    expect(all.stderr).toMatch(new RegExp(`^warning: left dead: job ${step} is a step of workflow ${flow.id}, `));
+    const listed = JSON.parse(run(['dead', 'list', '--json', '--broker', url]).stdout) as { id: string }[];
+    expect(listed.map((d) => d.id)).toContain(step);
   });
 });

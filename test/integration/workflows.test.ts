@@ -313,7 +313,7 @@ describe.each(['memory', 'redis'] as const)('A workflow member that leaves witho
     }
   }
 
-  it('buried by a recovery, fails its chain with a WorkerLostError and runs its onError once', async () => {
+  it('buried by a recovery, fails its chain with a WorkerLostError, runs its onError once, stays dead', async () => {
     await withBroker(buriedByRecovery);
   });
 
@@ -367,6 +367,10 @@ async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
     view?.failure,
     'poison',
   ]);
+  // It stays dead: its workflow recorded its failure, a rerun would belong to nothing.
+  expect(await b.retryDead('default', [member as string])).toBe(0);
+  expect(await b.retryDead('default', undefined)).toBe(0);
+  expect((await b.counts(['default']))[0]).toMatchObject({ dead: 1 });
 }
 
 async function settledTwice(b: Broker, client: Client): Promise<void> {

@@ -570,7 +570,8 @@ export class MemoryBroker implements Broker {
   async retryDead(queue: string, ids: readonly string[] | undefined): Promise<number> {
     const q = this.state.peek(queue);
     if (q === undefined) return 0;
-    const back = q.unbury(ids);
+    // A workflow's job stays dead (retryDead-3.lua): its workflow recorded its failure already.
+    const back = q.unbury(ids, (d) => d.job.workflow === undefined);
     for (const { job } of back) q.main.push({ ...job, attempt: 0, redeliveries: 0 });
     this.state.waiters.changed([queue]);
     return back.length;

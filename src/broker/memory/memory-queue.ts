@@ -145,12 +145,11 @@ export class MemoryQueue {
   }
 
   /** Takes dead jobs out (`ids` undefined = all), oldest first. */
-  unbury(ids: readonly string[] | undefined): DeadJob[] {
-    if (ids === undefined) return this.dead.splice(0);
-    const wanted = new Set(ids);
+  unbury(ids: readonly string[] | undefined, may: (d: DeadJob) => boolean = () => true): DeadJob[] {
+    const wanted = ids === undefined ? undefined : new Set(ids);
     const out: DeadJob[] = [];
     const keep: DeadJob[] = [];
-    for (const d of this.dead) (wanted.has(d.job.id) ? out : keep).push(d);
+    for (const d of this.dead) ((wanted === undefined || wanted.has(d.job.id)) && may(d) ? out : keep).push(d);
     this.dead.splice(0, this.dead.length, ...keep);
     return out;
   }

@@ -43,12 +43,13 @@ const SCRIPTS = {
 
 export type ScriptName = keyof typeof SCRIPTS;
 
-/** Scripts that also get lib/workflow.lua after the prelude (they start a workflow's steps). */
+/** Scripts that also get lib/workflow.lua after the prelude (they start a workflow's steps, or read a job's place in one). */
 const WITH_WORKFLOWS: ReadonlySet<ScriptName> = new Set([
   'enqueueWorkflow',
   'fetchJobs',
   'removeJob',
   'recoverEntries',
+  'retryDead',
 ]);
 type Arg = string | number | Buffer;
 

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import type { BrokerAdmin } from '../../broker/types.js';
 import { withBroker } from '../connect.js';
-import { changeDead } from '../dead-jobs.js';
+import { changeDead, deadWorkflowJobs, inWorkflowLines } from '../dead-jobs.js';
 import { argsJson, argsText, isoTime } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
@@ -77,17 +77,24 @@ export function registerAdmin(program: Command): void {
     .action(async (ids: string[], flags: { all?: boolean; broker?: string; queue?: string; json?: boolean }) => {
       if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
       if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
-      const { requeued, unknown } = await withBroker(flags.broker, async (b) => {
+      const { requeued, unknown, inWorkflow } = await withBroker(flags.broker, async (b) => {
         if (flags.all) {
           let total = 0;
-          for (const queue of await queuesOf(b, flags.queue)) total += await b.retryDead(queue, undefined);
-          return { requeued: total, unknown: [] };
+          const queues = await queuesOf(b, flags.queue);
+          for (const queue of queues) total += await b.retryDead(queue, undefined);
+          // What --all left: the workflows' jobs (retryDead never moves them).
+          return { requeued: total, unknown: [], inWorkflow: await deadWorkflowJobs(b, queues) };
         }
-        const { count, notDead } = await changeDead(b, 'retry', ids, flags.queue);
-        return { requeued: count, unknown: notDead };
+        const { count, notDead, inWorkflow } = await changeDead(b, 'retry', ids, flags.queue);
+        return { requeued: count, unknown: notDead, inWorkflow };
       });
-      if (flags.json) printJson({ requeued, notDead: unknown });
+      // inWorkflow only when there are some: the usual document stays as it was.
+      if (flags.json) printJson({ requeued, notDead: unknown, ...(inWorkflow.length > 0 ? { inWorkflow } : {}) });
       else process.stdout.write(`requeued ${requeued} dead job(s)\n`);
+      // Asked for by id, a workflow's job is refused (exit 1); --all skips them, with a warning.
+      const label = flags.all ? 'warning: left dead:' : 'error: not retried:';
+      for (const line of inWorkflowLines(inWorkflow)) process.stderr.write(`${label} ${line}\n`);
+      if (!flags.all && inWorkflow.length > 0) process.exitCode = 1;
       if (unknown.length > 0) {
         const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
         process.stderr.write(`error: not in ${where}: ${unknown.join(', ')}\n`);

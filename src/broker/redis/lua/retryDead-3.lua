@@ -1,5 +1,7 @@
 --[[
   Moves dead jobs back to their queue with attempt and redeliveries reset.
+  A workflow's job stays dead: its workflow recorded its failure when it
+  died (and went on, or ended), so a rerun would belong to nothing.
 
   KEYS[1] {ns}:dead:<q>
   KEYS[2] {ns}:q:<q>
@@ -8,7 +10,7 @@
   ARGV[1] '1' = every dead job, '0' = only the jobs listed next
   ARGV[2..] job ids (the entry id stands in for a job with no id field)
 
-  Returns how many jobs were moved.
+  Returns how many jobs were moved (a workflow's listed is not).
 ]]
 local dead, stream = KEYS[1], KEYS[2]
 local all = oneOfArg(1, 'all flag', { '0', '1' }) == '1'
@@ -22,7 +24,7 @@ while true do
   for _, e in ipairs(entries) do
     local id, fields = e[1], e[2]
     local jobId = getField(fields, 'id')
-    if all or wanted[id] or (jobId and wanted[jobId]) then
+    if (all or wanted[id] or (jobId and wanted[jobId])) and not wfRefOf(fields) then
       local job = {}
       for i = 1, #fields, 2 do
         local f = fields[i]
