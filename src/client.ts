@@ -182,18 +182,19 @@ function checkUnique(unique: unknown): { key?: string; ttl?: number } {
   return out;
 }
 
-/** A signature's options as its job takes them (without what the workflow handles). */
+/**
+ * A signature's options as its job takes them (without what the workflow
+ * handles). fromEntries defines each key as an own property: a `__proto__`
+ * key (JSON.parse makes one) stays a key, refused as unknown by the checks,
+ * where an assignment would set the copy's prototype.
+ */
 function stepOptions(sig: Signature): EnqueueOptions {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(sig.options)) if (!STEP_ONLY.has(key)) out[key] = value;
-  return out;
+  return Object.fromEntries(Object.entries(sig.options).filter(([key]) => !STEP_ONLY.has(key)));
 }
 
 /** A lone signature's options as enqueue takes them (callbacks kept: they make it a workflow). */
 function jobOptionsOf(sig: Signature): EnqueueOptions {
-  const out: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(sig.options)) if (key !== 'immutable') out[key] = value;
-  return out;
+  return Object.fromEntries(Object.entries(sig.options).filter(([key]) => key !== 'immutable'));
 }
 
 function closedWhileWaiting(id: string): ClientClosedError {

@@ -16,6 +16,7 @@ import {
   task,
   WorkflowError,
   WorkflowHandle,
+  type SignatureOptions,
   type WorkerOptions,
 } from 'prefork';
 import { createBroker } from '../../dist/broker/index.js';
@@ -257,6 +258,22 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(err).toBeInstanceOf(WorkflowError);
     expect((err as WorkflowError).member).toMatchObject({ id, error: { name: 'RevokedError' } });
     expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
+  it('a signature refuses an unknown option as enqueue does, a __proto__ key from JSON included', async () => {
+    const { client } = await setup();
+    const fromJson = (): SignatureOptions => JSON.parse('{"__proto__": {"queue": "elsewhere"}}') as SignatureOptions;
+    const unknown = /unknown option "__proto__"/;
+    await expect(client.enqueue('add', [1, 2], fromJson())).rejects.toThrow(unknown);
+    await expect(client.enqueue(task('add', [1, 2], fromJson()))).rejects.toThrow(unknown);
+    await expect(client.enqueue(chain(task('add', [1, 2]), task('double', [], fromJson())))).rejects.toThrow(
+      /chain step 2.*unknown option "__proto__"/,
+    );
+    await expect(client.enqueue(task('add', [1, 2], { colour: 'red' } as SignatureOptions))).rejects.toThrow(
+      /unknown option "colour"/,
+    );
+    const counts = await countsOf(client, ['default', 'elsewhere']);
+    expect(counts.map((c) => c.waiting + c.delayed)).toEqual([0, 0]);
   });
 
   it('bad input throws OptionError naming the place, and nothing is enqueued', async () => {
