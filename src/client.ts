@@ -57,7 +57,8 @@ import { Chain, Chord, Group, isWorkflowPart, type WorkflowPart } from './workfl
 import { Signature, type EnqueueOptions, type UniqueOptions } from './enqueue-options.js';
 
 export type { EnqueueOptions, UniqueOptions } from './enqueue-options.js';
-import { groupFailure, unendedJobs, workflowView, type WorkflowView } from './workflow/view.js';
+import type { WorkflowView } from './workflow/view.js';
+import { readWorkflowView, WorkflowHandle } from './workflow/handle.js';
 
 /** The broker roles a Client uses: it enqueues, reads results, finds jobs, revokes them and reads events. */
 export type ClientBroker = BrokerConnection &
@@ -270,44 +271,6 @@ export class JobHandle<T = unknown> {
   }
 }
 
-/**
- * A workflow that was enqueued (a chain, group or chord): its id, its result
- * once its last step ended, and its tree of steps.
- * @template T what the workflow resolves with (its last step's result; a group's: the list of its members')
- */
-export class WorkflowHandle<T = unknown> {
-  /** Made by `Client.enqueue`, not by hand. */
-  constructor(
-    /** The workflow's id (`prefork result <id>` shows its tree). */
-    readonly id: string,
-    private readonly client: Client,
-  ) {}
-
-  /**
-   * Resolves with the workflow's result: a chain's last step's, a group's
-   * list of its members' (in member order), a chord's callback's. Rejects
-   * when a step failed for good: with that step's error when it was a step
-   * of a chain, with a WorkflowError (naming the member, with every member's
-   * state and value or error) when it failed in a group or a chord; with
-   * ResultTimeoutError past `timeout` (ms or "30s"), ResultGoneError once its
-   * records expired, ClientClosedError on close().
-   */
-  async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
-    const record = await this.client.waitForWorkflow(this.id, options.timeout);
-    if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
-    throw await this.client.workflowFailure(this.id, record);
-  }
-
-  /**
-   * The workflow's state and its tree, each node with its state (a job's,
-   * or WAITING / SKIPPED), value or error; undefined when the broker knows
-   * nothing of it (or its records expired with the result TTL).
-   */
-  state(): Promise<WorkflowView | undefined> {
-    return this.client.getWorkflowState(this.id);
-  }
-}
-
 /** The last progress a job reported (`JobHandle.progress()`). */
 export interface ProgressReport {
   /** The value the task gave `currentTask().progress()`. */
@@ -503,15 +466,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** A workflow's state and tree (see `WorkflowHandle.state()`). */
   async getWorkflowState(id: string): Promise<WorkflowView | undefined> {
     await this.connect();
-    const record = await this.broker.getWorkflow(id, true);
-    if (record === undefined) return undefined;
-    const ids = unendedJobs(record);
-    const stored = ids.length === 0 ? [] : await this.broker.getResults(ids);
-    const results = new Map<string, ResultRecord>();
-    stored.forEach((r, i) => {
-      if (r !== undefined) results.set(ids[i] as string, r);
-    });
-    return workflowView(record, results);
+    return readWorkflowView(this.broker, id);
   }
 
   /**
@@ -525,24 +480,6 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     } finally {
       this.flows.delete(id);
     }
-  }
-
-  /**
-   * The error a failed workflow's handle rejects with: a WorkflowError when
-   * it failed in a group (or a chord), else the failed step's own error.
-   * @internal
-   */
-  async workflowFailure(id: string, record: ResultRecord): Promise<Error> {
-    const fallback = (): Error => (record.error ? deserializeError(record.error) : new JobFailedError(id));
-    const flow = await this.broker.getWorkflow(id, true).catch(() => undefined);
-    if (flow?.failure === undefined) return fallback();
-    const view = await this.getWorkflowState(id).catch(() => undefined);
-    const inGroup = view === undefined ? undefined : groupFailure(view, flow);
-    if (inGroup !== undefined) return inGroup;
-    // A chain step failed: its own error, whole (stack and properties) when its result is kept.
-    const step = await this.broker.getResult(flow.failure.id).catch(() => undefined);
-    if (step?.error !== undefined && step.state !== 'SUCCESS') return deserializeError(step.error);
-    return fallback();
   }
 
   /**

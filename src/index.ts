@@ -36,7 +36,6 @@ export type { JobLogLevel } from './consumer/job-log.js';
 export {
   Client,
   JobHandle,
-  WorkflowHandle,
   type ClientOptions,
   type ClientBroker,
   type EnqueueOptions,
@@ -46,6 +45,7 @@ export {
   type UniqueOptions,
 } from './client.js';
 export type { BackoffInput } from './job-option-checks.js';
+export { WorkflowHandle, type WorkflowClient, type WorkflowReader } from './workflow/handle.js';
 export { task, chain, group, chord } from './workflow/parts.js';
 export type { Signature, Chain, Group, Chord, SignatureOptions, WorkflowPart } from './workflow/parts.js';
 export type { WorkflowView, WorkflowNodeView, WorkflowNodeState } from './workflow/view.js';

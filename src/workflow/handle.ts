@@ -1,0 +1,85 @@
+import type { BrokerResults, ResultRecord } from '../broker/types.js';
+import { JobFailedError } from '../errors.js';
+import { deserializeError } from '../protocol/error-codec.js';
+import { groupFailure, unendedJobs, workflowView, type WorkflowView } from './view.js';
+
+/** What reading a workflow needs of the broker: its record and its jobs' results. */
+export type WorkflowReader = Pick<BrokerResults, 'getWorkflow' | 'getResult' | 'getResults'>;
+
+/** What a WorkflowHandle needs of its client: a Client is one. */
+export interface WorkflowClient {
+  /** The client's broker. */
+  readonly broker: WorkflowReader;
+  /** Resolves with the workflow's final record (see `Client.waitForResult`). */
+  waitForWorkflow(id: string, timeout: number | string | undefined): Promise<ResultRecord>;
+  /** The workflow's state and tree. */
+  getWorkflowState(id: string): Promise<WorkflowView | undefined>;
+}
+
+/**
+ * A workflow that was enqueued (a chain, group or chord): its id, its result
+ * once its last step ended, and its tree of steps.
+ * @template T what the workflow resolves with (its last step's result; a group's: the list of its members')
+ */
+export class WorkflowHandle<T = unknown> {
+  /** Made by `Client.enqueue`, not by hand. */
+  constructor(
+    /** The workflow's id (`prefork result <id>` shows its tree). */
+    readonly id: string,
+    private readonly client: WorkflowClient,
+  ) {}
+
+  /**
+   * Resolves with the workflow's result: a chain's last step's, a group's
+   * list of its members' (in member order), a chord's callback's. Rejects
+   * when a step failed for good: with that step's error when it was a step
+   * of a chain, with a WorkflowError (naming the member, with every member's
+   * state and value or error) when it failed in a group or a chord; with
+   * ResultTimeoutError past `timeout` (ms or "30s"), ResultGoneError once its
+   * records expired, ClientClosedError on close().
+   */
+  async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
+    const record = await this.client.waitForWorkflow(this.id, options.timeout);
+    if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
+    throw await workflowFailure(this.client.broker, this.id, record);
+  }
+
+  /**
+   * The workflow's state and its tree, each node with its state (a job's,
+   * or WAITING / SKIPPED), value or error; undefined when the broker knows
+   * nothing of it (or its records expired with the result TTL).
+   */
+  state(): Promise<WorkflowView | undefined> {
+    return this.client.getWorkflowState(this.id);
+  }
+}
+
+/** A workflow's state and tree: its record, and the stored results of its jobs that have not ended. */
+export async function readWorkflowView(broker: WorkflowReader, id: string): Promise<WorkflowView | undefined> {
+  const record = await broker.getWorkflow(id, true);
+  if (record === undefined) return undefined;
+  const ids = unendedJobs(record);
+  const stored = ids.length === 0 ? [] : await broker.getResults(ids);
+  const results = new Map<string, ResultRecord>();
+  stored.forEach((r, i) => {
+    if (r !== undefined) results.set(ids[i] as string, r);
+  });
+  return workflowView(record, results);
+}
+
+/**
+ * The error a failed workflow's handle rejects with: a WorkflowError when
+ * it failed in a group (or a chord), else the failed step's own error.
+ */
+export async function workflowFailure(broker: WorkflowReader, id: string, record: ResultRecord): Promise<Error> {
+  const fallback = (): Error => (record.error ? deserializeError(record.error) : new JobFailedError(id));
+  const flow = await broker.getWorkflow(id, true).catch(() => undefined);
+  if (flow?.failure === undefined) return fallback();
+  const view = await readWorkflowView(broker, id).catch(() => undefined);
+  const inGroup = view === undefined ? undefined : groupFailure(view, flow);
+  if (inGroup !== undefined) return inGroup;
+  // A chain step failed: its own error, whole (stack and properties) when its result is kept.
+  const step = await broker.getResult(flow.failure.id).catch(() => undefined);
+  if (step?.error !== undefined && step.state !== 'SUCCESS') return deserializeError(step.error);
+  return fallback();
+}
