@@ -326,7 +326,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * announced after the script that ended it, so an announcement lost with
    * its node is made up for by re-reading them once per wait slice.
    */
-  private readonly flows = new Set<string>();
+  private readonly flows = new Map<string, number>();
   private flowsReadAt = 0;
   /** Aborted by close(): ends the pause between reads at once. */
   private readonly closing = new AbortController();
@@ -474,11 +474,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * @internal
    */
   async waitForWorkflow(id: string, timeout: number | string | undefined): Promise<ResultRecord> {
-    this.flows.add(id);
+    // Counted: one of two waits on a workflow that ends (a timeout) leaves it re-read for the other.
+    this.flows.set(id, (this.flows.get(id) ?? 0) + 1);
     try {
       return await this.waitForResult(id, timeout, true);
     } finally {
-      this.flows.delete(id);
+      const left = (this.flows.get(id) ?? 1) - 1;
+      if (left > 0) this.flows.set(id, left);
+      else this.flows.delete(id);
     }
   }
 
@@ -791,7 +794,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** Reads the outcome of every workflow waited for (see `flows`). */
   private async rereadFlows(): Promise<void> {
     this.flowsReadAt = Date.now();
-    const ids = [...this.flows].filter((id) => this.waiters.has(id));
+    const ids = [...this.flows.keys()].filter((id) => this.waiters.has(id));
     if (ids.length === 0) return;
     const records = await this.broker.getResults(ids);
     records.forEach((record, i) => {

@@ -12,6 +12,7 @@ import {
   Client,
   group,
   OptionError,
+  ResultTimeoutError,
   RevokedError,
   task,
   WorkflowError,
@@ -185,6 +186,17 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     const flow = await client.enqueue(chain(task('record', [1000]), task('echo', ['done'], { immutable: true })));
     // `other` did not enqueue it: nothing is announced to it; it finds the end by reading the workflow.
     expect(await new WorkflowHandle(flow.id, other).result({ timeout: 30_000 })).toBe('done');
+  });
+
+  it('one of two waits on a workflow timing out leaves the other waiting, and told of its end', async () => {
+    const { client, broker, namespace } = await setup();
+    const other = makeClient(broker, namespace);
+    const flow = await client.enqueue(chain(task('record', [1500]), task('echo', ['done'], { immutable: true })));
+    // Nothing is announced to `other`: its waits find the end by re-reading the workflow.
+    const handle = new WorkflowHandle(flow.id, other);
+    const long = handle.result({ timeout: 30_000 });
+    await expect(handle.result({ timeout: 100 })).rejects.toThrow(ResultTimeoutError);
+    expect(await long).toBe('done');
   });
 
   it('a chord of 10,000 members calls back once with every result', async () => {
