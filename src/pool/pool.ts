@@ -487,8 +487,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
    * replacement starts now, so the pool stays full), the jobs queued behind
    * it in that child's pipe come back and run on other children without
    * spending a retry, and if the job has not ended after `terminate.grace`
-   * ms the child is SIGKILLed. Without it, a running job runs on. Returns
-   * how many jobs were found, not started and running.
+   * ms the child is SIGKILLed. A job whose start the parent has not read
+   * yet counts as not started: it is asked back and sent the abort too, and
+   * if it did start, its child ends once `terminate.grace` has passed.
+   * Without `terminate`, a running job runs on. Returns how many jobs were
+   * found, not started and running.
    */
   cancel(id: string, reason: Error, terminate?: { grace: number }): CancelledJobs {
     let unstarted = 0;
@@ -501,12 +504,14 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       if (proc.state === 'exited') continue;
       proc.learnStarts();
       let askBack = false;
+      const maybeStarted: PoolJob[] = [];
       for (const job of proc.inFlight) {
         if (job.id !== id || job.settled) continue;
         job.cancelReason ??= reason;
         if (job.startedAt === 0) {
           unstarted++;
           askBack = true;
+          if (terminate !== undefined) maybeStarted.push(job);
         } else {
           running++;
           if (terminate !== undefined) {
@@ -515,10 +520,29 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
           }
         }
       }
+      if (!askBack || proc.killReason !== undefined) continue;
       // WITHDRAWN brings back every unstarted job: the cancelled ones reject, the others run elsewhere.
-      if (askBack && proc.killReason === undefined) proc.send([MessageType.WITHDRAW]);
+      proc.send([MessageType.WITHDRAW]);
+      // Its ACK may be in the pipe still unread: the ABORT stops it if it runs (a child ignores an
+      // ABORT for a job it is not running), and past the grace a job that did start ends its child.
+      for (const job of maybeStarted) {
+        proc.send([MessageType.ABORT, job.seq, serializeError(reason)]);
+        this.endIfStarted(proc, job, reason, terminate?.grace ?? 0);
+      }
     }
     return { unstarted, running };
+  }
+
+  /** After `grace` ms: a cancelled job the parent then knows started, and that has not ended, ends its child now. */
+  private endIfStarted(proc: WorkerProcess, job: PoolJob, reason: Error, grace: number): void {
+    const timer = setTimeout(() => {
+      if (job.settled || proc.state === 'exited' || proc.killReason !== undefined) return;
+      proc.learnStarts();
+      if (job.startedAt === 0) return;
+      for (const held of proc.inFlight) if (held === job) return this.endChild(proc, 0, job, reason);
+    }, grace);
+    timer.unref();
+    void proc.exited.then(() => clearTimeout(timer));
   }
 
   /**
