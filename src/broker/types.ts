@@ -388,6 +388,13 @@ export interface RevokeOutcome {
   state?: JobState;
   /** It was taken out of its queue or delayed set (it had not been fetched). */
   removed?: boolean;
+  /**
+   * The workflow the job is a step of (or whose callbacks it carries): taken
+   * out of its queue, it failed there at once (what follows never runs, a
+   * chord's callback included, and its onError runs); held by a node, the
+   * workflow hears of it when that node settles it.
+   */
+  workflow?: string;
 }
 
 /** Options of one revoke. */

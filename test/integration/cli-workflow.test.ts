@@ -47,6 +47,20 @@ describe('prefork result of a workflow', { timeout: 120_000 }, () => {
     expect(text).toMatch(/^└─ double {2}SKIPPED {2}\S+$/m);
   });
 
+  it('revoke of a waiting member says which workflow it is a step of, and that it fails there', async () => {
+    const url = await emptyRedisDb(DB);
+    const client = makeClient(url);
+    // No node runs: the members wait in their queue.
+    const flow = await client.enqueue(chord([task('add', [1, 1]), task('add', [2, 2])], task('sum')));
+    const member = (await flow.state())?.tree.children?.[0]?.children?.[0]?.id as string;
+    const revoked = run(['revoke', member, '--broker', url]);
+    expect(revoked.code).toBe(0);
+    expect(revoked.stdout).toBe(
+      `${member}: revoked, taken out of its queue; a step of workflow ${flow.id}, which records it as failed (the steps after it never run)\n`,
+    );
+    expect(run(['revoke', member, '--broker', url]).stdout).toBe(`${member}: revoked already\n`);
+  });
+
   it("dead retry refuses a workflow's dead job, naming it and its workflow; --all leaves it with a warning", async () => {
     const url = await emptyRedisDb(DB);
     await makeWorker({ broker: url }).start();

@@ -224,8 +224,8 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     const members = (await handle.state())?.tree.children?.[0]?.children ?? [];
     const [, waiting, delayed] = members.map((m) => m.id as string);
     expect(await client.revokeMany([waiting as string, delayed as string])).toEqual([
-      { id: waiting, outcome: 'revoked', removed: true },
-      { id: delayed, outcome: 'revoked', removed: true },
+      { id: waiting, outcome: 'revoked', removed: true, workflow: handle.id },
+      { id: delayed, outcome: 'revoked', removed: true, workflow: handle.id },
     ]);
     const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(WorkflowError);

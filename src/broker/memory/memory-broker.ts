@@ -463,6 +463,7 @@ export class MemoryBroker implements Broker {
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
       if (stored !== undefined) outcome.state = stored.state;
       if (job !== undefined) outcome.removed = true;
+      if (held?.workflow !== undefined) outcome.workflow = held.workflow.id;
       outcomes.push(outcome);
       revoked.push(id);
     }

@@ -119,6 +119,7 @@ export class Revokes {
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
       if (stored !== undefined) outcome.state = stored.state;
       if (found?.removed === true) outcome.removed = true;
+      if (found?.job.workflow !== undefined) outcome.workflow = found.job.workflow.id;
       return outcome;
     }
     // Changing every time: it is being settled right now; the node that holds it hears of the revoke.

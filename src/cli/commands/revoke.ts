@@ -19,7 +19,14 @@ export function describeRevoke(o: RevokeOutcome): string {
   if (o.state === 'REVOKED') return `${o.id}: revoked already`;
   const where = o.removed === true ? ', taken out of its queue' : '';
   const was = o.state !== undefined ? ` (was ${o.state})` : '';
-  return `${o.id}: revoked${was}${where}`;
+  return `${o.id}: revoked${was}${where}${o.workflow === undefined ? '' : inWorkflow(o.workflow, o.removed === true)}`;
+}
+
+/** What a revoke did to the workflow the job is a step of. */
+function inWorkflow(workflow: string, removed: boolean): string {
+  return removed
+    ? `; a step of workflow ${workflow}, which records it as failed (the steps after it never run)`
+    : `; a step of workflow ${workflow}, which hears how it ends from the node that holds it`;
 }
 
 export function registerRevoke(program: Command): void {
