@@ -14,7 +14,13 @@
 -- (q: the workflow's queue index), now(); the functions fill ctx.cache,
 -- ctx.places (job index entries), ctx.arrived (group -> children ended) and ctx.ended.
 
-local function wfContext(wf, jobs, stream, delayed, queue, now)
+local function wfContext(wf, jobs, stream, delayed, queue, clockFn)
+  -- One TIME per script call, not one per step started: the call is one atomic step anyway.
+  local t = nil
+  local function now()
+    if not t then t = clockFn() end
+    return t
+  end
   return { wf = wf, jobs = jobs, stream = stream, delayed = delayed, queue = queue, now = now,
     cache = {}, bodies = {}, places = {}, arrived = {}, ended = nil }
 end
