@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
 import type { BrokerSchedule, ScheduleState, TickClaim } from '../broker/types.js';
 import type { NewJob } from '../broker/types.js';
@@ -6,6 +5,7 @@ import { messageOf } from '../errors.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { timerMs } from '../util/units.js';
 import { entryFromDefinition, type Schedule, type ScheduleEntry } from './define.js';
+import { tickJob } from './tick-job.js';
 import { planTicks } from './ticks.js';
 
 /** Pauses after a failed claim or publish: 0.5 s doubling to 10 s. */
@@ -178,16 +178,6 @@ export class Scheduler {
   }
 
   private job(entry: ScheduleEntry, tick: number): NewJob {
-    return {
-      id: randomUUID(),
-      task: entry.task,
-      queue: entry.queue,
-      payload: entry.payload,
-      attempt: 0,
-      redeliveries: 0,
-      options: entry.options,
-      enqueuedAt: Date.now(),
-      scheduledFor: tick,
-    };
+    return tickJob(entry, tick);
   }
 }

@@ -1,4 +1,3 @@
-import { randomUUID } from 'node:crypto';
 import type { Command } from 'commander';
 import type { ScheduleState } from '../../broker/types.js';
 import { messageOf } from '../../errors.js';
@@ -63,6 +62,7 @@ export function registerSchedule(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (name: string, flags: { broker?: string; json?: boolean }) => {
       const { entryFromDefinition } = await import('../../schedule/define.js');
+      const { tickJob } = await import('../../schedule/tick-job.js');
       const job = await withBroker(flags.broker, async (b) => {
         const states = await b.listSchedule();
         const state = states.find((s) => s.name === name);
@@ -72,17 +72,7 @@ export function registerSchedule(program: Command): void {
           );
         const entry = entryFromDefinition(name, state.definition);
         const now = Date.now();
-        const newJob = {
-          id: randomUUID(),
-          task: entry.task,
-          queue: entry.queue,
-          payload: entry.payload,
-          attempt: 0,
-          redeliveries: 0,
-          options: entry.options,
-          enqueuedAt: now,
-          scheduledFor: now,
-        };
+        const newJob = tickJob(entry, now, now);
         await b.enqueue([newJob]);
         return newJob;
       });
