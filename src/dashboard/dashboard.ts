@@ -85,7 +85,7 @@ export async function startDashboard(
             const result = await action(ctx, body);
             log.info({ action: name, body, ok: result.ok }, `dashboard: ${name}`);
             // The page shows the effect at once rather than a sample later.
-            void sampler.sampleOnce();
+            void sampler.sampleAfter();
             return result;
           },
         ]),

@@ -42,6 +42,10 @@ export class Sampler {
   private current: Snapshot | undefined;
   private lastAt = Date.now();
   private failing = false;
+  /** The read in flight: one at a time, so each interval and history entry is its own. */
+  private inflight: Promise<Snapshot> | undefined;
+  /** The read queued behind it for `sampleAfter`. */
+  private queued: Promise<Snapshot> | undefined;
 
   constructor(
     private readonly broker: SamplerBroker,
@@ -71,7 +75,24 @@ export class Sampler {
     }
   }
 
-  async sampleOnce(): Promise<Snapshot> {
+  /** Takes a sample; callers asking while one is read get that one. */
+  sampleOnce(): Promise<Snapshot> {
+    return (this.inflight ??= this.read().finally(() => (this.inflight = undefined)));
+  }
+
+  /** A sample read from now on (after an action: its effect shows), after the one in flight if any. */
+  sampleAfter(): Promise<Snapshot> {
+    const current = this.inflight;
+    if (current === undefined) return this.sampleOnce();
+    return (this.queued ??= current
+      .catch(() => undefined)
+      .then(() => {
+        this.queued = undefined;
+        return this.sampleOnce();
+      }));
+  }
+
+  private async read(): Promise<Snapshot> {
     const started = performance.now();
     const at = Date.now();
     try {
