@@ -15,7 +15,7 @@ const ctx = {
   async run(name, body) {
     const reply = await act(name, body);
     say(reply.lines ?? [reply.error ?? 'failed'], reply.ok);
-    jobs.refresh();
+    // The jobs table follows: the server samples after each action, and each snapshot refreshes it.
     if (shownJob !== undefined) void showJob($('job-detail'), shownJob, ctx);
   },
   browse(queue, state) {
