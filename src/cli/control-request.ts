@@ -49,3 +49,8 @@ export async function askNodes(
   const byId = new Map(replies.map((r) => [r.nodeId, r]));
   return targets.map((node) => ({ node, reply: byId.get(node.id) }));
 }
+
+/** Why a node's answer is missing or failed: one line, for a table row, a message or `error` in JSON. */
+export function failure(reply: NodeAnswer['reply'], timeoutMs: number): string {
+  return reply === undefined ? `no reply within ${timeoutMs} ms` : `error: ${reply.error ?? 'failed'}`;
+}

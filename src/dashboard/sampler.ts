@@ -3,7 +3,7 @@ import type { NodeInfo } from '../broker/types.js';
 import { messageOf } from '../errors.js';
 import { abortableSleep } from '../util/sleep.js';
 import type { WorkerStats } from '../worker.js';
-import { askNodes, NoSuchNodeError, type NodeAsker } from '../cli/control-request.js';
+import { askNodes, failure, NoSuchNodeError, type NodeAsker } from '../cli/control-request.js';
 import { queueOverview, type QueueRow } from '../cli/queue-overview.js';
 import type { EventTally } from './event-tally.js';
 import { History, makeSample, type Sample } from './history.js';
@@ -139,11 +139,7 @@ export class Sampler {
     }
     return answers.map(({ node, reply }) => {
       if (reply?.ok === true) return { ...node, stats: reply.value as WorkerStats };
-      const error =
-        reply === undefined
-          ? `no reply within ${this.options.controlTimeoutMs} ms`
-          : `error: ${reply.error ?? 'failed'}`;
-      return { ...node, error };
+      return { ...node, error: failure(reply, this.options.controlTimeoutMs) };
     });
   }
 }

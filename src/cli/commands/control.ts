@@ -3,7 +3,7 @@ import type { BrokerPauses, ControlCommand, ControlReply } from '../../broker/ty
 import { checkQueueName } from '../../job-option-checks.js';
 import { parseAutoscale } from '../../util/units.js';
 import { withBroker } from '../connect.js';
-import { askNodes, type NodeAnswer, type NodeAsker } from '../control-request.js';
+import { askNodes, failure, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import * as parse from '../parsers.js';
 import { printJson } from '../print.js';
 import { pauseOrResume } from './control-pause.js';
@@ -115,8 +115,7 @@ function summary(command: ControlCommand, value: unknown): string {
 /** The replies as `--json` prints them: a node that did not answer in time gets one saying so. */
 export function answersJson(answers: readonly NodeAnswer[], timeoutMs: number): ControlReply[] {
   return answers.map(
-    ({ node, reply }) =>
-      reply ?? { node: node.name, nodeId: node.id, ok: false, error: `no reply within ${timeoutMs} ms` },
+    ({ node, reply }) => reply ?? { node: node.name, nodeId: node.id, ok: false, error: failure(undefined, timeoutMs) },
   );
 }
 
@@ -124,8 +123,7 @@ export function answersJson(answers: readonly NodeAnswer[], timeoutMs: number): 
 export function answerLines(command: ControlCommand, answers: readonly NodeAnswer[], timeoutMs: number): string[] {
   return answers.map(({ node, reply }) => {
     const who = `-> ${node.name} (${node.id})`;
-    if (reply === undefined) return `${who}: no reply within ${timeoutMs} ms`;
-    if (!reply.ok) return `${who}: error: ${reply.error ?? 'failed'}`;
+    if (reply?.ok !== true) return `${who}: ${failure(reply, timeoutMs)}`;
     return `${who}: ${summary(command, reply.value)}`;
   });
 }

@@ -3,7 +3,7 @@ import type { BrokerAdmin, BrokerMembership, BrokerPauses, BrokerRevokes } from 
 import type { JobView } from '../../cluster/job-view.js';
 import type { PoolStats } from '../../pool/stats.js';
 import { withBroker } from '../connect.js';
-import { askNodes, type NodeAnswer, type NodeAsker } from '../control-request.js';
+import { askNodes, failure, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import { argsJson, argsText, fromBase64, isoTime, listedJobJson } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
@@ -115,11 +115,6 @@ async function inspectQueues(b: InspectBroker, flags: InspectFlags): Promise<voi
         c.paused ? 'all nodes' : c.pausedOn.length > 0 ? c.pausedOn.join(',') : '-',
       ]),
     );
-}
-
-/** Why a node's answer is missing or failed, for a table row and `error` in JSON. */
-function failure(reply: NodeAnswer['reply'], timeoutMs: number): string {
-  return reply === undefined ? `no reply within ${timeoutMs} ms` : `error: ${reply.error ?? 'failed'}`;
 }
 
 /** A node that did not answer makes the command exit 1 (its row says why). */
