@@ -13,6 +13,11 @@ export interface Refusal {
 /** Names of this machine: a dashboard bound to one of them answers only requests addressed to one of them. */
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
 
+/** Whether `host` (an address to bind, or a Host header's name) is one only this machine reaches. */
+export function isLoopback(host: string): boolean {
+  return LOOPBACK.has(host);
+}
+
 /**
  * Every request passes here first, and only here: the token when one is
  * set; on a loopback address, a Host header that names this machine (a
@@ -27,7 +32,7 @@ export class RequestGuard {
   /** `host`: the address the dashboard binds. */
   constructor(token: string | undefined, host: string) {
     this.token = token === undefined ? undefined : Buffer.from(token);
-    this.loopbackOnly = LOOPBACK.has(host);
+    this.loopbackOnly = isLoopback(host);
   }
 
   /** Whether a token is asked for. */
@@ -44,7 +49,7 @@ export class RequestGuard {
   }
 
   check(req: IncomingMessage, url: URL): Refusal | undefined {
-    if (this.loopbackOnly && !LOOPBACK.has(hostName(req.headers.host ?? '')))
+    if (this.loopbackOnly && !isLoopback(hostName(req.headers.host ?? '')))
       return {
         status: 403,
         message: `the dashboard listens on this machine only: Host '${req.headers.host ?? ''}' refused (use 127.0.0.1 or localhost)`,

@@ -1,5 +1,6 @@
 import { Option, type Command } from 'commander';
 import { createStderrLogger, envLogLevel } from '../../logger.js';
+import { isLoopback } from '../../dashboard/guard.js';
 import { DASHBOARD_DEFAULTS } from '../../dashboard/options.js';
 import { withClient } from '../connect.js';
 import * as parse from '../parsers.js';
@@ -12,9 +13,6 @@ interface DashboardFlags {
   readOnly?: boolean;
   interval: number;
 }
-
-/** Hosts only this machine reaches. */
-const LOOPBACK = new Set(['127.0.0.1', '::1', 'localhost']);
 
 export function registerDashboard(program: Command): void {
   program
@@ -51,7 +49,7 @@ async function serve(flags: DashboardFlags): Promise<void> {
       sampleInterval: flags.interval,
       logger: log,
     });
-    if (!LOOPBACK.has(flags.host) && flags.authToken === undefined)
+    if (!isLoopback(flags.host) && flags.authToken === undefined)
       log.warn(
         { host: flags.host },
         'the dashboard listens beyond this machine without --auth-token: anyone who reaches the port can see and act',
