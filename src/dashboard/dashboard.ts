@@ -62,7 +62,7 @@ export async function startDashboard(
       tally.add(e, e.at >= startedAt);
   })().catch((err: unknown) => log.error({ err }, 'following the events stopped'));
 
-  const config = { readOnly, broker: broker.displayUrl, sampleInterval: intervalMs };
+  const config = { readOnly, broker: broker.displayUrl };
   const ok = (body: unknown): JsonReply => ({ status: 200, body });
   const ctx: ActionContext = { broker, revoke: (ids, o) => client.revokeMany(ids, o), controlTimeoutMs };
   const server = new DashboardServer(

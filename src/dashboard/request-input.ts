@@ -1,4 +1,3 @@
-import { checkPage } from '../broker/job-page-checks.js';
 import type { ListedState } from '../broker/types.js';
 import { OptionError } from '../errors.js';
 import { checkQueueName, throwOptionError } from '../job-option-checks.js';
@@ -60,7 +59,7 @@ export function stringList(body: Body, name: string): string[] {
   return v as string[];
 }
 
-/** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; checked as the broker checks a page. */
+/** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; `listJobs` checks `state` and `limit`. */
 export function pageQuery(params: URLSearchParams): {
   queue: string;
   state: ListedState;
@@ -72,7 +71,6 @@ export function pageQuery(params: URLSearchParams): {
   const state = (params.get('state') ?? 'waiting') as ListedState;
   const limitText = params.get('limit') ?? '20';
   const limit = /^\d+$/.test(limitText) ? Number(limitText) : NaN;
-  checkPage(state, limit);
   const cursor = params.get('cursor') ?? '';
   return { queue, state, limit, cursor: cursor === '' ? undefined : cursor };
 }

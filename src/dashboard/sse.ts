@@ -34,10 +34,6 @@ export class SseHub {
     for (const res of this.clients) res.write(text);
   }
 
-  get size(): number {
-    return this.clients.size;
-  }
-
   close(): void {
     clearInterval(this.keepalive);
     for (const res of this.clients) res.end();
