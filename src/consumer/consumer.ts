@@ -403,19 +403,13 @@ export class Consumer {
 
   /**
    * The interval a rate limit spaces this job's start by, or undefined (also
-   * for a job dead-lettered here for a bad rateLimit, and a revoked one:
-   * dispatch() skips it without taking a turn).
+   * for a job with a bad rateLimit, which badOptions() dead-letters, and a
+   * revoked one: dispatch() skips it without taking a turn).
    */
   private rateInterval(delivery: Delivery): number | undefined {
     if (delivery.malformed !== undefined) return undefined;
-    try {
-      const interval = this.settings.rates.intervalOf(delivery.job);
-      return interval !== undefined && this.settings.revoked?.(delivery.job.id) === true ? undefined : interval;
-    } catch (err) {
-      if (!(err instanceof OptionError)) throw err;
-      // Dispatched anyway: badOptions() dead-letters it, naming the option.
-      return undefined;
-    }
+    const interval = this.settings.rates.intervalOf(delivery.job);
+    return interval !== undefined && this.settings.revoked?.(delivery.job.id) === true ? undefined : interval;
   }
 
   /**

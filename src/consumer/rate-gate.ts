@@ -1,7 +1,6 @@
 import type { Logger } from 'pino';
 import type { BrokerRateLimits, Delivery, JobRecord, SlotRequest } from '../broker/types.js';
 import { rateSetting } from '../broker/rate-setting.js';
-import { OptionError } from '../errors.js';
 import type { TaskOptions } from '../job-types.js';
 import { parseRate } from '../util/units.js';
 
@@ -47,8 +46,8 @@ export class RateGate {
 
   /**
    * The ms between starts this job must keep, or undefined when no limit
-   * governs it (or it holds its turn, come now). Throws OptionError when the
-   * job's own rateLimit is not one (from a producer that did not check it).
+   * governs it (or it holds its turn, come now). Undefined too for an own
+   * rateLimit that is not one: the Consumer's badOptions() dead-letters it.
    */
   intervalOf(job: JobRecord): number | undefined {
     const interval = this.limitOf(job);
@@ -63,11 +62,7 @@ export class RateGate {
       if (set !== undefined) return set > 0 ? set : undefined;
     }
     const own = job.options.rateLimit;
-    if (own !== undefined) {
-      const interval = this.interval(own);
-      if (interval === undefined) throw new OptionError('rateLimit', own, 'a rate like "100/s", "10/m" or "1000/h"');
-      return interval;
-    }
+    if (own !== undefined) return this.interval(own);
     const rate = this.taskOptions(job.task)?.rateLimit;
     return rate === undefined ? undefined : this.interval(rate);
   }

@@ -88,4 +88,33 @@ describe('Worker: a job record with options the pool refuses', () => {
       await broker.close();
     }
   });
+
+  it('a rateLimit that is not a rate: dead at once, FAILURE naming rateLimit, no turn taken; the next job runs', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const broker = createBroker(url, { namespace, logger: silent });
+    await broker.connect();
+    try {
+      const bad = [record({ rateLimit: 'fast', retries: 3 }), record({ rateLimit: '0/s' })];
+      const good = record({});
+      await broker.enqueue([...bad, good]);
+      const worker = makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 1 });
+      await worker.start();
+      const client = makeClient(url, namespace);
+      await expect
+        .poll(async () => (await client.getResult(good.id))?.state, { message: 'the next job ran' })
+        .toBe('SUCCESS');
+      for (const job of bad) {
+        const failure = await client.getResult(job.id);
+        expect(failure?.state).toBe('FAILURE');
+        expect(failure?.error?.message).toMatch(/invalid option rateLimit/);
+      }
+      expect((await broker.listDead('default', 10)).map((d) => d.job.id).sort()).toEqual(bad.map((j) => j.id).sort());
+      expect(worker.stats().consumer).toMatchObject({ fetched: 3, succeeded: 1, dead: 2, retried: 0, deferred: 0 });
+      expect(readLedger(ledger).map((r) => r.id)).toEqual([good.id]);
+    } finally {
+      await broker.close();
+    }
+  });
 });
