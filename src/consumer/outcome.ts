@@ -140,13 +140,11 @@ export function withOutcome<S extends Settlement & { kind: 'ack' | 'dead' }>(s: 
 
 function stepOutcome(s: Settlement & { kind: 'ack' | 'dead' }, outcome: unknown): StepOutcome {
   const { job } = s.delivery;
-  if (s.kind === 'ack' && s.result?.state !== 'REVOKED' && !(outcome instanceof RevokedError))
-    return { ok: true, value: outcome };
+  if (outcomeOf(s, outcome) === 'succeeded') return { ok: true, value: outcome };
   const err = outcome instanceof Error ? outcome : new Error(messageOf(outcome));
   return { ok: false, failure: stepFailure(job.id, job.task, err) };
 }
 
-/** A revoked job, skipped when fetched or stopped while it ran: done, REVOKED, never retried. */
 /** How a settled job ended, as metrics and events name it (undefined: not an outcome, e.g. a progress record). */
 export type JobOutcome = 'succeeded' | 'failed' | 'retried' | 'given_back' | 'revoked';
 
@@ -166,6 +164,7 @@ export function outcomeOf(s: Settlement, outcome: unknown): JobOutcome | undefin
   }
 }
 
+/** A revoked job, skipped when fetched or stopped while it ran: done, REVOKED, never retried. */
 export function revokedSettlement(
   keep: ResultKeeping,
   delivery: Delivery,
