@@ -138,26 +138,28 @@ for _ = 1, ns do
   local stream = streamOf(q, kind)
   local fields = readEntry(stream, id)
   if ackDel(stream, id) == 1 and fields then
-    if op == 'r' then
-      bumpField(fields, 'attempt')
-      removeField(fields, 'slot')
-      local due = clock() + tonumber(arg)
-      schedule(key(q, 3), key(q, 1), fields, due)
-      indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
-    elseif op == 'd' then
+    if op == 'd' then
       deadLetter(key(q, 4), deadMax, fields, arg, clock())
       unindexJob(jobs, fields, kind, id, queueName(q))
-    elseif op == 's' or op == 'l' then
-      local due = clock() + tonumber(arg)
-      if op == 's' then setField(fields, 'slot', string.format('%d', due)) else setField(fields, 'slot', '0') end
-      schedule(key(q, 3), key(q, 1), fields, due)
-      indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
     elseif op == 'g' then
       if arg == '1' then
         removeField(fields, 'slot')
         bumpField(fields, 'redeliveries')
       end
       indexJob(jobs, fields, 'r', redis.call('XADD', key(q, 2), '*', unpack(fields)), queueName(q))
+    else
+      -- r, s, l: to the delayed set, due in `arg` ms; only the fields they mark differ
+      local due = clock() + tonumber(arg)
+      if op == 'r' then
+        bumpField(fields, 'attempt')
+        removeField(fields, 'slot')
+      elseif op == 's' then
+        setField(fields, 'slot', string.format('%d', due))
+      else
+        setField(fields, 'slot', '0')
+      end
+      schedule(key(q, 3), key(q, 1), fields, due)
+      indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
     end
   end
 end
