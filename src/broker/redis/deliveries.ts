@@ -63,6 +63,8 @@ export class Deliveries {
   private suspect = false;
   /** Each queue's four keys, built once (the hot path names them on every fetch). */
   private readonly queueKeys = new Map<string, readonly [string, string, string, string]>();
+  /** Ends of workflows being announced: a fetch does not wait for them, the broker's close() does. */
+  private readonly announcing = new Set<Promise<void>>();
 
   constructor(
     private readonly keys: Keys,
@@ -78,6 +80,11 @@ export class Deliveries {
     const own = this.keys.queueKeys(queue);
     this.queueKeys.set(queue, own);
     return own;
+  }
+
+  /** Settles once every announcement of a workflow's end begun so far is sent (or failed). */
+  async announced(): Promise<void> {
+    await Promise.all(this.announcing);
   }
 
   /** Called when a connection dropped: the next fetch first looks for orphaned reservations. */
@@ -295,7 +302,7 @@ export class Deliveries {
     }
     // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- exec() answers every queued command, the script among them
     const [fenced, nextDue, raw, brokerNow, ended] = scriptReply![1] as FetchScriptReply;
-    if (ended.length > 0) await this.announceEnded(redis, flowIds, ended);
+    if (ended.length > 0) this.announceEnded(redis, flowIds, ended);
     const deliveries: Delivery[] = [];
     for (let i = 0; i < raw.length;) {
       const code = raw[i] as number;
@@ -322,16 +329,21 @@ export class Deliveries {
 
   /**
    * Tells the clients of the workflows the script ended. After the script,
-   * not with it (what ends is known only then): a workflow record keeps its
-   * outcome, so a client that missed this reads it (docs/architecture.md, "Workflows").
+   * not with it (what ends is known only then), and not awaited by the fetch
+   * (a round trip per workflow's end): a workflow record keeps its outcome,
+   * so a client that missed this reads it (docs/architecture.md, "Workflows").
    */
-  private async announceEnded(redis: Redis, flowIds: readonly string[], ended: (number | Buffer)[]): Promise<void> {
+  private announceEnded(redis: Redis, flowIds: readonly string[], ended: (number | Buffer)[]): void {
     const out: { id: string; reply: string }[] = [];
     for (let i = 0; i + 2 < ended.length; i += 3) {
       const id = flowIds[Number(ended[i]) - 1];
       if (id !== undefined) out.push({ id, reply: String(ended[i + 2]) });
     }
-    await this.workflows.announce(redis, out).catch(() => undefined);
+    const sent = this.workflows
+      .announce(redis, out)
+      .catch(() => undefined)
+      .finally(() => this.announcing.delete(sent));
+    this.announcing.add(sent);
   }
 
   /**

@@ -248,6 +248,8 @@ export class RedisBroker implements Broker {
       this.resultWaits.close(),
       this.controlWaits.close(),
       this.eventWaits.close(),
+      // On the command connection: sent before it quits.
+      this.deliveries.announced(),
     ]);
     const conn = this.commands;
     this.commands = undefined;
