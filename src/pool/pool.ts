@@ -511,7 +511,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
         if (job.startedAt === 0) {
           unstarted++;
           askBack = true;
-          if (terminate !== undefined) maybeStarted.push(job);
+          maybeStarted.push(job);
         } else {
           running++;
           if (terminate !== undefined) {
@@ -523,11 +523,12 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       if (!askBack || proc.killReason !== undefined) continue;
       // WITHDRAWN brings back every unstarted job: the cancelled ones reject, the others run elsewhere.
       proc.send([MessageType.WITHDRAW]);
+      if (terminate === undefined) continue;
       // Its ACK may be in the pipe still unread: the ABORT stops it if it runs (a child ignores an
       // ABORT for a job it is not running), and past the grace a job that did start ends its child.
       for (const job of maybeStarted) {
         proc.send([MessageType.ABORT, job.seq, serializeError(reason)]);
-        this.endIfStarted(proc, job, reason, terminate?.grace ?? 0);
+        this.endIfStarted(proc, job, reason, terminate.grace);
       }
     }
     return { unstarted, running };
@@ -538,8 +539,8 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     const timer = setTimeout(() => {
       if (job.settled || proc.state === 'exited' || proc.killReason !== undefined) return;
       proc.learnStarts();
-      if (job.startedAt === 0) return;
-      for (const held of proc.inFlight) if (held === job) return this.endChild(proc, 0, job, reason);
+      // Not settled, so still in this child: a job leaves it only to be settled (a cancelled one never reruns).
+      if (job.startedAt !== 0) this.endChild(proc, 0, job, reason);
     }, grace);
     timer.unref();
     void proc.exited.then(() => clearTimeout(timer));
