@@ -572,12 +572,12 @@ export interface BrokerResults {
    */
   waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults>;
   /**
-   * A workflow's state and outcome, with every node when `withNodes`;
-   * undefined when unknown (or expired). `getResult` of a workflow's id gives
-   * its outcome as a ResultRecord (task `workflow`), and its end is announced
-   * to the client that enqueued it.
+   * A workflow's state and outcome, with every node; undefined when unknown
+   * (or expired). `getResult` of a workflow's id gives its outcome as a
+   * ResultRecord (task `workflow`), and its end is announced to the client
+   * that enqueued it.
    */
-  getWorkflow(id: string, withNodes: boolean): Promise<WorkflowRecord | undefined>;
+  getWorkflow(id: string): Promise<WorkflowRecord | undefined>;
 }
 
 /** Finding one job wherever it waits (`handle.state()`, `prefork result`, revoking). */
@@ -1082,6 +1082,6 @@ export interface WorkflowRecord {
   failure?: StepFailure;
   /** The outermost group the failure went through (undefined: a chain step failed outside any group). */
   failedGroup?: number;
-  /** Every node (read only when asked for). */
+  /** Every node (`getWorkflow` reads them; a record read as an outcome has none). */
   nodes?: WorkflowNodeRecord[];
 }

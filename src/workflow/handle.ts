@@ -1,4 +1,4 @@
-import type { BrokerResults, ResultRecord } from '../broker/types.js';
+import type { BrokerResults, ResultRecord, WorkflowRecord } from '../broker/types.js';
 import { JobFailedError } from '../errors.js';
 import { deserializeError } from '../protocol/error-codec.js';
 import { groupFailure, unendedJobs, workflowView, type WorkflowView } from './view.js';
@@ -56,8 +56,12 @@ export class WorkflowHandle<T = unknown> {
 
 /** A workflow's state and tree: its record, and the stored results of its jobs that have not ended. */
 export async function readWorkflowView(broker: WorkflowReader, id: string): Promise<WorkflowView | undefined> {
-  const record = await broker.getWorkflow(id, true);
-  if (record === undefined) return undefined;
+  const record = await broker.getWorkflow(id);
+  return record === undefined ? undefined : viewOf(broker, record);
+}
+
+/** The view of a record already read: its unended jobs' stored results refine their state. */
+async function viewOf(broker: WorkflowReader, record: WorkflowRecord): Promise<WorkflowView> {
   const ids = unendedJobs(record);
   const stored = ids.length === 0 ? [] : await broker.getResults(ids);
   const results = new Map<string, ResultRecord>();
@@ -73,9 +77,9 @@ export async function readWorkflowView(broker: WorkflowReader, id: string): Prom
  */
 export async function workflowFailure(broker: WorkflowReader, id: string, record: ResultRecord): Promise<Error> {
   const fallback = (): Error => (record.error ? deserializeError(record.error) : new JobFailedError(id));
-  const flow = await broker.getWorkflow(id, true).catch(() => undefined);
+  const flow = await broker.getWorkflow(id).catch(() => undefined);
   if (flow?.failure === undefined) return fallback();
-  const view = await readWorkflowView(broker, id).catch(() => undefined);
+  const view = await viewOf(broker, flow).catch(() => undefined);
   const inGroup = view === undefined ? undefined : groupFailure(view, flow);
   if (inGroup !== undefined) return inGroup;
   // A chain step failed: its own error, whole (stack and properties) when its result is kept.

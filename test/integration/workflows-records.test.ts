@@ -62,7 +62,7 @@ describe.each(['memory', 'redis'] as const)("A workflow's record over %s", (kind
       expect(await b.enqueue([], [workflow])).toEqual([]);
       expect(await b.enqueue([], [workflow])).toEqual([]);
       expect((await b.counts(['default']))[0]).toMatchObject({ waiting: 1 });
-      expect(await b.getWorkflow(id, false)).toMatchObject({ id, state: 'PENDING' });
+      expect(await b.getWorkflow(id)).toMatchObject({ id, state: 'PENDING' });
     } finally {
       await b.close();
     }

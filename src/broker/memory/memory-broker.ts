@@ -159,8 +159,8 @@ export class MemoryBroker implements Broker {
 
   // results
 
-  async getWorkflow(id: string, withNodes: boolean): Promise<WorkflowRecord | undefined> {
-    return this.state.workflows.read(id, withNodes, Date.now(), (jobId) => this.state.locate(jobId) !== undefined);
+  async getWorkflow(id: string): Promise<WorkflowRecord | undefined> {
+    return this.state.workflows.read(id, true, Date.now(), (jobId) => this.state.locate(jobId) !== undefined);
   }
 
   async getResult(id: string): Promise<ResultRecord | undefined> {

@@ -376,8 +376,8 @@ export class RedisBroker implements Broker {
 
   // results
 
-  async getWorkflow(id: string, withNodes: boolean): Promise<WorkflowRecord | undefined> {
-    return this.workflows.read(await this.redis(), id, withNodes);
+  async getWorkflow(id: string): Promise<WorkflowRecord | undefined> {
+    return this.workflows.read(await this.redis(), id);
   }
 
   async getResult(id: string): Promise<ResultRecord | undefined> {

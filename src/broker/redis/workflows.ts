@@ -120,13 +120,9 @@ export class Workflows {
     for (const [err] of (await pipe.exec()) ?? []) if (err) throw err;
   }
 
-  async read(redis: Redis, id: string, withNodes: boolean): Promise<WorkflowRecord | undefined> {
-    const key = this.keys.workflow(id);
-    if (!withNodes) {
-      const [state, out, fgroup] = await redis.hmgetBuffer(key, 'state', 'out', 'fgroup');
-      return state === null || state === undefined ? undefined : this.head(id, state, out ?? null, fgroup ?? null);
-    }
-    const all = await redis.hgetallBuffer(key);
+  /** Workflow `id`'s record with every node; undefined without one. */
+  async read(redis: Redis, id: string): Promise<WorkflowRecord | undefined> {
+    const all = await redis.hgetallBuffer(this.keys.workflow(id));
     const state = all.state;
     if (state === undefined) return undefined;
     const record = this.head(id, state, all.out ?? null, all.fgroup ?? null);
