@@ -12,7 +12,7 @@ import type {
   WorkflowState,
 } from '../types.js';
 import type { ResultRecord, Settlement } from '../types.js';
-import { encodeJob } from './entry-codec.js';
+import { encodeJob, workflowOfMeta } from './entry-codec.js';
 import type { Keys } from './keys.js';
 import { packStrings } from './pack.js';
 import type { Results } from './results.js';
@@ -127,6 +127,8 @@ export class Workflows {
     if (state === undefined) return undefined;
     const record = this.head(id, state, all.out ?? null, all.fgroup ?? null);
     const nodes: WorkflowNodeRecord[] = [];
+    // Every job node's meta names the same queues (the workflow's): read from the first.
+    let queues: readonly string[] | undefined;
     for (let i = 0; Object.hasOwn(all, `n:${i}`); i++) {
       const raw = (all[`n:${i}`] as Buffer).toString();
       const v = raw.slice(2).split(' ').map(Number);
@@ -146,8 +148,9 @@ export class Workflows {
         const values = decodeBody(body) as unknown[];
         node.jobId = String(values[1]);
         node.task = String(values[3]);
-        const queueAt = v[4] ?? -1;
-        node.queue = queueOfNode(values, queueAt);
+        queues ??= workflowOfMeta(String(values[11]))?.queues ?? [];
+        const queue = queues[v[4] ?? -1];
+        if (queue !== undefined) node.queue = queue;
       }
       const ended = decodeOutcome(all[`v:${i}`]);
       if (ended !== undefined) node.ended = ended;
@@ -189,15 +192,5 @@ export class Workflows {
     }
     if (fgroup !== null) record.failedGroup = Number(fgroup.toString());
     return record;
-  }
-}
-
-/** The queue of a job node, from its meta (the workflow's queues) and its queue index. */
-function queueOfNode(values: unknown[], queueAt: number): string | undefined {
-  try {
-    const meta = JSON.parse(String(values[11])) as { w?: [string, number, string[]] };
-    return meta.w?.[2][queueAt];
-  } catch {
-    return undefined;
   }
 }
