@@ -145,13 +145,7 @@ export class MemoryBroker implements Broker {
       out.push(existing);
       if (existing !== undefined) continue;
       this.state.added(input, now);
-      const job = copyJob(input);
-      const q = this.state.queue(job.queue);
-      this.state.known.add(job.queue);
-      const dueAt = input.eta ?? (input.delay !== undefined && input.delay > 0 ? now + input.delay : undefined);
-      if (dueAt !== undefined && dueAt > now) q.addDelayed({ dueAt, job });
-      else q.main.push(job);
-      touched.add(job.queue);
+      this.state.place(input, now, touched);
     }
     this.state.waiters.changed(touched);
     return out;

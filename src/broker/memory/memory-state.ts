@@ -1,6 +1,7 @@
 import { EventLog } from './event-log.js';
 import type { JobLocation, JobRecord, NewJob } from '../types.js';
 import { ControlBoard } from './control-board.js';
+import { copyJob } from './job-copy.js';
 import { MemoryQueue } from './memory-queue.js';
 import { RateBuckets } from './rate-buckets.js';
 import { Reservations } from './reservations.js';
@@ -53,6 +54,20 @@ export class MemoryState {
       this.queues.set(name, q);
     }
     return q;
+  }
+
+  /**
+   * Adds a job to its queue (a copy): delayed until its `eta`, or `delay` ms
+   * from `now`, when that is still ahead; `touched` gets its queue.
+   */
+  place(input: NewJob, now: number, touched: Set<string>): void {
+    const job = copyJob(input);
+    const q = this.queue(job.queue);
+    this.known.add(job.queue);
+    const dueAt = input.eta ?? (input.delay !== undefined && input.delay > 0 ? now + input.delay : undefined);
+    if (dueAt !== undefined && dueAt > now) q.addDelayed({ dueAt, job });
+    else q.main.push(job);
+    touched.add(job.queue);
   }
 
   /** Every queue, for a search by job id. */

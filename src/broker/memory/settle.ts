@@ -1,7 +1,6 @@
 import { resultTtlOf, retryDelayMs } from '../../job-option-checks.js';
 import { isFinalState } from '../job-state.js';
 import type { JobRecord, NewJob, ResultRecord, Settlement } from '../types.js';
-import { copyJob } from './job-copy.js';
 import type { MemoryState } from './memory-state.js';
 import type { FlowHost } from './workflows.js';
 
@@ -59,19 +58,14 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
     state.results.set(s.result, resultTtlOf(job.options, ctx.resultTtl), now);
     if (job.replyTo !== undefined && isFinalState(s.result.state)) state.results.announce(job.replyTo, s.result.id);
   }
-  state.workflows.settle(settlements, now, flowHost(state, ctx.touched, now));
+  state.workflows.settle(settlements, now, () => flowHost(state, ctx.touched, now));
 }
 
 /** How a workflow adds its next jobs and announces its end on the memory broker. */
 export function flowHost(state: MemoryState, touched: Set<string>, now: number): FlowHost {
   return {
-    enqueue(input: NewJob, dueAt: number | undefined): void {
-      const job = copyJob(input);
-      const q = state.queue(job.queue);
-      state.known.add(job.queue);
-      if (dueAt !== undefined) q.addDelayed({ dueAt, job });
-      else q.main.push(job);
-      touched.add(job.queue);
+    enqueue(job: NewJob): void {
+      state.place(job, now, touched);
     },
     finished(result: ResultRecord, reply: string, ttlMs: number): void {
       state.results.set(result, ttlMs, now);

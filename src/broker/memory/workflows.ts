@@ -32,9 +32,9 @@ interface Flow {
   counts: Map<number, number>;
 }
 
-/** What the workflows need of the broker: add a job (now, or at `dueAt`), and tell a client a workflow ended. */
+/** What the workflows need of the broker: add a job (as MemoryState.place does), and tell a client a workflow ended. */
 export interface FlowHost {
-  enqueue(job: NewJob, dueAt: number | undefined): void;
+  enqueue(job: NewJob): void;
   finished(result: ResultRecord, reply: string, ttlMs: number): void;
 }
 
@@ -68,12 +68,13 @@ export class MemoryWorkflows {
     this.start(flow, 0, undefined, now, host);
   }
 
-  /** Records the workflow jobs these settlements end, and starts what comes next. */
-  settle(settlements: readonly Settlement[], now: number, host: FlowHost): void {
+  /** Records the workflow jobs these settlements end, and starts what comes next (with a host made for the first). */
+  settle(settlements: readonly Settlement[], now: number, hostOf: () => FlowHost): void {
+    let host: FlowHost | undefined;
     for (const s of settlements) {
       if ((s.kind !== 'ack' && s.kind !== 'dead') || s.outcome === undefined) continue;
       const ref = s.delivery.job.workflow;
-      if (ref !== undefined) this.record(ref, s.outcome, now, host);
+      if (ref !== undefined) this.record(ref, s.outcome, now, (host ??= hostOf()));
     }
   }
 
@@ -146,8 +147,7 @@ export class MemoryWorkflows {
       // Enqueued now: a later step's queue wait counts from its start, not from the workflow's enqueue.
       const job: NewJob = { ...node.job, enqueuedAt: now };
       if (input !== undefined && !node.immutable) job.payload = prependArg(job.payload, input);
-      const dueAt = job.eta ?? (job.delay !== undefined && job.delay > 0 ? now + job.delay : undefined);
-      host.enqueue(job, dueAt !== undefined && dueAt > now ? dueAt : undefined);
+      host.enqueue(job);
     } else if (node.kind === 'group') {
       for (let k = 0; k < node.count; k++) this.start(flow, node.first + k, input, now, host);
     } else {
