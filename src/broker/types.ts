@@ -562,7 +562,7 @@ export interface BrokerResults {
   /** The stored state and outcome of a job, or undefined when the broker knows nothing of it (or its result expired). */
   getResult(id: string): Promise<ResultRecord | undefined>;
   /** The stored results of `ids`, in their order (undefined where none is stored). */
-  getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]>;
+  getResults(ids: readonly string[], options?: ResultReadOptions): Promise<(ResultRecord | undefined)[]>;
   /**
    * Blocks up to `timeoutMs` for results announced to `clientId`; returns
    * those that arrived (maybe none), the announced ids whose result is gone,
@@ -578,6 +578,16 @@ export interface BrokerResults {
    * that enqueued it.
    */
   getWorkflow(id: string): Promise<WorkflowRecord | undefined>;
+}
+
+/** How `getResults` reads. */
+export interface ResultReadOptions {
+  /**
+   * Every id is a job's: the broker need not look for a workflow's outcome
+   * under an id without a stored result (on Redis, a round trip saved).
+   * @defaultValue false
+   */
+  jobsOnly?: boolean;
 }
 
 /** Finding one job wherever it waits (`handle.state()`, `prefork result`, revoking). */

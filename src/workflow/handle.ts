@@ -63,7 +63,7 @@ export async function readWorkflowView(broker: WorkflowReader, id: string): Prom
 /** The view of a record already read: its unended jobs' stored results refine their state. */
 async function viewOf(broker: WorkflowReader, record: WorkflowRecord): Promise<WorkflowView> {
   const ids = unendedJobs(record);
-  const stored = ids.length === 0 ? [] : await broker.getResults(ids);
+  const stored = ids.length === 0 ? [] : await broker.getResults(ids, { jobsOnly: true });
   const results = new Map<string, ResultRecord>();
   stored.forEach((r, i) => {
     if (r !== undefined) results.set(ids[i] as string, r);
@@ -83,7 +83,7 @@ export async function workflowFailure(broker: WorkflowReader, id: string, record
   const inGroup = view === undefined ? undefined : groupFailure(view, flow);
   if (inGroup !== undefined) return inGroup;
   // A chain step failed: its own error, whole (stack and properties) when its result is kept.
-  const step = await broker.getResult(flow.failure.id).catch(() => undefined);
+  const [step] = await broker.getResults([flow.failure.id], { jobsOnly: true }).catch(() => []);
   if (step?.error !== undefined && step.state !== 'SUCCESS') return deserializeError(step.error);
   return fallback();
 }

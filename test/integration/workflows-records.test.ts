@@ -101,6 +101,35 @@ describe("A workflow's record on Redis", () => {
     }
   });
 
+  it("a workflow's tree and failure read its jobs' results as jobs': no workflow record asked for under their ids", async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('wf');
+    const proxy = await TcpProxy.start(url);
+    const client = makeClient(proxy.url, namespace);
+    try {
+      // No node serves the queue: the first step waits, the second has not started (neither has a result).
+      const pending = await client.enqueue(chain(task('add', [1, 2], { queue: 'unserved' }), task('double')));
+      const waiting = (await pending.state())?.tree.children?.map((c) => c.id as string) ?? [];
+      expect(waiting).toHaveLength(2);
+      for (const id of waiting) proxy.watch(`:wf:${id}`);
+      expect((await pending.state())?.tree.children?.map((c) => c.state)).toEqual(['PENDING', 'WAITING']);
+      expect(waiting.map((id) => proxy.sentCount(`:wf:${id}`))).toEqual([0, 0]);
+
+      await makeWorker({ broker: url, namespace, ledger: newLedger() }).start();
+      const failed = await client.enqueue(chain(task('boom', [1]), task('double')));
+      await expect.poll(async () => (await failed.state())?.state, { timeout: 30_000 }).toBe('FAILURE');
+      const steps = (await failed.state())?.tree.children?.map((c) => c.id as string) ?? [];
+      expect(steps).toHaveLength(2);
+      for (const id of steps) proxy.watch(`:wf:${id}`);
+      // The failed step's own error (its result read), the step after it skipped (no result).
+      await expect(failed.result({ timeout: 30_000 })).rejects.toMatchObject({ message: 'boom 1', code: 'E_BOOM' });
+      expect(steps.map((id) => proxy.sentCount(`:wf:${id}`))).toEqual([0, 0]);
+    } finally {
+      await client.close(); // before its proxy goes: its blocked read ends now
+      await proxy.close();
+    }
+  });
+
   it('has no expiry while pending, the TTL once ended; deleted while waited for, the handle rejects', async () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('wf');

@@ -23,6 +23,7 @@ import type {
   NodeUpdate,
   PausedQueue,
   QueueCounts,
+  ResultReadOptions,
   ResultRecord,
   RevokedJob,
   RevokeOptions,
@@ -384,8 +385,8 @@ export class RedisBroker implements Broker {
     return this.results.get(await this.redis(), id);
   }
 
-  async getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
-    return this.results.read(await this.redis(), ids);
+  async getResults(ids: readonly string[], options: ResultReadOptions = {}): Promise<(ResultRecord | undefined)[]> {
+    return this.results.read(await this.redis(), ids, options.jobsOnly === true);
   }
 
   async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {

@@ -135,8 +135,11 @@ export class Results {
     return { records, gone, missed };
   }
 
-  /** The stored results of `ids`, in order, in MGETs of REPLY_BATCH ids in one pipeline. */
-  async read(redis: Redis, ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
+  /**
+   * The stored results of `ids`, in order, in MGETs of REPLY_BATCH ids in one
+   * pipeline. `jobsOnly`: every id is a job's, so none is looked for among the other records.
+   */
+  async read(redis: Redis, ids: readonly string[], jobsOnly = false): Promise<(ResultRecord | undefined)[]> {
     if (ids.length === 0) return [];
     const pipe = redis.pipeline();
     for (let i = 0; i < ids.length; i += REPLY_BATCH)
@@ -147,9 +150,10 @@ export class Results {
       for (const raw of raws as (Buffer | null)[]) out.push(raw === null ? undefined : decodeResult(raw));
     }
     // A second round trip only for ids without a result (announced ids have one: the usual batch needs none).
-    const lost = ids.filter((_, i) => out[i] === undefined);
     const others = this.others;
-    if (lost.length === 0 || others === undefined) return out;
+    if (jobsOnly || others === undefined) return out;
+    const lost = ids.filter((_, i) => out[i] === undefined);
+    if (lost.length === 0) return out;
     const more = redis.pipeline();
     for (const id of lost) others.addRead(more, id);
     const replies = (await more.exec()) ?? [];
