@@ -41,12 +41,6 @@ export function parseDuration(value: string | number): number | undefined {
   return Math.round(Number(m[1]) * unit);
 }
 
-const RATE_UNITS = new Map([
-  ['s', 1000],
-  ['m', 60_000],
-  ['h', 3_600_000],
-]);
-
 /** A rate limit as the bucket uses it: `count` starts per `periodMs`, one every `intervalMs`. */
 export interface Rate {
   /** The rate as written back: "100/s", "10/m", "1000/h". */
@@ -69,7 +63,8 @@ export function parseRate(value: string): Rate | undefined {
   if (m === null) return undefined;
   const count = Number(m[1]);
   const unit = (m[2] as string).toLowerCase();
-  const periodMs = RATE_UNITS.get(unit) as number;
+  // The pattern admits s, m and h only: the duration units of the same names.
+  const periodMs = DURATION_UNITS.get(unit) as number;
   const intervalMs = periodMs / count;
   if (!(count > 0) || intervalMs < 0.001 || intervalMs > MAX_DELAY_MS) return undefined;
   return { text: `${count}/${unit}`, count, periodMs, intervalMs };
