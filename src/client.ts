@@ -18,7 +18,6 @@ import type {
 import { checkEventsOptions, followEvents, type EventsOptions } from './events/follow.js';
 import type { NodeEvent } from './events/node-event.js';
 import { jobStatus } from './job-status.js';
-import type { JobOptions } from './job-types.js';
 import {
   ArgumentsTooLargeError,
   ArgumentSerializationError,
@@ -31,16 +30,11 @@ import {
   RevokedError,
 } from './errors.js';
 import {
-  checkBackoff,
   checkDelay,
   checkEta,
+  checkJobOptionFields,
   checkKnownKeys,
-  checkLimitOrder,
-  checkQueueName,
-  checkRateLimit,
   checkResultTtl,
-  checkRetries,
-  checkTimeLimit,
   throwOptionError as bad,
 } from './job-option-checks.js';
 import { defaultClientLogger } from './logger.js';
@@ -652,28 +646,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
     if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
     checkKnownKeys(options, ENQUEUE_KEYS, 'enqueue option', bad);
-    for (const key of ['onSuccess', 'onError'] as const) {
-      if (options[key] === undefined) continue;
-      if (!(options[key] instanceof Signature)) bad(key, options[key], 'a signature (task(name, args?, options?))');
-      if (options.id !== undefined || options.unique !== undefined)
-        bad(key, options[key], 'a job without id or unique (callbacks make it a workflow)');
-    }
-    const jobOptions: JobOptions = {};
-    if (options.retries !== undefined) jobOptions.retries = checkRetries('retries', options.retries, bad);
-    if (options.backoff !== undefined) jobOptions.backoff = checkBackoff('backoff', options.backoff, bad);
-    if (options.ignoreResult !== undefined) {
-      if (typeof options.ignoreResult !== 'boolean') bad('ignoreResult', options.ignoreResult, 'true or false');
-      jobOptions.ignoreResult = options.ignoreResult;
-    }
-    const resultTtl =
-      options.resultTtl === undefined ? this.resultTtl : checkResultTtl('resultTtl', options.resultTtl, bad);
-    if (resultTtl !== undefined && jobOptions.ignoreResult !== true) jobOptions.resultTtl = resultTtl;
-    if (options.timeLimit !== undefined) jobOptions.timeLimit = checkTimeLimit('timeLimit', options.timeLimit, bad);
-    if (options.softTimeLimit !== undefined)
-      jobOptions.softTimeLimit = checkTimeLimit('softTimeLimit', options.softTimeLimit, bad);
-    checkLimitOrder(jobOptions.timeLimit, jobOptions.softTimeLimit, options.softTimeLimit, 'softTimeLimit', bad);
-    if (options.rateLimit !== undefined) jobOptions.rateLimit = checkRateLimit('rateLimit', options.rateLimit, bad);
-    if (options.queue !== undefined) checkQueueName('queue', options.queue, bad);
+    const { options: jobOptions } = checkJobOptionFields(options, bad);
+    // The client's resultTtl stands in for a job's own; a job that keeps no result keeps no ttl.
+    if (jobOptions.ignoreResult === true) delete jobOptions.resultTtl;
+    else if (jobOptions.resultTtl === undefined && this.resultTtl !== undefined) jobOptions.resultTtl = this.resultTtl;
     if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
       bad('id', options.id, 'a non-empty string');
     const delay = options.delay === undefined ? undefined : checkDelay('delay', options.delay, bad);

@@ -5,7 +5,7 @@ import { checkDuration, checkRate, MAX_DELAY_MS, type Bad } from './util/units.j
 export type { Bad } from './util/units.js';
 
 /**
- * Checks of the per-job options shared by `Client.enqueue` and
+ * Checks of the per-job options shared by `Client.enqueue`, `defineSchedule` and
  * `defineTasks` (each reports a bad value its own way through `bad`). Kept
  * free of package imports at run time (errors.ts and util/ import none; the types import is erased): task modules load it through 'prefork/task'.
  */
@@ -149,6 +149,36 @@ export function checkLimitOrder(
 ): void {
   if (timeLimit !== undefined && softTimeLimit !== undefined && softTimeLimit >= timeLimit)
     bad(option, softInput, `less than timeLimit (${timeLimit} ms)`);
+}
+
+/**
+ * The fields of a job's options that a Client's job, a schedule entry's job
+ * and a task definition share, checked in one order (the first bad one is
+ * reported), each named `prefix` + its key. Only the keys given are set; the
+ * caller applies its own defaults, and refuses the keys it does not take
+ * (checkKnownKeys) before this runs. `queue` is checked, not defaulted.
+ */
+export function checkJobOptionFields(
+  input: object,
+  bad: Bad,
+  prefix = '',
+): { options: JobOptions; queue: string | undefined } {
+  const o = input as Readonly<Record<string, unknown>>;
+  const options: JobOptions = {};
+  if (o.retries !== undefined) options.retries = checkRetries(`${prefix}retries`, o.retries, bad);
+  if (o.backoff !== undefined) options.backoff = checkBackoff(`${prefix}backoff`, o.backoff, bad);
+  if (o.ignoreResult !== undefined) {
+    if (typeof o.ignoreResult !== 'boolean') bad(`${prefix}ignoreResult`, o.ignoreResult, 'true or false');
+    options.ignoreResult = o.ignoreResult;
+  }
+  if (o.resultTtl !== undefined) options.resultTtl = checkResultTtl(`${prefix}resultTtl`, o.resultTtl, bad);
+  if (o.timeLimit !== undefined) options.timeLimit = checkTimeLimit(`${prefix}timeLimit`, o.timeLimit, bad);
+  if (o.softTimeLimit !== undefined)
+    options.softTimeLimit = checkTimeLimit(`${prefix}softTimeLimit`, o.softTimeLimit, bad);
+  checkLimitOrder(options.timeLimit, options.softTimeLimit, o.softTimeLimit, `${prefix}softTimeLimit`, bad);
+  if (o.rateLimit !== undefined) options.rateLimit = checkRateLimit(`${prefix}rateLimit`, o.rateLimit, bad);
+  const queue = o.queue === undefined ? undefined : checkQueueName(`${prefix}queue`, o.queue, bad);
+  return { options, queue };
 }
 
 /**

@@ -1,16 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { InvalidStateError, OptionError } from './errors.js';
 import type { TaskOptions } from './job-types.js';
-import {
-  checkBackoff,
-  checkKnownKeys,
-  checkLimitOrder,
-  checkRateLimit,
-  checkRetries,
-  checkTimeLimit,
-  type BackoffInput,
-  type Bad,
-} from './job-option-checks.js';
+import { checkJobOptionFields, checkKnownKeys, type BackoffInput, type Bad } from './job-option-checks.js';
 
 /**
  * A task: called in a child with the job's arguments (decoded from msgpack);
@@ -100,15 +91,11 @@ function resolveTaskOptions(task: string, def: TaskDefinition): TaskOptions {
   const bad: Bad = (option, value, expected) => {
     throw new OptionError(option, value, expected, `defineTasks(): task ${JSON.stringify(task)}`);
   };
-  const out: TaskOptions = {};
   checkKnownKeys(def, TASK_KEYS, 'task option', bad);
-  if (def.retries !== undefined) out.retries = checkRetries('retries', def.retries, bad);
-  if (def.backoff !== undefined) out.backoff = checkBackoff('backoff', def.backoff, bad);
-  if (def.timeLimit !== undefined) out.timeLimit = checkTimeLimit('timeLimit', def.timeLimit, bad);
-  if (def.softTimeLimit !== undefined) out.softTimeLimit = checkTimeLimit('softTimeLimit', def.softTimeLimit, bad);
-  checkLimitOrder(out.timeLimit, out.softTimeLimit, def.softTimeLimit, 'softTimeLimit', bad);
+  // A task's ignoreResult is coerced (Boolean), not checked as a job's is: task modules relying on that keep loading.
+  const { options } = checkJobOptionFields({ ...def, ignoreResult: undefined }, bad);
+  const out: TaskOptions = options;
   if (def.ignoreResult !== undefined) out.ignoreResult = Boolean(def.ignoreResult);
-  if (def.rateLimit !== undefined) out.rateLimit = checkRateLimit('rateLimit', def.rateLimit, bad);
   return out;
 }
 

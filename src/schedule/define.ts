@@ -1,15 +1,6 @@
 import { createHash } from 'node:crypto';
 import { OptionError } from '../errors.js';
-import {
-  checkBackoff,
-  checkKnownKeys,
-  checkLimitOrder,
-  checkQueueName,
-  checkResultTtl,
-  checkRetries,
-  checkTimeLimit,
-  type BackoffInput,
-} from '../job-option-checks.js';
+import { checkJobOptionFields, checkKnownKeys, type BackoffInput } from '../job-option-checks.js';
 import type { JobOptions } from '../job-types.js';
 import { encodeBody } from '../protocol/codec.js';
 import { checkDuration, type Bad } from '../util/units.js';
@@ -287,20 +278,8 @@ function checkJobOptions(input: unknown, bad: Bad): { queue: string; options: Jo
     bad('options', input, 'an object of job options');
   const o = input as Record<string, unknown>;
   checkKnownKeys(o, OPTION_KEYS, 'schedule job option', bad, 'options.');
-  const options: JobOptions = {};
-  if (o.retries !== undefined) options.retries = checkRetries('options.retries', o.retries, bad);
-  if (o.backoff !== undefined) options.backoff = checkBackoff('options.backoff', o.backoff, bad);
-  if (o.ignoreResult !== undefined) {
-    if (typeof o.ignoreResult !== 'boolean') bad('options.ignoreResult', o.ignoreResult, 'true or false');
-    options.ignoreResult = o.ignoreResult;
-  }
-  if (o.resultTtl !== undefined) options.resultTtl = checkResultTtl('options.resultTtl', o.resultTtl, bad);
-  if (o.timeLimit !== undefined) options.timeLimit = checkTimeLimit('options.timeLimit', o.timeLimit, bad);
-  if (o.softTimeLimit !== undefined)
-    options.softTimeLimit = checkTimeLimit('options.softTimeLimit', o.softTimeLimit, bad);
-  checkLimitOrder(options.timeLimit, options.softTimeLimit, o.softTimeLimit, 'options.softTimeLimit', bad);
-  const queue = o.queue === undefined ? 'default' : checkQueueName('options.queue', o.queue, bad);
-  return { queue, options };
+  const { options, queue } = checkJobOptionFields(o, bad, 'options.');
+  return { queue: queue ?? 'default', options };
 }
 
 function isTimeZone(tz: string): boolean {
