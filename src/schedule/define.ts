@@ -194,7 +194,7 @@ function checkEntry(name: string, input: unknown): ScheduleEntry {
     stored.cron = e.cron;
     stored.tz = e.tz ?? 'UTC';
   }
-  return entryFromStored(name, stored, bad);
+  return entryFromStored(name, stored, JSON.stringify(stored), bad);
 }
 
 /** The definition as JSON in the broker: enough for another node to run the entry. */
@@ -210,7 +210,12 @@ interface StoredDefinition {
   tz?: string;
 }
 
-function entryFromStored(name: string, stored: StoredDefinition, bad: Bad): ScheduleEntry {
+/**
+ * An entry from its stored definition, `definition` being its text: the
+ * hash is of the text as stored (JSON.stringify of a parsed object could
+ * order keys differently).
+ */
+function entryFromStored(name: string, stored: StoredDefinition, definition: string, bad: Bad): ScheduleEntry {
   let rule: TickRule;
   if (stored.every !== undefined) {
     rule = everyRule(stored.every);
@@ -224,7 +229,6 @@ function entryFromStored(name: string, stored: StoredDefinition, bad: Bad): Sche
       bad('cron', cron, `a cron expression that parses (${err instanceof Error ? err.message : String(err)})`);
     }
   }
-  const definition = JSON.stringify(stored);
   const entry: ScheduleEntry = {
     name,
     task: stored.task,
@@ -267,9 +271,7 @@ export function entryFromDefinition(name: string, definition: string): ScheduleE
     (typeof s.every !== 'number') === (typeof s.cron !== 'string')
   )
     bad('definition', definition, 'a schedule entry definition');
-  const entry = entryFromStored(name, s as StoredDefinition, bad);
-  // The hash is of the text as stored: JSON.stringify of the parsed object could order keys differently.
-  return Object.freeze({ ...entry, definition, hash: createHash('sha1').update(definition).digest('hex') });
+  return entryFromStored(name, s as StoredDefinition, definition, bad);
 }
 
 /** The job options of an entry, checked as `Client.enqueue` checks them. */
