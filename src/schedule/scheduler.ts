@@ -1,6 +1,5 @@
 import type { Logger } from 'pino';
 import type { BrokerSchedule, ScheduleState, TickClaim } from '../broker/types.js';
-import type { NewJob } from '../broker/types.js';
 import { messageOf } from '../errors.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { timerMs } from '../util/units.js';
@@ -110,11 +109,8 @@ export class Scheduler {
   }
 
   private async publish(): Promise<void> {
-    const names = [...this.unpublished];
-    const entries = names.flatMap((name) => {
-      const live = this.live.get(name);
-      return live === undefined ? [] : [live.entry];
-    });
+    // Every name in unpublished is one of live's, whose keys are fixed at construction.
+    const entries = [...this.unpublished].map((name) => (this.live.get(name) as Live).entry);
     const reply = await this.broker.publishSchedule(
       entries.map((e) => ({ name: e.name, definition: e.definition, hash: e.hash })),
     );
@@ -143,7 +139,7 @@ export class Scheduler {
         hash: entry.hash,
         expectedLast: last,
         newLast: plan.last,
-        jobs: plan.fire.map((tick) => this.job(entry, tick)),
+        jobs: plan.fire.map((tick) => tickJob(entry, tick)),
       });
     }
     if (claims.length === 0) return;
@@ -151,8 +147,7 @@ export class Scheduler {
     this.skew = reply.skew;
     reply.results.forEach(({ outcome, state }, i) => {
       const claim = claims[i] as TickClaim;
-      const live = this.live.get(claim.name);
-      if (live === undefined) return;
+      const live = this.live.get(claim.name) as Live;
       if (outcome === 'claimed') {
         live.last = claim.newLast;
         for (const job of claim.jobs)
@@ -175,9 +170,5 @@ export class Scheduler {
     } catch (err) {
       this.log.error({ err, entry: live.entry.name }, `schedule entry ${live.entry.name}: ${messageOf(err)}`);
     }
-  }
-
-  private job(entry: ScheduleEntry, tick: number): NewJob {
-    return tickJob(entry, tick);
   }
 }
