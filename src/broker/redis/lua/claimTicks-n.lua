@@ -45,7 +45,7 @@ end
 local jobs = KEYS[2]
 local now = nowMs()
 local out = {}
--- The job index in one HSET per chunk of jobs (as enqueueJobs-2.lua), not one per job.
+-- The job index entries not yet written (addJob), across all claims.
 local places = {}
 for c, claim in ipairs(claims) do
   local key, stream = KEYS[2 * c + 1], KEYS[2 * c + 2]
@@ -62,15 +62,8 @@ for c, claim in ipairs(claims) do
     local lastId
     for j = 0, claim.jobs - 1 do
       local v = claim.first + 6 * j
-      local entry = redis.call('XADD', stream, '*', 'id', ARGV[v], 'task', ARGV[v + 1], 'payload', ARGV[v + 2],
-        'attempt', ARGV[v + 3], 'redeliveries', ARGV[v + 4], 'meta', ARGV[v + 5])
+      addJob(stream, claim.queue, jobs, places, unpack(ARGV, v, v + 5))
       lastId = ARGV[v]
-      places[#places + 1] = lastId
-      places[#places + 1] = 'q:' .. entry .. ':' .. claim.queue
-      if #places >= 2 * ACK_CHUNK then
-        redis.call('HSET', jobs, unpack(places))
-        places = {}
-      end
     end
     if lastId then
       redis.call('HSET', key, 'last', string.format('%d', claim.newLast), 'lastTick', claim.lastTick,

@@ -23,16 +23,9 @@ for i, v in ipairs(rows) do
     if type(v[k]) ~= 'string' then badArg(1, 'packed jobs: row ' .. i .. ' value ' .. k .. ' is not a string') end
   end
 end
--- The index in one HSET per chunk of jobs, not one per job.
 local places = {}
 for _, v in ipairs(rows) do
-  local entry = redis.call('XADD', stream, '*', 'id', v[1], 'task', v[2], 'payload', v[3], 'attempt', v[4], 'redeliveries', v[5], 'meta', v[6])
-  places[#places + 1] = v[1]
-  places[#places + 1] = 'q:' .. entry .. ':' .. queue
-  if #places >= 2 * ACK_CHUNK then
-    redis.call('HSET', jobs, unpack(places))
-    places = {}
-  end
+  addJob(stream, queue, jobs, places, v[1], v[2], v[3], v[4], v[5], v[6])
 end
 if #places > 0 then redis.call('HSET', jobs, unpack(places)) end
 return #rows
