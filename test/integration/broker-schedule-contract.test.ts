@@ -168,6 +168,18 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
     expect((await b.listSchedule())[0]).toMatchObject({ lastTick: last - 1000, lastJobId: 't3' });
   });
 
+  it('a claim of more jobs than one write of the job index takes: each is enqueued and indexed', async () => {
+    const b = await broker();
+    const { states } = await b.publishSchedule([def('e')]);
+    const last = states[0]!.last;
+    const jobs = Array.from({ length: 4001 }, (_, i) => tickJob(`t${i}`, last - 4001 + i));
+    await sleep(5);
+    const reply = await b.claimTicks([{ name: 'e', hash: 'h-{"v":1}', expectedLast: last, newLast: last + 1, jobs }]);
+    expect(reply.results[0]?.outcome).toBe('claimed');
+    for (const id of ['t0', 't2000', 't4000']) expect(await b.locate(id)).toMatchObject({ id, state: 'waiting' });
+    expect((await b.listSchedule())[0]).toMatchObject({ lastJobId: 't4000' });
+  });
+
   it('the leader lease: the first node that stands takes it, the others see it, a lapsed one is taken with the next token', async () => {
     const b = await broker({ leaseMs: 400 });
     const a = await node(b, 'a');

@@ -169,13 +169,14 @@ end
 
 -- Adds a ready job to a queue's stream (a job entry's six values, as a plain
 -- XADD would) and its place to `places`, the index entries not yet written:
--- one HSET per ACK_CHUNK jobs, not one per job. The caller writes the rest.
+-- one HSET per ACK_CHUNK values (the unpack bound), not one per job. The
+-- caller writes the rest.
 local function addJob(stream, queue, jobs, places, id, task, payload, attempt, redeliveries, meta)
   local entry = redis.call('XADD', stream, '*', 'id', id, 'task', task, 'payload', payload, 'attempt', attempt,
     'redeliveries', redeliveries, 'meta', meta)
   places[#places + 1] = id
   places[#places + 1] = 'q:' .. entry .. ':' .. queue
-  if #places >= 2 * ACK_CHUNK then
+  if #places >= ACK_CHUNK then
     redis.call('HSET', jobs, unpack(places))
     for i = #places, 1, -1 do places[i] = nil end
   end
