@@ -6,7 +6,7 @@ import type { HeartbeatReply, LeaderLease, NodeInfo, NodeUpdate } from '../types
 import type { Keys } from './keys.js';
 import { workflowOfMeta } from './entry-codec.js';
 import type { Workflows } from './workflows.js';
-import { callScript, onLocalClock } from './scripts.js';
+import { callScript, onLocalClock, serverMs } from './scripts.js';
 
 /** Pending entries moved per recovery script call (keeps each script short). */
 const RECOVER_BATCH = 200;
@@ -96,7 +96,7 @@ export class Membership {
       .time()
       .hmget(this.keys.leader, 'node', 'token', 'until')
       .exec()) ?? []) as [[unknown, [string, string]], [unknown, (string | null)[]]];
-    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    const now = serverMs(time);
     const [node, token, until] = lease;
     if (node == null || until == null || Number(until) < now) return undefined;
     return { nodeId: node, token: Number(token) };
@@ -194,8 +194,7 @@ export class Membership {
 
   /** Nodes whose lease has not expired (by the server's clock). */
   async listNodes(redis: Redis): Promise<NodeInfo[]> {
-    const [seconds, micros] = await redis.time();
-    const now = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+    const now = serverMs(await redis.time());
     const ids = await redis.zrangebyscore(this.keys.nodes, now, '+inf');
     if (ids.length === 0) return [];
     const pipe = redis.pipeline();

@@ -10,7 +10,7 @@ import type { JobIndex, TakenJob } from './job-index.js';
 import type { Keys } from './keys.js';
 import type { Membership } from './membership.js';
 import type { Results } from './results.js';
-import { callScript } from './scripts.js';
+import { callScript, serverMs } from './scripts.js';
 
 /** Compare-and-set rounds before giving up on a result that keeps changing (a job finishing meanwhile settles it). */
 const SWAP_ROUNDS = 5;
@@ -71,7 +71,7 @@ export class Revokes {
     ];
     if (timeErr) throw timeErr;
     if (rangeErr) throw rangeErr;
-    const now = Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+    const now = serverMs(time);
     const out: RevokedJob[] = [];
     for (let i = 0; i + 1 < range.length; i += 2) {
       const revokedAt = Number(range[i + 1]);

@@ -129,3 +129,8 @@ export function callScript(
 export function onLocalClock(at: number, brokerNow: number): number | undefined {
   return at < 0 ? undefined : Date.now() + (at - brokerNow);
 }
+
+/** Redis TIME's reply (seconds, microseconds) as epoch ms on the server's clock, as the scripts' nowMs() reads it. */
+export function serverMs(time: readonly (string | number)[]): number {
+  return Number(time[0]) * 1000 + Math.floor(Number(time[1]) / 1000);
+}
