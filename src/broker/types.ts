@@ -454,6 +454,27 @@ export interface DeadJob {
   diedAt: number;
 }
 
+/** A dead job of a workflow: a retry leaves it dead (its workflow recorded its failure when it died). */
+export interface DeadWorkflowJob {
+  /** The job's id. */
+  id: string;
+  /** Its workflow's id. */
+  workflow: string;
+}
+
+/** What `changeDead` did to one queue's dead set. */
+export interface DeadSetChange {
+  /** Dead jobs requeued (retry) or dropped (delete). */
+  count: number;
+  /**
+   * The ids asked for that matched a job requeued or dropped, each once, in
+   * the order given (a job two of them name counts for the one given first).
+   */
+  moved: string[];
+  /** retry: the workflows' jobs asked for by id (or every one), left dead, newest first; delete: none. */
+  inWorkflow: DeadWorkflowJob[];
+}
+
 /** Which of a queue's jobs `listJobs` pages through. */
 export type ListedState = 'waiting' | 'delayed' | 'dead';
 
@@ -733,6 +754,15 @@ export interface BrokerAdmin {
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
   /** Drops dead jobs of a queue: those with these ids, or every one (`ids` undefined). Returns how many. */
   purgeDead(queue: string, ids?: readonly string[]): Promise<number>;
+  /**
+   * Retries (as `retryDead`) or deletes (as `purgeDead`) dead jobs of a
+   * queue, `ids` undefined = all, in one pass over its dead set however many
+   * ids are given, and says which of the ids it moved and which workflow
+   * jobs a retry left dead. An id dead twice (a job's own id reused) moves
+   * both times. A retry requeues id by id in the order given, each id's
+   * oldest first (all: oldest first), as retrying one id at a time would.
+   */
+  changeDead(queue: string, action: 'retry' | 'delete', ids: readonly string[] | undefined): Promise<DeadSetChange>;
   /**
    * Up to `limit` jobs of a queue in one state, from `cursor` (a previous
    * page's `next`; none: the first page), in O(limit), never reading the

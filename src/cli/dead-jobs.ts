@@ -1,15 +1,4 @@
-import type { BrokerAdmin } from '../broker/types.js';
-
-/** Dead jobs read per page when looking for a workflow's jobs among them. */
-const PAGE = 1000;
-
-/** A dead job of a workflow: `retryDead` leaves it where it is (its workflow recorded its failure already). */
-export interface DeadWorkflowJob {
-  /** The job's id. */
-  id: string;
-  /** Its workflow's id. */
-  workflow: string;
-}
+import type { BrokerAdmin, DeadWorkflowJob } from '../broker/types.js';
 
 /** What retrying or deleting dead jobs by id did: how many, and the ids found in no dead set. */
 export interface DeadChange {
@@ -21,11 +10,16 @@ export interface DeadChange {
   inWorkflow: DeadWorkflowJob[];
 }
 
+/** The queues a command acts on: the one named, else every queue the broker has seen. */
+export async function queuesOf(broker: BrokerAdmin, queue: string | undefined): Promise<string[]> {
+  return queue !== undefined ? [queue] : broker.knownQueues();
+}
+
 /**
  * Retries (back to their queue) or deletes dead jobs by id, looking in
- * `queue` or, when undefined, in every queue the broker knows. One id at a
- * time, so the ones that are not dead can be named. `prefork dead retry|delete`
- * and the dashboard's buttons both come here.
+ * `queue` or, when undefined, in every queue the broker knows: one pass over
+ * each queue's dead set for all the ids. `prefork dead retry|delete` and the
+ * dashboard's buttons both come here.
  */
 export async function changeDead(
   broker: BrokerAdmin,
@@ -33,40 +27,35 @@ export async function changeDead(
   ids: readonly string[],
   queue: string | undefined,
 ): Promise<DeadChange> {
-  const queues = queue !== undefined ? [queue] : await broker.knownQueues();
-  let notDead: string[] = [];
+  const wanted = [...new Set(ids)];
+  const moved = new Set<string>();
   let count = 0;
-  for (const id of new Set(ids)) {
-    let found = 0;
-    for (const q of queues) found += await (action === 'retry' ? broker.retryDead(q, [id]) : broker.purgeDead(q, [id]));
-    if (found === 0) notDead.push(id);
-    count += found;
+  let left: DeadWorkflowJob[] = [];
+  for (const q of await queuesOf(broker, queue)) {
+    const change = await broker.changeDead(q, action, wanted);
+    count += change.count;
+    for (const id of change.moved) moved.add(id);
+    left.push(...change.inWorkflow);
   }
-  // Not moved: not dead, or a workflow's job (retryDead leaves those): tell the two apart.
-  const inWorkflow = action === 'retry' && notDead.length > 0 ? await deadWorkflowJobs(broker, queues, notDead) : [];
-  if (inWorkflow.length > 0) notDead = notDead.filter((id) => !inWorkflow.some((j) => j.id === id));
-  return { count, notDead, inWorkflow };
+  // A workflow's job is named only when nothing asked for by its id moved (an id can be dead twice).
+  left = left.filter((j) => !moved.has(j.id));
+  const notDead = wanted.filter((id) => !moved.has(id) && !left.some((j) => j.id === id));
+  return { count, notDead, inWorkflow: left };
 }
 
-/** The workflows' jobs in the dead sets of `queues` (only those of `ids` when given), read a page at a time. */
-export async function deadWorkflowJobs(
+/** Retries every dead job of `queues`; the workflows' jobs stay dead and are named. */
+export async function retryAllDead(
   broker: BrokerAdmin,
   queues: readonly string[],
-  ids?: readonly string[],
-): Promise<DeadWorkflowJob[]> {
-  const wanted = ids === undefined ? undefined : new Set(ids);
-  const out: DeadWorkflowJob[] = [];
+): Promise<{ count: number; inWorkflow: DeadWorkflowJob[] }> {
+  let count = 0;
+  const inWorkflow: DeadWorkflowJob[] = [];
   for (const queue of queues) {
-    let cursor: string | undefined;
-    do {
-      const page = await broker.listJobs(queue, 'dead', PAGE, cursor);
-      for (const { job } of page.jobs)
-        if (job.workflow !== undefined && (wanted === undefined || wanted.has(job.id)))
-          out.push({ id: job.id, workflow: job.workflow.id });
-      cursor = page.next;
-    } while (cursor !== undefined);
+    const change = await broker.changeDead(queue, 'retry', undefined);
+    count += change.count;
+    inWorkflow.push(...change.inWorkflow);
   }
-  return out;
+  return { count, inWorkflow };
 }
 
 /** Why a workflow's dead job is not retried, one line per job (`prefork dead retry`, the dashboard). */

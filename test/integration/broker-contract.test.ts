@@ -7,7 +7,9 @@
  * returned, not by how long it took.
  */
 import { describe, expect, it } from 'vitest';
+import { chain, task } from 'prefork';
 import type { Broker, Delivery, NewJob, ResultRecord, Settlement } from '../../dist/broker/types.js';
+import { compileWorkflow } from '../../dist/workflow/compile.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
 
 /** Long enough that a wait only ends this way when the broker failed to wake it. */
@@ -444,6 +446,71 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: 'x' })));
       expect(await b.retryDead('q', undefined)).toBe(2);
       expect(ids(await fetchAll(b, me, ['q'], 5)).sort()).toEqual(['a', 'b']);
+    });
+
+    it("changeDead: many ids in one call, the ones it moved named in the order given, a workflow's job left dead", async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      const flow = compileWorkflow(chain(task('step', [1]), task('next')), 'wf-1', (sig) =>
+        job(`m-${sig.name}`, 'q', { task: sig.name }),
+      );
+      await b.enqueue([job('a'), job('b'), job('c'), job('d')], [flow]);
+      const got = await fetchAll(b, me, ['q'], 5);
+      expect(ids(got).sort()).toEqual(['a', 'b', 'c', 'd', 'm-step']);
+      const failure = { id: 'm-step', name: 'step', error: { name: 'Error', message: 'bad' } };
+      await b.settle(
+        got.map((delivery) =>
+          delivery.job.workflow === undefined
+            ? { kind: 'dead' as const, delivery, reason: 'bad' }
+            : { kind: 'dead' as const, delivery, reason: 'bad', outcome: { ok: false as const, failure } },
+        ),
+      );
+      expect(await b.changeDead('q', 'retry', [])).toEqual({ count: 0, moved: [], inWorkflow: [] });
+      expect(await b.changeDead('q', 'retry', ['c', 'nope', 'm-step', 'a', 'c'])).toEqual({
+        count: 2,
+        moved: ['c', 'a'],
+        inWorkflow: [{ id: 'm-step', workflow: 'wf-1' }],
+      });
+      // Back in the order asked for, as one id at a time would have put them (a died before c).
+      expect(ids(await fetchAll(b, me, ['q'], 5))).toEqual(['c', 'a']);
+      const deleted = await b.changeDead('q', 'delete', ['m-step', 'nope', 'b']);
+      expect(deleted).toEqual({ count: 2, moved: ['m-step', 'b'], inWorkflow: [] });
+      expect(ids(await b.listDead('q', 10))).toEqual(['d']);
+      expect(await b.changeDead('q', 'retry', undefined)).toEqual({ count: 1, moved: [], inWorkflow: [] });
+      expect(ids(await fetchAll(b, me, ['q'], 5))).toEqual(['d']);
+      expect(await b.changeDead('elsewhere', 'delete', ['d'])).toEqual({ count: 0, moved: [], inWorkflow: [] });
+    });
+
+    it("changeDead retrying all leaves the workflows' jobs dead, newest first", async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      const flows = ['wf-1', 'wf-2'].map((id) =>
+        compileWorkflow(chain(task('step'), task('next')), id, (sig) => job(`${id}-${sig.name}`)),
+      );
+      await b.enqueue([job('a')], flows);
+      const got = await fetchAll(b, me, ['q'], 3);
+      for (const delivery of got) {
+        const failure = { id: delivery.job.id, name: 'step', error: { name: 'Error', message: 'bad' } };
+        await b.settle([{ kind: 'dead', delivery, reason: 'bad', outcome: { ok: false, failure } }]);
+      }
+      const newestFirst = ids(await b.listDead('q', 10)).filter((id) => id !== 'a');
+      expect([...newestFirst].sort()).toEqual(['wf-1-step', 'wf-2-step']);
+      expect(await b.changeDead('q', 'retry', undefined)).toEqual({
+        count: 1,
+        moved: [],
+        inWorkflow: newestFirst.map((id) => ({ id, workflow: id.replace(/-step$/, '') })),
+      });
+      expect(ids(await b.listDead('q', 10))).toEqual(newestFirst);
+    });
+
+    it("changeDead moves every dead job of an id given (a job's own id used twice), naming the id once", async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a'), job('a'), job('b')]);
+      const got = await fetchAll(b, me, ['q'], 3);
+      await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: 'bad' })));
+      expect(await b.changeDead('q', 'delete', ['a'])).toEqual({ count: 2, moved: ['a'], inWorkflow: [] });
+      expect(ids(await b.listDead('q', 10))).toEqual(['b']);
     });
 
     it('the dead set keeps at most deadMax jobs, dropping the oldest', async () => {

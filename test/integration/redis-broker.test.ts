@@ -265,6 +265,49 @@ describe('RedisBroker: dead letters and malformed entries', () => {
     expect(await scope.raw.xlen(scope.key('q:default'))).toBe(0);
     expect((await fetchFrom(broker, NODE, ['default'], 10)).deliveries).toEqual([]);
   });
+
+  it('changeDead takes an entry id for a job id; a job both name counts for the one given first', async () => {
+    const dead = scope.key('dead:default');
+    const x = job('default');
+    await broker.enqueue([x]);
+    const ds = (await fetchFrom(broker, NODE, ['default'], 1)).deliveries;
+    await broker.settle(ds.map((d) => ({ kind: 'dead' as const, delivery: d, reason: 'x' })));
+    const [[entry]] = (await scope.raw.xrange(dead, '-', '+')) as [[string, string[]]];
+    // Asked by both ids, one at a time the first would move it and the second find nothing.
+    expect(await broker.changeDead('default', 'delete', [entry, x.id, 'nope'])).toEqual({
+      count: 1,
+      moved: [entry],
+      inWorkflow: [],
+    });
+    const body = ['task', 'add', 'payload', 'x', 'attempt', '2', 'redeliveries', '0', 'reason', 'x'];
+    const noId = await scope.raw.xadd(dead, '*', ...body, 'meta', '{}');
+    const flow = '{"w":["wf-9",0,["default"]]}';
+    const member = await scope.raw.xadd(dead, '*', 'id', 'm-1', ...body, 'meta', flow);
+    const memberNoId = await scope.raw.xadd(dead, '*', ...body, 'meta', flow);
+    // A workflow's job is named by the id a listing shows (its entry's when it has none), not by another.
+    expect(await broker.changeDead('default', 'retry', [x.id, member as string, memberNoId as string])).toEqual({
+      count: 0,
+      moved: [],
+      inWorkflow: [{ id: memberNoId, workflow: 'wf-9' }],
+    });
+    expect(await broker.changeDead('default', 'retry', ['m-1'])).toEqual({
+      count: 0,
+      moved: [],
+      inWorkflow: [{ id: 'm-1', workflow: 'wf-9' }],
+    });
+    expect(await broker.changeDead('default', 'retry', [x.id, noId as string])).toEqual({
+      count: 1,
+      moved: [noId],
+      inWorkflow: [],
+    });
+    expect((await fetchFrom(broker, NODE, ['default'], 5)).deliveries.map((d) => d.job.attempt)).toEqual([0]);
+    expect(await broker.changeDead('default', 'delete', [memberNoId as string, 'm-1'])).toEqual({
+      count: 2,
+      moved: [memberNoId, 'm-1'],
+      inWorkflow: [],
+    });
+    expect(await scope.raw.xlen(dead)).toBe(0);
+  });
 });
 
 describe('RedisBroker: results', () => {

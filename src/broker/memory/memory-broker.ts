@@ -11,6 +11,8 @@ import type {
   ControlReply,
   ControlRequest,
   DeadJob,
+  DeadSetChange,
+  DeadWorkflowJob,
   EventPage,
   Delivery,
   JobLocation,
@@ -563,17 +565,37 @@ export class MemoryBroker implements Broker {
   }
 
   async retryDead(queue: string, ids: readonly string[] | undefined): Promise<number> {
-    const q = this.state.peek(queue);
-    if (q === undefined) return 0;
-    // A workflow's job stays dead (retryDead-3.lua): its workflow recorded its failure already.
-    const back = q.unbury(ids, (d) => d.job.workflow === undefined);
-    for (const { job } of back) q.main.push({ ...job, attempt: 0, redeliveries: 0 });
-    this.state.waiters.changed([queue]);
-    return back.length;
+    return (await this.changeDead(queue, 'retry', ids)).count;
   }
 
   async purgeDead(queue: string, ids?: readonly string[]): Promise<number> {
-    return this.state.peek(queue)?.unbury(ids).length ?? 0;
+    return (await this.changeDead(queue, 'delete', ids)).count;
+  }
+
+  async changeDead(
+    queue: string,
+    action: 'retry' | 'delete',
+    ids: readonly string[] | undefined,
+  ): Promise<DeadSetChange> {
+    const q = this.state.peek(queue);
+    if (q === undefined) return { count: 0, moved: [], inWorkflow: [] };
+    const inWorkflow: DeadWorkflowJob[] = [];
+    // A retry leaves a workflow's job dead (changeDead-3.lua): its workflow recorded its failure already.
+    const taken = q.unbury(ids, ({ job }) => {
+      if (action === 'delete' || job.workflow === undefined) return true;
+      inWorkflow.unshift({ id: job.id, workflow: job.workflow.id });
+      return false;
+    });
+    // Listed: back id by id in the order listed (changeDead-3.lua), each id's oldest first (a stable sort).
+    const order = new Map<string, number>();
+    for (const [i, id] of (ids ?? []).entries()) if (!order.has(id)) order.set(id, i);
+    if (ids !== undefined) taken.sort((a, b) => (order.get(a.job.id) ?? 0) - (order.get(b.job.id) ?? 0));
+    if (action === 'retry') {
+      for (const { job } of taken) q.main.push({ ...job, attempt: 0, redeliveries: 0 });
+      this.state.waiters.changed([queue]);
+    }
+    const found = new Set(taken.map((d) => d.job.id));
+    return { count: taken.length, moved: [...order.keys()].filter((id) => found.has(id)), inWorkflow };
   }
 
   // rate limits

@@ -144,7 +144,7 @@ export class MemoryQueue {
     return this.dead.slice(-limit).reverse();
   }
 
-  /** Takes dead jobs out (`ids` undefined = all), oldest first. */
+  /** Takes dead jobs out (`ids` undefined = all), oldest first: those `may` allows, asked of each match in that order. */
   unbury(ids: readonly string[] | undefined, may: (d: DeadJob) => boolean = () => true): DeadJob[] {
     const wanted = ids === undefined ? undefined : new Set(ids);
     const out: DeadJob[] = [];

@@ -12,6 +12,7 @@ import type {
   ControlReply,
   ControlRequest,
   DeadJob,
+  DeadSetChange,
   EventPage,
   JobLocation,
   FetchReply,
@@ -566,6 +567,14 @@ export class RedisBroker implements Broker {
 
   async purgeDead(queue: string, ids?: readonly string[]): Promise<number> {
     return this.admin.purgeDead(await this.redis(), queue, ids);
+  }
+
+  async changeDead(
+    queue: string,
+    action: 'retry' | 'delete',
+    ids: readonly string[] | undefined,
+  ): Promise<DeadSetChange> {
+    return this.admin.changeDead(await this.redis(), queue, action, ids);
   }
 
   async listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {

@@ -26,8 +26,7 @@ const SCRIPTS = {
   recoverEntries: 'recoverEntries-n.lua',
   finishRecovery: 'finishRecovery-n.lua',
   purgeQueue: 'purgeQueue-4.lua',
-  retryDead: 'retryDead-3.lua',
-  deleteDead: 'deleteDead-1.lua',
+  changeDead: 'changeDead-3.lua',
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
   swapResult: 'swapResult-1.lua',
@@ -49,7 +48,7 @@ const WITH_WORKFLOWS: ReadonlySet<ScriptName> = new Set([
   'fetchJobs',
   'removeJob',
   'recoverEntries',
-  'retryDead',
+  'changeDead',
 ]);
 type Arg = string | number | Buffer;
 

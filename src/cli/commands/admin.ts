@@ -1,16 +1,10 @@
 import type { Command } from 'commander';
-import type { BrokerAdmin } from '../../broker/types.js';
 import { withBroker } from '../connect.js';
-import { changeDead, deadWorkflowJobs, inWorkflowLines } from '../dead-jobs.js';
+import { changeDead, inWorkflowLines, queuesOf, retryAllDead } from '../dead-jobs.js';
 import { argsJson, argsText, isoTime } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
 import { UsageError } from '../usage-error.js';
-
-/** The queues a command acts on: the one named, else every queue the broker has seen. */
-async function queuesOf(broker: BrokerAdmin, queue: string | undefined): Promise<string[]> {
-  return queue !== undefined ? [queue] : broker.knownQueues();
-}
 
 export function registerAdmin(program: Command): void {
   program
@@ -79,11 +73,9 @@ export function registerAdmin(program: Command): void {
       if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
       const { requeued, unknown, inWorkflow } = await withBroker(flags.broker, async (b) => {
         if (flags.all) {
-          let total = 0;
-          const queues = await queuesOf(b, flags.queue);
-          for (const queue of queues) total += await b.retryDead(queue, undefined);
-          // What --all left: the workflows' jobs (retryDead never moves them).
-          return { requeued: total, unknown: [], inWorkflow: await deadWorkflowJobs(b, queues) };
+          // What --all leaves: the workflows' jobs (a retry never moves them).
+          const { count, inWorkflow } = await retryAllDead(b, await queuesOf(b, flags.queue));
+          return { requeued: count, unknown: [], inWorkflow };
         }
         const { count, notDead, inWorkflow } = await changeDead(b, 'retry', ids, flags.queue);
         return { requeued: count, unknown: notDead, inWorkflow };
