@@ -49,6 +49,7 @@ for i = 0, n - 1 do
       badArg(b, 'job entry fields')
     end
     ctx.bodies[i] = ARGV[b]
+    ctx.unpacked[i] = fields
     record[#record + 1] = 'j:' .. i
     record[#record + 1] = ARGV[b]
     b = b + 1

@@ -12,7 +12,8 @@
 -- Nodes are numbered breadth-first, so a node's children are first .. first + count - 1.
 -- A context `ctx` names the keys: wf, jobs, stream(q), delayed(q), queue(q)
 -- (q: the workflow's queue index), now(); the functions fill ctx.cache,
--- ctx.places (job index entries), ctx.arrived (group -> children ended) and ctx.ended.
+-- ctx.places (job index entries), ctx.arrived (group -> children ended) and ctx.ended;
+-- ctx.bodies and ctx.unpacked hold job entries read or checked already (packed, unpacked).
 
 local function wfContext(wf, jobs, stream, delayed, queue, clockFn)
   -- One TIME per script call, not one per step started: the call is one atomic step anyway.
@@ -22,7 +23,7 @@ local function wfContext(wf, jobs, stream, delayed, queue, clockFn)
     return t
   end
   return { wf = wf, jobs = jobs, stream = stream, delayed = delayed, queue = queue, now = now,
-    cache = {}, bodies = {}, places = {}, arrived = {}, ended = nil }
+    cache = {}, bodies = {}, unpacked = {}, places = {}, arrived = {}, ended = nil }
 end
 
 local function wfParse(raw)
@@ -96,9 +97,15 @@ wfStart = function(ctx, i, input)
   local node = wfNode(ctx, i)
   if not node then return end
   if node.kind == 'L' then
-    local body = ctx.bodies[i] or redis.call('HGET', ctx.wf, 'j:' .. i)
-    if not body then return end
-    local fields = cmsgpack.unpack(body)
+    -- Unpacked already when the enqueue script checked it; taken once (the fields are changed below).
+    local fields = ctx.unpacked[i]
+    if fields then
+      ctx.unpacked[i] = nil
+    else
+      local body = ctx.bodies[i] or redis.call('HGET', ctx.wf, 'j:' .. i)
+      if not body then return end
+      fields = cmsgpack.unpack(body)
+    end
     if input and not node.immutable then fields[6] = wfPrepend(fields[6], input) end
     -- Enqueued now (its meta is stored without "e": workflows.ts), so its queue wait counts from its start.
     local rest = string.sub(fields[12], 2)
@@ -198,15 +205,20 @@ end
 -- Jobs ended for good: `members` is a flat list of node, 's' | 'f', blob. A
 -- node that already ended (its job ran twice: redelivered after it finished)
 -- changes nothing, so each member counts once and each next step starts once.
-local function wfSettle(ctx, members)
+-- `read`, when given, holds the members' v:<node> then n:<node> values, read
+-- already (wfSettleRecord reads them with the record's head: one HMGET a batch).
+local function wfSettle(ctx, members, read)
   local n = #members / 3
   local fresh, seen = {}, {}
   local i = 1
   while i <= n do
     local j = math.min(n, i + ACK_CHUNK / 2 - 1) -- the HSET below takes two values per member
-    local names = {}
-    for x = i, j do names[#names + 1] = 'v:' .. members[3 * x - 2] end
-    local done = redis.call('HMGET', ctx.wf, unpack(names))
+    local done = read
+    if not done then
+      local names = {}
+      for x = i, j do names[#names + 1] = 'v:' .. members[3 * x - 2] end
+      done = redis.call('HMGET', ctx.wf, unpack(names))
+    end
     local writes = {}
     for x = i, j do
       local node = members[3 * x - 2]
@@ -221,12 +233,19 @@ local function wfSettle(ctx, members)
     i = j + 1
   end
   if #fresh == 0 then return end
-  local nodes = {}
-  for _, x in ipairs(fresh) do nodes[#nodes + 1] = 'n:' .. members[3 * x - 2] end
-  for c = 1, #nodes, ACK_CHUNK do
-    local raws = redis.call('HMGET', ctx.wf, unpack(nodes, c, math.min(#nodes, c + ACK_CHUNK - 1)))
-    for y, raw in ipairs(raws) do
-      if raw then ctx.cache[tonumber(members[3 * fresh[c + y - 1] - 2])] = wfParse(raw) end
+  if read then
+    for _, x in ipairs(fresh) do
+      local raw = read[n + x]
+      if raw then ctx.cache[tonumber(members[3 * x - 2])] = wfParse(raw) end
+    end
+  else
+    local nodes = {}
+    for _, x in ipairs(fresh) do nodes[#nodes + 1] = 'n:' .. members[3 * x - 2] end
+    for c = 1, #nodes, ACK_CHUNK do
+      local raws = redis.call('HMGET', ctx.wf, unpack(nodes, c, math.min(#nodes, c + ACK_CHUNK - 1)))
+      for y, raw in ipairs(raws) do
+        if raw then ctx.cache[tonumber(members[3 * fresh[c + y - 1] - 2])] = wfParse(raw) end
+      end
     end
   end
   for _, x in ipairs(fresh) do
@@ -249,9 +268,19 @@ end
 -- its record is gone (expired: nothing left to continue). Returns the state the
 -- workflow ended in (nil: it goes on, or is gone) and the client to tell ('' none).
 local function wfSettleRecord(ctx, members)
-  local head = redis.call('HMGET', ctx.wf, 'ttl', 'reply')
+  local n = #members / 3
+  local names = { 'ttl', 'reply' }
+  -- A batch's members usually fit in one HMGET with the head: their outcomes so far, then their nodes.
+  local together = 2 + 2 * n <= ACK_CHUNK
+  if together then
+    for x = 1, n do names[2 + x] = 'v:' .. members[3 * x - 2] end
+    for x = 1, n do names[2 + n + x] = 'n:' .. members[3 * x - 2] end
+  end
+  local head = redis.call('HMGET', ctx.wf, unpack(names))
   if not head[1] then return nil, '' end
-  wfSettle(ctx, members)
+  local read = nil
+  if together then read = { unpack(head, 3) } end
+  wfSettle(ctx, members, read)
   wfFlush(ctx)
   return ctx.ended, head[2] or ''
 end
