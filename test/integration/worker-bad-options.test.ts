@@ -7,6 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { Worker } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import type { NewJob } from '../../dist/broker/types.js';
 import { cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName } from '../helpers/worker.js';
@@ -24,6 +25,46 @@ function record(options: NewJob['options']): NewJob {
     options,
     enqueuedAt: Date.now(),
   };
+}
+
+/**
+ * Enqueues `bad` then `next` (whose last job succeeds), runs a Worker until
+ * that job succeeded, and checks every bad job is a FAILURE naming `option`
+ * and dead; `check` gets the ids the children ran, in order, and the worker.
+ */
+async function refusedThenNext(
+  option: string,
+  bad: NewJob[],
+  next: NewJob[],
+  check: (ran: string[], worker: Worker) => void,
+): Promise<void> {
+  const url = inject('redisUrl');
+  const namespace = uniqueName('ns');
+  const ledger = newLedger();
+  const broker = createBroker(url, { namespace, logger: silent });
+  await broker.connect();
+  try {
+    await broker.enqueue([...bad, ...next]);
+    const worker = makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 1 });
+    await worker.start();
+    const client = makeClient(url, namespace);
+    const last = next[next.length - 1] as NewJob;
+    await expect
+      .poll(async () => (await client.getResult(last.id))?.state, { message: 'the next job ran' })
+      .toBe('SUCCESS');
+    for (const job of bad) {
+      const failure = await client.getResult(job.id);
+      expect(failure?.state).toBe('FAILURE');
+      expect(failure?.error?.message).toMatch(new RegExp(`invalid option ${option}`));
+    }
+    expect((await broker.listDead('default', 10)).map((d) => d.job.id).sort()).toEqual(bad.map((j) => j.id).sort());
+    check(
+      readLedger(ledger).map((r) => r.id),
+      worker,
+    );
+  } finally {
+    await broker.close();
+  }
 }
 
 describe('Worker: a job record with options the pool refuses', () => {
@@ -61,60 +102,19 @@ describe('Worker: a job record with options the pool refuses', () => {
   });
 
   it("a resultTtl that is not whole ms up to 100 years: dead at once, FAILURE naming resultTtl (kept the worker's TTL)", async () => {
-    const url = inject('redisUrl');
-    const namespace = uniqueName('ns');
-    const ledger = newLedger();
-    const broker = createBroker(url, { namespace, logger: silent });
-    await broker.connect();
-    try {
-      const bad = [record({ resultTtl: 1e20 }), record({ resultTtl: '1d' as unknown as number, retries: 3 })];
-      // Without results written, its resultTtl does not matter: it runs.
-      const unused = record({ resultTtl: -1, ignoreResult: true });
-      const good = record({});
-      await broker.enqueue([...bad, unused, good]);
-      await makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 1 }).start();
-      const client = makeClient(url, namespace);
-      await expect
-        .poll(async () => (await client.getResult(good.id))?.state, { message: 'the next job ran' })
-        .toBe('SUCCESS');
-      for (const job of bad) {
-        const failure = await client.getResult(job.id);
-        expect(failure?.state).toBe('FAILURE');
-        expect(failure?.error?.message).toMatch(/invalid option resultTtl/);
-      }
-      expect((await broker.listDead('default', 10)).map((d) => d.job.id).sort()).toEqual(bad.map((j) => j.id).sort());
-      expect(readLedger(ledger).map((r) => r.id)).toEqual([unused.id, good.id]);
-    } finally {
-      await broker.close();
-    }
+    const bad = [record({ resultTtl: 1e20 }), record({ resultTtl: '1d' as unknown as number, retries: 3 })];
+    // Without results written, its resultTtl does not matter: it runs.
+    const unused = record({ resultTtl: -1, ignoreResult: true });
+    const good = record({});
+    await refusedThenNext('resultTtl', bad, [unused, good], (ran) => expect(ran).toEqual([unused.id, good.id]));
   });
 
   it('a rateLimit that is not a rate: dead at once, FAILURE naming rateLimit, no turn taken; the next job runs', async () => {
-    const url = inject('redisUrl');
-    const namespace = uniqueName('ns');
-    const ledger = newLedger();
-    const broker = createBroker(url, { namespace, logger: silent });
-    await broker.connect();
-    try {
-      const bad = [record({ rateLimit: 'fast', retries: 3 }), record({ rateLimit: '0/s' })];
-      const good = record({});
-      await broker.enqueue([...bad, good]);
-      const worker = makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 1 });
-      await worker.start();
-      const client = makeClient(url, namespace);
-      await expect
-        .poll(async () => (await client.getResult(good.id))?.state, { message: 'the next job ran' })
-        .toBe('SUCCESS');
-      for (const job of bad) {
-        const failure = await client.getResult(job.id);
-        expect(failure?.state).toBe('FAILURE');
-        expect(failure?.error?.message).toMatch(/invalid option rateLimit/);
-      }
-      expect((await broker.listDead('default', 10)).map((d) => d.job.id).sort()).toEqual(bad.map((j) => j.id).sort());
+    const bad = [record({ rateLimit: 'fast', retries: 3 }), record({ rateLimit: '0/s' })];
+    const good = record({});
+    await refusedThenNext('rateLimit', bad, [good], (ran, worker) => {
       expect(worker.stats().consumer).toMatchObject({ fetched: 3, succeeded: 1, dead: 2, retried: 0, deferred: 0 });
-      expect(readLedger(ledger).map((r) => r.id)).toEqual([good.id]);
-    } finally {
-      await broker.close();
-    }
+      expect(ran).toEqual([good.id]);
+    });
   });
 });
