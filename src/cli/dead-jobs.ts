@@ -1,4 +1,5 @@
 import type { BrokerAdmin, DeadWorkflowJob } from '../broker/types.js';
+import { queuesOf } from './queue-overview.js';
 
 /** What retrying or deleting dead jobs by id did: how many, and the ids found in no dead set. */
 export interface DeadChange {
@@ -8,11 +9,6 @@ export interface DeadChange {
   notDead: string[];
   /** retry: the dead jobs asked for that belong to a workflow, left dead. */
   inWorkflow: DeadWorkflowJob[];
-}
-
-/** The queues a command acts on: the one named, else every queue the broker has seen. */
-export async function queuesOf(broker: BrokerAdmin, queue: string | undefined): Promise<string[]> {
-  return queue !== undefined ? [queue] : broker.knownQueues();
 }
 
 /**

@@ -8,6 +8,11 @@ export interface QueueRow extends QueueCounts {
   pausedOn: string[];
 }
 
+/** The queues a command acts on: the one named, else every queue the broker has seen. */
+export async function queuesOf(broker: Pick<BrokerAdmin, 'knownQueues'>, queue: string | undefined): Promise<string[]> {
+  return queue !== undefined ? [queue] : broker.knownQueues();
+}
+
 /**
  * Every queue the broker knows, and every paused one (a queue paused before
  * any job reached it is listed too), with its counts: one bounded read per

@@ -1,9 +1,10 @@
 import type { Command } from 'commander';
 import { withBroker } from '../connect.js';
-import { changeDead, inWorkflowLines, queuesOf, retryAllDead } from '../dead-jobs.js';
+import { changeDead, inWorkflowLines, retryAllDead } from '../dead-jobs.js';
 import { argsJson, argsText, isoTime } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
+import { queuesOf } from '../queue-overview.js';
 import { UsageError } from '../usage-error.js';
 
 export function registerAdmin(program: Command): void {

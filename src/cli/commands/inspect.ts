@@ -7,7 +7,7 @@ import { askNodes, failure, type NodeAnswer, type NodeAsker } from '../control-r
 import { argsJson, argsText, fromBase64, isoTime, listedJobJson } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
-import { queueOverview } from '../queue-overview.js';
+import { queueOverview, queuesOf } from '../queue-overview.js';
 import { UsageError } from '../usage-error.js';
 import { timeoutOption } from './control.js';
 
@@ -259,7 +259,7 @@ async function inspectRegistered(broker: NodeAsker, flags: InspectFlags): Promis
  * (one bounded read each); `prefork jobs <queue> --state delayed` pages on.
  */
 async function inspectScheduled(b: InspectBroker, flags: InspectFlags): Promise<void> {
-  const queues = flags.queue !== undefined ? [flags.queue] : await b.knownQueues();
+  const queues = await queuesOf(b, flags.queue);
   const pages = [];
   for (const queue of queues) pages.push({ queue, ...(await b.listJobs(queue, 'delayed', flags.limit)) });
   if (flags.json) {
