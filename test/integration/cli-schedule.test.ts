@@ -10,6 +10,7 @@ import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineSchedule } from 'prefork';
 import { createBroker } from 'prefork/broker';
+import { tickJob } from '../../dist/schedule/tick-job.js';
 import { cleanup, emptyRedisDb, fixture, newLedger, silent } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -147,17 +148,7 @@ describe('prefork worker --schedule', () => {
       const { states } = await broker.publishSchedule([{ name: 'e', definition: entry.definition, hash: entry.hash }]);
       const last = states[0]!.last;
       const tick = entry.rule.next(last)!;
-      const job = {
-        id,
-        task: entry.task,
-        queue: entry.queue,
-        payload: entry.payload,
-        attempt: 0,
-        redeliveries: 0,
-        options: entry.options,
-        enqueuedAt: Date.now(),
-        scheduledFor: tick,
-      };
+      const job = { ...tickJob(entry, tick), id };
       // 'early' until the broker's clock reaches the tick, as a node's claim would be.
       await expect
         .poll(async () => {
