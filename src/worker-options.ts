@@ -63,8 +63,9 @@ export interface WorkerOptions {
    */
   autoscale?: string | [number, number];
   /**
-   * How jobs go to children: 'fair' only to idle ones, 'fcfs' also into busy
-   * ones' pipes (the Pool's `strategy`).
+   * How jobs go to children: 'fair' never lets a long job hold a short one
+   * (jobs held ahead are taken back), 'fcfs' also queues them in busy ones'
+   * pipes, where they stay (the Pool's `strategy`).
    * @defaultValue `'fair'`
    */
   strategy?: StrategyName;

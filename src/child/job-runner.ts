@@ -12,6 +12,7 @@ import { MessageType, type JobFrame } from '../protocol/messages.js';
 import { taskContextStore, type TaskFunction } from '../tasks.js';
 import { Fifo } from '../util/fifo.js';
 import type { StartRecordWriter } from '../protocol/start-record.js';
+import type { ClaimTaker } from '../protocol/claim-pipe.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
 
@@ -44,12 +45,15 @@ export class JobRunner {
     private readonly onIdleAfterShutdown: () => void,
     /** Where starts are recorded (start-record.ts); undefined: every start is an ACK frame. */
     private record: StartRecordWriter | undefined,
+    /** Where each job is claimed before it starts (claim-pipe.ts); undefined: every job received runs. */
+    private readonly claims: ClaimTaker | undefined,
   ) {}
 
   push(job: JobFrame): void {
     if (this.stopping) {
       // Nothing sent after SHUTDOWN runs here; the parent gets it back unstarted rather than losing it.
-      this.sendWithdrawn([job[1]]);
+      if (this.claim(job[1])) this.sendWithdrawn([job[1]]);
+      this.channel.flush();
       return;
     }
     this.queue.push(job);
@@ -76,19 +80,35 @@ export class JobRunner {
 
   /** WITHDRAW: give back every job received and not started; the running one (if any) goes on. */
   withdraw(): void {
-    const seqs = this.queue.drain().map((job) => job[1]);
+    // Claimed first: one the parent took back already is only dropped.
+    const seqs = this.queue
+      .drain()
+      .map((job) => job[1])
+      .filter((seq) => this.claim(seq));
     if (seqs.length > 0) this.sendWithdrawn(seqs);
+    this.channel.flush();
   }
 
   private sendWithdrawn(seqs: number[]): void {
     this.channel.send([MessageType.WITHDRAWN, seqs]);
-    this.channel.flush();
+  }
+
+  /**
+   * Takes the job's byte from the claim pipe: true when it is this child's
+   * to run (or give back). False when the parent took it back: it is
+   * dropped, and the parent hears so with the next write.
+   */
+  private claim(seq: number): boolean {
+    if (this.claims === undefined || this.claims.claim()) return true;
+    this.channel.send([MessageType.DROPPED, [seq]]);
+    return false;
   }
 
   private runQueued(): void {
     this.running = true;
     for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
       const [, seq, name, rawArgs, meta, timeLimit] = job;
+      if (!this.claim(seq)) continue;
       const ctx = new JobContext(seq, meta?.id ?? String(seq), name, meta?.queue, meta?.retries ?? 0, this.channel);
       if (meta?.scheduledFor !== undefined) ctx.scheduledFor = meta.scheduledFor;
       ctx.startedAt = Date.now();

@@ -10,6 +10,7 @@ import { isTaskRegistry } from '../tasks.js';
 import { deserializeError, serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
 import { START_RECORD_FD, StartRecordWriter } from '../protocol/start-record.js';
+import { CLAIM_FD, ClaimTaker } from '../protocol/claim-pipe.js';
 import { ParentChannel } from './channel.js';
 import { JobRunner } from './job-runner.js';
 import { explainLoadError } from './load-error.js';
@@ -73,7 +74,7 @@ function exitWhenFlushed(): void {
   channel.flushAndWait(() => process.exit(0));
 }
 
-async function load({ app, reportMemory, startRecord }: ChildConfig): Promise<void> {
+async function load({ app, reportMemory, startRecord, claims }: ChildConfig): Promise<void> {
   const url = pathToFileURL(isAbsolute(app) ? app : resolve(app)).href;
   let mod: { default?: unknown };
   try {
@@ -87,7 +88,8 @@ async function load({ app, reportMemory, startRecord }: ChildConfig): Promise<vo
     return initFailed(new OptionError('app', app, 'a task module whose default export is defineTasks({...})'));
   }
   const record = startRecord === true ? new StartRecordWriter(START_RECORD_FD) : undefined;
-  runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed, record);
+  const claimTaker = claims === true ? new ClaimTaker(CLAIM_FD) : undefined;
+  runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed, record, claimTaker);
   // Options go as [name, options] pairs: a task name is data, never an object key.
   channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
   channel.flush();

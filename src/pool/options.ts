@@ -6,8 +6,10 @@ import { checkDuration, checkSize, parseAutoscale, type DurationKind } from '../
 import { DEFAULT_MAX_FRAME_SIZE } from '../protocol/job-frame.js';
 
 /**
- * How the TaskHandler picks a child for the next job: `'fair'` writes a job
- * only to an idle child; `'fcfs'` also queues jobs in busy children's pipes.
+ * How the TaskHandler picks a child for the next job: `'fair'` never lets a
+ * long job hold a short one (a child holds short jobs ahead only while they
+ * would not run sooner elsewhere: docs/architecture.md, "Fair"); `'fcfs'`
+ * queues jobs in busy children's pipes, where they stay.
  */
 export type StrategyName = 'fair' | 'fcfs';
 
@@ -49,8 +51,11 @@ export interface PoolOptions {
    */
   autoscaleInterval?: number | string;
   /**
-   * 'fair': only idle children get jobs. 'fcfs': idle children first (lowest
-   * index), then round-robin to any child whose pipe accepts data.
+   * 'fair': a job goes to an idle child, or waits for one: a child may hold
+   * a few short jobs ahead (about 4 ms of them), taken back through its
+   * claim pipe as soon as another child is idle or the job in front runs
+   * 10 ms. 'fcfs': idle children first (lowest index), then round-robin to
+   * any child whose pipe accepts data; jobs stay where they were written.
    * @defaultValue `'fair'`
    */
   strategy?: StrategyName;

@@ -8,6 +8,7 @@ import {
   PoolClosedError,
   PoolFailedError,
   messageOf,
+  ProtocolError,
   TimeLimitExceeded,
   WorkerLostError,
 } from '../errors.js';
@@ -173,6 +174,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       onDrain: () => this.tasks.schedule(),
       onExit: (proc, code, signal) => this.supervisor.onExit(proc, code, signal),
     };
+    const strategy = createStrategy(o.strategy);
     this.supervisor = new Supervisor(
       {
         spawn: {
@@ -185,6 +187,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
           execPath: o.execPath,
           execArgv: o.execArgv,
           env: o.env,
+          claims: strategy.takesBack,
         },
         procAliveTimeout: o.procAliveTimeout,
         maxRestarts: o.maxRestarts,
@@ -199,13 +202,18 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       },
       this.log,
     );
-    this.tasks = new TaskHandler(createStrategy(o.strategy), o.maxTasksPerChild, o.maxFrameSize, {
+    this.tasks = new TaskHandler(strategy, o.maxTasksPerChild, o.maxFrameSize, {
       children: () => this.supervisor.procs,
       onQuota: (proc) => this.supervisor.retire(proc),
       onUnsendable: (job, err) => this.settle(job, false, err),
       hardLimit: (job) => this.timeouts.hardLimit(job),
       mayDispatch: () => this.dispatchGate(),
       onNewHead: (proc) => this.onNewHead(proc, true),
+      onClaimsFailed: (proc, err) =>
+        this.supervisor.onProtocolError(
+          proc,
+          new ProtocolError(`the claim pipe of child ${proc.pid} failed: ${messageOf(err)}`),
+        ),
     });
     this.results = new ResultHandler({
       onWorkerUp: (proc, tasks, options) => {
@@ -217,6 +225,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       onStarted: (proc, job) => this.onStarted(proc, job, true),
       onSettled: (proc, job, ok, outcome, rss) => this.onSettled(proc, job, ok, outcome, rss),
       onWithdrawn: (proc, jobs) => this.onWithdrawn(proc, jobs),
+      onDropped: () => this.tasks.schedule(),
       onProgress: (proc, job, value) => this.onProgress(proc, job, value),
     });
     this.timeouts = new TimeoutHandler(o.timeLimit, o.softTimeLimit, (name) => this.taskDefaults.get(name), {
@@ -468,12 +477,14 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /**
    * Takes back every job not started yet and rejects it with
    * JobWithdrawnError, so the caller can return it to its queue. Jobs still in
-   * the outbound buffer go at once (their count is returned); jobs already
-   * written into a child's pipe (fcfs) are asked back from the child and
-   * rejected when it answers. Jobs already started run to the end.
+   * the outbound buffer, and those a child holds ahead that its claim pipe
+   * gives back (fair), go at once (their count is returned); other jobs
+   * already written into a child's pipe (fcfs) are asked back from the
+   * child and rejected when it answers. Jobs already started run to the end.
    */
   withdraw(): number {
     const jobs = this.tasks.outbound.drain();
+    for (const proc of this.supervisor.procs) jobs.push(...proc.takeBack(proc.inFlight.length));
     for (const job of jobs) this.settle(job, false, new JobWithdrawnError());
     for (const proc of this.supervisor.procs) proc.withdraw();
     return jobs.length;
@@ -724,6 +735,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (!job.announced) this.onStarted(proc, job, false);
     // Settled first: nothing after it can leave the job hanging.
     this.settle(job, ok, outcome);
+    this.tasks.settled(proc);
     if (proc.inFlight.length > 0) this.newHeads.add(proc);
     proc.jobsDone++;
     if (typeof rss === 'number') proc.rss = rss;

@@ -4,6 +4,7 @@ import {
   MessageType,
   type AckFrame,
   type ChildMessage,
+  type DroppedFrame,
   type InitErrorFrame,
   type ProgressFrame,
   type ResultErrorFrame,
@@ -26,6 +27,8 @@ export interface ResultHooks {
   onProgress(proc: WorkerProcess, job: PoolJob, value: unknown): void;
   /** The child gave these jobs back unstarted (WITHDRAW, or a JOB after SHUTDOWN). */
   onWithdrawn(proc: WorkerProcess, jobs: PoolJob[]): void;
+  /** The child dropped jobs the parent had taken back (the claim pipe): it may get jobs again once it dropped them all. */
+  onDropped(proc: WorkerProcess): void;
 }
 
 type Handler<M> = (proc: WorkerProcess, msg: M) => void;
@@ -80,6 +83,10 @@ export class ResultHandler {
     });
     this.on<WithdrawnFrame>(MessageType.WITHDRAWN, (proc, msg) => {
       this.hooks.onWithdrawn(proc, proc.takeWithdrawn(msg[1]));
+    });
+    this.on<DroppedFrame>(MessageType.DROPPED, (proc, msg) => {
+      proc.takeDropped(msg[1]);
+      this.hooks.onDropped(proc);
     });
   }
 

@@ -9,6 +9,8 @@ export interface ProcessStats {
   state: ProcessState;
   /** Jobs the child has settled (succeeded or failed). */
   jobsDone: number;
+  /** Jobs written to the child and not settled: the one it runs, and those it holds ahead (fcfs; fair with short jobs). */
+  held: number;
   /** The job the child is running now (started, not settled), or null. */
   current: {
     /** The job's id. */
@@ -74,6 +76,7 @@ export function collectStats(
         pid: proc.pid,
         state: proc.state,
         jobsDone: proc.jobsDone,
+        held: proc.inFlight.length,
         current: job ? { id: job.id, name: job.name, runtime: now - job.startedAt } : null,
         rss: proc.readRss(),
         reads: proc.reads,

@@ -4,6 +4,7 @@ import { MessageType } from '../protocol/messages.js';
 import type { SchedulingStrategy } from '../scheduling/index.js';
 import { Fifo } from '../util/fifo.js';
 import type { PoolJob } from './job.js';
+import { Lookahead } from './lookahead.js';
 import type { WorkerProcess } from './worker-process.js';
 
 export interface TaskHandlerHooks {
@@ -19,6 +20,8 @@ export interface TaskHandlerHooks {
   mayDispatch(): boolean;
   /** Jobs were written to a child that held none: the first is its new head. */
   onNewHead(proc: WorkerProcess): void;
+  /** The child's claim pipe failed: the jobs just given it were not written, and it must be replaced. */
+  onClaimsFailed(proc: WorkerProcess, err: Error): void;
 }
 
 /**
@@ -34,6 +37,8 @@ export class TaskHandler {
   private paused = false;
   /** Reused for every write: take() empties it. */
   private readonly batch: FrameBatch;
+  /** Takes back jobs written ahead (fair with claim pipes). */
+  private readonly lookahead: Lookahead | undefined;
 
   constructor(
     private readonly strategy: SchedulingStrategy,
@@ -42,6 +47,25 @@ export class TaskHandler {
     private readonly hooks: TaskHandlerHooks,
   ) {
     this.batch = new FrameBatch(maxFrameSize);
+    if (strategy.takesBack) {
+      this.lookahead = new Lookahead({
+        children: () => this.hooks.children(),
+        giveBack: (jobs) => this.giveBack(jobs),
+        mayDispatch: () => !this.paused && this.hooks.mayDispatch(),
+      });
+    }
+  }
+
+  /**
+   * A job of `proc` settled. Its time, as the parent sees it, runs from the
+   * write (the child was idle) or the previous job's result to now: fair
+   * sizes what a child holds from it. Measured here, not in the child: a
+   * child's clock does not see a job wait in its pipe.
+   */
+  settled(proc: WorkerProcess): void {
+    const now = performance.now();
+    this.strategy.ran(now - proc.freeAt);
+    proc.freeAt = now;
   }
 
   submit(job: PoolJob): void {
@@ -58,6 +82,7 @@ export class TaskHandler {
   /** Stop moving jobs (terminate); the buffer is then drained by the pool. */
   pause(): void {
     this.paused = true;
+    this.lookahead?.stop();
   }
 
   schedule(): void {
@@ -76,7 +101,27 @@ export class TaskHandler {
    * round-robin over everyone the strategy lets take more, until nobody does.
    */
   flush(): void {
-    if (this.paused || this.outbound.length === 0 || !this.hooks.mayDispatch()) return;
+    if (this.paused || !this.hooks.mayDispatch()) return;
+    this.pass();
+    if (this.lookahead === undefined || this.outbound.length > 0) return;
+    // Nothing buffered: a child left idle runs jobs that others hold ahead.
+    const idle = this.idleChildren();
+    if (idle === 0) return;
+    const jobs = this.lookahead.forIdle(idle);
+    if (jobs.length === 0) return;
+    this.outbound.unshiftAll(jobs);
+    this.pass();
+  }
+
+  private idleChildren(): number {
+    let idle = 0;
+    for (const proc of this.hooks.children())
+      if (proc.inFlight.length === 0 && this.strategy.capacity(proc) > 0) idle++;
+    return idle;
+  }
+
+  private pass(): void {
+    if (this.outbound.length === 0) return;
     const children = this.hooks.children();
     const n = children.length;
     for (let i = 0; i < n && this.outbound.length > 0; i++) {
@@ -104,6 +149,7 @@ export class TaskHandler {
   private writeBatch(proc: WorkerProcess, cap: number): boolean {
     const batch = this.batch;
     const wasEmpty = proc.inFlight.length === 0;
+    if (wasEmpty) proc.freeAt = performance.now();
     let taken = 0;
     while (taken < cap) {
       const job = this.outbound.shift();
@@ -122,8 +168,16 @@ export class TaskHandler {
     if (taken === 0) return false;
     proc.assigned += taken;
     proc.state = 'busy';
-    proc.write(batch.take());
+    const bytes = batch.take();
+    try {
+      proc.giveClaims(taken);
+    } catch (err) {
+      this.hooks.onClaimsFailed(proc, err as Error);
+      return false;
+    }
+    proc.write(bytes);
     if (wasEmpty) this.hooks.onNewHead(proc);
+    if (this.lookahead !== undefined && proc.inFlight.length > 1) this.lookahead.wroteAhead();
     if (this.maxTasksPerChild !== undefined && proc.assigned >= this.maxTasksPerChild) this.hooks.onQuota(proc);
     return true;
   }

@@ -13,6 +13,7 @@ import {
   type ParentMessage,
 } from '../protocol/messages.js';
 import { START_RECORD_FD, StartRecordReader } from '../protocol/start-record.js';
+import { CLAIM_FD, ClaimPipe } from '../protocol/claim-pipe.js';
 import { Fifo } from '../util/fifo.js';
 import type { PoolJob } from './job.js';
 
@@ -45,6 +46,8 @@ export interface SpawnSettings {
   execPath: string;
   execArgv: string[];
   env: Record<string, string>;
+  /** Give the child a claim pipe (claim-pipe.ts), so jobs written ahead to it can be taken back (fair). */
+  claims: boolean;
 }
 
 /** The parent's handle on one child: pid, inq/outq, state, jobs in flight, tasks done. */
@@ -79,6 +82,14 @@ export class WorkerProcess {
   private readonly decoder: FrameDecoder;
   /** Where the child records the jobs it starts (start-record.ts); undefined: it ACKs every start. */
   private readonly record: StartRecordReader | undefined;
+  /** Its claim pipe (claim-pipe.ts); undefined: a job written to it is its for good. */
+  private readonly claims: ClaimPipe | undefined;
+  /** Jobs taken back through the claim pipe whose DROPPED has not come yet: no job is written to it until it has. */
+  readonly dropsAwaited = new Set<number>();
+  /** performance.now() when it last became free to start a job it holds (TaskHandler.settled). */
+  freeAt = 0;
+  /** The seq of a running job that ran long and whose followers were taken back: it gets no more jobs until that one ends. */
+  heldBy = 0;
   private finished = false;
   private settleExit!: () => void;
 
@@ -93,15 +104,19 @@ export class WorkerProcess {
     let child: ChildProcess | undefined;
     const record = StartRecordReader.create();
     this.record = record;
+    const claims = settings.claims ? ClaimPipe.create() : undefined;
+    this.claims = claims;
     const launch = withDeathSignal(deathSignalLauncher(), settings.execPath, [...settings.execArgv, CHILD_MAIN]);
     const config: ChildConfig = {
       ...settings.config,
       startRecord: record !== undefined,
+      claims: claims !== undefined,
       deathSignal: launch.command !== settings.execPath,
     };
     try {
-      const stdio: ('pipe' | 'inherit' | number)[] = ['pipe', 'pipe', 'inherit'];
-      if (record !== undefined) stdio[START_RECORD_FD] = record.fd;
+      const stdio: ('pipe' | 'inherit' | 'ignore' | number)[] = ['pipe', 'pipe', 'inherit'];
+      if (record !== undefined || claims !== undefined) stdio[START_RECORD_FD] = record?.fd ?? 'ignore';
+      if (claims !== undefined) stdio[CLAIM_FD] = claims.fd;
       child = spawn(launch.command, launch.args, {
         stdio,
         env: { ...process.env, ...settings.env, [CHILD_CONFIG_ENV]: JSON.stringify(config) },
@@ -153,6 +168,47 @@ export class WorkerProcess {
     const ok = this.child?.stdin?.write(bytes) ?? false;
     if (!ok) this.blocked = true;
     return ok;
+  }
+
+  /** True when jobs written ahead to it can be taken back (it has a claim pipe). */
+  get takesBack(): boolean {
+    return this.claims !== undefined;
+  }
+
+  /** Before `jobs` jobs are written: their bytes in the claim pipe (a no-op without one). */
+  giveClaims(jobs: number): void {
+    this.claims?.give(jobs);
+  }
+
+  /**
+   * Takes back up to `max` of the jobs written to it and not started, from
+   * the back, never its head (the one it runs or starts next); they leave
+   * inFlight, and it gets no job until its DROPPED names them. None while a
+   * withdraw or cancel waits on those jobs, or once it is being killed.
+   */
+  takeBack(max: number): PoolJob[] {
+    const claims = this.claims;
+    // Taking more while drops are awaited is safe: nothing was written since, so the back is still unclaimed.
+    if (claims === undefined || this.killReason !== undefined) return [];
+    if (this.state !== 'busy' && this.state !== 'stopping') return [];
+    const n = Math.min(max, this.inFlight.length - 1);
+    for (let i = this.inFlight.length - n; i < this.inFlight.length; i++) {
+      const job = this.inFlight.at(i) as PoolJob;
+      if (job.withdrawing || job.cancelReason !== undefined) return [];
+    }
+    const got = claims.take(n);
+    if (got === 0) return [];
+    const jobs = this.inFlight.popBack(got);
+    for (const job of jobs) this.dropsAwaited.add(job.seq);
+    this.assigned -= got;
+    return jobs;
+  }
+
+  /** A DROPPED: each job must be one taken back; anything else breaks the protocol (the job would be lost). */
+  takeDropped(seqs: unknown): void {
+    if (!Array.isArray(seqs) || seqs.length === 0 || !seqs.every((seq) => this.dropsAwaited.has(seq as number)))
+      throw new ProtocolError(`child ${this.pid} dropped jobs ${String(seqs)} that were not taken back`);
+    for (const seq of seqs as number[]) this.dropsAwaited.delete(seq);
   }
 
   /** True when the child records its starts instead of ACKing each (start-record.ts). */
@@ -271,6 +327,7 @@ export class WorkerProcess {
     // What the child started before it died: read before its jobs are split into lost and unstarted.
     this.learnStarts();
     this.record?.close();
+    this.claims?.close();
     this.owner.onExit(this, code, signal);
     this.settleExit();
   }

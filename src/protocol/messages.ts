@@ -20,6 +20,7 @@ export const MessageType = {
   INIT_ERROR: 14,
   WITHDRAWN: 15,
   PROGRESS: 16,
+  DROPPED: 17,
 } as const;
 export type MessageType = (typeof MessageType)[keyof typeof MessageType];
 
@@ -97,8 +98,21 @@ export type WithdrawnFrame = [typeof MessageType.WITHDRAWN, seqs: number[]];
  * and the last one before the job's RESULT.
  */
 export type ProgressFrame = [typeof MessageType.PROGRESS, seq: number, value: unknown];
+/**
+ * Jobs the child received and did not start because the parent took them
+ * back through the claim pipe (claim-pipe.ts). The parent writes it no job
+ * until it has heard of every job it took.
+ */
+export type DroppedFrame = [typeof MessageType.DROPPED, seqs: number[]];
 export type ChildMessage =
-  WorkerUpFrame | AckFrame | ResultOkFrame | ResultErrorFrame | InitErrorFrame | WithdrawnFrame | ProgressFrame;
+  | WorkerUpFrame
+  | AckFrame
+  | ResultOkFrame
+  | ResultErrorFrame
+  | InitErrorFrame
+  | WithdrawnFrame
+  | ProgressFrame
+  | DroppedFrame;
 
 /** Configuration handed to a child through its environment. */
 export interface ChildConfig {
@@ -109,6 +123,8 @@ export interface ChildConfig {
   parentPid: number;
   /** True when fd START_RECORD_FD holds the child's start record (start-record.ts); else every start is an ACK frame. */
   startRecord?: boolean;
+  /** True when fd CLAIM_FD holds the child's claim pipe (claim-pipe.ts): it claims each job before starting it. */
+  claims?: boolean;
   /** True when the kernel kills the child once the parent dies (death-signal.ts): its watchdog thread then starts only for a job with a hard time limit. */
   deathSignal?: boolean;
 }

@@ -7,8 +7,11 @@ export const FCFS_BATCH = 256;
 /** Any ready child whose pipe accepts data gets a batch; jobs may wait inside its pipe. */
 export class FcfsStrategy implements SchedulingStrategy {
   readonly name = 'fcfs' as const;
+  readonly takesBack = false;
 
   capacity(proc: WorkerProcess): number {
     return proc.ready && !proc.blocked ? FCFS_BATCH : 0;
   }
+
+  ran(): void {}
 }

@@ -8,5 +8,9 @@ import type { StrategyName } from '../pool/options.js';
  */
 export interface SchedulingStrategy {
   readonly name: StrategyName;
+  /** Children get claim pipes, and jobs written ahead are taken back when they would wait (lookahead.ts). */
+  readonly takesBack: boolean;
   capacity(proc: WorkerProcess): number;
+  /** A child took `ms` milliseconds for a job (from when it could start it to its result, as the parent sees it). */
+  ran(ms: number): void;
 }

@@ -45,6 +45,17 @@ export class Fifo<T> {
     return item;
   }
 
+  /** Takes out the last `n` items (fewer if it holds fewer) and returns them in order. */
+  popBack(n: number): T[] {
+    const start = Math.max(this.head, this.items.length - n);
+    const out = this.items.splice(start) as T[];
+    if (this.head >= this.items.length) {
+      this.items = [];
+      this.head = 0;
+    }
+    return out;
+  }
+
   /** Takes out the items `take` accepts, wherever they are, keeping the order of the rest; returns them in order. O(n): not for the hot path. */
   removeWhere(take: (item: T) => boolean): T[] {
     const kept: T[] = [];

@@ -12,6 +12,7 @@ describe('a child that breaks the pipe protocol', () => {
     ['notATuple', /not a message tuple/],
     ['withdrawsItself', /gave back jobs \d+ that it does not hold unstarted/],
     ['withdrawsUnknown', /gave back jobs 987654 that it does not hold unstarted/],
+    ['dropsUnknown', /dropped jobs 987654 that were not taken back/],
   ])(
     '%s: the child is replaced, its job fails with WorkerLostError naming the protocol error, the pool carries on',
     async (task, detail) => {

@@ -64,7 +64,12 @@ export function registerWorker(program: Command): void {
       'grow and shrink the pool between MAX and MIN from the reserved jobs',
       parse.autoscale,
     )
-    .option('-O, --strategy <name>', 'scheduling: fair (a job only to an idle child) or fcfs', parse.strategy, 'fair')
+    .option(
+      '-O, --strategy <name>',
+      'scheduling: fair (a long job never holds a short one) or fcfs',
+      parse.strategy,
+      'fair',
+    )
     .option('-Q, --queues <list>', 'queues to consume, name[:weight],...', parse.queues, 'default')
     .option(
       '--queue-order <order>',

@@ -22,6 +22,19 @@ describe('Fifo', () => {
     expect(q.shift()).toBeUndefined();
   });
 
+  it('takes the last n items with popBack, in order, never more than it holds', () => {
+    const q = new Fifo<number>();
+    for (const n of [1, 2, 3, 4, 5]) q.push(n);
+    q.shift();
+    expect(q.popBack(2)).toEqual([4, 5]);
+    expect([...q]).toEqual([2, 3]);
+    expect(q.popBack(5)).toEqual([2, 3]);
+    expect(q.length).toBe(0);
+    expect(q.popBack(1)).toEqual([]);
+    q.push(6);
+    expect([q.peek(), q.length]).toEqual([6, 1]);
+  });
+
   it('puts items back at the front in their order with unshiftAll', () => {
     const q = new Fifo<number>();
     for (const n of [1, 2, 3, 4]) q.push(n);
