@@ -1,7 +1,6 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, existsSync, openSync, readSync, unlinkSync, writeSync, constants } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync, unlinkSync, writeSync, constants } from 'node:fs';
+import { childFilePath } from '../util/child-file.js';
 
 /**
  * The claim pipe: a FIFO shared by a child and its parent that holds one
@@ -36,8 +35,7 @@ export class ClaimPipe {
    * writable temp directory): the child then gets one job at a time.
    */
   static create(): ClaimPipe | undefined {
-    const dir = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-    const path = join(dir, `prefork-claim-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const path = childFilePath('claim');
     let fd: number;
     try {
       // Node has no mkfifo(3): coreutils' does it, once per child.

@@ -1,6 +1,5 @@
-import { closeSync, existsSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { closeSync, openSync, readSync, unlinkSync, writeSync } from 'node:fs';
+import { childFilePath } from '../util/child-file.js';
 
 /**
  * The start record: a small file shared by a child and its parent in which
@@ -61,9 +60,7 @@ export class StartRecordReader {
 
   /** A new record, or undefined when no file can be made (the child then sends ACK frames). */
   static create(): StartRecordReader | undefined {
-    // tmpfs where there is one: the page is never written to a disk.
-    const dir = existsSync('/dev/shm') ? '/dev/shm' : tmpdir();
-    const path = join(dir, `prefork-start-${process.pid}-${Math.random().toString(36).slice(2)}`);
+    const path = childFilePath('start');
     let fd: number;
     try {
       fd = openSync(path, 'wx+', 0o600);
