@@ -2,7 +2,8 @@
 # from the chord's apply to the callback's result in the caller (knob `wait`:
 # through AsyncResult.get(), or by polling the result's key), and Redis
 # commands per member (INFO commandstats over that window). Starts its own
-# worker (prefork pool, `processes` children); a warm-up chord runs first.
+# worker (prefork pool, `processes` children); `warmupChords` warm-up chords
+# of `warmup` members run first.
 # Prints `RESULT {json}` as the Node scenarios do.
 import json
 import os
@@ -17,6 +18,8 @@ url = params['url']
 members = int(params.get('members', 10000))
 processes = int(params.get('processes', 2))
 warmup = int(params.get('warmup', 500))
+# Warm-up chords of `warmup` members run before the clock (the Node side's knob of the same name).
+warmup_chords = int(params.get('warmupChords', 1))
 # How the caller waits for the callback's result: 'get' (AsyncResult.get(), as an application
 # does) or 'poll' (GET of the result's key every 5 ms: the chord's own time, without the caller's
 # result consumer).
@@ -62,7 +65,8 @@ try:
             time.sleep(0.005)
         raise SystemExit('chord callback result not stored within 600 s')
 
-    warm = run(warmup)
+    for _ in range(warmup_chords):
+        warm = run(warmup)
     c0 = counts()
     polls[0] = 0
     t0 = time.perf_counter()
