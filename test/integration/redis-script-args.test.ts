@@ -147,4 +147,18 @@ describe('other scripts check their arguments first', () => {
     await expect(callScript(scope.raw, 'enqueueOnce', keys, ['u', 0, 'now', 0, 'id', ''])).rejects.toThrow(/job id/);
     expect(await scope.raw.exists(scope.key('q:q'), scope.key('jobs'), scope.key('unique:k:x'))).toBe(0);
   });
+
+  it('storeResults with a bad ttl, or a record missing, stores none of the batch', async () => {
+    const keys = [scope.key('res:a'), scope.key('res:b')];
+    await expect(callScript(scope.raw, 'storeResults', keys, [1000, 'ra', 'soon', 'rb'])).rejects.toThrow(
+      /ARGV\[3\] \(ttl \(ms\): expected an integer >= 1\) is "soon"/,
+    );
+    await expect(callScript(scope.raw, 'storeResults', keys, [1000, 'ra', 1000])).rejects.toThrow(
+      /a ttl and a record per key: 2 keys, 3 args/,
+    );
+    expect(await scope.raw.exists(...keys)).toBe(0);
+    expect(await callScript(scope.raw, 'storeResults', keys, [60_000, 'ra', 1, 'rb'])).toBe(2);
+    expect(await scope.raw.get(scope.key('res:a'))).toBe('ra');
+    expect(await scope.raw.pttl(scope.key('res:a'))).toBeGreaterThan(1);
+  });
 });

@@ -4,6 +4,7 @@ import type { AnnouncedResults, ResultRecord, Settlement } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
 import type { Keys } from './keys.js';
+import { callScript } from './scripts.js';
 import { resultTtlOf } from '../../job-option-checks.js';
 
 /** Most ids taken from a reply list per wake-up. */
@@ -18,9 +19,9 @@ const REPLY_MAX = 10_000;
 const CLIENTS_TRACKED = 1_000;
 
 /**
- * Results: `SET <ns>:res:<id>` (msgpack, with the job's result TTL, else the
- * broker's) written in the
- * same round trip as the settlement script, and for a final state the job id
+ * Results: `<ns>:res:<id>` (msgpack, with the job's result TTL, else the
+ * broker's), a batch's written by one script (storeResults) in the same
+ * round trip as the settlement script, and for a final state the job id
  * pushed to the waiting client's reply list. A client blocks on its own list
  * (BLMPOP) and MGETs what arrived: no subscription per job, nothing polled.
  */
@@ -37,8 +38,9 @@ export class Results {
   ) {}
 
   /**
-   * Adds the result writes of a batch to a pipeline, in settlement order (a
-   * STARTED record before the same job's final one). Ids announced to a
+   * Adds the result writes of a batch to a pipeline: one storeResults call
+   * that stores them in settlement order (a STARTED record before the same
+   * job's final one). Ids announced to a
    * waiting client go in one LPUSH + LTRIM + PEXPIRE per reply list, after
    * the SETs (a woken client MGETs them), instead of commands per job.
    */
@@ -47,17 +49,21 @@ export class Results {
     settlements: readonly { kind: string; delivery: Settlement['delivery']; result?: ResultRecord | undefined }[],
   ): void {
     let replies: Map<string, string[]> | undefined;
+    const keys: string[] = [];
+    const args: (number | Buffer)[] = [];
     for (const s of settlements) {
       if (s.kind === 'giveBack' || s.kind === 'defer' || s.kind === 'release' || s.result === undefined) continue;
       const { job } = s.delivery;
       if (job.options.ignoreResult === true) continue;
-      pipe.set(this.keys.result(s.result.id), encodeResult(s.result), 'PX', resultTtlOf(job.options, this.ttlMs));
+      keys.push(this.keys.result(s.result.id));
+      args.push(resultTtlOf(job.options, this.ttlMs), encodeResult(s.result));
       if (job.replyTo === undefined || !isFinalState(s.result.state)) continue;
       replies ??= new Map();
       const ids = replies.get(job.replyTo);
       if (ids === undefined) replies.set(job.replyTo, [s.result.id]);
       else ids.push(s.result.id);
     }
+    if (keys.length > 0) callScript(pipe, 'storeResults', keys, args);
     if (replies === undefined) return;
     for (const [clientId, ids] of replies) this.addAnnouncement(pipe, clientId, ids);
   }

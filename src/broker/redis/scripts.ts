@@ -30,6 +30,7 @@ const SCRIPTS = {
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
   swapResult: 'swapResult-1.lua',
+  storeResults: 'storeResults-n.lua',
   listWaiting: 'listWaiting-2.lua',
   listDelayed: 'listDelayed-1.lua',
   removeJob: 'removeJob-n.lua',
