@@ -96,11 +96,16 @@ export class JobRunner {
   /**
    * Takes the job's byte from the claim pipe: true when it is this child's
    * to run (or give back). False when the parent took it back: it is
-   * dropped, and the parent hears so with the next write.
+   * dropped, and the parent hears so with the next write. With no byte
+   * left, every job still queued here was taken back too (the parent took
+   * the last bytes, and writes nothing new until all of those are named):
+   * they are dropped in the same frame, without a read each.
    */
   private claim(seq: number): boolean {
     if (this.claims === undefined || this.claims.claim()) return true;
-    this.channel.send([MessageType.DROPPED, [seq]]);
+    const seqs = [seq];
+    for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) seqs.push(job[1]);
+    this.channel.send([MessageType.DROPPED, seqs]);
     return false;
   }
 

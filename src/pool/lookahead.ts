@@ -5,6 +5,14 @@ import type { WorkerProcess } from './worker-process.js';
 export const TAKE_BACK_AFTER_MS = 10;
 /** While some child holds jobs ahead, how often the parent looks at how long its job has run. */
 export const LOOK_EVERY_MS = 5;
+/**
+ * Jobs held ahead are taken for an idle child only when they are worth this
+ * much time (their count by the mean job time), or when the child holding
+ * them has been on its current job this long: taking back tiny jobs that
+ * their child finishes in a moment costs more (a claim read, a write and a
+ * wake-up for the idle child, a DROPPED from the other) than it saves.
+ */
+export const TAKE_FOR_IDLE_MS = 1;
 
 export interface LookaheadHooks {
   /** The current children, in a stable order. */
@@ -13,6 +21,10 @@ export interface LookaheadHooks {
   giveBack(jobs: PoolJob[]): void;
   /** False while no job may be written to any child: nothing is taken back then either. */
   mayDispatch(): boolean;
+  /** The mean time a job takes in a child, in ms (the fair strategy's moving average). */
+  meanRunMs(): number;
+  /** Look again for an idle child's jobs (held jobs not worth taking now may be soon). */
+  recheck(): void;
 }
 
 /**
@@ -20,13 +32,16 @@ export interface LookaheadHooks {
  * claim pipe (claim-pipe.ts, scheduling/fair.ts): they wait there only
  * while nothing would run them sooner. They are taken back when another
  * child goes idle with nothing else to run (half of the most loaded
- * child's, for each idle one), and when the job in front of them has run
- * TAKE_BACK_AFTER_MS (all of them; that child then gets no job until its
- * long one ends). So a long job holds short ones for at most
- * TAKE_BACK_AFTER_MS + LOOK_EVERY_MS, and never while a child is idle.
+ * child's, for each idle one, once they are worth TAKE_FOR_IDLE_MS), and
+ * when the job in front of them has run TAKE_BACK_AFTER_MS (all of them;
+ * that child then gets no job until its long one ends). So a long job holds
+ * short ones for at most TAKE_BACK_AFTER_MS + LOOK_EVERY_MS, and for about
+ * TAKE_FOR_IDLE_MS at most while a child is idle.
  */
 export class Lookahead {
   private timer: NodeJS.Timeout | undefined;
+  /** Looks again for an idle child's jobs once those not worth taking now may be. */
+  private recheckTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(private readonly hooks: LookaheadHooks) {}
@@ -38,10 +53,16 @@ export class Lookahead {
     this.timer.unref();
   }
 
-  /** For `idle` children with nothing to run: jobs taken back from the children holding the most ahead. */
+  /**
+   * For `idle` children with nothing to run: jobs taken back from the
+   * children holding the most ahead, when worth it (TAKE_FOR_IDLE_MS);
+   * those not worth it yet are looked at again that much later.
+   */
   forIdle(idle: number): PoolJob[] {
     const taken: PoolJob[] = [];
     const refused = new Set<WorkerProcess>();
+    const mean = this.hooks.meanRunMs();
+    const now = performance.now();
     for (let got = 0; got < idle;) {
       let victim: WorkerProcess | undefined;
       for (const proc of this.hooks.children()) {
@@ -49,6 +70,11 @@ export class Lookahead {
         if (victim === undefined || proc.inFlight.length > victim.inFlight.length) victim = proc;
       }
       if (victim === undefined) break;
+      if (!worthTaking(victim, mean, now)) {
+        refused.add(victim);
+        this.recheckSoon();
+        continue;
+      }
       const jobs = victim.takeBack(Math.ceil((victim.inFlight.length - 1) / 2));
       if (jobs.length === 0) {
         refused.add(victim);
@@ -64,6 +90,17 @@ export class Lookahead {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    clearTimeout(this.recheckTimer);
+    this.recheckTimer = undefined;
+  }
+
+  private recheckSoon(): void {
+    if (this.recheckTimer !== undefined || this.stopped) return;
+    this.recheckTimer = setTimeout(() => {
+      this.recheckTimer = undefined;
+      if (!this.stopped) this.hooks.recheck();
+    }, TAKE_FOR_IDLE_MS);
+    this.recheckTimer.unref();
   }
 
   private lookForLongJobs(): void {
@@ -84,4 +121,13 @@ export class Lookahead {
     }
     if (ahead) this.wroteAhead();
   }
+}
+
+/**
+ * Whether the jobs `proc` holds ahead are worth taking for an idle child:
+ * their count by the mean job time, or how long the child has been on its
+ * current job (since it became free to start it), is TAKE_FOR_IDLE_MS or more.
+ */
+export function worthTaking(proc: WorkerProcess, meanRunMs: number, now: number): boolean {
+  return (proc.inFlight.length - 1) * meanRunMs >= TAKE_FOR_IDLE_MS || now - proc.freeAt >= TAKE_FOR_IDLE_MS;
 }

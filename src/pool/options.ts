@@ -53,8 +53,8 @@ export interface PoolOptions {
   /**
    * 'fair': a job goes to an idle child, or waits for one: a child may hold
    * a few short jobs ahead (about 4 ms of them), taken back through its
-   * claim pipe as soon as another child is idle or the job in front runs
-   * 10 ms. 'fcfs': idle children first (lowest index), then round-robin to
+   * claim pipe when another child is idle (once they are worth 1 ms, or the
+   * job in front has run 1 ms) or the job in front runs 10 ms. 'fcfs': idle children first (lowest index), then round-robin to
    * any child whose pipe accepts data; jobs stay where they were written.
    * @defaultValue `'fair'`
    */

@@ -52,6 +52,8 @@ export class TaskHandler {
         children: () => this.hooks.children(),
         giveBack: (jobs) => this.giveBack(jobs),
         mayDispatch: () => !this.paused && this.hooks.mayDispatch(),
+        meanRunMs: () => this.strategy.meanRunMs,
+        recheck: () => this.schedule(),
       });
     }
   }

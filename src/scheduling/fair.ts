@@ -21,7 +21,12 @@ export class FairStrategy implements SchedulingStrategy {
   readonly name = 'fair' as const;
   readonly takesBack = true;
   /** Moving average of a job's time in a child, in ms; until jobs finish, long enough that none is held ahead. */
-  private meanRunMs = 2 * FAIR_AHEAD_MS;
+  private meanMs = 2 * FAIR_AHEAD_MS;
+
+  /** The mean time a job takes in a child (ms), as measured so far. */
+  get meanRunMs(): number {
+    return this.meanMs;
+  }
 
   capacity(proc: WorkerProcess): number {
     // Jobs taken back and not yet dropped: a new job's claim could let one of them start.
@@ -35,11 +40,11 @@ export class FairStrategy implements SchedulingStrategy {
   }
 
   ran(ms: number): void {
-    this.meanRunMs += ALPHA * (Math.max(0, ms) - this.meanRunMs);
+    this.meanMs += ALPHA * (Math.max(0, ms) - this.meanMs);
   }
 
   /** How many jobs a child with a claim pipe may hold, running one included. */
   maxHeld(): number {
-    return Math.min(FAIR_MAX_HELD, 1 + Math.floor(FAIR_AHEAD_MS / Math.max(this.meanRunMs, 0.01)));
+    return Math.min(FAIR_MAX_HELD, 1 + Math.floor(FAIR_AHEAD_MS / Math.max(this.meanMs, 0.01)));
   }
 }

@@ -8,6 +8,7 @@ export const FCFS_BATCH = 256;
 export class FcfsStrategy implements SchedulingStrategy {
   readonly name = 'fcfs' as const;
   readonly takesBack = false;
+  readonly meanRunMs = 0;
 
   capacity(proc: WorkerProcess): number {
     return proc.ready && !proc.blocked ? FCFS_BATCH : 0;

@@ -13,4 +13,6 @@ export interface SchedulingStrategy {
   capacity(proc: WorkerProcess): number;
   /** A child took `ms` milliseconds for a job (from when it could start it to its result, as the parent sees it). */
   ran(ms: number): void;
+  /** The mean of those times (ms), for a strategy that keeps one; 0 for one that does not. */
+  readonly meanRunMs: number;
 }
