@@ -11,13 +11,14 @@ export const IDLE_TRIM_MS = 10_000;
  * Gives back the parent's idle heap: once the pool has taken no job for
  * IDLE_TRIM_MS and holds none, one young-generation collection lets V8 shrink
  * the new space that loading prefork and starting the node grew (about 7 MiB
- * of RSS). Once per quiet spell: armed when the pool runs dry, by one timer
- * that never keeps the process alive; a pool that takes a job before it fires
- * arms it again when it runs dry again.
+ * of RSS). Once per quiet spell, by one timer that never keeps the process
+ * alive: running dry only notes the time, the timer then waits for what is
+ * left of the spell.
  */
 export class IdleTrim {
   private timer: NodeJS.Timeout | undefined;
   private seen = -1;
+  private quietSince = 0;
 
   /** `activity` changes whenever the pool takes a job; `busy` says whether any job is unsettled. */
   constructor(
@@ -26,12 +27,11 @@ export class IdleTrim {
     private readonly collect: () => boolean = collectYoung,
   ) {}
 
-  /** Called when the pool holds no job: trim if it stays so. A no-op while a check is pending. */
+  /** Called when the pool holds no job: a quiet spell starts now. */
   arm(): void {
-    if (this.timer !== undefined) return;
     this.seen = this.activity();
-    this.timer = setTimeout(() => this.check(), IDLE_TRIM_MS);
-    this.timer.unref();
+    this.quietSince = performance.now();
+    if (this.timer === undefined) this.wait(IDLE_TRIM_MS);
   }
 
   stop(): void {
@@ -39,12 +39,18 @@ export class IdleTrim {
     this.timer = undefined;
   }
 
+  private wait(ms: number): void {
+    this.timer = setTimeout(() => this.check(), ms);
+    this.timer.unref();
+  }
+
   private check(): void {
     this.timer = undefined;
-    // Busy: its last job's settlement arms it again.
+    // Busy: its last job's settlement starts the next spell.
     if (this.busy()) return;
-    // Jobs came and went since: quiet only from now.
     if (this.activity() !== this.seen) return this.arm();
+    const left = this.quietSince + IDLE_TRIM_MS - performance.now();
+    if (left > 0) return this.wait(left);
     this.collect();
   }
 }

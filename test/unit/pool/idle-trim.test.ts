@@ -17,7 +17,7 @@ function fakePool(): { taken: number; unsettled: number; trims: number; trim: Id
 
 describe('IdleTrim (the parent collects its young generation once the pool is quiet)', () => {
   beforeEach(() => {
-    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance'] });
   });
   afterEach(() => {
     vi.useRealTimers();
@@ -34,12 +34,23 @@ describe('IdleTrim (the parent collects its young generation once the pool is qu
     expect(pool.trims).toBe(1);
   });
 
-  it('waits a full quiet spell again after jobs came and went', () => {
+  it('counts the quiet spell from the last time the pool ran dry', () => {
     const pool = fakePool();
     pool.trim.arm();
     vi.advanceTimersByTime(IDLE_TRIM_MS / 2);
     pool.taken += 3;
-    pool.trim.arm(); // the pool ran dry again: a check is already pending
+    pool.trim.arm(); // the pool ran dry again while a check was pending
+    vi.advanceTimersByTime(IDLE_TRIM_MS - 1);
+    expect(pool.trims).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(pool.trims).toBe(1);
+  });
+
+  it('starts the spell again when jobs came and went unseen', () => {
+    const pool = fakePool();
+    pool.trim.arm();
+    vi.advanceTimersByTime(IDLE_TRIM_MS / 2);
+    pool.taken++;
     vi.advanceTimersByTime(IDLE_TRIM_MS / 2);
     expect(pool.trims).toBe(0);
     vi.advanceTimersByTime(IDLE_TRIM_MS - 1);
