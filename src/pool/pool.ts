@@ -33,6 +33,7 @@ import { TaskHandler } from './task-handler.js';
 import { StartWatch } from './start-watch.js';
 import { RollingReload } from './rolling-reload.js';
 import { TimeoutHandler } from './timeout-handler.js';
+import { IdleTrim } from './idle-trim.js';
 import type { ProcessOwner, WorkerProcess } from './worker-process.js';
 
 /** A child loaded the task module and is ready for jobs: the Pool's 'process-up' event. */
@@ -139,6 +140,10 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private readonly timeouts: TimeoutHandler;
   private readonly startWatch: StartWatch;
   private readonly reloader: RollingReload;
+  private readonly idleTrim = new IdleTrim(
+    () => this.totals.applied,
+    () => this.pending > 0,
+  );
   /** Children whose head job changed while their frames were read: looked at once the chunk is done. */
   private readonly newHeads = new Set<WorkerProcess>();
   private readonly autoscaler: Autoscaler | undefined;
@@ -283,6 +288,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       this.autoscaler?.start();
       this.tasks.schedule();
       this.autoscaler?.maybeGrow();
+      if (this.pending === 0) this.idleTrim.arm();
     } catch (err) {
       const failure = new PoolFailedError(`pool failed to start: ${messageOf(err)}`, { cause: err });
       this.fail(failure);
@@ -636,6 +642,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   private async stopChildren(kill: boolean): Promise<void> {
     this.supervisor.stop();
+    this.idleTrim.stop();
     this.startWatch.stop();
     const procs = [...this.supervisor.procs];
     const exits = procs.map((proc) => proc.exited);
@@ -867,7 +874,9 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       if (!(outcome instanceof JobWithdrawnError)) this.totals.failed++;
       job.reject(outcome as Error);
     }
-    if (this.pending === 0 && this.closeWaiters.length > 0) {
+    if (this.pending > 0) return;
+    if (this.state === 'running') this.idleTrim.arm();
+    if (this.closeWaiters.length > 0) {
       for (const resolve of this.closeWaiters.splice(0)) resolve();
     }
   }
@@ -882,6 +891,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.supervisor.stop();
     this.autoscaler?.stop();
     this.startWatch.stop();
+    this.idleTrim.stop();
     this.tasks.pause();
     this.resolveStartWaiters(err);
     this.rejectBuffered(err);
