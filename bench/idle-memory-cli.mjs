@@ -1,13 +1,14 @@
 // B4 — idle memory of `prefork worker -c 2` as a user starts it: the CLI's
 // process and its children, the jobs enqueued from this (separate) process.
-// Measures: RSS and PSS (MiB) summed over the CLI process and every
-// descendant (/proc/<pid>/smaps_rollup), `settleMs` after 50 no-op jobs ran.
+// Measures: RSS, PSS and USS (Private_Clean + Private_Dirty), MiB, summed over
+// the CLI process and every descendant (/proc/<pid>/smaps_rollup), `settleMs`
+// after the last of 50 no-op jobs settled. Check: processes + 1 counted.
 // Knobs ($BENCH_PARAMS): url, processes (2), settleMs (3,000).
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Client } from 'prefork';
 import { params, report } from './lib/child.mjs';
-import { treeMemory } from './lib/memory.mjs';
+import { perProcess, treeMemory } from './lib/memory.mjs';
 import { quietLogger } from './lib/redis.mjs';
 
 const { url, processes = 2, settleMs = 3000 } = params();
@@ -41,7 +42,8 @@ await exited;
 report({
   rssMiB: m.rssMiB,
   pssMiB: m.pssMiB,
+  ussMiB: m.ussMiB,
   processes: m.processes,
   ok: m.processes === processes + 1,
-  check: `${m.processes} processes: ${m.perProcess.map((p) => `${p.pid} rss ${(p.rss / 1024).toFixed(1)} pss ${(p.pss / 1024).toFixed(1)}`).join('; ')}`,
+  check: `${m.processes} processes counted (expected ${processes + 1}): ${perProcess(m)}`,
 });
