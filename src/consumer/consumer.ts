@@ -151,6 +151,8 @@ export class Consumer {
     this.acker.holdWhile(() => this.loop !== undefined && !this.stopping && !this.blocked);
     // While other jobs are held, results gather into batches; the last one out leaves at once.
     this.acker.coalesceWhile(() => this.counts.reserved > 0);
+    // With jobs not yet started, results wait for the next fetch (a node of one child gathers none otherwise).
+    this.acker.rideWhile(() => this.unstarted.size > 0);
   }
 
   start(): void {
