@@ -30,9 +30,10 @@ import { abortableSleep } from '../util/sleep.js';
  * A blocking wait never outlives this. Wake-ups are not lost (new entries and
  * delayed-job markers end a block; a dead connection is re-armed or caught by
  * the blocking connection's watchdog), so this is long: an idle node pays a
- * block and a fetch per wait (see MAX_BLOCK_MS in broker/redis/blocking.ts).
+ * fetch per wait, and the Redis broker re-arms its block within it (one
+ * command per MAX_BLOCK_MS in broker/redis/blocking.ts).
  */
-const MAX_WAIT_MS = 120_000;
+const MAX_WAIT_MS = 600_000;
 /** Pauses between failed fetches: 0.1 s doubling to 5 s. */
 const FETCH_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 
