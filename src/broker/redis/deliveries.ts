@@ -2,7 +2,7 @@ import type { Redis } from 'ioredis';
 import { messageOf } from '../../errors.js';
 import { retryDelayMs } from '../../job-option-checks.js';
 import type { Delivery, FetchReply, FetchRequest, JobRecord, Settlement, WaitReply } from '../types.js';
-import { MAX_BLOCK_MS, type BlockingConnection } from './blocking.js';
+import type { BlockingConnection } from './blocking.js';
 import {
   entryTime,
   makeCanonicalDelivery,
@@ -375,7 +375,7 @@ export class Deliveries {
     // Blocks end here: the caller's deadline, or the next due time once the job waited for went elsewhere.
     let blockUntil = deadline;
     for (;;) {
-      const until = Math.min(blockUntil, Date.now() + MAX_BLOCK_MS);
+      const until = Math.min(blockUntil, Date.now() + blocking.maxBlockMs);
       const got = await this.blockOnce(redis, blocking, nodeId, queues, until, signal, want);
       if (got.deliveries.length > 0) return { deliveries: got.deliveries, nextDueAt: undefined };
       if (!got.marker) {
