@@ -332,25 +332,14 @@ export class Consumer {
         this.settings.broker.waitForWork(this.settings.nodeId(), this.settings.selection.names, timeout, signal, count),
       );
       if (reply === undefined) return;
+      // A due time learned while waiting comes back to the loop: its fetch promotes the job when due, else
+      // the wait that follows ends then. Never a sleep until then: new work would wait as long (minutes).
       this.dispatchAll(reply.deliveries);
-      // A due time learned while waiting: the next fetch promotes it, after sleeping until then.
-      if (reply.deliveries.length === 0 && reply.nextDueAt !== undefined && !this.stopping) {
-        const until = reply.nextDueAt - Date.now();
-        if (until > 0 && until < timeout) {
-          this.expectWithin(until);
-          await this.sleep(until);
-        }
-      }
     } finally {
       this.blocked = false;
       this.waitController = undefined;
       this.waitDeadline = Infinity;
     }
-  }
-
-  private sleep(ms: number): Promise<boolean> {
-    this.waitController = new AbortController();
-    return abortableSleep(ms, this.waitController.signal);
   }
 
   /** The node took a new id: a blocking wait under the old one would take jobs for a node that no longer exists. */
