@@ -155,7 +155,7 @@ export interface WorkerOptions {
   resultTtl?: number | string;
   /**
    * How long a silent node keeps its jobs before another node recovers them
-   * (ms or a string like "20s"); heartbeats renew it every 2/5 of it, on a
+   * (ms or a string like "20s"); heartbeats renew it every half of it, on a
    * timer, so at most 2^31-1 ms (about 24.8 days). Used when `broker` is a
    * URL (a Broker instance has its own).
    * @defaultValue 20 s

@@ -873,7 +873,7 @@ export interface BrokerOptions {
   resultTtl?: number;
   /**
    * Node lease in ms: a node silent this long is presumed dead and its jobs
-   * recovered. Heartbeats renew it every 2/5 of it.
+   * recovered. Heartbeats renew it every half of it.
    * @defaultValue 20000 (20 s)
    */
   leaseMs?: number;

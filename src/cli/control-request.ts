@@ -25,7 +25,7 @@ export class NoSuchNodeError extends PreforkError {
  * Sends one control request to the live nodes (or the one named `--node`,
  * by name or id) and collects their replies for up to `timeoutMs`. Nodes
  * take requests at once (a pub/sub wake-up), and at the latest with their
- * next heartbeat (2/5 of the lease: 8 s by default).
+ * next heartbeat (half the lease: 10 s by default).
  */
 export async function askNodes(
   broker: NodeAsker,

@@ -1,10 +1,19 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { BrokerMembership, ControlRequest, LeaderLease } from '../broker/types.js';
+import { retryDelay } from '../util/backoff.js';
 
-/** Beats per lease: a lease survives one failed (or late) beat with time to spare. */
-const BEATS_PER_LEASE = 2.5;
+/**
+ * Beats per lease. Two: a beat's four Redis commands every 10 s of a 20 s
+ * lease keep an idle node under half a command per second (B6). A failed
+ * beat is tried again within a second or two (BEAT_RETRY), so the lease
+ * still survives one with time to spare; detection of a dead node does not
+ * depend on this (one lease after its last beat, see nextExpiryAt).
+ */
+const BEATS_PER_LEASE = 2;
 const MIN_INTERVAL_MS = 250;
+/** After a failed beat: 1 s doubling, never past the interval (a broker that stays away is not hammered). */
+const BEAT_RETRY_MS = 1_000;
 /** A dead node is looked for this long after its lease deadline (the deadline is exclusive; clocks round). */
 const EXPIRY_SLACK_MS = 20;
 
@@ -194,6 +203,7 @@ export class Heartbeat {
       // This beat left before the stall and confirmed nothing: the next one goes now.
       if (this.confirming) this.next = 0;
     } catch (err) {
+      this.next = retryDelay(this.failures, { delay: Math.min(BEAT_RETRY_MS, this.interval), cap: this.interval });
       this.failures++;
       this.log.warn(
         { err, failures: this.failures },

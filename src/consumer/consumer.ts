@@ -30,9 +30,10 @@ import { abortableSleep } from '../util/sleep.js';
  * A blocking wait never outlives this. Wake-ups are not lost (new entries and
  * delayed-job markers end a block; a dead connection is re-armed or caught by
  * the blocking connection's watchdog), so this is long: an idle node pays a
- * block and a fetch per wait (see MAX_BLOCK_MS in broker/redis/blocking.ts).
+ * fetch per wait, and the Redis broker re-arms its block within it (one
+ * command per MAX_BLOCK_MS in broker/redis/blocking.ts).
  */
-const MAX_WAIT_MS = 120_000;
+const MAX_WAIT_MS = 600_000;
 /** Pauses between failed fetches: 0.1 s doubling to 5 s. */
 const FETCH_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 
@@ -151,6 +152,8 @@ export class Consumer {
     this.acker.holdWhile(() => this.loop !== undefined && !this.stopping && !this.blocked);
     // While other jobs are held, results gather into batches; the last one out leaves at once.
     this.acker.coalesceWhile(() => this.counts.reserved > 0);
+    // With jobs not yet started, results wait for the next fetch (a node of one child gathers none otherwise).
+    this.acker.rideWhile(() => this.unstarted.size > 0);
   }
 
   start(): void {
@@ -329,25 +332,14 @@ export class Consumer {
         this.settings.broker.waitForWork(this.settings.nodeId(), this.settings.selection.names, timeout, signal, count),
       );
       if (reply === undefined) return;
+      // A due time learned while waiting comes back to the loop: its fetch promotes the job when due, else
+      // the wait that follows ends then. Never a sleep until then: new work would wait as long (minutes).
       this.dispatchAll(reply.deliveries);
-      // A due time learned while waiting: the next fetch promotes it, after sleeping until then.
-      if (reply.deliveries.length === 0 && reply.nextDueAt !== undefined && !this.stopping) {
-        const until = reply.nextDueAt - Date.now();
-        if (until > 0 && until < timeout) {
-          this.expectWithin(until);
-          await this.sleep(until);
-        }
-      }
     } finally {
       this.blocked = false;
       this.waitController = undefined;
       this.waitDeadline = Infinity;
     }
-  }
-
-  private sleep(ms: number): Promise<boolean> {
-    this.waitController = new AbortController();
-    return abortableSleep(ms, this.waitController.signal);
   }
 
   /** The node took a new id: a blocking wait under the old one would take jobs for a node that no longer exists. */

@@ -76,7 +76,7 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
     for (const command of [['control'], ['inspect']]) {
       const help = run([...command, '--help']).stdout.replace(/\s+/g, ' ');
       expect(help).toContain('a bare number is ms');
-      expect(help).toContain('(default: 10s)');
+      expect(help).toContain('(default: 12s)');
     }
     expect(run(['enqueue', '--help']).stdout.replace(/\s+/g, ' ')).toContain('a bare number is ms; default: no limit');
   });

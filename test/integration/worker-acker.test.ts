@@ -159,6 +159,38 @@ describe('Acker', () => {
       expect(await reserved()).toBe(1);
     });
 
+    it('with jobs not yet started (rideWhile), a result waits for the next fetch; without, it only coalesces', async () => {
+      await broker.enqueue(Array.from({ length: 3 }, () => job('x')));
+      const got = (await fetchFrom(broker, NODE, ['x'], 3)).deliveries;
+      const acker = new Acker(broker, capture().log, { rideMs: LONG_HOLD_MS, coalesceMs: 1 });
+      let backlog = true;
+      acker.holdWhile(() => true);
+      acker.coalesceWhile(() => true);
+      acker.rideWhile(() => backlog);
+      const settle = (d: Delivery): void =>
+        acker.push({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', 1) } satisfies Settlement);
+      const stored = async (d: Delivery): Promise<boolean> => (await broker.getResult(d.job.id)) !== undefined;
+
+      settle(got[0]!);
+      settle(got[1]!);
+      // Past the coalescing timer and a Redis round trip: only a fetch takes them now.
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(await stored(got[0]!)).toBe(false);
+      let carried: Settlement[] = [];
+      await acker.carry((s) => {
+        carried = s;
+        return broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 0 }], count: 0, settle: s });
+      });
+      expect(carried.map((c) => c.delivery.job.id)).toEqual([got[0]!.job.id, got[1]!.job.id]);
+      expect(await stored(got[1]!)).toBe(true);
+
+      // Nothing left to start: the coalescing timer sends it, no fetch needed.
+      backlog = false;
+      settle(got[2]!);
+      await expect.poll(() => stored(got[2]!), { message: 'sent by the coalescing timer' }).toBe(true);
+      expect(acker.batches).toMatchObject({ carried: 1, timer: 1 });
+    });
+
     it('a held ack is not held for ever: with no fetch carrying it, it leaves when the hold expires', async () => {
       await broker.enqueue([job('x')]);
       const [d] = (await fetchFrom(broker, NODE, ['x'], 1)).deliveries;

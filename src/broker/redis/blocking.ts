@@ -42,6 +42,11 @@ export class BlockingConnection {
    * of lists that a block pops compare this before and after (Results.waitFor).
    */
   replacements = 0;
+  /**
+   * The longest single block (MAX_BLOCK_MS; shorter only in tests, which cannot wait minutes).
+   * @internal
+   */
+  maxBlockMs = MAX_BLOCK_MS;
   /** Aborted by close(): a block in progress ends (null) instead of waiting for a reconnect. */
   private readonly closing = new AbortController();
 
@@ -121,7 +126,7 @@ export class BlockingConnection {
       await unlessAborted(this.session, signal);
       const left = deadline - Date.now();
       if (signal?.aborted || left <= 0) return null;
-      const outcome = await this.once(conn, call, Math.max(1, Math.min(left, MAX_BLOCK_MS)), signal);
+      const outcome = await this.once(conn, call, Math.max(1, Math.min(left, this.maxBlockMs)), signal);
       if (outcome.kind === 'reply') return outcome.value;
       if (outcome.kind === 'error') throw outcome.err;
       // lost: the loop re-arms the block once the connection is back

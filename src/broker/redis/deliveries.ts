@@ -24,6 +24,8 @@ import { abortableSleep } from '../../util/sleep.js';
 const PROMOTE_MAX = 1000;
 /** Most orphaned reservations taken back per stream in one fetch. */
 const RECLAIM_MAX = 1000;
+/** A block that ended this close to its deadline timed out (Redis's and this clock's rounding). */
+const BLOCK_END_SLACK_MS = 100;
 /** Queues whose keys are kept built. */
 const QUEUE_KEYS_CACHED = 1000;
 
@@ -352,7 +354,10 @@ export class Deliveries {
    * queue), a fetch asks the broker what is due and when the next job is
    * (its clock decides, whatever this machine's says); when that is before
    * the timeout, waits for it here and fetches it, so the job is delivered
-   * by this very call.
+   * by this very call. A long wait is blocks of MAX_BLOCK_MS, each re-armed
+   * with no fetch between them (what an idle node costs), ending early once
+   * a lost reply may have left entries reserved unseen (markSuspect): the
+   * caller's next fetch takes them back.
    */
   async waitForWork(
     redis: Redis,
@@ -370,8 +375,17 @@ export class Deliveries {
     // Blocks end here: the caller's deadline, or the next due time once the job waited for went elsewhere.
     let blockUntil = deadline;
     for (;;) {
-      const got = await this.blockOnce(redis, blocking, nodeId, queues, blockUntil, signal, want);
-      if (got.deliveries.length > 0 || !got.marker) return { deliveries: got.deliveries, nextDueAt: undefined };
+      const until = Math.min(blockUntil, Date.now() + blocking.maxBlockMs);
+      const got = await this.blockOnce(redis, blocking, nodeId, queues, until, signal, want);
+      if (got.deliveries.length > 0) return { deliveries: got.deliveries, nextDueAt: undefined };
+      if (!got.marker) {
+        // A block that ran its whole course blocks again (an idle node pays no fetch per block), unless
+        // the wait is over or a reply may have been lost (the caller's fetch first takes back orphans).
+        const ranItsCourse = Date.now() >= until - BLOCK_END_SLACK_MS;
+        if (!ranItsCourse || signal.aborted || this.suspect || Date.now() >= blockUntil)
+          return { deliveries: [], nextDueAt: undefined };
+        continue;
+      }
       let reply = await this.run(redis, nodeId, plan, want, []);
       for (;;) {
         if (reply.fenced || reply.deliveries.length > 0 || Date.now() >= deadline) return answer(reply);

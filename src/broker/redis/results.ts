@@ -15,6 +15,13 @@ const REPLY_BATCH = 1000;
  * ids says so (see waitFor), and its client re-reads its pending results.
  */
 const REPLY_MAX = 10_000;
+/**
+ * A reply list is trimmed (LTRIM) on this broker's first announcement to its
+ * client and then once this many more ids were announced, not on every
+ * batch: a node of one child announces a few ids per batch. The list then
+ * holds at most REPLY_MAX + (REPLY_TRIM_EVERY - 1) per announcing node.
+ */
+const REPLY_TRIM_EVERY = 256;
 /** Clients whose last read this broker remembers (the oldest are forgotten: their next read says `missed`). */
 const CLIENTS_TRACKED = 1_000;
 
@@ -28,6 +35,8 @@ const CLIENTS_TRACKED = 1_000;
 export class Results {
   /** Per client: the blocking connection's replacements when its last read ended. */
   private readonly replacementsSeen = new Map<string, number>();
+  /** Per client: ids announced since this broker last trimmed its reply list (the oldest clients forgotten: trimmed again). */
+  private readonly untrimmed = new Map<string, number>();
   /** Where records not stored as results are also looked for (workflows' outcomes). */
   others: OtherRecords | undefined;
 
@@ -40,9 +49,9 @@ export class Results {
   /**
    * Adds the result writes of a batch to a pipeline: one storeResults call
    * that stores them in settlement order (a STARTED record before the same
-   * job's final one). Ids announced to a
-   * waiting client go in one LPUSH + LTRIM + PEXPIRE per reply list, after
-   * the SETs (a woken client MGETs them), instead of commands per job.
+   * job's final one). Ids announced to a waiting client go in one LPUSH +
+   * PEXPIRE per reply list (and an LTRIM now and then: addAnnouncement),
+   * after the results (a woken client MGETs them), not commands per job.
    */
   addWrites(
     pipe: ChainableCommander,
@@ -72,8 +81,18 @@ export class Results {
   addAnnouncement(pipe: ChainableCommander, clientId: string, ids: readonly string[]): void {
     const reply = this.keys.reply(clientId);
     pipe.lpush(reply, ...ids);
-    pipe.ltrim(reply, 0, REPLY_MAX - 1);
+    if (this.dueForTrim(clientId, ids.length)) pipe.ltrim(reply, 0, REPLY_MAX - 1);
     pipe.pexpire(reply, this.ttlMs);
+  }
+
+  /** Counts `n` ids announced to `clientId`; true when its list is to be trimmed now (REPLY_TRIM_EVERY). */
+  private dueForTrim(clientId: string, n: number): boolean {
+    const since = this.untrimmed.get(clientId);
+    const due = since === undefined || since + n >= REPLY_TRIM_EVERY;
+    if (since === undefined && this.untrimmed.size >= CLIENTS_TRACKED)
+      this.untrimmed.delete(this.untrimmed.keys().next().value as string);
+    this.untrimmed.set(clientId, due ? 0 : (since ?? 0) + n);
+    return due;
   }
 
   /**

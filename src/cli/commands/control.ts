@@ -10,10 +10,10 @@ import { pauseOrResume } from './control-pause.js';
 import { UsageError } from '../usage-error.js';
 import { parseRateLimitArgs, setRateLimit } from './rate-limit.js';
 
-/** Default --timeout: above the default heartbeat interval (8 s), which bounds how late a node sees a request. */
-export const DEFAULT_CONTROL_TIMEOUT_MS = 10_000;
+/** Default --timeout: above the default heartbeat interval (10 s), which bounds how late a node sees a request. */
+export const DEFAULT_CONTROL_TIMEOUT_MS = 12_000;
 
-/** `--timeout` for requests to the nodes; the help shows the default with its unit (10s), not a bare 10000. */
+/** `--timeout` for requests to the nodes; the help shows the default with its unit (12s), not a bare 12000. */
 export function timeoutOption(description: string): Option {
   return new Option('--timeout <duration>', `${description} (e.g. 5s; a bare number is ms)`)
     .argParser(parse.timerDuration)

@@ -35,9 +35,35 @@ describe('Heartbeat', () => {
     vi.useRealTimers();
   });
 
-  it('beats every 2/5 of the lease', () => {
-    expect(heartbeatInterval(20_000)).toBe(8_000);
+  it('beats every half lease', () => {
+    expect(heartbeatInterval(20_000)).toBe(10_000);
     expect(heartbeatInterval(100)).toBe(250);
+  });
+
+  it('tries a failed beat again after 1 s, doubling up to the interval, then beats on the interval again', async () => {
+    const start = Date.now();
+    const { broker, beats } = scripted([]);
+    const ok = broker.heartbeat.bind(broker);
+    let failing = 4;
+    broker.heartbeat = (...args: Parameters<Broker['heartbeat']>) => {
+      if (failing-- > 0) {
+        beats.push(Date.now());
+        return Promise.reject(new Error('Redis away'));
+      }
+      return ok(...args);
+    };
+    const hb = new Heartbeat(
+      broker,
+      5_000,
+      5,
+      { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {} },
+      silent,
+    );
+    hb.start();
+    await vi.advanceTimersByTimeAsync(5_000 + 1_000 + 2_000 + 4_000 + 5_000 + 5_000);
+    expect(beats.map((t) => t - start)).toEqual([5_000, 6_000, 8_000, 12_000, 17_000, 22_000]);
+    expect(hb.health().failures).toBe(0);
+    await hb.stop();
   });
 
   it('beats right after the next lease of another node expires, and recovers it then', async () => {

@@ -32,8 +32,9 @@
     backoff: Broker.locate reports it rateLimited; a retry and a give-back
     with '1' drop it: the next start asks again)
   then A ack groups, one per stream: queue index, stream kind, n, entry id × n,
-    then the n job ids in the same order (plain acks: one XACK, one XDEL, one
-    HMGET and one HDEL per stream, not per entry)
+    then the n job ids in the same order (plain acks: one XACK, one XDEL and
+    one HDEL per stream, not per entry; one HMGET more when some entry was
+    no longer pending)
   then W workflow groups, one per workflow key (W = #KEYS - 2 - 4Q), in key
     order, for the workflows whose jobs ended for good (their acks and dead
     letters are among the above): m, the queue index of each of the
@@ -164,20 +165,29 @@ for _ = 1, ns do
   end
 end
 -- ... then plain acks in bulk, per stream, and their jobs out of the index
--- (each only while still at the acked entry: see unindexJob)
+-- (each only while still at the acked entry: see unindexJob). When XACK
+-- acked every entry, each was still this group's, and a job that moves
+-- (retry, give-back, recovery) leaves its old entry acked in the same
+-- script, so the index still names these entries (a live job's id is never
+-- enqueued twice: enqueueOnce): one HDEL, no HMGET. Otherwise (a late ack
+-- of a recovered entry among them) each is checked.
 for _ = 1, na do
   local q, kind, n = tonumber(ARGV[a]), ARGV[a + 1], tonumber(ARGV[a + 2])
-  ackDelMany(streamOf(q, kind), a + 3, n)
+  local acked = ackDelMany(streamOf(q, kind), a + 3, n)
   local i, last = a + 3 + n, a + 2 + 2 * n
   local suffix = ':' .. queueName(q)
   while i <= last do
     local j = math.min(last, i + ACK_CHUNK - 1)
-    local places = redis.call('HMGET', jobs, unpack(ARGV, i, j))
-    local gone = {}
-    for k = 1, j - i + 1 do
-      if places[k] == kind .. ':' .. ARGV[i - n + k - 1] .. suffix then gone[#gone + 1] = ARGV[i + k - 1] end
+    if acked == n then
+      redis.call('HDEL', jobs, unpack(ARGV, i, j))
+    else
+      local places = redis.call('HMGET', jobs, unpack(ARGV, i, j))
+      local gone = {}
+      for k = 1, j - i + 1 do
+        if places[k] == kind .. ':' .. ARGV[i - n + k - 1] .. suffix then gone[#gone + 1] = ARGV[i + k - 1] end
+      end
+      if #gone > 0 then redis.call('HDEL', jobs, unpack(gone)) end
     end
-    if #gone > 0 then redis.call('HDEL', jobs, unpack(gone)) end
     i = j + 1
   end
   a = a + 3 + 2 * n

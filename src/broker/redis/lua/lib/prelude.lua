@@ -125,16 +125,18 @@ local ACK_CHUNK = 4000
 
 -- XACK then XDEL of ARGV[first .. first + n - 1] on one stream, two commands
 -- per chunk instead of two per id. Ids not pending change nothing (XACK
--- skips them, XDEL of a missing id is a no-op).
+-- skips them, XDEL of a missing id is a no-op). Returns how many XACK acked.
 local function ackDelMany(stream, first, n)
   local i = first
   local last = first + n - 1
+  local acked = 0
   while i <= last do
     local j = math.min(last, i + ACK_CHUNK - 1)
-    redis.call('XACK', stream, GROUP, unpack(ARGV, i, j))
+    acked = acked + redis.call('XACK', stream, GROUP, unpack(ARGV, i, j))
     redis.call('XDEL', stream, unpack(ARGV, i, j))
     i = j + 1
   end
+  return acked
 end
 
 -- The job index ({ns}:jobs, a HASH; docs/architecture.md "Where a job is"):
