@@ -5,7 +5,7 @@ import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { freePort, startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
 import { Redis } from 'ioredis';
 import { WAIT } from '../helpers/wait.js';
-import { fetchFrom, ids, job, log, registerNode, sleep } from './redis-helpers.js';
+import { fetchFrom, ids, job, log, registerNode, result, sleep } from './redis-helpers.js';
 
 /** Retries an operation while Redis is coming back (the broker's own callers retry the same way). */
 const eventually = <T>(op: () => Promise<T>): Promise<T> => vi.waitFor(op, { ...WAIT, interval: 100 });
@@ -112,6 +112,40 @@ describe('RedisBroker: Redis restarted mid-run', () => {
     } finally {
       await broker.close();
       raw.disconnect();
+    }
+  });
+});
+
+describe('RedisBroker: Redis lost its script cache (SCRIPT FLUSH, a failover)', () => {
+  let server: RedisServer;
+  beforeAll(async () => {
+    server = await startRedisServer();
+  });
+  afterAll(async () => {
+    await server.stop();
+  });
+
+  it('runs its scripts again, alone and in the pipelines that settle and store results', async () => {
+    const broker = new RedisBroker(server.url, { logger: log, namespace: 'flushed' });
+    const admin = new Redis(server.url);
+    try {
+      await broker.connect();
+      await registerNode(broker, 'W', ['default']);
+      await broker.enqueue([job('default', { replyTo: 'c' }), job('default', { replyTo: 'c' })]);
+      await admin.script('FLUSH');
+      // The fetch script alone, then its settle pipeline (fetchJobs + storeResults) on a cache flushed again.
+      const got = await fetchFrom(broker, 'W', ['default'], 2);
+      expect(got.deliveries).toHaveLength(2);
+      await admin.script('FLUSH');
+      await broker.settle(
+        got.deliveries.map((d) => ({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', d.job.id) })),
+      );
+      const read = await broker.waitForResults('c', 2_000);
+      expect(read.records.map((r) => r.value)).toEqual(got.deliveries.map((d) => d.job.id));
+      expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0 });
+    } finally {
+      admin.disconnect();
+      await broker.close();
     }
   });
 });

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import type { Redis, ChainableCommander } from 'ioredis';
+import type { ChainableCommander, Pipeline, Redis } from 'ioredis';
 import { InvalidStateError } from '../../errors.js';
 import { GROUP } from './keys.js';
 
@@ -83,10 +83,19 @@ function load(): Map<ScriptName, { lua: string; numberOfKeys: number | undefined
   return sources;
 }
 
+/**
+ * Defines the scripts on a connection. They are then kept off its list of
+ * scripts (ioredis `scriptsSet`): every pipeline copies that list into
+ * itself, and with these scripts on it a `pipeline()` cost about 14 µs and
+ * 11 KB instead of 2 µs (the settle and enqueue paths make one per call).
+ * callScript finds a pipeline's scripts on its connection instead.
+ */
 export function defineScripts(redis: Redis): void {
+  const set = (redis as unknown as { scriptsSet: Record<string, unknown> }).scriptsSet;
   for (const [name, { lua, numberOfKeys }] of load()) {
     if (numberOfKeys === undefined) redis.defineCommand(name, { lua });
     else redis.defineCommand(name, { lua, numberOfKeys });
+    delete set[name];
   }
 }
 
@@ -114,7 +123,9 @@ export function callScript(
   args: readonly Arg[],
 ): unknown {
   const fixed = KEY_COUNT.get(SCRIPTS[name]);
-  const method = (target as unknown as Record<string, (...a: Arg[]) => unknown>)[`${name}Buffer`];
+  // A pipeline has no copy of the scripts (defineScripts): its connection's run in it (as `this`).
+  const owner = (target as Partial<Pipeline>).isPipeline === true ? (target as Pipeline).redis : target;
+  const method = (owner as unknown as Record<string, (...a: Arg[]) => unknown>)[`${name}Buffer`];
   if (method === undefined) throw new InvalidStateError(`script ${name} is not defined on this connection`);
   const head: Arg[] = fixed === undefined ? [keys.length] : [];
   return method.call(target, ...head, ...keys, ...args);
