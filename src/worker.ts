@@ -200,6 +200,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       rates: this.rates,
       selection: this.selection,
       nodeId: () => this.nodeIdValue,
+      leaseHeld: () => this.heartbeat.leaseHeld(),
       nodeName: o.name,
       // With autoscale the prefetch limit follows max (Celery's _update_consumer_prefetch_count), so a burst can grow the pool.
       prefetch:

@@ -32,6 +32,12 @@ export interface JobRecord {
   /** Client id waiting for this job's result, if any. */
   replyTo?: string;
   /**
+   * Its client takes a small final result from the announcement itself
+   * (the Redis broker that enqueued it reads such announcements); without
+   * it only the id is announced, as older clients expect.
+   */
+  replyInline?: boolean;
+  /**
    * The unique key the job holds (the `unique` enqueue option, made by the
    * Client: `k:<your key>` or `a:<task>:<hash of the arguments>`): while the
    * job waits, is delayed or runs, a job enqueued with the same key is not
@@ -636,6 +642,9 @@ export interface BrokerConsumer {
    * Blocks until a job arrives on one of `queues` (returned, already reserved
    * by `nodeId`), `timeoutMs` passes, or `signal` aborts. No polling.
    * `count` caps how many jobs it may reserve (the free prefetch room; default 1).
+   * `leaseHeld`, asked when jobs arrive: true while the node surely holds
+   * its lease by its own clock (Heartbeat.leaseHeld), so the broker may hand
+   * them over without confirming the lease first (one round trip less).
    */
   waitForWork(
     nodeId: string,
@@ -643,6 +652,7 @@ export interface BrokerConsumer {
     timeoutMs: number,
     signal: AbortSignal,
     count?: number,
+    leaseHeld?: () => boolean,
   ): Promise<WaitReply>;
   /**
    * Rejects with a BrokerRefusedError when the broker refuses these

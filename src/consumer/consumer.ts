@@ -43,6 +43,12 @@ export interface ConsumerSettings {
   selection: QueueSelection;
   /** The node's current id (it changes when a fenced node re-registers). */
   nodeId: () => string;
+  /**
+   * True while the node surely holds its lease by its own clock: jobs a
+   * blocking wait delivers are then handed over without a broker round trip
+   * to confirm it. Without it, the broker always confirms.
+   */
+  leaseHeld?: () => boolean;
   /** The node's name, written into results. */
   nodeName: string;
   /** Most jobs held at once (buffered + running): fixed, or sized from what the node measures. */
@@ -315,11 +321,27 @@ export class Consumer {
     this.blocked = false;
   }
 
+  /**
+   * Blocks for work. A wait that delivered fewer jobs than it asked for
+   * found the streams empty behind them: the loop waits again rather than
+   * fetching first (a round trip per job on an idle node, on the way of
+   * the next job's latency). Anything else goes back to the loop's fetch.
+   */
   private async waitForWork(nextDueAt: number | undefined, count: number): Promise<void> {
+    let want = count;
+    while (want > 0 && !this.stopping) {
+      const got = await this.waitOnce(nextDueAt, want);
+      if (got === undefined || got === 0 || got >= want) return;
+      want = this.settings.prefetch.limit - this.counts.reserved;
+    }
+  }
+
+  /** One blocking wait; how many jobs it delivered, or undefined when the loop must fetch (a due time, a failure, paused). */
+  private async waitOnce(nextDueAt: number | undefined, count: number): Promise<number | undefined> {
     const now = Date.now();
-    if (nextDueAt !== undefined && nextDueAt <= now) return;
+    if (nextDueAt !== undefined && nextDueAt <= now) return undefined;
     // Paused since the fetch: the loop waits for a resume instead.
-    if (this.settings.selection.names.length === 0) return;
+    if (this.settings.selection.names.length === 0) return undefined;
     const timeout = Math.min(MAX_WAIT_MS, nextDueAt === undefined ? MAX_WAIT_MS : nextDueAt - now);
     this.waitController = new AbortController();
     this.waitDeadline = now + timeout;
@@ -328,13 +350,18 @@ export class Consumer {
     this.expectWithin(timeout);
     try {
       const { signal } = this.waitController;
+      const nodeId = this.settings.nodeId();
+      const held = this.settings.leaseHeld;
+      // Held under the id the wait reserved for: a node that re-registered meanwhile has the broker confirm.
+      const leaseHeld = held && (() => this.settings.nodeId() === nodeId && held());
       const reply = await this.fromBroker('waiting for work on the broker', () =>
-        this.settings.broker.waitForWork(this.settings.nodeId(), this.settings.selection.names, timeout, signal, count),
+        this.settings.broker.waitForWork(nodeId, this.settings.selection.names, timeout, signal, count, leaseHeld),
       );
-      if (reply === undefined) return;
+      if (reply === undefined) return undefined;
       // A due time learned while waiting comes back to the loop: its fetch promotes the job when due, else
       // the wait that follows ends then. Never a sleep until then: new work would wait as long (minutes).
       this.dispatchAll(reply.deliveries);
+      return reply.nextDueAt === undefined ? reply.deliveries.length : undefined;
     } finally {
       this.blocked = false;
       this.waitController = undefined;

@@ -128,11 +128,13 @@ describe('Client: a reply-list read lost on the way', () => {
     proxy.setMode('refuse');
     expect(proxy.dropWhere('prefork:commands')).toBe(1);
     await logged('connection lost', 'prefork:commands');
-    await finish('done');
+    // Too large to ride in its announcement: the id is announced, and its result read back.
+    const large = 'done'.repeat(2_000);
+    await finish(large);
     // The blocking read pops the id; reading its result fails.
     await logged('waiting for results failed');
     proxy.setMode('forward');
-    expect(await waiting).toBe('done');
+    expect(await waiting).toBe(large);
   });
 });
 
@@ -163,15 +165,16 @@ describe.each(['redis', 'memory'] as const)('Client on %s: an announced result t
     const [gone, kept] = await c.enqueueMany([{ name: 'add' }, { name: 'add' }]);
     const reply = await worker.fetch({ nodeId: 'n', plan: [{ queue: 'default', quota: 2 }], count: 2, settle: [] });
     const [first, second] = reply.deliveries as [Delivery, Delivery];
-    const result = (d: Delivery): ResultRecord => ({
+    const result = (d: Delivery, value: unknown = d.job.id): ResultRecord => ({
       id: d.job.id,
       task: d.job.task,
       queue: d.queue,
       state: 'SUCCESS',
-      value: d.job.id,
+      value,
       retries: 0,
     });
-    await worker.settle([{ kind: 'ack', delivery: first, result: result(first) }]);
+    // Too large to ride in its announcement (a small one would reach its waiter whatever became of the stored copy).
+    await worker.settle([{ kind: 'ack', delivery: first, result: result(first, 'gone'.repeat(2_000)) }]);
     // The second result, stored for long, keeps the reply list alive (it expires as a whole with its newest id).
     const lasting = kind === 'redis' ? worker : createBroker(url, { logger: log });
     if (lasting !== worker) cleanups.push(() => lasting.close());

@@ -189,6 +189,44 @@ describe('RedisBroker: results of a batch', () => {
     expect(await broker.getResult(silent.id)).toBeUndefined();
   });
 
+  it('a small final result rides in its announcement; a large one, or one for a client that reads ids only, is read back', async () => {
+    const jobs = Array.from({ length: 3 }, () => job('x', { replyTo: 'client-3' }));
+    await broker.enqueue(jobs);
+    const got = await fetchFrom(broker, NODE, ['x'], 10);
+    expect(got.deliveries.every((d) => d.job.replyInline === true)).toBe(true);
+    // As a job enqueued by a client that reads ids only (an older one) comes to the node.
+    delete got.deliveries[1]!.job.replyInline;
+    const values = ['small', 'small', 'x'.repeat(5_000)];
+    await broker.settle(
+      got.deliveries.map((d, i) => ({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', values[i]) })),
+    );
+    const announced = (await scope.raw.lrangeBuffer(`${scope.ns}:reply:client-3`, 0, -1)).reverse();
+    expect(announced.map((b) => b[0] === 0xff)).toEqual([true, false, false]);
+    expect(announced.slice(1).map(String)).toEqual([jobs[1]!.id, jobs[2]!.id]);
+    // The stored results expire before the client reads: the inline one needs none, the others are gone.
+    await scope.raw.del(...jobs.map((j) => `${scope.ns}:res:${j.id}`));
+    const read = await broker.waitForResults('client-3', 2_000);
+    expect(read.records.map((r) => [r.id, r.value])).toEqual([[jobs[0]!.id, 'small']]);
+    expect(read.gone).toEqual([jobs[1]!.id, jobs[2]!.id]);
+    expect(read.missed).toBe(false);
+  });
+
+  it('a reply list its client does not read gets ids once it is long: its records are not kept twice', async () => {
+    const jobs = Array.from({ length: 40 }, () => job('x', { replyTo: 'client-4' }));
+    await broker.enqueue(jobs);
+    const got = await fetchFrom(broker, NODE, ['x'], 40);
+    for (const d of got.deliveries)
+      await broker.settle([{ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', 1) }]);
+    const announced = (await scope.raw.lrangeBuffer(`${scope.ns}:reply:client-4`, 0, -1)).reverse();
+    const inline = announced.filter((b) => b[0] === 0xff).length;
+    expect(inline).toBeGreaterThan(0);
+    expect(inline).toBeLessThan(40);
+    expect(announced.slice(inline).every((b) => b[0] !== 0xff)).toBe(true);
+    // Read in one go, it is every result, in order.
+    const read = await broker.waitForResults('client-4', 2_000);
+    expect(read.records.map((r) => r.id)).toEqual(jobs.map((j) => j.id));
+  });
+
   it('a fetch whose carried result write fails still hands out what it reserved: the next fetch finds those jobs', async () => {
     const settled = job('x', { replyTo: 'broken-client' });
     await broker.enqueue([settled]);

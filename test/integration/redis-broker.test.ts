@@ -3,7 +3,7 @@ import { unpack } from 'msgpackr';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { WAIT } from '../helpers/wait.js';
-import { fetchFrom, ids, job, result, Scope, sleep, eachNode } from './redis-helpers.js';
+import { fetchFrom, ids, job, registerNode, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
 let scope: Scope;
 let broker: RedisBroker;
@@ -111,6 +111,32 @@ describe('RedisBroker: enqueue, fetch, ack', () => {
     const reply = await waiting;
     expect(ids(reply.deliveries)).toEqual([j.id]);
     expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
+  });
+
+  it('hands a blocked node its job without confirming the lease when leaseHeld says it surely holds it; otherwise confirms it', async () => {
+    const fenced = 'node-fenced';
+    await registerNode(broker, fenced, ['default']);
+    await broker.unregister(fenced);
+    const asked: string[] = [];
+    const wait = (held: boolean) =>
+      broker.waitForWork(fenced, ['default'], 5_000, new AbortController().signal, 1, () => {
+        asked.push(String(held));
+        return held;
+      });
+    // The node's own clock says its lease runs: the job is handed over as it arrives (the script's check would say fenced).
+    const trusted = wait(true);
+    await sleep(100);
+    const j = job('default');
+    await (await scope.broker()).enqueue([j]);
+    expect(ids((await trusted).deliveries)).toEqual([j.id]);
+    // Unsure: the broker confirms, finds the node fenced, and gives the job back.
+    const checked = wait(false);
+    await sleep(100);
+    const k = job('default');
+    await (await scope.broker()).enqueue([k]);
+    expect((await checked).deliveries).toEqual([]);
+    expect(asked).toEqual(['true', 'false']);
+    expect(ids((await fetchFrom(broker, NODE, ['default'], 5)).deliveries)).toEqual([k.id]);
   });
 
   it('ends waitForWork on abort without losing what was already reserved', async () => {

@@ -148,17 +148,72 @@ describe('other scripts check their arguments first', () => {
     expect(await scope.raw.exists(scope.key('q:q'), scope.key('jobs'), scope.key('unique:k:x'))).toBe(0);
   });
 
-  it('storeResults with a bad ttl, or a record missing, stores none of the batch', async () => {
+  it('storeResults with a bad ttl, a bad reply index or a record missing stores none of the batch', async () => {
     const keys = [scope.key('res:a'), scope.key('res:b')];
-    await expect(callScript(scope.raw, 'storeResults', keys, [1000, 'ra', 'soon', 'rb'])).rejects.toThrow(
-      /ARGV\[3\] \(ttl \(ms\): expected an integer >= 1\) is "soon"/,
-    );
-    await expect(callScript(scope.raw, 'storeResults', keys, [1000, 'ra', 1000])).rejects.toThrow(
-      /a ttl and a record per key: 2 keys, 3 args/,
+    const head = [0, 10_000, 32, 60_000];
+    await expect(
+      callScript(scope.raw, 'storeResults', keys, [...head, 1000, 'ra', 0, 'a', 'soon', 'rb', 0, 'b']),
+    ).rejects.toThrow(/ARGV\[9\] \(ttl \(ms\): expected an integer >= 1\) is "soon"/);
+    await expect(
+      callScript(scope.raw, 'storeResults', keys, [...head, 1000, 'ra', 0, 'a', 1000, 'rb', 1, 'b']),
+    ).rejects.toThrow(/reply list index/);
+    await expect(callScript(scope.raw, 'storeResults', keys, [...head, 1000, 'ra', 0, 'a', 1000])).rejects.toThrow(
+      /4 \+ 4 per result \+ 1 per reply list args: 2 results, 0 lists, 9 args/,
     );
     expect(await scope.raw.exists(...keys)).toBe(0);
-    expect(await callScript(scope.raw, 'storeResults', keys, [60_000, 'ra', 1, 'rb'])).toBe(2);
+    expect(await callScript(scope.raw, 'storeResults', keys, [...head, 60_000, 'ra', 0, 'a', 1, 'rb', 0, 'b'])).toBe(2);
     expect(await scope.raw.get(scope.key('res:a'))).toBe('ra');
     expect(await scope.raw.pttl(scope.key('res:a'))).toBeGreaterThan(1);
+  });
+
+  it('storeResults announces a record inline while its reply list is short, else the id; a list of another type is skipped, and named', async () => {
+    const reply = scope.key('reply:c');
+    const other = scope.key('reply:d');
+    const ids = ['a', 'b', 'c'];
+    const keys = [...ids.map((id) => scope.key(`res:${id}`)), reply];
+    // Inline while the list holds fewer than 2 entries; 'c' asks for its id only (-1).
+    const args = [1, 10_000, 2, 60_000, 1000, 'ra', 1, 'a', 1000, 'rb', 1, 'b', 1000, 'rc', -1, 'c', '0'];
+    expect(await callScript(scope.raw, 'storeResults', keys, args)).toBe(3);
+    const entries = async (): Promise<string[]> =>
+      (await scope.raw.lrangeBuffer(reply, 0, -1)).map((b) => b.toString('latin1'));
+    expect(await entries()).toEqual(['c', '\xffrb', '\xffra']);
+    // Now 3 long: ids only, and the list is trimmed when flagged.
+    expect(
+      await callScript(
+        scope.raw,
+        'storeResults',
+        [scope.key('res:e'), reply],
+        [1, 2, 2, 60_000, 1000, 're', 1, 'e', '1'],
+      ),
+    ).toBe(1);
+    expect(await entries()).toEqual(['e', 'c']);
+    expect(await scope.raw.pttl(reply)).toBeGreaterThan(1);
+
+    // Another program wrote a string where a reply list should be: the results are stored, the good list told, the call fails naming the bad one.
+    await scope.raw.set(other, 'not a list');
+    await scope.raw.del(reply);
+    const mixed = [scope.key('res:f'), scope.key('res:g'), other, reply];
+    await expect(
+      callScript(scope.raw, 'storeResults', mixed, [
+        2,
+        10_000,
+        0,
+        60_000,
+        1000,
+        'rf',
+        -1,
+        'f',
+        1000,
+        'rg',
+        -2,
+        'g',
+        '0',
+        '0',
+      ]),
+    ).rejects.toThrow(/WRONGTYPE .*reply:d holds another type/);
+    expect(await scope.raw.get(scope.key('res:f'))).toBe('rf');
+    expect(await scope.raw.get(scope.key('res:g'))).toBe('rg');
+    expect(await scope.raw.lrange(reply, 0, -1)).toEqual(['g']);
+    expect(await scope.raw.get(other)).toBe('not a list');
   });
 });

@@ -194,9 +194,9 @@ describe('health probes', () => {
       expect((await probe(`${base}/healthz`)).status).toBe(200);
 
       hang = true;
-      // Work wakes the blocked loop; its next fetch never returns.
+      // Work wakes the blocked loop, more than its prefetch room: its next call is a fetch, which never returns.
       const client = makeClient(url, namespace);
-      await client.enqueue('add', [1, 2]);
+      await client.enqueueMany(Array.from({ length: 200 }, (_, i) => ({ name: 'add', args: [i, 1] })));
       await expect.poll(async () => (await probe(`${base}/healthz`)).status).toBe(503);
       const stuck = await probe(`${base}/healthz`);
       expect(stuck.checks.consumer).toMatch(/^the fetch loop is stuck/);

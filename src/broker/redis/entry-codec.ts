@@ -16,6 +16,8 @@ interface Meta {
   o?: JobOptions;
   e?: number;
   r?: string;
+  /** replyInline */
+  i?: 1;
   /** uniqueKey */
   u?: string;
   /** ownId */
@@ -29,6 +31,7 @@ interface Meta {
 /** The optional parts of a job kept in meta. */
 function readMeta(job: JobRecord, meta: Meta): JobRecord {
   if (typeof meta.r === 'string') job.replyTo = meta.r;
+  if (meta.i === 1) job.replyInline = true;
   if (typeof meta.u === 'string') job.uniqueKey = meta.u;
   if (meta.x === 1) job.ownId = true;
   if (typeof meta.s === 'number') job.scheduledFor = meta.s;
@@ -59,7 +62,11 @@ export function workflowOfMeta(raw: string): WorkflowRef | undefined {
  */
 export function encodeJob(job: JobRecord | NewJob, stamped = true): EntryFields {
   const meta: Meta = stamped ? { o: job.options, e: job.enqueuedAt } : { o: job.options };
-  if (job.replyTo !== undefined) meta.r = job.replyTo;
+  if (job.replyTo !== undefined) {
+    meta.r = job.replyTo;
+    // This broker's waitForResults reads results announced inline (results.ts).
+    meta.i = 1;
+  }
   if (job.uniqueKey !== undefined) meta.u = job.uniqueKey;
   if (job.ownId === true) meta.x = 1;
   if (job.scheduledFor !== undefined) meta.s = job.scheduledFor;

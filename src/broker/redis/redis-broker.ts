@@ -423,10 +423,11 @@ export class RedisBroker implements Broker {
     timeoutMs: number,
     signal: AbortSignal,
     count = 1,
+    leaseHeld?: () => boolean,
   ): Promise<WaitReply> {
     if (queues.length === 0 || signal.aborted) return { deliveries: [], nextDueAt: undefined };
     const redis = await this.redis();
-    return this.deliveries.waitForWork(redis, this.workWaits, nodeId, queues, timeoutMs, signal, count);
+    return this.deliveries.waitForWork(redis, this.workWaits, nodeId, queues, timeoutMs, signal, count, leaseHeld);
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {

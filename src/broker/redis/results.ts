@@ -22,6 +22,19 @@ const REPLY_MAX = 10_000;
  * holds at most REPLY_MAX + (REPLY_TRIM_EVERY - 1) per announcing node.
  */
 const REPLY_TRIM_EVERY = 256;
+/**
+ * A final result rides inline in its announcement (so its client need not
+ * read it back: a round trip less per wake-up) when its record is at most
+ * this many bytes, its client reads inline announcements (JobRecord.replyInline),
+ * it is kept no shorter than the reply list (a shorter `resultTtl` is obeyed),
+ * and its reply list holds fewer than REPLY_INLINE_WHILE entries. A client
+ * that reads keeps its list near empty; one that never waits gets ids once
+ * its list is that long, so it costs at most that many records more than ids.
+ */
+const REPLY_INLINE_MAX = 4096;
+const REPLY_INLINE_WHILE = 32;
+/** The first byte of an inline announcement (the record follows): no id starts with it, as UTF-8 never does. */
+const INLINE_MARK = 0xff;
 /** Clients whose last read this broker remembers (the oldest are forgotten: their next read says `missed`). */
 const CLIENTS_TRACKED = 1_000;
 
@@ -49,32 +62,53 @@ export class Results {
   /**
    * Adds the result writes of a batch to a pipeline: one storeResults call
    * that stores them in settlement order (a STARTED record before the same
-   * job's final one). Ids announced to a waiting client go in one LPUSH +
-   * PEXPIRE per reply list (and an LTRIM now and then: addAnnouncement),
-   * after the results (a woken client MGETs them), not commands per job.
+   * job's final one) and announces the final ones to their waiting clients
+   * after storing them (a woken client may read them back): an LPUSH per
+   * result, a PEXPIRE per reply list (and an LTRIM now and then: dueForTrim),
+   * inside the script, not commands per job. A small record rides in its
+   * announcement (REPLY_INLINE_MAX).
    */
   addWrites(
     pipe: ChainableCommander,
     settlements: readonly { kind: string; delivery: Settlement['delivery']; result?: ResultRecord | undefined }[],
   ): void {
-    let replies: Map<string, string[]> | undefined;
+    /** Per client: its reply list's place among the keys, and how many ids it is told of. */
+    let lists: Map<string, { at: number; n: number }> | undefined;
     const keys: string[] = [];
-    const args: (number | Buffer)[] = [];
+    const args: (number | string | Buffer)[] = [];
     for (const s of settlements) {
       if (s.kind === 'giveBack' || s.kind === 'defer' || s.kind === 'release' || s.result === undefined) continue;
       const { job } = s.delivery;
       if (job.options.ignoreResult === true) continue;
+      const record = encodeResult(s.result);
+      const ttl = resultTtlOf(job.options, this.ttlMs);
       keys.push(this.keys.result(s.result.id));
-      args.push(resultTtlOf(job.options, this.ttlMs), encodeResult(s.result));
-      if (job.replyTo === undefined || !isFinalState(s.result.state)) continue;
-      replies ??= new Map();
-      const ids = replies.get(job.replyTo);
-      if (ids === undefined) replies.set(job.replyTo, [s.result.id]);
-      else ids.push(s.result.id);
+      let reply = 0;
+      if (job.replyTo !== undefined && isFinalState(s.result.state)) {
+        lists ??= new Map();
+        let list = lists.get(job.replyTo);
+        if (list === undefined) lists.set(job.replyTo, (list = { at: lists.size + 1, n: 0 }));
+        list.n++;
+        reply = list.at;
+        // A result kept shorter than the reply list is not copied there: it is gone when its TTL says.
+        if (job.replyInline !== true || record.length > REPLY_INLINE_MAX || ttl < this.ttlMs) reply = -reply;
+      }
+      args.push(ttl, record, reply, s.result.id);
     }
-    if (keys.length > 0) callScript(pipe, 'storeResults', keys, args);
-    if (replies === undefined) return;
-    for (const [clientId, ids] of replies) this.addAnnouncement(pipe, clientId, ids);
+    if (keys.length === 0) return;
+    const trims: string[] = [];
+    for (const [clientId, { n }] of lists ?? []) {
+      keys.push(this.keys.reply(clientId));
+      trims.push(this.dueForTrim(clientId, n) ? '1' : '0');
+    }
+    callScript(pipe, 'storeResults', keys, [
+      trims.length,
+      REPLY_MAX,
+      REPLY_INLINE_WHILE,
+      this.ttlMs,
+      ...args,
+      ...trims,
+    ]);
   }
 
   /** Announces to `clientId` that the results of `ids` are ready (stored already). */
@@ -128,8 +162,8 @@ export class Results {
     const before = this.replacementsSeen.get(clientId);
     const popped = await blocking.block(
       (conn, ms) =>
-        conn.call('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'RIGHT', 'COUNT', REPLY_BATCH) as Promise<
-          [string, string[]] | null
+        conn.callBuffer('BLMPOP', (ms / 1000).toFixed(3), 1, key, 'RIGHT', 'COUNT', REPLY_BATCH) as Promise<
+          [Buffer, Buffer[]] | null
         >,
       timeoutMs,
       undefined,
@@ -142,21 +176,42 @@ export class Results {
     this.replacementsSeen.set(clientId, now);
     // A client not seen before (or forgotten) may have missed one too.
     let missed = before === undefined ? now > 0 : now !== before;
-    const ids = popped?.[1] ?? [];
-    if (ids.length === 0) return { records: [], gone: [], missed };
+    const entries = popped?.[1] ?? [];
+    if (entries.length === 0) return { records: [], gone: [], missed };
     // Overflow: a pop from a list of REPLY_MAX ids or more (docs/architecture.md,
     // "A client"). The LLEN goes out with the read (no extra round trip).
-    const left = ids.length >= REPLY_BATCH ? redis.llen(key) : undefined;
+    const left = entries.length >= REPLY_BATCH ? redis.llen(key) : undefined;
     left?.catch(() => undefined); // awaited below, unless the read fails first
+    // In the order announced: an inline record where it came, a stored one read back (MGET) for an id.
+    const inline: (ResultRecord | undefined)[] = [];
+    const ids: string[] = [];
+    for (const entry of entries) {
+      if (entry[0] !== INLINE_MARK) {
+        ids.push(entry.toString());
+        inline.push(undefined);
+        continue;
+      }
+      const record = inlineRecord(entry);
+      // Not a record after all (another program pushed it): whatever it stood for is re-read.
+      if (record === undefined) missed = true;
+      else inline.push(record);
+    }
     const stored = await this.read(redis, ids);
-    if (left !== undefined && ids.length + (await left) >= REPLY_MAX) missed = true;
+    if (left !== undefined && entries.length + (await left) >= REPLY_MAX) missed = true;
     const records: ResultRecord[] = [];
     const gone: string[] = [];
-    stored.forEach((record, i) => {
-      if (record === undefined) gone.push(ids[i] as string);
+    let at = 0;
+    for (const entry of inline) {
+      if (entry !== undefined) {
+        records.push(entry);
+        continue;
+      }
+      const id = ids[at] as string;
+      const record = stored[at++];
+      if (record === undefined) gone.push(id);
       // Not final: a rerun of the job (redelivered) wrote over it; it is announced again when it ends.
       else if (isFinalState(record.state)) records.push(record);
-    });
+    }
     return { records, gone, missed };
   }
 
@@ -190,6 +245,18 @@ export class Results {
       out[i] = others.decode(lost[at++] as string, reply);
     }
     return out;
+  }
+}
+
+/** The final record an inline announcement carries, or undefined when it is not one. */
+function inlineRecord(entry: Buffer): ResultRecord | undefined {
+  try {
+    const record = decodeResult(entry.subarray(1));
+    return record !== null && typeof record === 'object' && typeof record.id === 'string' && isFinalState(record.state)
+      ? record
+      : undefined;
+  } catch {
+    return undefined;
   }
 }
 

@@ -1,23 +1,82 @@
 --[[
   Stores a settle batch's results, in order (a STARTED record before the
-  same job's final one): one call instead of a SET per job, so the node
-  builds one command per batch, not one per result.
+  same job's final one), and announces the final ones to the clients that
+  wait: one call instead of a SET per job and an LPUSH + PEXPIRE per reply
+  list, so the node builds one command per batch, not one per result.
 
-  KEYS[i]        <ns>:res:<id> of the i-th result
+  KEYS[1 .. R]       <ns>:res:<id> of the i-th result
+  KEYS[R+1 .. R+L]   <ns>:reply:<client> of the j-th reply list
 
-  ARGV[2i - 1]   its ttl (ms)
-  ARGV[2i]       its record (msgpack)
+  ARGV[1]   L, number of reply lists
+  ARGV[2]   most entries a reply list keeps (LTRIM of a list flagged below)
+  ARGV[3]   a record rides inline only while its list holds fewer entries than this
+  ARGV[4]   ttl of a reply list (ms)
+  then R groups of 4, one per result:
+    ttl (ms), record (msgpack),
+    reply: 0 = no announcement, j = announce to list j with the record
+           inline when the list is short, -j = announce the id only,
+    the job's id
+  then L trim flags, one per list: '1' = LTRIM it now
 
-  Returns how many were stored.
+  An inline announcement is the byte 0xFF then the record: a client takes it
+  without reading the result back. No id starts with that byte (UTF-8 never
+  does). A list its client does not read grows past ARGV[3] entries, and
+  from then on gets ids only: what a client that never waits costs stays
+  bounded by ids, not records.
+
+  Returns how many results were stored.
 ]]
-if #ARGV ~= 2 * #KEYS then
-  error({ err = 'ERR prefork: storeResults takes a ttl and a record per key: ' .. #KEYS .. ' keys, ' .. #ARGV .. ' args' })
+local nl = intArg(1, 'number of reply lists', 0)
+local nr = #KEYS - nl
+if nr < 0 then badArg(1, 'number of reply lists: expected at most #KEYS = ' .. #KEYS) end
+if #ARGV ~= 4 + 4 * nr + nl then
+  error({ err = 'ERR prefork: storeResults takes 4 + 4 per result + 1 per reply list args: ' .. nr .. ' results, ' .. nl .. ' lists, ' .. #ARGV .. ' args' })
 end
-local ttls = {}
-for i = 1, #KEYS do
-  ttls[i] = intArg(2 * i - 1, 'ttl (ms)', 1)
+local keep = intArg(2, 'reply list bound', 1)
+local inlineWhile = intArg(3, 'inline while shorter than', 0)
+local replyTtl = intArg(4, 'reply list ttl (ms)', 1)
+local ttls, replies = {}, {}
+for i = 1, nr do
+  local at = 4 + 4 * (i - 1)
+  ttls[i] = intArg(at + 1, 'ttl (ms)', 1)
+  replies[i] = intArg(at + 3, 'reply list index', -nl, nl)
 end
-for i = 1, #KEYS do
-  redis.call('SET', KEYS[i], ARGV[2 * i], 'PX', ttls[i])
+for j = 1, nl do oneOfArg(4 + 4 * nr + j, 'trim flag', { '0', '1' }) end
+
+-- A reply list of another type (another program wrote that key) is not
+-- announced to; the rest of the batch is written, and the call fails last,
+-- naming it, so the node logs the job. (LLEN before any write: it is also
+-- what the inline rule reads.)
+local lengths, bad = {}, nil
+for j = 1, nl do
+  local n = redis.pcall('LLEN', KEYS[nr + j])
+  if type(n) == 'number' then lengths[j] = n else bad = bad or KEYS[nr + j] end
 end
-return #KEYS
+for i = 1, nr do
+  local at = 4 + 4 * (i - 1)
+  local record = ARGV[at + 2]
+  redis.call('SET', KEYS[i], record, 'PX', ttls[i])
+  local reply = replies[i]
+  local j = math.abs(reply)
+  local n = lengths[j]
+  if reply ~= 0 and n ~= nil then
+    local list = KEYS[nr + j]
+    if reply > 0 and n < inlineWhile then
+      redis.call('LPUSH', list, '\255' .. record)
+    else
+      redis.call('LPUSH', list, ARGV[at + 4])
+    end
+    lengths[j] = n + 1
+  end
+end
+for j = 1, nl do
+  if lengths[j] ~= nil then
+    local list = KEYS[nr + j]
+    if ARGV[4 + 4 * nr + j] == '1' then redis.call('LTRIM', list, 0, keep - 1) end
+    redis.call('PEXPIRE', list, replyTtl)
+  end
+end
+if bad then
+  return redis.error_reply('WRONGTYPE prefork: the reply list ' .. bad .. ' holds another type: results stored, not announced to it')
+end
+return nr
