@@ -2,7 +2,8 @@
   Stores a settle batch's results, in order (a STARTED record before the
   same job's final one), and announces the final ones to the clients that
   wait: one call instead of a SET per job and an LPUSH + PEXPIRE per reply
-  list, so the node builds one command per batch, not one per result.
+  list, so the node builds one command per batch, not one per result
+  (inside it, an LLEN, an LPUSH and a PEXPIRE per reply list).
 
   KEYS[1 .. R]       <ns>:res:<id> of the i-th result
   KEYS[R+1 .. R+L]   <ns>:reply:<client> of the j-th reply list
@@ -52,6 +53,8 @@ for j = 1, nl do
   local n = redis.pcall('LLEN', KEYS[nr + j])
   if type(n) == 'number' then lengths[j] = n else bad = bad or KEYS[nr + j] end
 end
+-- One LPUSH per list (of its entries in settlement order), not one per result.
+local pushes = {}
 for i = 1, nr do
   local at = 4 + 4 * (i - 1)
   local record = ARGV[at + 2]
@@ -60,18 +63,27 @@ for i = 1, nr do
   local j = math.abs(reply)
   local n = lengths[j]
   if reply ~= 0 and n ~= nil then
-    local list = KEYS[nr + j]
+    local entries = pushes[j]
+    if entries == nil then
+      entries = {}
+      pushes[j] = entries
+    end
     if reply > 0 and n < inlineWhile then
-      redis.call('LPUSH', list, '\255' .. record)
+      entries[#entries + 1] = '\255' .. record
     else
-      redis.call('LPUSH', list, ARGV[at + 4])
+      entries[#entries + 1] = ARGV[at + 4]
     end
     lengths[j] = n + 1
   end
 end
 for j = 1, nl do
-  if lengths[j] ~= nil then
+  local entries = pushes[j]
+  if entries ~= nil then
     local list = KEYS[nr + j]
+    -- In chunks: unpack() puts every value on Lua's stack.
+    for from = 1, #entries, 1000 do
+      redis.call('LPUSH', list, unpack(entries, from, math.min(from + 999, #entries)))
+    end
     if ARGV[4 + 4 * nr + j] == '1' then redis.call('LTRIM', list, 0, keep - 1) end
     redis.call('PEXPIRE', list, replyTtl)
   end
