@@ -34,6 +34,8 @@ export class TaskHandler {
   readonly outbound = new Fifo<PoolJob>();
   private scheduled = false;
   private cursor = 0;
+  /** Children the strategy let take jobs at the start of this pass (offer shares a large buffer among them). */
+  private takers = 0;
   private paused = false;
   /** Reused for every write: take() empties it. */
   private readonly batch: FrameBatch;
@@ -126,6 +128,8 @@ export class TaskHandler {
     if (this.outbound.length === 0) return;
     const children = this.hooks.children();
     const n = children.length;
+    this.takers = 0;
+    for (const proc of children) if (this.strategy.capacity(proc) > 0) this.takers++;
     for (let i = 0; i < n && this.outbound.length > 0; i++) {
       const proc = children[i] as WorkerProcess;
       if (proc.inFlight.length === 0) this.offer(proc);
@@ -140,10 +144,18 @@ export class TaskHandler {
     }
   }
 
-  /** Hands `proc` as many jobs as the strategy and maxTasksPerChild allow; true if it took any. */
+  /**
+   * Hands `proc` as many jobs as the strategy and maxTasksPerChild allow;
+   * true if it took any. A buffer larger than one offer is shared out evenly
+   * among the children that can take: the end of a burst then leaves no
+   * child a batch behind the others (fcfs: up to FCFS_BATCH - 1 jobs run by
+   * one child alone). One that fits in an offer still goes to one child.
+   */
   private offer(proc: WorkerProcess): boolean {
     let cap = this.strategy.capacity(proc);
     if (cap === 0) return false;
+    const waiting = this.outbound.length;
+    if (waiting > cap && this.takers > 1) cap = Math.min(cap, Math.ceil(waiting / this.takers));
     if (this.maxTasksPerChild !== undefined) cap = Math.min(cap, this.maxTasksPerChild - proc.assigned);
     return cap > 0 && this.writeBatch(proc, cap);
   }

@@ -22,6 +22,14 @@ describe('which child gets a job (TaskHandler)', () => {
     expect(new Set(ran)).toEqual(new Set(pids(pool)));
   });
 
+  it('with fcfs, a burst is shared out evenly, its end included', async () => {
+    const pool = await startPool({ processes: 2, strategy: 'fcfs' });
+    // 1,000 is no multiple of two batches of 256: dealt out by batches alone, one child would get 24 more.
+    const ran = (await Promise.all(Array.from({ length: 1_000 }, () => pool.apply('pid')))) as number[];
+    const counts = pids(pool).map((pid) => ran.filter((p) => p === pid).length);
+    expect(counts).toEqual([500, 500]);
+  });
+
   it('with fair, two jobs at once start on two children', async () => {
     const pool = await startPool({ processes: 2, strategy: 'fair' });
     const a = applyAndAwaitStart(pool, 'block');
