@@ -63,9 +63,9 @@ export class Results {
    * Adds the result writes of a batch to a pipeline: one storeResults call
    * that stores them in settlement order (a STARTED record before the same
    * job's final one) and announces the final ones to their waiting clients
-   * after storing them (a woken client may read them back): an LPUSH per
-   * result, a PEXPIRE per reply list (and an LTRIM now and then: dueForTrim),
-   * inside the script, not commands per job. A small record rides in its
+   * after storing them (a woken client may read them back): an LPUSH and a
+   * PEXPIRE per reply list (and an LTRIM now and then: dueForTrim), inside
+   * the script, not commands per job. A small record rides in its
    * announcement (REPLY_INLINE_MAX).
    */
   addWrites(
