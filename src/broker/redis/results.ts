@@ -41,9 +41,10 @@ const CLIENTS_TRACKED = 1_000;
 /**
  * Results: `<ns>:res:<id>` (msgpack, with the job's result TTL, else the
  * broker's), a batch's written by one script (storeResults) in the same
- * round trip as the settlement script, and for a final state the job id
- * pushed to the waiting client's reply list. A client blocks on its own list
- * (BLMPOP) and MGETs what arrived: no subscription per job, nothing polled.
+ * round trip as the settlement script, and for a final state announced on
+ * the waiting client's reply list: the record itself when small, else the
+ * job id. A client blocks on its own list (BLMPOP) and MGETs the ids it
+ * popped: no subscription per job, nothing polled.
  */
 export class Results {
   /** Per client: the blocking connection's replacements when its last read ended. */
@@ -75,7 +76,8 @@ export class Results {
     /** Per client: its reply list's place among the keys, and how many ids it is told of. */
     let lists: Map<string, { at: number; n: number }> | undefined;
     const keys: string[] = [];
-    const args: (number | string | Buffer)[] = [];
+    // storeResults' head (the list count set last), then 4 per result, then a trim flag per list.
+    const args: (number | string | Buffer)[] = [0, REPLY_MAX, REPLY_INLINE_WHILE, this.ttlMs];
     for (const s of settlements) {
       if (s.kind === 'giveBack' || s.kind === 'defer' || s.kind === 'release' || s.result === undefined) continue;
       const { job } = s.delivery;
@@ -96,19 +98,12 @@ export class Results {
       args.push(ttl, record, reply, s.result.id);
     }
     if (keys.length === 0) return;
-    const trims: string[] = [];
+    args[0] = lists?.size ?? 0;
     for (const [clientId, { n }] of lists ?? []) {
       keys.push(this.keys.reply(clientId));
-      trims.push(this.dueForTrim(clientId, n) ? '1' : '0');
+      args.push(this.dueForTrim(clientId, n) ? '1' : '0');
     }
-    callScript(pipe, 'storeResults', keys, [
-      trims.length,
-      REPLY_MAX,
-      REPLY_INLINE_WHILE,
-      this.ttlMs,
-      ...args,
-      ...trims,
-    ]);
+    callScript(pipe, 'storeResults', keys, args);
   }
 
   /** Announces to `clientId` that the results of `ids` are ready (stored already). */
@@ -182,33 +177,29 @@ export class Results {
     // "A client"). The LLEN goes out with the read (no extra round trip).
     const left = entries.length >= REPLY_BATCH ? redis.llen(key) : undefined;
     left?.catch(() => undefined); // awaited below, unless the read fails first
-    // In the order announced: an inline record where it came, a stored one read back (MGET) for an id.
-    const inline: (ResultRecord | undefined)[] = [];
+    // In the order announced: an inline record where it came, an id's stored record read back (MGET).
+    const slots: (ResultRecord | string)[] = [];
     const ids: string[] = [];
     for (const entry of entries) {
       if (entry[0] !== INLINE_MARK) {
-        ids.push(entry.toString());
-        inline.push(undefined);
+        const id = entry.toString();
+        ids.push(id);
+        slots.push(id);
         continue;
       }
       const record = inlineRecord(entry);
       // Not a record after all (another program pushed it): whatever it stood for is re-read.
       if (record === undefined) missed = true;
-      else inline.push(record);
+      else slots.push(record);
     }
     const stored = await this.read(redis, ids);
     if (left !== undefined && entries.length + (await left) >= REPLY_MAX) missed = true;
     const records: ResultRecord[] = [];
     const gone: string[] = [];
     let at = 0;
-    for (const entry of inline) {
-      if (entry !== undefined) {
-        records.push(entry);
-        continue;
-      }
-      const id = ids[at] as string;
-      const record = stored[at++];
-      if (record === undefined) gone.push(id);
+    for (const slot of slots) {
+      const record = typeof slot === 'string' ? stored[at++] : slot;
+      if (record === undefined) gone.push(slot as string);
       // Not final: a rerun of the job (redelivered) wrote over it; it is announced again when it ends.
       else if (isFinalState(record.state)) records.push(record);
     }
