@@ -667,11 +667,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.fencing = (async () => {
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);
-      if (lapsedMs === 0) {
+      const keeps = lapsedMs === 0;
+      if (keeps) {
         this.consumer.nodeIdChanged();
         this.log.warn(
           { oldNodeId: old, nodeId: this.nodeIdValue },
-          "this node's registration vanished from the broker while its lease was still running: Redis lost its data (a restart without persistence, a flush, a failover to a replica that had not caught up); nobody else took this node's jobs, so it keeps and runs them; re-registering under a new id",
+          "this node's registration vanished from the broker while its lease was still running: Redis lost its data (a restart without persistence, a flush, a failover to a replica that had not caught up); nobody else took this node's jobs, so it keeps and runs them; re-registering under a new id, which takes over what the old one holds",
         );
       } else {
         const dropping = this.consumer.dropBuffered();
@@ -688,8 +689,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
         );
       }
       const sentAt = performance.now();
-      await this.broker.register(this.nodeInfo());
+      // Kept jobs read under the old id since the loss move to the new one: its lease covers them, and no sweep takes them for orphans.
+      const adopted = await this.broker.register(this.nodeInfo(), keeps ? old : undefined);
       this.leaseRenewed(sentAt);
+      if (adopted > 0)
+        this.log.info(
+          { oldNodeId: old, jobs: adopted },
+          `the new id took over ${adopted} jobs reserved under the old one`,
+        );
       // Revokes, pauses and rates set while it was not registered went to its old id: read them again.
       await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits()]);
     })().finally(() => {

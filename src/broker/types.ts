@@ -667,8 +667,14 @@ export interface BrokerConsumer {
 export interface BrokerMembership {
   /** Lease length in ms: a node silent this long is presumed dead. */
   readonly leaseMs: number;
-  /** Registers a node and starts its lease. */
-  register(node: NodeInfo): Promise<void>;
+  /**
+   * Registers a node and starts its lease. With `adoptFrom`, the node's
+   * previous id (fenced while its lease still ran by its own clock, as when
+   * Redis lost its data): the jobs still reserved under that id move to the
+   * new one, whose lease covers them from then on; the old id leaves the
+   * cluster. Not while the old id's lease is live. Resolves how many jobs moved.
+   */
+  register(node: NodeInfo, adoptFrom?: string): Promise<number>;
   /** Changes a live node's description (e.g. its concurrency after a resize); resolves false when it is not live. */
   updateNode(nodeId: string, update: NodeUpdate): Promise<boolean>;
   /**

@@ -748,6 +748,52 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(reply).toMatchObject({ fenced: true, deliveries: [] });
       expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 0 });
     });
+
+    it('a node re-registering under a new id adopts what its old, expired id still holds: the new lease covers it, nothing is recovered', async () => {
+      const short = await broker({ leaseMs: 200 });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const other = await node(long, 'node-b');
+      await long.enqueue([job('j1'), job('j2'), job('j3')]);
+      const held = await fetchAll(short, a, ['q'], 2);
+      await sleep(350);
+      const info = { id: 'node-a2', name: 'node-a@test', host: 'test', pid: process.pid, queues: ['q'] };
+      expect(await short.register({ ...info, concurrency: '1', startedAt: Date.now() }, a)).toBe(2);
+      expect((await short.heartbeat(a, ['q'])).fenced).toBe(true);
+      expect((await long.listNodes()).map((n) => n.id).sort()).toEqual(['node-a2', 'node-b']);
+      expect(await long.recover(a, other, 5)).toBe(0);
+      expect((await long.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 2 });
+      // Under its new id the node settles them as its own.
+      const next = await fetchAll(
+        short,
+        'node-a2',
+        ['q'],
+        1,
+        held.map((d) => ack(d)),
+      );
+      expect(ids(next)).toEqual(['j3']);
+      expect((await long.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
+    });
+
+    it('a live id is not adopted: its jobs stay its own', async () => {
+      const b = await broker();
+      const x = await node(b, 'node-x');
+      await b.enqueue([job('j1')]);
+      const held = await fetchAll(b, x, ['q'], 1);
+      const info = { id: 'node-y', name: 'node-y@test', host: 'test', pid: process.pid, queues: ['q'] };
+      expect(await b.register({ ...info, concurrency: '1', startedAt: Date.now() }, x)).toBe(0);
+      expect((await b.heartbeat(x, ['q'])).fenced).toBe(false);
+      await b.unregister('node-y');
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
+      await fetchAll(
+        b,
+        x,
+        ['q'],
+        0,
+        held.map((d) => ack(d)),
+      );
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 0 });
+    });
   });
 
   describe('admin', () => {

@@ -153,6 +153,41 @@ describe('RedisBroker: recovery of a dead node', () => {
     expect(new Set([...ids(bGot), ...ids(rest)])).toEqual(new Set([x.id, y.id, z.id]));
   });
 
+  it('sweeps orphans: entries reserved under an id that is neither a node nor recovered are recovered; live nodes keep theirs', async () => {
+    const c = await scope.broker({ leaseMs: 60_000 });
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default']);
+    await registerNode(c, 'C', ['default']);
+    const [x, y, z] = [job('default'), job('default'), job('default')];
+    await a.enqueue([x, y, z]);
+    expect(ids((await fetchFrom(a, 'A', ['default'], 2)).deliveries)).toEqual([x.id, y.id]);
+    expect(ids((await fetchFrom(c, 'C', ['default'], 1)).deliveries)).toEqual([z.id]);
+    // A's registration is gone while its reservations stay: what a read that landed after A's recovery leaves.
+    await scope.raw.zrem(scope.key('nodes'), 'A');
+    // A consumer that holds nothing and belongs to no node.
+    await scope.raw.xgroup('CREATECONSUMER', scope.key('q:default'), GROUP, 'ghost');
+    expect((await b.heartbeat('B', ['default'])).expired).toEqual([]);
+    // B's beats sweep now and then; A is an orphan once idle two leases.
+    const expired = await vi.waitFor(
+      async () => {
+        const beat = await b.heartbeat('B', ['default']);
+        expect(beat.expired).toEqual(['A']);
+        return beat.expired;
+      },
+      { ...WAIT, interval: LEASE / 3 },
+    );
+    expect(expired).toEqual(['A']);
+    expect(await b.recover('A', 'B', 5)).toBe(2);
+    const consumers = (await scope.raw.xinfo('CONSUMERS', scope.key('q:default'), GROUP)) as unknown[][];
+    // A left with its recovery, the ghost with the sweep; B has read nothing yet.
+    expect(consumers.map((row) => row[1])).toEqual(['C']);
+    expect(ids((await fetchFrom(b, 'B', ['default'], 5)).deliveries).sort()).toEqual([x.id, y.id].sort());
+    // C, a live node idle all along, kept its job.
+    expect((await b.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 3 });
+    const pendingC = (await scope.raw.xpending(scope.key('q:default'), GROUP, '-', '+', 10, 'C')) as unknown[][];
+    expect(pendingC.map((e) => e[0])).toHaveLength(1);
+  });
+
   it('retries a recovery whose recoverer died', async () => {
     await registerNode(a, 'A', ['default']);
     await registerNode(b, 'B', ['default']);

@@ -216,4 +216,26 @@ describe('other scripts check their arguments first', () => {
     expect(await scope.raw.lrange(reply, 0, -1)).toEqual(['g']);
     expect(await scope.raw.get(other)).toBe('not a list');
   });
+
+  it('adoptEntries and the orphan sweep refuse bad arguments, changing nothing', async () => {
+    const d = await reserved();
+    const streams = [scope.key('q:q'), scope.key('rd:q')];
+    const adoptKeys = [scope.key('nodes'), scope.key('node:old'), ...streams];
+    await expect(callScript(scope.raw, 'adoptEntries', adoptKeys, [NODE, NODE])).rejects.toThrow(/ARGV\[2\]/);
+    await expect(callScript(scope.raw, 'adoptEntries', adoptKeys, ['', 'other'])).rejects.toThrow(/ARGV\[1\]/);
+    // NODE's lease is live: not adopted.
+    expect(await callScript(scope.raw, 'adoptEntries', adoptKeys, [NODE, 'other'])).toBe(-1);
+    const beatKeys = [scope.key('nodes'), scope.key('recovering'), scope.key(`ctl:${NODE}`), ...streams];
+    for (const bad of [
+      ['3', '0'],
+      ['-1', '0'],
+      ['2', 'soon'],
+    ]) {
+      await expect(callScript(scope.raw, 'heartbeat', beatKeys, [NODE, 60_000, 5, '0', '0', ...bad])).rejects.toThrow(
+        /ARGV\[[67]\]/,
+      );
+    }
+    const pending = (await scope.raw.xpending(scope.key('q:q'), GROUP, '-', '+', 10, NODE)) as unknown[][];
+    expect(pending.map((e) => `q:${String(e[0])}`)).toEqual([d.receipt]);
+  });
 });

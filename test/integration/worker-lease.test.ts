@@ -3,9 +3,12 @@
  * past its lease, it starts none of the jobs it held before it has checked
  * the lease: another node recovered them. Its registration gone while the
  * lease still ran (Redis lost its data), it says so, and keeps and runs its
- * jobs: nobody else has them.
+ * jobs: nobody else has them; what it reserved under the old id moves to the
+ * new one, whose lease covers it.
  */
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import { GROUP } from '../../dist/broker/redis/keys.js';
 import { waitUntil } from '../helpers/wait.js';
 import { createBroker } from 'prefork/broker';
 import { startRedisServer } from '../../scripts/redis.mjs';
@@ -114,6 +117,48 @@ describe('Worker and its lease', () => {
     } finally {
       await cleanup();
       await server.stop();
+    }
+  });
+
+  it('a registration that vanished: the new id takes over what the old one reserved, and every job runs once', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const { log, lines } = captureLog();
+    const raw = new Redis(url);
+    try {
+      const worker = makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 4, logger: log });
+      await worker.start();
+      const client = makeClient(url, namespace);
+      const jobs = await client.enqueueMany(
+        Array.from({ length: 3 }, () => ({ name: 'record' as const, args: [1_500] })),
+      );
+      await waitUntil(
+        () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 3,
+        'one job runs, two wait in the node',
+      );
+      const before = worker.nodeId;
+      const stream = `{${namespace}}:q:default`;
+      // The registration is lost, the reservations stay (as when a read lands under an id Redis forgot).
+      await raw.zrem(`{${namespace}}:nodes`, before);
+      await worker.reportFenced(before);
+      expect(worker.nodeId).not.toBe(before);
+      const took = lines.find((l) => l.oldNodeId === before && typeof l.jobs === 'number');
+      // The two waiting jobs at least: the one running may have ended meanwhile.
+      expect(took?.jobs).toBeGreaterThanOrEqual(2);
+      const [, , , owners] = (await raw.xpending(stream, GROUP)) as [
+        number,
+        unknown,
+        unknown,
+        [string, string][] | null,
+      ];
+      expect((owners ?? []).map(([consumer]) => consumer)).toEqual([worker.nodeId]);
+      const consumers = (await raw.xinfo('CONSUMERS', stream, GROUP)) as unknown[][];
+      expect(consumers.map((c) => c[1])).toEqual([worker.nodeId]);
+      expect(await Promise.all(jobs.map((j) => j.result({ timeout: 30_000 })))).toEqual(jobs.map((j) => j.id));
+      expect([...runsPerJob(ledger).values()]).toEqual([1, 1, 1]);
+    } finally {
+      raw.disconnect();
     }
   });
 });

@@ -364,7 +364,7 @@ async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
   const handle = await client.enqueue(
     chain(task('add', [1, 1], { onError: task('note', ['poison']) }), task('double')),
   );
-  const register = (id: string): Promise<void> =>
+  const register = (id: string): Promise<number> =>
     b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
   await register('A');
   await register('B');
@@ -404,7 +404,7 @@ async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
 
 async function settledTwice(b: Broker, client: Client): Promise<void> {
   const handle = await client.enqueue(chord([task('add', [1, 1]), task('add', [2, 2])], task('sum')));
-  const register = (id: string): Promise<void> =>
+  const register = (id: string): Promise<number> =>
     b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
   await register('A');
   await register('B');

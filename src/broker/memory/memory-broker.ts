@@ -321,9 +321,11 @@ export class MemoryBroker implements Broker {
 
   // membership
 
-  async register(node: NodeInfo): Promise<void> {
-    this.state.reservations.register(node, this.leaseMs, Date.now());
+  async register(node: NodeInfo, adoptFrom?: string): Promise<number> {
+    const now = Date.now();
+    this.state.reservations.register(node, this.leaseMs, now);
     for (const queue of node.queues) this.state.known.add(queue);
+    return adoptFrom === undefined ? 0 : Math.max(0, this.state.reservations.adopt(adoptFrom, node.id, now));
   }
 
   async updateNode(nodeId: string, update: NodeUpdate): Promise<boolean> {

@@ -106,6 +106,28 @@ export class Reservations {
     return r;
   }
 
+  /**
+   * Moves what `from` holds to `to` (registered) and removes `from`: the
+   * memory twin of adoptEntries-n.lua. Returns how many moved; -1 (nothing
+   * changes) while `from` holds a live lease.
+   */
+  adopt(from: string, to: string, now: number): number {
+    const old = this.nodes.get(from);
+    const node = this.nodes.get(to);
+    if (node === undefined || from === to)
+      throw new InvalidStateError(`memory broker: cannot adopt ${from} into ${to}`);
+    if (old === undefined) return 0;
+    if (old.leaseUntil > now) return -1;
+    this.nodes.delete(from);
+    for (const receipt of old.reserved) {
+      const r = this.held.get(receipt);
+      if (r === undefined) continue;
+      this.held.set(receipt, { ...r, nodeId: to });
+      node.reserved.add(receipt);
+    }
+    return old.reserved.size;
+  }
+
   /** Removes a node and ends all its reservations, returning them in the order they were made. */
   removeNode(nodeId: string): Reservation[] {
     const node = this.nodes.get(nodeId);

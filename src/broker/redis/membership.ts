@@ -21,6 +21,15 @@ const FINISH_ROUNDS = 5;
  * each, saved on the other beats.
  */
 const FULL_BEAT_EVERY = 4;
+/**
+ * Every this many heartbeats (about 5 minutes at the default lease) also
+ * sweeps the node's streams for orphans (heartbeat-n.lua): reservations
+ * nobody would recover, left by rare accidents, so seldom is soon enough
+ * and an idle node's cost stays flat.
+ */
+const SWEEP_EVERY = 32;
+/** Leases a consumer must have been idle before a sweep takes it for an orphan: a fenced node that keeps its jobs moves them to its new id well before (register's adoptFrom). */
+const ORPHAN_IDLE_LEASES = 2;
 
 /**
  * Cluster membership as leases: a node's deadline in `{ns}:nodes`, renewed by
@@ -39,7 +48,8 @@ export class Membership {
     private readonly workflows: Workflows,
   ) {}
 
-  async register(redis: Redis, node: NodeInfo): Promise<void> {
+  /** Registers `node`; with `adoptFrom`, then moves what that old id still reserves to it (adoptEntries-n.lua). Returns how many moved. */
+  async register(redis: Redis, node: NodeInfo, adoptFrom?: string): Promise<number> {
     const info: Record<string, string> = {
       name: node.name,
       host: node.host,
@@ -56,6 +66,17 @@ export class Membership {
       [this.keys.nodes, this.keys.node(node.id), this.keys.queues],
       [node.id, this.leaseMs, pairs.length / 2, ...pairs, ...node.queues],
     );
+    if (adoptFrom === undefined) return 0;
+    const streams = node.queues.flatMap((q) => [this.keys.stream(q), this.keys.rd(q)]);
+    const moved = Number(
+      await callScript(
+        redis,
+        'adoptEntries',
+        [this.keys.nodes, this.keys.node(adoptFrom), ...streams],
+        [adoptFrom, node.id],
+      ),
+    );
+    return Math.max(0, moved);
   }
 
   /** Changes a live node's description; false when the node is not live (nothing is written). */
@@ -68,15 +89,21 @@ export class Membership {
   }
 
   async heartbeat(redis: Redis, nodeId: string, queues: readonly string[], lead = false): Promise<HeartbeatReply> {
-    const full = this.beats++ % FULL_BEAT_EVERY === 0;
+    const beat = this.beats++;
+    const full = beat % FULL_BEAT_EVERY === 0;
     const keys = [this.keys.nodes, this.keys.recovering, this.keys.control(nodeId)];
     if (lead) keys.push(this.keys.leader);
     if (full) for (const q of queues) keys.push(this.keys.delayed(q));
+    const args: (string | number)[] = [nodeId, this.leaseMs, EXPIRED_REPORT, full ? '1' : '0', lead ? '1' : '0'];
+    if (beat % SWEEP_EVERY === SWEEP_EVERY - 1) {
+      for (const q of queues) keys.push(this.keys.stream(q), this.keys.rd(q));
+      args.push(2 * queues.length, ORPHAN_IDLE_LEASES * this.leaseMs);
+    }
     const [fenced, expired, nextDue, brokerNow, nextExpiry, control, leader] = (await callScript(
       redis,
       'heartbeat',
       keys,
-      [nodeId, this.leaseMs, EXPIRED_REPORT, full ? '1' : '0', lead ? '1' : '0'],
+      args,
     )) as [number, Buffer[], number, number, number, Buffer[], [Buffer, number] | [] | undefined];
     const reply: HeartbeatReply = {
       fenced: fenced === 1,

@@ -441,9 +441,9 @@ export class RedisBroker implements Broker {
 
   // membership
 
-  async register(node: NodeInfo): Promise<void> {
+  async register(node: NodeInfo, adoptFrom?: string): Promise<number> {
     for (const q of node.queues) this.knownLocally.add(q);
-    await this.membership.register(await this.redis(), node);
+    return this.membership.register(await this.redis(), node, adoptFrom);
   }
 
   async updateNode(nodeId: string, update: NodeUpdate): Promise<boolean> {

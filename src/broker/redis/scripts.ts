@@ -18,6 +18,7 @@ const SCRIPTS = {
   releaseUnique: 'releaseUnique-1.lua',
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
+  adoptEntries: 'adoptEntries-n.lua',
   updateNode: 'updateNode-2.lua',
   heartbeat: 'heartbeat-n.lua',
   sendControl: 'sendControl-2.lua',

@@ -11,6 +11,7 @@
   KEYS[3]    {ns}:ctl:<id>        LIST control requests for this node
   KEYS[4]    {ns}:leader          HASH node, token, until: the leader lease (only with ARGV[5] '1')
   KEYS[4..]  {ns}:delayed:<q>   the delayed sets of this node's queues, after the leader key if given (none: not looked at)
+  KEYS[..n]  {ns}:q:<q>, {ns}:rd:<q>   last, ARGV[6] of them: the streams to sweep for orphans
 
   ARGV[1] node id
   ARGV[2] lease (ms)
@@ -19,6 +20,8 @@
   ARGV[5] '1': this node stands for leader (it has singleton duties): renew
           the leader lease if it holds it, take it if it has lapsed (the
           fencing token + 1), and report the holder; '0' or none: not looked at
+  ARGV[6] how many stream keys end KEYS (none: 0): sweep them for orphans
+  ARGV[7] with ARGV[6] > 0: how long (ms) a consumer must have been idle to be an orphan
 
   Returns { fenced (0|1), { expired node id, ... }, nextDueAt (-1 = none),
   now, nextExpiryAt (-1 = none: the earliest lease deadline of another
@@ -34,7 +37,15 @@
   are read only when passed (the caller passes them on some beats: timer
   markers in the streams are what wakes a node), the control list only when
   sendControl flagged the lease (half a millisecond added to its deadline),
-  the recovering set only when asked.
+  the recovering set only when asked, the streams only when given (the
+  caller sweeps seldom).
+
+  The orphan sweep: a consumer that holds entries though it is neither a
+  node nor being recovered read them after it was recovered or forgotten
+  (a read under way while its node was fenced; a node that crashed after
+  Redis lost its registration). Nobody would ever recover it: it is made a
+  recovery whose recoverer died, which this beat then reports like any
+  other. One idle that long with nothing pending is deleted from the group.
 
   allow-oom: a lease must not depend on free memory. Redis at maxmemory
   (noeviction) refused the renewal, so leases expired and nodes fenced and
@@ -45,6 +56,8 @@ local nodes, recovering, ctl = KEYS[1], KEYS[2], KEYS[3]
 local id, lease, most = ARGV[1], intArg(2, 'lease (ms)', 1), intArg(3, 'most expired nodes', 0)
 local claims = oneOfArg(4, 'look for dead recoverers', { '0', '1' }) == '1'
 local lead = ARGV[5] ~= nil and oneOfArg(5, 'stand for leader', { '0', '1' }) == '1'
+local sweep = ARGV[6] == nil and 0 or intArg(6, 'streams to sweep', 0, #KEYS - 3)
+local orphanIdle = sweep > 0 and intArg(7, 'orphan idle (ms)', 0) or 0
 local now = nowMs()
 -- One more than `most`: this node's own entry is usually among them.
 local earliest = redis.call('ZRANGE', nodes, 0, most + 1, 'WITHSCORES')
@@ -76,7 +89,30 @@ for i = 1, #earliest, 2 do
     end
   end
 end
-if claims then
+-- XINFO CONSUMERS gives each consumer as a flat list of field, value (7.2 adds fields).
+local function consumerField(c, name)
+  for i = 1, #c - 1, 2 do
+    if c[i] == name then return c[i + 1] end
+  end
+end
+for i = #KEYS - sweep + 1, #KEYS do
+  local consumers = redis.pcall('XINFO', 'CONSUMERS', KEYS[i], GROUP)
+  if type(consumers) == 'table' and not consumers.err then
+    for _, c in ipairs(consumers) do
+      local name = consumerField(c, 'name')
+      if name and name ~= id and (tonumber(consumerField(c, 'idle')) or 0) >= orphanIdle
+        and not redis.call('ZSCORE', nodes, name) and not redis.call('ZSCORE', recovering, name) then
+        if (tonumber(consumerField(c, 'pending')) or 0) > 0 then
+          -- An expired claim: the scan below reports it, and recover() claims it as a dead recoverer's.
+          redis.call('ZADD', recovering, now - 1, name)
+        else
+          redis.call('XGROUP', 'DELCONSUMER', KEYS[i], GROUP, name)
+        end
+      end
+    end
+  end
+end
+if claims or sweep > 0 then
   local r = redis.call('ZRANGE', recovering, '-inf', '(' .. string.format('%d', now), 'BYSCORE', 'LIMIT', 0, most)
   for _, n in ipairs(r) do
     if n ~= id and #expired < most then expired[#expired + 1] = n end
@@ -104,7 +140,7 @@ if lead then
 end
 
 local nextDue = -1
-for i = firstDelayed, #KEYS do
+for i = firstDelayed, #KEYS - sweep do
   local first = firstDue(KEYS[i])
   if first and (nextDue == -1 or first < nextDue) then nextDue = first end
 end
