@@ -145,6 +145,15 @@ const ARRIVED_MAX = 1_000;
 /** Most ids remembered as already handed to a waiter, so a second announcement of one is dropped. */
 const DELIVERED_MAX = 10_000;
 const WAIT_SLICE_MS = 5_000;
+/**
+ * A job's first wait this soon after this client enqueued it skips the look
+ * at the stored result (two reads; with a worker in the same process, on the
+ * job's own path): its announcement is still to come, or waits in the reply
+ * list (kept at least this long after its last push), or is parked in
+ * `arrived`, unless one was pushed out since (EnqueueTicket). Should it
+ * never come anyway, the wait looks after a slice (`unlooked`).
+ */
+const SKIP_FIRST_LOOK_MS = 1_000;
 /** Re-reads of a result enqueued elsewhere: 0.1 s doubling to 2 s. */
 const FOREIGN_POLL: BackoffPolicy = { delay: 100, cap: 2_000 };
 /** More than the fixed part of a JOB frame takes besides the arguments and its strings (task, id, queue). */
@@ -153,6 +162,12 @@ const FRAME_FIELDS_MAX = 256;
 const GONE = Symbol('gone');
 /** Pauses after failed reads of the reply list in a row: 0.5 s doubling to 5 s (close() cuts one short). */
 const LISTEN_RETRY: BackoffPolicy = { delay: 500, cap: 5_000 };
+
+/** When a handle's job was enqueued, and how many parked results had been pushed out by then. */
+interface EnqueueTicket {
+  at: number;
+  evictions: number;
+}
 
 interface Waiter {
   resolve: (r: ResultRecord) => void;
@@ -215,6 +230,8 @@ export class JobHandle<T = unknown> {
      * (the same `unique` key, or the same own `id`), enqueued before.
      */
     readonly duplicate = false,
+    /** Set by the client that enqueued the job: lets the first wait skip a read. */
+    private ticket?: EnqueueTicket,
   ) {}
 
   /**
@@ -229,7 +246,10 @@ export class JobHandle<T = unknown> {
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
     if (this.ignoreResult) throw new NoResultError(this.id);
-    const record = await this.client.waitForResult(this.id, options.timeout, this.announced);
+    // Only the first wait: the announcement goes to one waiter, a later wait reads the stored result.
+    const ticket = this.ticket;
+    this.ticket = undefined;
+    const record = await this.client.waitForResult(this.id, options.timeout, this.announced, ticket);
     if (record.state === 'REVOKED') throw record.error ? deserializeError(record.error) : new RevokedError(this.id);
     if (record.ignoreResult === true) throw new NoResultError(this.id, record);
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
@@ -309,6 +329,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private connected: Promise<void> | undefined;
   private readonly waiters = new Map<string, Waiter[]>();
   private readonly arrived = new Map<string, ResultRecord | typeof GONE>();
+  /** Results pushed out of `arrived` so far. */
+  private evictions = 0;
+  /** Ids whose wait skipped its first look (SKIP_FIRST_LOOK_MS), with when it began. */
+  private readonly unlooked = new Map<string, number>();
   /** Ids recently handed to a waiter (insertion order = age). */
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
@@ -454,7 +478,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (of !== undefined) return new JobHandle(of, this.untyped, false, false, true);
     // An id enqueued again after its result expired will be announced again: that one is no duplicate.
     this.delivered.delete(job.id);
-    return new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true);
+    const ticket = { at: Date.now(), evictions: this.evictions };
+    return new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true, false, ticket);
   }
 
   /** A workflow's state and tree (see `WorkflowHandle.state()`). */
@@ -556,7 +581,12 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * `timeout` (ms or "30s"; none by default), ResultGoneError when the result
    * expired, ClientClosedError on close().
    */
-  async waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
+  async waitForResult(
+    id: string,
+    timeout?: number | string,
+    announced = false,
+    ticket?: EnqueueTicket,
+  ): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
     if (!this.closed) await this.connect();
     // Closed before or meanwhile: a waiter registered now would never be settled.
@@ -580,6 +610,11 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       if (list) list.push(waiter);
       else this.waiters.set(id, [waiter]);
       this.listen();
+      const now = Date.now();
+      if (ticket !== undefined && ticket.evictions === this.evictions && now - ticket.at < SKIP_FIRST_LOOK_MS) {
+        this.unlooked.set(id, now);
+        return;
+      }
       // The result may already be stored (done before we started waiting, or enqueued elsewhere).
       this.broker.getResult(id).then(
         (record) => {
@@ -622,6 +657,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (this.closed) return;
     this.closed = true;
     this.closing.abort();
+    this.unlooked.clear();
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
@@ -700,10 +736,11 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
             this.rereadPending = false;
             await this.reread();
           }
-          const got = await this.broker.waitForResults(this.id, WAIT_SLICE_MS);
+          const got = await this.broker.waitForResults(this.id, WAIT_SLICE_MS, this.closing.signal);
           for (const record of got.records) this.deliver(record);
           for (const id of got.gone) this.settleGone(id);
           if (got.missed) this.rereadPending = true;
+          if (this.unlooked.size > 0) this.lookAtUnlooked();
           if (this.flows.size > 0 && Date.now() - this.flowsReadAt >= WAIT_SLICE_MS) await this.rereadFlows();
           failures = 0;
         } catch (err) {
@@ -752,11 +789,15 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (list === undefined) {
       if (this.delivered.has(id)) return undefined;
       this.arrived.delete(id);
-      if (this.arrived.size >= ARRIVED_MAX) this.arrived.delete(this.arrived.keys().next().value as string);
+      if (this.arrived.size >= ARRIVED_MAX) {
+        this.arrived.delete(this.arrived.keys().next().value as string);
+        this.evictions++;
+      }
       this.arrived.set(id, outcome);
       return undefined;
     }
     this.waiters.delete(id);
+    this.unlooked.delete(id);
     this.remember(id);
     return list;
   }
@@ -765,6 +806,33 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private async reread(): Promise<void> {
     const records = await this.broker.getResults([...this.waiters.keys()]);
     for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+  }
+
+  /**
+   * Reads the stored results of waits that skipped their first look a slice
+   * ago and heard nothing since; beside the blocking read, not before it (a
+   * read that fails makes every wait re-read).
+   */
+  private lookAtUnlooked(): void {
+    const before = Date.now() - WAIT_SLICE_MS;
+    const ids: string[] = [];
+    // Insertion order is age order: stop at the first young one.
+    for (const [id, since] of this.unlooked) {
+      if (since > before) break;
+      ids.push(id);
+    }
+    if (ids.length === 0) return;
+    for (const id of ids) this.unlooked.delete(id);
+    this.broker.getResults(ids).then(
+      (records) => {
+        for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+      },
+      (err: unknown) => {
+        if (this.closed) return;
+        this.log.warn({ err }, 'could not read results waited for');
+        this.rereadPending = true;
+      },
+    );
   }
 
   /** Reads the outcome of every workflow waited for (see `flows`). */
@@ -802,7 +870,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   private removeWaiter(id: string, waiter: Waiter): void {
     const list = this.waiters.get(id)?.filter((w) => w !== waiter);
-    if (list === undefined || list.length === 0) this.waiters.delete(id);
-    else this.waiters.set(id, list);
+    if (list === undefined || list.length === 0) {
+      this.waiters.delete(id);
+      this.unlooked.delete(id);
+    } else this.waiters.set(id, list);
   }
 }

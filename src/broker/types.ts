@@ -596,8 +596,9 @@ export interface BrokerResults {
    * and whether this read may have missed announcements. An id it read is
    * gone from the reply list: if the call rejects, those ids are lost, and
    * the caller re-reads what it waits for (getResults), as after `missed`.
+   * `signal` ends the wait early, as a timeout would (a closing Client).
    */
-  waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults>;
+  waitForResults(clientId: string, timeoutMs: number, signal?: AbortSignal): Promise<AnnouncedResults>;
   /**
    * A workflow's state and outcome, with every node; undefined when unknown
    * (or expired). `getResult` of a workflow's id gives its outcome as a

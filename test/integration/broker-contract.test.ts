@@ -547,6 +547,19 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await b.getResult('unknown')).toBeUndefined();
     });
 
+    it('waitForResults returns nothing when aborted, before or during the wait', async () => {
+      const b = await broker();
+      // Far past the test's timeout: only the abort can end these waits.
+      const FOREVER = 600_000;
+      const pre = new AbortController();
+      pre.abort();
+      expect(await b.waitForResults('client-1', FOREVER, pre.signal)).toMatchObject({ records: [], gone: [] });
+      const during = new AbortController();
+      const waiting = b.waitForResults('client-1', FOREVER, during.signal);
+      setTimeout(() => during.abort(), 50);
+      expect(await waiting).toMatchObject({ records: [], gone: [] });
+    });
+
     it('waitForResults wakes for final states only (SUCCESS, FAILURE) of jobs that name the client', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Client, PreforkError, ResultTimeoutError } from 'prefork';
+import { createBroker, type Broker } from 'prefork/broker';
 import { countsOf, silent } from '../helpers/worker.js';
 import { redisUrl, Scope } from './redis-helpers.js';
 
@@ -59,6 +60,39 @@ describe('Client.close()', () => {
     await c.close();
     await expect(waiting).rejects.toMatchObject({ code: 'PREFORK_CLIENT_CLOSED' });
   });
+
+  it.each(['memory', 'redis'] as const)(
+    'on a broker it shares (%s), ends its blocking read at once instead of waiting out the slice',
+    async (kind) => {
+      let broker: Broker;
+      if (kind === 'memory') {
+        broker = createBroker(`memory://client-close-${randomUUID()}`, { logger: silent });
+        await broker.connect();
+        cleanups.push(() => broker.close());
+      } else {
+        const scope = new Scope();
+        cleanups.push(() => scope.cleanup());
+        broker = await scope.broker();
+      }
+      const c = new Client({ broker, logger: silent });
+      const job = await c.enqueue('t');
+      const read = broker.waitForResults.bind(broker);
+      let reading!: (signal: AbortSignal | undefined) => void;
+      const blocked = new Promise<AbortSignal | undefined>((resolve) => (reading = resolve));
+      broker.waitForResults = (clientId, timeoutMs, signal) => {
+        reading(signal);
+        return read(clientId, timeoutMs, signal);
+      };
+      const waiting = job.result();
+      waiting.catch(() => undefined);
+      const signal = await blocked;
+      expect(signal?.aborted).toBe(false);
+      await c.close();
+      // The read was told to end (the broker's contract: it returns at once), not left to run out its slice.
+      expect(signal?.aborted).toBe(true);
+      await expect(waiting).rejects.toMatchObject({ code: 'PREFORK_CLIENT_CLOSED' });
+    },
+  );
 });
 
 describe('Client: the broker by default', () => {

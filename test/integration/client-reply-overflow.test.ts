@@ -10,7 +10,8 @@ import { log, Scope } from './redis-helpers.js';
  * (10,000 ids) of newer results are announced before it reads the id of the
  * job it waits for, so that id is dropped. The waiter must still settle.
  * The client's blocking read is held back by a gate (a slow client), and the
- * waiter's first look at the stored result is done before the job settles.
+ * waiter starts before the job settles (just after its enqueue, it takes no
+ * first look at the stored result: only the overflow's re-read can find it).
  */
 const OVER_CAP = 10_010;
 const cleanups: (() => Promise<void>)[] = [];
@@ -21,18 +22,13 @@ afterEach(async () => {
 async function strandedWaiter(clientBroker: Broker, workerBroker: Broker): Promise<unknown> {
   let release!: () => void;
   const gate = new Promise<void>((resolve) => (release = resolve));
+  let listening!: () => void;
+  const blocked = new Promise<void>((resolve) => (listening = resolve));
   const realWait = clientBroker.waitForResults.bind(clientBroker);
   clientBroker.waitForResults = async (...args) => {
+    listening();
     await gate;
     return realWait(...args);
-  };
-  let looked!: () => void;
-  const firstLook = new Promise<void>((resolve) => (looked = resolve));
-  const realGet = clientBroker.getResult.bind(clientBroker);
-  clientBroker.getResult = async (id) => {
-    const record = await realGet(id);
-    looked();
-    return record;
   };
 
   const client = new Client({ broker: clientBroker, logger: log });
@@ -50,7 +46,7 @@ async function strandedWaiter(clientBroker: Broker, workerBroker: Broker): Promi
   const target = handles[0]!;
   const waiting = target.result({ timeout: '20s' });
   waiting.catch(() => undefined);
-  await firstLook;
+  await blocked;
   expect((await clientBroker.getResult(target.id))?.state ?? 'PENDING').toBe('PENDING');
 
   const deliveries: Delivery[] = [];

@@ -176,13 +176,13 @@ export class MemoryBroker implements Broker {
     return flow === undefined ? undefined : workflowResult(flow);
   }
 
-  async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {
+  async waitForResults(clientId: string, timeoutMs: number, signal?: AbortSignal): Promise<AnnouncedResults> {
     const results = this.state.results;
     const got = await blockUntil(
       () => results.takeReplies(clientId, Date.now()),
       (retry) => results.onAnnounce(clientId, retry),
       this.closed ? 0 : timeoutMs,
-      undefined,
+      signal,
       this.cancels,
     );
     return got ?? { records: [], gone: [], missed: false };

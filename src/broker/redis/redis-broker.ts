@@ -390,9 +390,9 @@ export class RedisBroker implements Broker {
     return this.results.read(await this.redis(), ids, options.jobsOnly === true);
   }
 
-  async waitForResults(clientId: string, timeoutMs: number): Promise<AnnouncedResults> {
+  async waitForResults(clientId: string, timeoutMs: number, signal?: AbortSignal): Promise<AnnouncedResults> {
     const redis = await this.redis();
-    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs);
+    return this.results.waitFor(redis, this.resultWaits, clientId, timeoutMs, signal);
   }
 
   // jobs

@@ -152,6 +152,7 @@ export class Results {
     blocking: BlockingConnection,
     clientId: string,
     timeoutMs: number,
+    signal?: AbortSignal,
   ): Promise<AnnouncedResults> {
     const key = this.keys.reply(clientId);
     const before = this.replacementsSeen.get(clientId);
@@ -161,7 +162,7 @@ export class Results {
           [Buffer, Buffer[]] | null
         >,
       timeoutMs,
-      undefined,
+      signal,
       true,
     );
     const now = blocking.replacements;
