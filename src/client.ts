@@ -230,8 +230,6 @@ export class JobHandle<T = unknown> {
      * (the same `unique` key, or the same own `id`), enqueued before.
      */
     readonly duplicate = false,
-    /** Set by the client that enqueued the job: lets the first wait skip a read. */
-    private ticket?: EnqueueTicket,
   ) {}
 
   /**
@@ -246,10 +244,7 @@ export class JobHandle<T = unknown> {
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
     if (this.ignoreResult) throw new NoResultError(this.id);
-    // Only the first wait: the announcement goes to one waiter, a later wait reads the stored result.
-    const ticket = this.ticket;
-    this.ticket = undefined;
-    const record = await this.client.waitForResult(this.id, options.timeout, this.announced, ticket);
+    const record = await this.client.waitForHandle(this, options.timeout, this.announced);
     if (record.state === 'REVOKED') throw record.error ? deserializeError(record.error) : new RevokedError(this.id);
     if (record.ignoreResult === true) throw new NoResultError(this.id, record);
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
@@ -331,6 +326,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly arrived = new Map<string, ResultRecord | typeof GONE>();
   /** Results pushed out of `arrived` so far. */
   private evictions = 0;
+  /** The handles this client made for the jobs it enqueued, until their first wait. */
+  private readonly tickets = new WeakMap<JobHandle, EnqueueTicket>();
   /** Ids whose wait skipped its first look (SKIP_FIRST_LOOK_MS), with when it began. */
   private readonly unlooked = new Map<string, number>();
   /** Ids recently handed to a waiter (insertion order = age). */
@@ -478,8 +475,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (of !== undefined) return new JobHandle(of, this.untyped, false, false, true);
     // An id enqueued again after its result expired will be announced again: that one is no duplicate.
     this.delivered.delete(job.id);
-    const ticket = { at: Date.now(), evictions: this.evictions };
-    return new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true, false, ticket);
+    const handle = new JobHandle(job.id, this.untyped, job.options.ignoreResult === true, true);
+    this.tickets.set(handle, { at: Date.now(), evictions: this.evictions });
+    return handle;
   }
 
   /** A workflow's state and tree (see `WorkflowHandle.state()`). */
@@ -581,11 +579,26 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * `timeout` (ms or "30s"; none by default), ResultGoneError when the result
    * expired, ClientClosedError on close().
    */
-  async waitForResult(
+  waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
+    return this.waitFor(id, timeout, announced, undefined);
+  }
+
+  /**
+   * `JobHandle.result()`: as waitForResult, with the handle's ticket on its
+   * first wait (the announcement goes to one waiter; a later wait reads the stored result).
+   * @internal
+   */
+  waitForHandle(handle: JobHandle, timeout: number | string | undefined, announced: boolean): Promise<ResultRecord> {
+    const ticket = this.tickets.get(handle);
+    if (ticket !== undefined) this.tickets.delete(handle);
+    return this.waitFor(handle.id, timeout, announced, ticket);
+  }
+
+  private async waitFor(
     id: string,
-    timeout?: number | string,
-    announced = false,
-    ticket?: EnqueueTicket,
+    timeout: number | string | undefined,
+    announced: boolean,
+    ticket: EnqueueTicket | undefined,
   ): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
     if (!this.closed) await this.connect();
