@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlRequest } from '../../dist/broker/types.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
-import { log, registerNode } from './redis-helpers.js';
+import { fetchFrom, job, log, registerNode } from './redis-helpers.js';
 
 let server: RedisServer;
 let raw: Redis;
@@ -26,8 +26,8 @@ afterAll(async () => {
   await server.stop();
 });
 
-async function broker(namespace: string): Promise<RedisBroker> {
-  const b = new RedisBroker(server.url, { namespace, logger: log });
+async function broker(namespace: string, leaseMs?: number): Promise<RedisBroker> {
+  const b = new RedisBroker(server.url, { namespace, logger: log, ...(leaseMs === undefined ? {} : { leaseMs }) });
   brokers.push(b);
   await b.connect();
   return b;
@@ -93,5 +93,22 @@ describe('RedisBroker heartbeat: commands per beat', () => {
     expect(await beat('leader', true)).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1, hmget: 1, hset: 1 });
     expect(await beat('follower', true)).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1, hmget: 1 });
     expect(await beat('plain', false)).toEqual({ evalsha: 1, time: 1, zrange: 1, zadd: 1 });
+  });
+
+  it('one beat in 32 sweeps for orphans: an XINFO per stream and one ZRANGE of the nodes, however many live consumers', async () => {
+    const long = await broker('cost4', 60_000);
+    await long.enqueue(Array.from({ length: 10 }, () => job('a')));
+    for (let i = 0; i < 10; i++) {
+      await registerNode(long, `n${i}`, ['a']);
+      expect((await fetchFrom(long, `n${i}`, ['a'], 1)).deliveries).toHaveLength(1);
+    }
+    // Every consumer idle for longer than two of the beating node's leases.
+    await new Promise((resolve) => setTimeout(resolve, 450));
+    const short = await broker('cost4', 200);
+    await registerNode(short, 'me', ['a']);
+    for (let i = 0; i < 31; i++) expect((await short.heartbeat('me', ['a'])).fenced).toBe(false);
+    const sweep = await counted(async () => void (await short.heartbeat('me', ['a'])));
+    // The beat's 4, the recovering set (a sweep reports what it found), the nodes once, and both streams' consumers.
+    expect(sweep).toEqual({ evalsha: 1, time: 1, zrange: 3, zadd: 1, 'xinfo|consumers': 2 });
   });
 });
