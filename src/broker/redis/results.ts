@@ -106,6 +106,22 @@ export class Results {
     callScript(pipe, 'storeResults', keys, args);
   }
 
+  /**
+   * The reply lists and the arguments with which a script announces results
+   * in the step that stores them (swapResult-n.lua): [list ttl, most entries
+   * kept, the id for each list].
+   */
+  scriptAnnouncement(targets: readonly { clientId: string; id: string }[]): {
+    keys: string[];
+    args: (string | number)[];
+  } {
+    if (targets.length === 0) return { keys: [], args: [] };
+    return {
+      keys: targets.map((t) => this.keys.reply(t.clientId)),
+      args: [this.ttlMs, REPLY_MAX, ...targets.map((t) => t.id)],
+    };
+  }
+
   /** Announces to `clientId` that the results of `ids` are ready (stored already). */
   addAnnouncement(pipe: ChainableCommander, clientId: string, ids: readonly string[]): void {
     const reply = this.keys.reply(clientId);

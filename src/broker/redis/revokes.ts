@@ -97,25 +97,24 @@ export class Revokes {
       const record = revokedRecord(id, stored, found?.job, Date.now());
       const ttl =
         found === undefined ? this.settings.resultTtl : resultTtlOf(found.job.options, this.settings.resultTtl);
+      // A job taken out of its queue is settled by no node: the waiting client hears of it now
+      // (a node holding one announces it when it settles), in the script that stores the result.
+      // So does the client of a workflow its removal ended (docs/architecture.md, "Workflows").
+      const targets: { clientId: string; id: string }[] = [];
+      const replyTo = found?.removed === true ? found.job.replyTo : undefined;
+      if (replyTo !== undefined && found?.job.options.ignoreResult !== true) targets.push({ clientId: replyTo, id });
+      if (found?.ended !== undefined && found.ended.reply !== '')
+        targets.push({ clientId: found.ended.reply, id: found.ended.id });
+      const announce = this.results.scriptAnnouncement(targets);
       const written = Number(
         await callScript(
           redis,
           'swapResult',
-          [this.keys.result(id)],
-          [raw === null ? '0' : '1', raw ?? '', encodeResult(record), ttl],
+          [this.keys.result(id), ...announce.keys],
+          [raw === null ? '0' : '1', raw ?? '', encodeResult(record), ttl, ...announce.args],
         ),
       );
       if (written !== 1) continue;
-      // A job taken out of its queue is settled by no node: the waiting client hears of it now
-      // (a node holding one announces it when it settles).
-      // So does the client of a workflow its removal ended (docs/architecture.md, "Workflows").
-      const replyTo = found?.removed === true ? found.job.replyTo : undefined;
-      const pipe = redis.pipeline();
-      if (replyTo !== undefined && found?.job.options.ignoreResult !== true)
-        this.results.addAnnouncement(pipe, replyTo, [id]);
-      if (found?.ended !== undefined && found.ended.reply !== '')
-        this.results.addAnnouncement(pipe, found.ended.reply, [found.ended.id]);
-      if (pipe.length > 0) await pipe.exec();
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
       if (stored !== undefined) outcome.state = stored.state;
       if (found?.removed === true) outcome.removed = true;

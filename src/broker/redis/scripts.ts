@@ -30,7 +30,7 @@ const SCRIPTS = {
   changeDead: 'changeDead-3.lua',
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
-  swapResult: 'swapResult-1.lua',
+  swapResult: 'swapResult-n.lua',
   storeResults: 'storeResults-n.lua',
   listWaiting: 'listWaiting-2.lua',
   listDelayed: 'listDelayed-1.lua',
