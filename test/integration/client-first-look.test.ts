@@ -89,7 +89,7 @@ async function setup(kind: 'redis' | 'memory', wrap?: (b: Broker) => void): Prom
   return { client, looks, finish, scope };
 }
 
-/** Starts waiting; resolves once the wait is registered (its result not yet asked for by anyone else). */
+/** Starts a wait for the handle's result (20 s at most); a rejection left unawaited is not reported. */
 function waitFor(handle: JobHandle): Promise<unknown> {
   const waiting = handle.result({ timeout: '20s' });
   waiting.catch(() => undefined);
