@@ -4,7 +4,7 @@ import { Client, type JobHandle } from 'prefork';
 import { createBroker, type Broker } from 'prefork/broker';
 import { Keys } from '../../dist/broker/redis/keys.js';
 import type { Delivery, ResultRecord } from '../../dist/broker/types.js';
-import { log, Scope } from './redis-helpers.js';
+import { log, registerNode, Scope } from './redis-helpers.js';
 
 /**
  * A Client waiting for a job it has just enqueued takes no first look at the
@@ -64,15 +64,7 @@ async function setup(kind: 'redis' | 'memory', wrap?: (b: Broker) => void): Prom
   wrap?.(clientBroker);
   const client = new Client({ broker: clientBroker, logger: log });
   cleanups.push(() => client.close());
-  await worker.register({
-    id: 'n',
-    name: 'n@test',
-    host: 'test',
-    pid: process.pid,
-    queues: ['default'],
-    concurrency: '1',
-    startedAt: Date.now(),
-  });
+  await registerNode(worker, 'n', ['default']);
   const finish = async (n: number, value?: unknown): Promise<Delivery[]> => {
     const reply = await worker.fetch({ nodeId: 'n', plan: [{ queue: 'default', quota: n }], count: n, settle: [] });
     const result = (d: Delivery): ResultRecord => ({

@@ -5,7 +5,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, inject } from 'vitest';
 import '../setup/provided.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
-import type { BrokerOptions, Delivery, FetchReply, NewJob, ResultRecord } from '../../dist/broker/types.js';
+import type { Broker, BrokerOptions, Delivery, FetchReply, NewJob, ResultRecord } from '../../dist/broker/types.js';
 
 /** Quiet logs in tests (raise with PREFORK_TEST_LOG=debug). */
 export const log = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
@@ -90,7 +90,8 @@ export function result(d: Delivery, state: ResultRecord['state'], value?: unknow
   };
 }
 
-export async function registerNode(broker: RedisBroker, id: string, queues: string[]): Promise<void> {
+/** Registers node `id` (named `id@test`) on `queues`, through either broker. */
+export async function registerNode(broker: Pick<Broker, 'register'>, id: string, queues: string[]): Promise<void> {
   await broker.register({
     id,
     name: `${id}@test`,
