@@ -1,5 +1,4 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
@@ -15,6 +14,7 @@ import {
 import { START_RECORD_FD, StartRecordReader } from '../protocol/start-record.js';
 import { CLAIM_FD, ClaimPipe } from '../protocol/claim-pipe.js';
 import { Fifo } from '../util/fifo.js';
+import { ProcRss } from './proc-rss.js';
 import type { PoolJob } from './job.js';
 
 /** After a child exits, how long to keep reading frames still in its outq. */
@@ -90,6 +90,8 @@ export class WorkerProcess {
   freeAt = 0;
   /** The seq of a running job that ran long and whose followers were taken back: it gets no more jobs until that one ends. */
   heldBy = 0;
+  /** Its resident memory, read from /proc (stats()). */
+  private readonly procRss: ProcRss;
   private finished = false;
   private settleExit!: () => void;
 
@@ -129,6 +131,7 @@ export class WorkerProcess {
     this.child = child;
     // spawn() reports a failure to start asynchronously; pid is then undefined.
     this.pid = child?.pid ?? -1;
+    this.procRss = new ProcRss(this.pid);
     if (child === undefined) return;
     // First, before anything can emit: an unhandled 'error' would crash the parent.
     child.on('error', (err) => this.onChildError(err));
@@ -311,12 +314,8 @@ export class WorkerProcess {
 
   /** Resident memory, from /proc where available, else what the child last reported. */
   readRss(): number | undefined {
-    try {
-      const statm = readFileSync(`/proc/${this.pid}/statm`, 'latin1').split(' ');
-      return Number(statm[1]) * 4096;
-    } catch {
-      return this.rss;
-    }
+    if (this.state === 'exited') return this.rss;
+    return this.procRss.read() ?? this.rss;
   }
 
   /** Settles the child's end once: after 'exit' (and outq drained), or when it could not be spawned. */
@@ -328,6 +327,7 @@ export class WorkerProcess {
     this.learnStarts();
     this.record?.close();
     this.claims?.close();
+    this.procRss.close();
     this.owner.onExit(this, code, signal);
     this.settleExit();
   }
