@@ -159,6 +159,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private stopping: Promise<void> | undefined;
   private cold = false;
   private fencing: Promise<void> | undefined;
+  /**
+   * Old ids this node kept its jobs under (its registration vanished) whose
+   * reservations its current id has not taken over yet: the call failed.
+   * Tried again after each heartbeat; until then nothing covers those jobs,
+   * and the orphan sweep would hand them out again after about two leases.
+   */
+  private readonly unadopted = new Set<string>();
+  private adopting: Promise<void> | undefined;
   private registered = false;
   private failure: WorkerFailure | undefined;
   private readonly abortConnect = new AbortController();
@@ -267,6 +275,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
         onDue: (at) => this.consumer.noteDue(at),
         onControl: (requests) => this.control.handle(requests),
         onRenewed: () => this.pool.resumeDispatch(),
+        onBeat: () => {
+          if (this.unadopted.size > 0 && this.fencing === undefined) void this.adoptKept();
+        },
         onRoundTrip: (ms) => this.endpointsOpen?.metrics?.brokerRoundTrip(ms),
         // Only a node with a schedule stands for leader: the others' beats cost what they did.
         lead: () => this.scheduler !== undefined,
@@ -541,6 +552,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.events?.close();
       await this.unwatchControl?.();
       await this.heartbeat.stop();
+      await this.adopting;
       await this.leadership.stop();
       await this.broker
         .unregister(this.nodeIdValue)
@@ -688,21 +700,49 @@ export class Worker extends EventEmitter<WorkerEvents> {
           ),
         );
       }
+      // After a lost lease the unstarted jobs were dropped: what an older id still holds is the orphan sweep's.
+      if (keeps) this.unadopted.add(old);
+      else this.unadopted.clear();
       const sentAt = performance.now();
-      // Kept jobs read under the old id since the loss move to the new one: its lease covers them, and no sweep takes them for orphans.
-      const adopted = await this.broker.register(this.nodeInfo(), keeps ? old : undefined);
+      await this.broker.register(this.nodeInfo());
       this.leaseRenewed(sentAt);
-      if (adopted > 0)
-        this.log.info(
-          { oldNodeId: old, jobs: adopted },
-          `the new id took over ${adopted} jobs reserved under the old one`,
-        );
+      await this.adoptKept();
       // Revokes, pauses and rates set while it was not registered went to its old id: read them again.
       await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits()]);
     })().finally(() => {
       this.fencing = undefined;
     });
     return this.fencing;
+  }
+
+  /**
+   * Moves what this node reserved under the ids in `unadopted` to its
+   * current id (`register` with `adoptFrom`): its lease then covers those
+   * jobs, and no orphan sweep takes them while they run. A failed call is
+   * logged and left for the next heartbeat.
+   */
+  private adoptKept(): Promise<void> {
+    this.adopting ??= (async () => {
+      for (const old of [...this.unadopted]) {
+        // A stopping node unregisters: registering it again would leave a ghost behind.
+        if (this.state !== 'running') return;
+        const adopted = await this.broker.register(this.nodeInfo(), old);
+        this.unadopted.delete(old);
+        if (adopted > 0)
+          this.log.info(
+            { oldNodeId: old, jobs: adopted },
+            `the new id took over ${adopted} jobs reserved under the old one`,
+          );
+      }
+    })()
+      .catch((err: unknown) =>
+        this.log.warn(
+          { err, oldNodeIds: [...this.unadopted] },
+          'could not move the jobs reserved under the old id to the new one; trying again after the next heartbeat',
+        ),
+      )
+      .finally(() => (this.adopting = undefined));
+    return this.adopting;
   }
 
   private async loadPauses(): Promise<void> {

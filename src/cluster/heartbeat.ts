@@ -33,6 +33,8 @@ export interface HeartbeatHooks {
   onControl?(requests: ControlRequest[]): void;
   /** A beat renewed the lease after leaseHeld() had found it unconfirmed: what waited on it may go on. */
   onRenewed?(): void;
+  /** A beat renewed the lease (every such beat): a retry of what a failed call after a fencing left undone. */
+  onBeat?(): void;
   /** A beat's call came back (ms from send to reply): the broker's round trip, as metrics show it. */
   onRoundTrip?(ms: number): void;
   /** True when this node stands for leader (it has singleton duties): its beats renew or take the leader lease. */
@@ -187,6 +189,7 @@ export class Heartbeat {
         return;
       }
       this.renewed(sentAt);
+      this.hooks.onBeat?.();
       if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
       if (reply.leader !== undefined) this.hooks.onLeader?.(reply.leader);
       this.hooks.onDue(reply.nextDueAt);

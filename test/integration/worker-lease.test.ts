@@ -10,7 +10,7 @@ import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import { waitUntil } from '../helpers/wait.js';
-import { createBroker } from 'prefork/broker';
+import { createBroker, type Broker } from 'prefork/broker';
 import { startRedisServer } from '../../scripts/redis.mjs';
 import {
   captureLog,
@@ -30,6 +30,23 @@ function runsPerJob(ledger: string): Map<string, number> {
   const runs = new Map<string, number>();
   for (const { id } of readLedger(ledger)) runs.set(id, (runs.get(id) ?? 0) + 1);
   return runs;
+}
+
+/** `broker`, whose first call that moves an old id's reservations fails as a dropped connection would, before reaching Redis. */
+function withFailedAdoption(broker: Broker): Broker {
+  let failed = false;
+  return new Proxy(broker, {
+    get(target, prop) {
+      if (prop === 'register')
+        return (...args: Parameters<Broker['register']>) => {
+          if (args[1] === undefined || failed) return target.register(...args);
+          failed = true;
+          return Promise.reject(new Error('Connection is closed.'));
+        };
+      const value: unknown = Reflect.get(target, prop, target);
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
 }
 
 describe('Worker and its lease', () => {
@@ -159,6 +176,63 @@ describe('Worker and its lease', () => {
       expect([...runsPerJob(ledger).values()]).toEqual([1, 1, 1]);
     } finally {
       raw.disconnect();
+    }
+  });
+
+  it('a takeover whose call failed is tried again after the next heartbeat, and every job runs once', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const { log, lines } = captureLog();
+    const raw = new Redis(url);
+    // A lease of 2 s: a heartbeat every second.
+    const real = createBroker(url, { namespace, logger: silent, leaseMs: 2_000 });
+    const worker = makeWorker({
+      broker: withFailedAdoption(real),
+      ledger,
+      concurrency: 1,
+      prefetchMultiplier: 4,
+      logger: log,
+    });
+    try {
+      await worker.start();
+      const client = makeClient(url, namespace);
+      const jobs = await client.enqueueMany(
+        Array.from({ length: 3 }, () => ({ name: 'record' as const, args: [2_500] })),
+      );
+      await waitUntil(
+        () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 3,
+        'one job runs, two wait in the node',
+      );
+      const before = worker.nodeId;
+      const stream = `{${namespace}}:q:default`;
+      await raw.zrem(`{${namespace}}:nodes`, before);
+      await worker.reportFenced(before);
+      const after = worker.nodeId;
+      expect(after).not.toBe(before);
+      expect(lines.some((l) => /trying again after the next heartbeat/.test(String(l.msg)))).toBe(true);
+      // Still under the old id: the first call failed.
+      const owners = async (): Promise<string[]> => {
+        const [, , , held] = (await raw.xpending(stream, GROUP)) as [
+          number,
+          unknown,
+          unknown,
+          [string, string][] | null,
+        ];
+        return (held ?? []).map(([consumer]) => consumer);
+      };
+      expect(await owners()).toContain(before);
+      await waitUntil(
+        () => lines.some((l) => l.oldNodeId === before && typeof l.jobs === 'number'),
+        'a heartbeat retries the takeover',
+      );
+      expect(await owners()).toEqual([after]);
+      expect(await Promise.all(jobs.map((j) => j.result({ timeout: 30_000 })))).toEqual(jobs.map((j) => j.id));
+      expect([...runsPerJob(ledger).values()]).toEqual([1, 1, 1]);
+    } finally {
+      raw.disconnect();
+      await worker.stop();
+      await real.close();
     }
   });
 });

@@ -151,4 +151,36 @@ describe('Heartbeat', () => {
     expect(got).toEqual([[request]]);
     await hb.stop();
   });
+  it('calls onBeat after each beat that renewed the lease, not after a failed or fenced one', async () => {
+    const { broker } = scripted([
+      () => ({ fenced: false, expired: [], nextDueAt: undefined }),
+      () => {
+        throw new Error('Redis away');
+      },
+      () => ({ fenced: true, expired: [], nextDueAt: undefined }),
+      () => ({ fenced: false, expired: [], nextDueAt: undefined }),
+    ]);
+    const seen: string[] = [];
+    const hb = new Heartbeat(
+      broker,
+      1_000,
+      5,
+      {
+        nodeId: () => 'me#1',
+        queues: () => ['q'],
+        onFenced: () => {
+          seen.push('fenced');
+          return Promise.resolve();
+        },
+        onDue: () => {},
+        onBeat: () => seen.push('beat'),
+      },
+      silent,
+    );
+    hb.start();
+    // 1 s: renewed; 2 s: fails (retried 1 s later); 3 s: fenced; 4 s: renewed.
+    await vi.advanceTimersByTimeAsync(4_000);
+    expect(seen).toEqual(['beat', 'fenced', 'beat']);
+    await hb.stop();
+  });
 });
