@@ -1,7 +1,7 @@
 // B1 (latency) — enqueue → result on an idle worker.
 // Measures: p50 / p99 / mean in µs from client.enqueue() to the resolved
 // handle.result(), `jobs` sequential no-op jobs, one at a time, results stored.
-// Knobs ($BENCH_PARAMS): url, jobs (2,000), warmup (200), strategy (fair), processes (2).
+// Knobs ($BENCH_PARAMS): url, jobs (2,000), warmup (2,000: the method's), strategy (fair), processes (2).
 // Clock: per job, performance.now() before enqueue and after result().
 // Check: every result equals its argument.
 import { fileURLToPath } from 'node:url';
@@ -10,7 +10,7 @@ import { params, report } from './lib/child.mjs';
 import { quietLogger } from './lib/redis.mjs';
 import { percentile } from './lib/stats.mjs';
 
-const { url, jobs, warmup = 200, strategy = 'fair', processes = 2 } = params();
+const { url, jobs, warmup = 2000, strategy = 'fair', processes = 2 } = params();
 const app = fileURLToPath(new URL('./fixtures/prefork-tasks.mjs', import.meta.url));
 const logger = quietLogger();
 const worker = new Worker({ app, broker: url, namespace: 'bench', concurrency: processes, strategy, logger });

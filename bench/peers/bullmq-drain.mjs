@@ -12,8 +12,10 @@
 // closes; then the jobs are added; then a fresh Worker is created with
 // autorun: false. Clock: starts when worker.run() is called (sandboxed
 // children are forked on demand, inside the clock — that is how BullMQ
-// starts), stops at the first 10 ms poll where the worker's 'completed' count
-// reaches `jobs`. Commands: INFO commandstats deltas from run() to the last
+// starts) — or, with `steadyFrom` (B2's steady state), at the first 10 ms
+// poll that finds that many completed, counting only the jobs completed
+// after it — and stops at the first 10 ms poll where the worker's
+// 'completed' count reaches `jobs`. Commands: INFO commandstats deltas from run() to the last
 // completion, INFO calls excluded. Check: distinct job ids completed ===
 // jobs, the results add up, and the queue has nothing waiting, active or failed.
 import { fileURLToPath } from 'node:url';
@@ -34,6 +36,7 @@ const {
   batch = 1000,
   warmup = 2000,
   iterations = 0,
+  steadyFrom = 0,
 } = p;
 const { hostname, port } = new URL(url);
 const connection = { host: hostname, port: Number(port), maxRetriesPerRequest: null };
@@ -87,8 +90,13 @@ const c1 = await commandCounts(redis);
 
 const { w, seen } = newWorker();
 const c2 = await commandCounts(redis);
-const t0 = performance.now();
+let t0 = performance.now();
 const running = w.run();
+let clockJobs = jobs;
+if (steadyFrom > 0) {
+  t0 = await pollUntil(() => seen.count >= steadyFrom || seen.failed > 0, 10);
+  clockJobs = jobs - seen.count;
+}
 const t1 = await pollUntil(() => seen.count >= jobs || seen.failed > 0, 10);
 const c3 = await commandCounts(redis);
 await w.close();
@@ -99,6 +107,7 @@ redis.disconnect();
 
 reportPeerDrain({
   jobs,
+  clockJobs,
   t0,
   t1,
   enqueueMs,
