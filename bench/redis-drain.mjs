@@ -21,9 +21,10 @@
 // or, with `steadyFrom` (B2's steady state), at the first 10 ms poll that
 // finds that many jobs done, and then counts only the jobs done after it
 // (`clockJobs`); stops at the first 10 ms poll of
-// worker.stats().consumer.succeeded that reaches `jobs` (no work added per job). Commands: INFO commandstats deltas
-// from before start() to after stop() (so every settlement is confirmed;
-// registration and shutdown add a constant handful), INFO calls excluded.
+// worker.stats().consumer.succeeded that reaches `jobs` (no work added per
+// job). Commands: INFO commandstats deltas from before start() to after
+// stop() (so every settlement is confirmed; registration and shutdown add a
+// constant handful), INFO calls excluded.
 // Also reported: the parent's CPU time per job (process.cpuUsage) from
 // start() to the last completion. Check: the children's own tallies (count
 // and sum of arguments, written when they exit), the worker's count, and an
@@ -123,8 +124,9 @@ const startMs = performance.now() - s0;
 // Steady state: the clock starts once `steadyFrom` jobs are done, and counts the jobs done after that poll.
 let clockJobs = jobs;
 if (steadyFrom > 0) {
-  t0 = await pollUntil(() => worker.stats().consumer.succeeded >= steadyFrom, 10);
-  clockJobs = jobs - worker.stats().consumer.succeeded;
+  let done = 0;
+  t0 = await pollUntil(() => (done = worker.stats().consumer.succeeded) >= steadyFrom, 10);
+  clockJobs = jobs - done;
 }
 const t1 = await pollUntil(() => worker.stats().consumer.succeeded >= jobs, 10);
 const cpu = process.cpuUsage(cpu0);

@@ -15,8 +15,8 @@
 // starts) — or, with `steadyFrom` (B2's steady state), at the first 10 ms
 // poll that finds that many completed, counting only the jobs completed
 // after it — and stops at the first 10 ms poll where the worker's
-// 'completed' count reaches `jobs`. Commands: INFO commandstats deltas from run() to the last
-// completion, INFO calls excluded. Check: distinct job ids completed ===
+// 'completed' count reaches `jobs`. Commands: INFO commandstats deltas
+// from run() to the last completion, INFO calls excluded. Check: distinct job ids completed ===
 // jobs, the results add up, and the queue has nothing waiting, active or failed.
 import { fileURLToPath } from 'node:url';
 import { Queue, Worker } from 'bullmq';
@@ -94,8 +94,9 @@ let t0 = performance.now();
 const running = w.run();
 let clockJobs = jobs;
 if (steadyFrom > 0) {
-  t0 = await pollUntil(() => seen.count >= steadyFrom || seen.failed > 0, 10);
-  clockJobs = jobs - seen.count;
+  let done = 0;
+  t0 = await pollUntil(() => (done = seen.count) >= steadyFrom || seen.failed > 0, 10);
+  clockJobs = jobs - done;
 }
 const t1 = await pollUntil(() => seen.count >= jobs || seen.failed > 0, 10);
 const c3 = await commandCounts(redis);
