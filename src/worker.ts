@@ -677,6 +677,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     const lapsedMs = Math.round(this.heartbeat.lapsedFor());
     this.nodeEvent('node-fenced');
     this.fencing = (async () => {
+      // A takeover on the wire registers the current id: let it land before the id changes.
+      await this.adopting;
       const old = this.nodeIdValue;
       this.nodeIdValue = newNodeId(this.name);
       const keeps = lapsedMs === 0;
@@ -723,7 +725,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
    */
   private adoptKept(): Promise<void> {
     this.adopting ??= (async () => {
-      for (const old of [...this.unadopted]) {
+      // Ids added while one is on the wire (a second fencing) are taken in the same run.
+      for (let old = first(this.unadopted); old !== undefined; old = first(this.unadopted)) {
         // A stopping node unregisters: registering it again would leave a ghost behind.
         if (this.state !== 'running') return;
         const adopted = await this.broker.register(this.nodeInfo(), old);
@@ -845,4 +848,10 @@ function prefetchProcesses(pool: Pool): number {
 
 function newNodeId(name: string): string {
   return `${name}#${randomBytes(4).toString('hex')}`;
+}
+
+/** The oldest member of a set (its insertion order), or undefined. */
+function first<T>(set: ReadonlySet<T>): T | undefined {
+  for (const value of set) return value;
+  return undefined;
 }

@@ -15,7 +15,7 @@ const PAGE_BYTES = 4096;
  */
 export class ProcRss {
   private fd: number | undefined;
-  /** Opening failed once: no /proc here (or no such process), do not try again. */
+  /** Opening or reading failed (no /proc here, or the process is gone): not tried again. */
   private failed = false;
   private readonly buf = Buffer.alloc(128);
 
