@@ -7,6 +7,7 @@
  * new one, whose lease covers it.
  */
 import { Redis } from 'ioredis';
+import type { Worker } from 'prefork';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -30,6 +31,39 @@ function runsPerJob(ledger: string): Map<string, number> {
   const runs = new Map<string, number>();
   for (const { id } of readLedger(ledger)) runs.set(id, (runs.get(id) ?? 0) + 1);
   return runs;
+}
+
+/**
+ * Starts `worker` (one child, prefetch 4), enqueues three jobs of `ms` each
+ * through a client of `broker`, and waits until one runs and two wait in the node.
+ */
+async function holdThree(worker: Worker, broker: string, namespace: string, ledger: string, ms: number) {
+  await worker.start();
+  const jobs = await makeClient(broker, namespace).enqueueMany(
+    Array.from({ length: 3 }, () => ({ name: 'record' as const, args: [ms] })),
+  );
+  await waitUntil(
+    () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 3,
+    'one job runs, two wait in the node',
+  );
+  return jobs;
+}
+
+/**
+ * Loses the registration of `worker` and keeps its reservations (as when a
+ * read lands under an id Redis forgot), then tells it. Returns the lost id.
+ */
+async function loseRegistration(raw: Redis, namespace: string, worker: Worker): Promise<string> {
+  const before = worker.nodeId;
+  await raw.zrem(`{${namespace}}:nodes`, before);
+  await worker.reportFenced(before);
+  return before;
+}
+
+/** The consumers that hold pending entries of `stream`. */
+async function pendingOwners(raw: Redis, stream: string): Promise<string[]> {
+  const [, , , held] = (await raw.xpending(stream, GROUP)) as [number, unknown, unknown, [string, string][] | null];
+  return (held ?? []).map(([consumer]) => consumer);
 }
 
 /** `broker`, whose first call that moves an old id's reservations fails as a dropped connection would, before reaching Redis. */
@@ -111,15 +145,7 @@ describe('Worker and its lease', () => {
         prefetchMultiplier: 4,
         logger: log,
       });
-      await worker.start();
-      const client = makeClient(server.url, namespace);
-      const jobs = await client.enqueueMany(
-        Array.from({ length: 3 }, () => ({ name: 'record' as const, args: [1_500] })),
-      );
-      await waitUntil(
-        () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 3,
-        'one job runs, two wait in the node',
-      );
+      const jobs = await holdThree(worker, server.url, namespace, ledger, 1_500);
       const before = worker.nodeId;
       // No persistence: the restarted Redis has no queues, no results and no node registrations.
       await server.restart();
@@ -145,31 +171,14 @@ describe('Worker and its lease', () => {
     const raw = new Redis(url);
     try {
       const worker = makeWorker({ broker: url, namespace, ledger, concurrency: 1, prefetchMultiplier: 4, logger: log });
-      await worker.start();
-      const client = makeClient(url, namespace);
-      const jobs = await client.enqueueMany(
-        Array.from({ length: 3 }, () => ({ name: 'record' as const, args: [1_500] })),
-      );
-      await waitUntil(
-        () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 3,
-        'one job runs, two wait in the node',
-      );
-      const before = worker.nodeId;
+      const jobs = await holdThree(worker, url, namespace, ledger, 1_500);
       const stream = `{${namespace}}:q:default`;
-      // The registration is lost, the reservations stay (as when a read lands under an id Redis forgot).
-      await raw.zrem(`{${namespace}}:nodes`, before);
-      await worker.reportFenced(before);
+      const before = await loseRegistration(raw, namespace, worker);
       expect(worker.nodeId).not.toBe(before);
       const took = lines.find((l) => l.oldNodeId === before && typeof l.jobs === 'number');
       // The two waiting jobs at least: the one running may have ended meanwhile.
       expect(took?.jobs).toBeGreaterThanOrEqual(2);
-      const [, , , owners] = (await raw.xpending(stream, GROUP)) as [
-        number,
-        unknown,
-        unknown,
-        [string, string][] | null,
-      ];
-      expect((owners ?? []).map(([consumer]) => consumer)).toEqual([worker.nodeId]);
+      expect(await pendingOwners(raw, stream)).toEqual([worker.nodeId]);
       const consumers = (await raw.xinfo('CONSUMERS', stream, GROUP)) as unknown[][];
       expect(consumers.map((c) => c[1])).toEqual([worker.nodeId]);
       expect(await Promise.all(jobs.map((j) => j.result({ timeout: 30_000 })))).toEqual(jobs.map((j) => j.id));
@@ -195,38 +204,19 @@ describe('Worker and its lease', () => {
       logger: log,
     });
     try {
-      await worker.start();
-      const client = makeClient(url, namespace);
-      const jobs = await client.enqueueMany(
-        Array.from({ length: 3 }, () => ({ name: 'record' as const, args: [2_500] })),
-      );
-      await waitUntil(
-        () => readLedger(ledger).length === 1 && worker.stats().consumer.fetched === 3,
-        'one job runs, two wait in the node',
-      );
-      const before = worker.nodeId;
+      const jobs = await holdThree(worker, url, namespace, ledger, 2_500);
       const stream = `{${namespace}}:q:default`;
-      await raw.zrem(`{${namespace}}:nodes`, before);
-      await worker.reportFenced(before);
+      const before = await loseRegistration(raw, namespace, worker);
       const after = worker.nodeId;
       expect(after).not.toBe(before);
       expect(lines.some((l) => /trying again after the next heartbeat/.test(String(l.msg)))).toBe(true);
       // Still under the old id: the first call failed.
-      const owners = async (): Promise<string[]> => {
-        const [, , , held] = (await raw.xpending(stream, GROUP)) as [
-          number,
-          unknown,
-          unknown,
-          [string, string][] | null,
-        ];
-        return (held ?? []).map(([consumer]) => consumer);
-      };
-      expect(await owners()).toContain(before);
+      expect(await pendingOwners(raw, stream)).toContain(before);
       await waitUntil(
         () => lines.some((l) => l.oldNodeId === before && typeof l.jobs === 'number'),
         'a heartbeat retries the takeover',
       );
-      expect(await owners()).toEqual([after]);
+      expect(await pendingOwners(raw, stream)).toEqual([after]);
       expect(await Promise.all(jobs.map((j) => j.result({ timeout: 30_000 })))).toEqual(jobs.map((j) => j.id));
       expect([...runsPerJob(ledger).values()]).toEqual([1, 1, 1]);
     } finally {
