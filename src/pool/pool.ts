@@ -497,6 +497,17 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   }
 
   /**
+   * Takes back up to `n` of the jobs still in the outbound buffer, the last
+   * queued first, and rejects each with JobWithdrawnError (the caller returns
+   * them to their queue); jobs a child holds or runs stay. Returns how many.
+   */
+  withdrawQueued(n: number): number {
+    const jobs = this.tasks.outbound.popBack(n);
+    for (const job of jobs) this.settle(job, false, new JobWithdrawnError());
+    return jobs.length;
+  }
+
+  /**
    * Stops the jobs applied with id `id` (ApplyOptions.id), each rejecting
    * with `reason`. One not started never runs: it leaves the outbound buffer
    * at once, or is asked back from its child's pipe. With `terminate`, a

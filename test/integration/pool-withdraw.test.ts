@@ -101,6 +101,33 @@ describe("withdraw() with fcfs: jobs already written into a child's pipe", () =>
   });
 });
 
+describe('withdrawQueued(n): jobs still in the outbound buffer, the newest first', () => {
+  it('rejects the last n queued with JobWithdrawnError and runs the rest in order', async () => {
+    const pool = await startPool({ app: fixture('tasks-marks.mjs'), processes: 1, strategy: 'fair' });
+    const [pid] = pids(pool);
+    let started!: () => void;
+    const firstStarted = new Promise<void>((resolve) => {
+      started = resolve;
+    });
+    const first = pool.apply('markAndBlock', [dir, 'job-0'], { onStart: () => started() });
+    const rest = Array.from({ length: 5 }, (_, i) => pool.apply('mark', [dir, `job-${i + 1}`]));
+    const outcomes = Promise.allSettled(rest);
+    await firstStarted;
+    // fair holds the jobs behind a busy child in the pool's buffer (at most one goes ahead into its pipe).
+    expect(pool.stats().outbound).toBeGreaterThanOrEqual(3);
+    expect(pool.withdrawQueued(2)).toBe(2);
+    release(pid!);
+    await expect(first).resolves.toBe('job-0');
+    const settled = await outcomes;
+    expect(settled.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
+    for (const o of settled.slice(3)) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(JobWithdrawnError);
+    expect(ran()).toEqual(['job-0', 'job-1', 'job-2', 'job-3']);
+    expect(pool.stats().totals).toMatchObject({ applied: 6, done: 4, failed: 0 });
+    // Nothing left to take: the child runs what it holds.
+    expect(pool.withdrawQueued(10)).toBe(0);
+  });
+});
+
 describe('a child told to SHUTDOWN while its job runs (maxTasksPerChild)', () => {
   it('still gets the soft time limit: the job fails with SoftTimeLimitExceeded, not the hard limit', async () => {
     const pool = await startPool({ processes: 1, maxTasksPerChild: 1, softTimeLimit: 200, timeLimit: 10_000 });
