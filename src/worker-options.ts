@@ -87,8 +87,10 @@ export interface WorkerOptions {
    * Given, it fixes the limit at `prefetchMultiplier × processes`.
    * @defaultValue none: the node sizes its prefetch itself, holding enough
    * jobs to cover a fetch round trip at the rate its children finish them,
-   * from 4 per child up to 64 per child (1,024 per node, fewer when the
-   * payloads are large); see the guide's "Prefetch"
+   * from 4 per child up to 64 per child (with `fair`, more for jobs so
+   * quick that the children finish more in 25 ms: as many as they finish in
+   * 25 ms; 1,024 per node, fewer when the payloads are large); see the
+   * guide's "Prefetch"
    */
   prefetchMultiplier?: number;
   /**

@@ -213,7 +213,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       // With autoscale the prefetch limit follows max (Celery's _update_consumer_prefetch_count), so a burst can grow the pool.
       prefetch:
         o.prefetchMultiplier === undefined
-          ? new AdaptivePrefetch(processes)
+          ? new AdaptivePrefetch(processes, { quickAllowance: this.pool.options.strategy === 'fair' })
           : new FixedPrefetch(o.prefetchMultiplier, processes),
       trackStarted: o.trackStarted,
       revoked: (id) => this.revocations.has(id),

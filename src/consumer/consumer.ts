@@ -8,6 +8,7 @@ import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { Acker } from './acker.js';
+import { HoardGuard } from './hoard-guard.js';
 import { JobLog, type JobLogLevel, type JobRun } from './job-log.js';
 import type { Limited, RateGate } from './rate-gate.js';
 import type { Prefetch } from './prefetch.js';
@@ -128,6 +129,7 @@ export class Consumer {
   private readonly admitting = new Set<Promise<void>>();
   /** Jobs handed to the pool and not yet started in a child (buffered or in a child's pipe): what a fencing may drop. */
   private readonly unstarted = new Set<Unstarted>();
+  private readonly hoardGuard: HoardGuard;
 
   /** Blocked on the broker waiting for work: no fetch comes until something arrives. */
   private blocked = false;
@@ -153,6 +155,14 @@ export class Consumer {
       peakReserved: 0,
     };
     this.acker = new Acker(settings.broker, settings.log);
+    this.hoardGuard = new HoardGuard({
+      prefetch: settings.prefetch,
+      reserved: () => this.counts.reserved,
+      oldestUnstartedAt: () => this.unstarted.values().next().value?.since,
+      giveBack: (n) => settings.pool.withdrawQueued(n),
+      running: () => !this.stopping,
+      log: settings.log,
+    });
     this.jobLog = new JobLog(settings.log, settings.jobLogLevel ?? 'info');
     // While the loop is fetching (not blocked, not stopped), a fetch will carry result-less acks.
     this.acker.holdWhile(() => this.loop !== undefined && !this.stopping && !this.blocked);
@@ -203,6 +213,7 @@ export class Consumer {
   /** Stop fetching; resolves when the fetch loop has ended (jobs already handed to the pool carry on). */
   async stopFetching(): Promise<void> {
     this.stopping = true;
+    this.hoardGuard.stop();
     this.acker.release();
     this.stopController.abort();
     this.waitController?.abort();
@@ -417,6 +428,7 @@ export class Consumer {
     }
     this.settings.selection.delivered(queues);
     if (this.counts.reserved > this.counts.peakReserved) this.counts.peakReserved = this.counts.reserved;
+    this.hoardGuard.arrived();
     if (limited !== undefined) this.admit(limited);
   }
 
@@ -482,7 +494,7 @@ export class Consumer {
     let pid: number | undefined;
     let startedAt: number | undefined;
     let progress: Progress | undefined;
-    const entry: Unstarted = { onLeave: undefined };
+    const entry: Unstarted = { onLeave: undefined, since: performance.now() };
     const leave = (dropped: boolean): void => {
       if (!this.unstarted.delete(entry)) return;
       entry.onLeave?.(dropped);
@@ -658,4 +670,6 @@ interface Progress {
 /** A job not yet started; onLeave is set by a fencing that waits to count what it dropped. */
 interface Unstarted {
   onLeave: ((dropped: boolean) => void) | undefined;
+  /** When it was handed to the pool (performance.now()): the oldest one's wait tells the HoardGuard jobs turned slow. */
+  since: number;
 }

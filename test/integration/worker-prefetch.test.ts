@@ -7,13 +7,12 @@
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import type { SettleBatchCounts } from 'prefork';
-import { PREFETCH_MAX, PREFETCH_MAX_PER_PROCESS } from '../../dist/consumer/prefetch.js';
+import { PREFETCH_MAX } from '../../dist/consumer/prefetch.js';
 import { brokerFor, cleanup, makeClient, makeWorker, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
 const concurrency = 2;
-const CAP = Math.min(PREFETCH_MAX, PREFETCH_MAX_PER_PROCESS * concurrency);
 
 function batchesIn(b: SettleBatchCounts): number {
   return b.immediate + b.carried + b.timer + b.full + b.released;
@@ -47,8 +46,9 @@ describe('Worker prefetch over Redis', () => {
       .toBe(n);
     const { consumer } = worker.stats();
     expect(consumer.peakReserved).toBeGreaterThan(4 * concurrency);
-    expect(consumer.peakReserved).toBeLessThanOrEqual(CAP);
-    expect(Math.max(...limits, consumer.prefetchLimit)).toBeLessThanOrEqual(CAP);
+    // Quick jobs may be held past 64 per child (PREFETCH_WORK_MS of them: the unit tests pin the rule), never past the node's cap.
+    expect(Math.max(...limits, consumer.prefetchLimit)).toBeLessThanOrEqual(PREFETCH_MAX);
+    expect(consumer.peakReserved).toBeLessThanOrEqual(PREFETCH_MAX);
   });
 
   it('an explicit prefetchMultiplier still fixes the limit', async () => {
