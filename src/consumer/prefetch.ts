@@ -49,9 +49,10 @@ export const PREFETCH_MAX_PER_PROCESS = 64;
 /**
  * ... except, with `fair` (the jobs held wait in the parent), for jobs so
  * quick that the children finish more than that in this long, at the rate
- * measured: the node may then hold as many as they finish in it. So little work keeps no other node waiting, and a node of
- * quick jobs (tens of thousands a second) held to 64 per child ran dry
- * while its fetch was on the wire (B1: about a sixth of the time) ...
+ * measured: the node may then hold as many as they finish in it. So little
+ * work keeps no other node waiting, and a node of quick jobs (tens of
+ * thousands a second) held to 64 per child ran dry while its fetch was on
+ * the wire (B1: about a sixth of the time) ...
  */
 export const PREFETCH_WORK_MS = 25;
 /**
