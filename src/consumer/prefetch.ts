@@ -169,7 +169,6 @@ export class AdaptivePrefetch implements Prefetch {
    */
   excess(reserved: number, oldestWaitMs: number): number {
     const keep = this.giveBackAbove;
-    if (keep === Infinity) return 0;
     if (reserved <= keep || oldestWaitMs < PREFETCH_GIVE_BACK_MS) return 0;
     this.finishedPerReply = 0;
     this.msPerReply = 0;

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { JobWithdrawnError, SoftTimeLimitExceeded } from 'prefork';
-import { fixture, pids, release, startPool, terminatePools } from '../helpers/pool.js';
+import { applyAndAwaitStart, fixture, pids, release, startPool, terminatePools } from '../helpers/pool.js';
 
 let dir: string;
 beforeEach(() => {
@@ -104,20 +104,15 @@ describe("withdraw() with fcfs: jobs already written into a child's pipe", () =>
 describe('withdrawQueued(n): jobs still in the outbound buffer, the newest first', () => {
   it('rejects the last n queued with JobWithdrawnError and runs the rest in order', async () => {
     const pool = await startPool({ app: fixture('tasks-marks.mjs'), processes: 1, strategy: 'fair' });
-    const [pid] = pids(pool);
-    let started!: () => void;
-    const firstStarted = new Promise<void>((resolve) => {
-      started = resolve;
-    });
-    const first = pool.apply('markAndBlock', [dir, 'job-0'], { onStart: () => started() });
+    const first = applyAndAwaitStart(pool, 'markAndBlock', [dir, 'job-0']);
     const rest = Array.from({ length: 5 }, (_, i) => pool.apply('mark', [dir, `job-${i + 1}`]));
     const outcomes = Promise.allSettled(rest);
-    await firstStarted;
+    const pid = await first.started;
     // fair holds the jobs behind a busy child in the pool's buffer (at most one goes ahead into its pipe).
     expect(pool.stats().outbound).toBeGreaterThanOrEqual(3);
     expect(pool.withdrawQueued(2)).toBe(2);
-    release(pid!);
-    await expect(first).resolves.toBe('job-0');
+    release(pid);
+    await expect(first.result).resolves.toBe('job-0');
     const settled = await outcomes;
     expect(settled.map((o) => o.status)).toEqual(['fulfilled', 'fulfilled', 'fulfilled', 'rejected', 'rejected']);
     for (const o of settled.slice(3)) expect((o as PromiseRejectedResult).reason).toBeInstanceOf(JobWithdrawnError);
