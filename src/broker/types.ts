@@ -173,7 +173,8 @@ export interface ResultRecord {
  *   REVOKED: a revoked job skipped when fetched, or stopped while it ran; never retried).
  * - retry: back to the delayed set, due after `delay` ms, with attempt + 1.
  * - dead: to the dead set with `reason` (retries spent, unknown task, bad payload, poison).
- * - giveBack: back to the front of its queue unstarted, redeliveries + 1 (warm shutdown, cold shutdown).
+ * - giveBack: back to the front of its queue unstarted, redeliveries + 1 (warm shutdown, cold shutdown);
+ *   with `spread`, as it was fetched (a healthy node hands on quick jobs that turned slow: HoardGuard).
  * - defer: back to the delayed set unstarted, due after `delay` ms, spending
  *   no retry and no redelivery (a rate limit: the job waits for its turn in the
  *   broker). With `slot`, the job is marked as holding that turn (`rateSlot`)
@@ -219,6 +220,12 @@ export type Settlement =
       kind: 'giveBack';
       /** The delivery it settles. */
       delivery: Delivery;
+      /**
+       * Given back by a node that holds more jobs than it will start soon,
+       * for other nodes: no redelivery is counted (maxRedeliveries is about
+       * nodes that died holding the job) and the entry is left as fetched.
+       */
+      spread?: boolean;
     }
   | {
       /** Back to the delayed set unstarted (a rate limit's turn). */

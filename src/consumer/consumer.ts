@@ -129,6 +129,8 @@ export class Consumer {
   private readonly admitting = new Set<Promise<void>>();
   /** Jobs handed to the pool and not yet started in a child (buffered or in a child's pipe): what a fencing may drop. */
   private readonly unstarted = new Set<Unstarted>();
+  /** Ids of jobs the HoardGuard took back, until their settlement: given back as `spread`, not as redeliveries. */
+  private readonly spread = new Set<string>();
   private readonly hoardGuard: HoardGuard;
 
   /** Blocked on the broker waiting for work: no fetch comes until something arrives. */
@@ -159,7 +161,11 @@ export class Consumer {
       prefetch: settings.prefetch,
       reserved: () => this.counts.reserved,
       oldestUnstartedAt: () => this.unstarted.values().next().value?.since,
-      giveBack: (n) => settings.pool.withdrawQueued(n),
+      giveBack: (n) => {
+        const ids = settings.pool.withdrawQueued(n);
+        for (const id of ids) this.spread.add(id);
+        return ids.length;
+      },
       running: () => !this.stopping,
       log: settings.log,
     });
@@ -538,6 +544,8 @@ export class Consumer {
         settlement.result.progress = progress.value;
         settlement.result.progressAt = progress.at;
       }
+      // Taken back by the HoardGuard from a healthy node: no redelivery to count.
+      if (settlement.kind === 'giveBack' && this.spread.delete(job.id)) settlement.spread = true;
       // A fenced node's buffered jobs now belong to another node: do not give them back twice.
       if (settlement.kind === 'giveBack' && epoch !== this.epoch) {
         leave(true);
@@ -640,17 +648,18 @@ export class Consumer {
     // Released first: the Acker sends at once what the last job held leaves behind.
     this.counts.reserved--;
     this.acker.push(settlement);
-    this.roomFreed();
+    this.roomFreed(run?.startedAt !== undefined);
     for (const o of this.observers) o.settled?.(settlement, run, outcome);
   }
 
   private release(): void {
     this.counts.reserved--;
-    this.roomFreed();
+    this.roomFreed(false);
   }
 
-  private roomFreed(): void {
-    this.settings.prefetch.settled(this.counts.reserved);
+  /** `ran`: the job ran in a child (a deferred, revoked or malformed one did not: no measure of the children's rate). */
+  private roomFreed(ran: boolean): void {
+    this.settings.prefetch.settled(this.counts.reserved, ran);
     this.roomWaiter?.();
   }
 }

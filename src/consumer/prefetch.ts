@@ -8,8 +8,8 @@ export interface Prefetch {
   readonly limit: number;
   /** A fetch goes out while `reserved` jobs are held. */
   sent(reserved: number): void;
-  /** A job settled; `reserved` jobs are still held. */
-  settled(reserved: number): void;
+  /** A job settled; `reserved` jobs are still held; `ran`: a child ran it (only those measure the children's rate). */
+  settled(reserved: number, ran: boolean): void;
   /** The fetch's reply: `got` of the `asked` jobs, `bytes` of payload in all; `reserved` were held before them. */
   replied(reserved: number, asked: number, got: number, bytes: number): void;
   /** The pool's size (autoscale: its max) changed to `processes` (Celery's _update_consumer_prefetch_count). */
@@ -184,8 +184,8 @@ export class AdaptivePrefetch implements Prefetch {
     this.starved = false;
   }
 
-  settled(reserved: number): void {
-    this.finishedSinceReply++;
+  settled(reserved: number, ran: boolean): void {
+    if (ran) this.finishedSinceReply++;
     // Fewer jobs than children while a fetch is on the wire: a child waits for it.
     if (this.onWire && reserved < this.processes) this.starved = true;
   }

@@ -499,12 +499,15 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /**
    * Takes back up to `n` of the jobs still in the outbound buffer, the last
    * queued first, and rejects each with JobWithdrawnError (the caller returns
-   * them to their queue); jobs a child holds or runs stay. Returns how many.
+   * them to their queue); jobs a child holds or runs stay, and so do jobs
+   * that came back to the buffer when their child died (they are next in
+   * line). Returns the ids of the jobs taken (ApplyOptions.id, else the
+   * pool's sequence number), before their promises reject.
    */
-  withdrawQueued(n: number): number {
-    const jobs = this.tasks.outbound.popBack(n);
+  withdrawQueued(n: number): string[] {
+    const jobs = this.tasks.outbound.popBackWhere(n, (job) => job.requeues === 0);
     for (const job of jobs) this.settle(job, false, new JobWithdrawnError());
-    return jobs.length;
+    return jobs.map((job) => job.id);
   }
 
   /**

@@ -56,6 +56,27 @@ export class Fifo<T> {
     return out;
   }
 
+  /**
+   * Takes out up to `n` of the items `take` accepts, the last first, and
+   * returns them in order; the others keep their places. O(items looked at).
+   */
+  popBackWhere(n: number, take: (item: T) => boolean): T[] {
+    const out: T[] = [];
+    const kept: T[] = [];
+    let i = this.items.length - 1;
+    for (; i >= this.head && out.length < n; i--) {
+      const item = this.items[i] as T;
+      (take(item) ? out : kept).push(item);
+    }
+    this.items.length = i + 1;
+    for (let k = kept.length - 1; k >= 0; k--) this.items.push(kept[k]);
+    if (this.head >= this.items.length) {
+      this.items = [];
+      this.head = 0;
+    }
+    return out.reverse();
+  }
+
   /** Takes out the items `take` accepts, wherever they are, keeping the order of the rest; returns them in order. O(n): not for the hot path. */
   removeWhere(take: (item: T) => boolean): T[] {
     const kept: T[] = [];

@@ -80,6 +80,19 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     ]);
   });
 
+  it('a job given back to spread it (spread) is served first with its redeliveries unchanged', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('a', 'q', { redeliveries: 2 }), job('b')]);
+    const [first] = (await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })).deliveries;
+    await b.settle([{ kind: 'giveBack', delivery: first!, spread: true }]);
+    const again = await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 2 }], count: 2, settle: [] });
+    expect(again.deliveries.map((d) => [d.job.id, d.job.redeliveries])).toEqual([
+      ['a', 2],
+      ['b', 0],
+    ]);
+  });
+
   it('retry goes to the delayed set with attempt + 1 and comes back when due', async () => {
     const b = await broker();
     const me = await node(b, 'n1');

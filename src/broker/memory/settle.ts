@@ -16,7 +16,7 @@ export interface SettleContext {
 /**
  * Applies settlements, as the Redis fetch script does: each one ends its
  * reservation and moves the job on (ack: gone; retry: delayed, attempt + 1;
- * dead: dead set; giveBack: front of its queue, redeliveries + 1; defer:
+ * dead: dead set; giveBack: front of its queue, redeliveries + 1 unless `spread`; defer:
  * delayed, marked with its rate-limit slot when `slot`). A receipt
  * no longer held (a fenced node's late settle: the job was recovered and
  * delivered again under a new receipt) moves nothing. The result is written
@@ -37,7 +37,7 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
         } else if (s.kind === 'dead') {
           q.bury({ job, reason: s.reason, diedAt: now }, ctx.deadMax);
         } else if (s.kind === 'giveBack') {
-          q.rd.push(withoutSlot({ ...job, redeliveries: job.redeliveries + 1 }));
+          q.rd.push(s.spread === true ? job : withoutSlot({ ...job, redeliveries: job.redeliveries + 1 }));
           ctx.touched.add(queue);
         } else if (s.kind === 'defer') {
           const dueAt = now + retryDelayMs(Math.ceil(s.delay));

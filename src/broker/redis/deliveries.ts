@@ -233,7 +233,7 @@ export class Deliveries {
       }
       if (s.kind === 'retry') ops.push('r', q, kind, entryId, retryDelayMs(s.delay));
       else if (s.kind === 'dead') ops.push('d', q, kind, entryId, s.reason);
-      else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, '1');
+      else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, s.spread === true ? '0' : '1');
       else if (s.kind === 'defer') ops.push(s.slot ? 's' : 'l', q, kind, entryId, retryDelayMs(Math.ceil(s.delay)));
       else ops.push('g', q, kind, entryId, '0');
     }

@@ -17,7 +17,6 @@ function keepingTen(): Prefetch {
 }
 
 describe('HoardGuard', () => {
-  let now = 0;
   let reserved = 0;
   let oldest: number | undefined;
   let running = true;
@@ -34,16 +33,13 @@ describe('HoardGuard', () => {
       },
       running: () => running,
       log: pino({ level: 'silent' }),
-      now: () => now,
+      // The faked clock: it moves with the timers, as the real one would.
+      now: () => Date.now(),
     });
-  const advance = async (ms: number) => {
-    now += ms;
-    await vi.advanceTimersByTimeAsync(ms);
-  };
+  const advance = (ms: number) => vi.advanceTimersByTimeAsync(ms);
 
   beforeEach(() => {
     vi.useFakeTimers();
-    now = 0;
     reserved = 0;
     oldest = undefined;
     running = true;
@@ -54,11 +50,12 @@ describe('HoardGuard', () => {
   it('gives back what is held past the cap once the oldest job not started has waited long enough', async () => {
     const g = guard(keepingTen());
     reserved = 40;
-    oldest = 0;
+    oldest = Date.now();
     g.arrived();
-    // Looked at every GIVE_BACK_LOOK_MS: nothing goes before the wait is long enough.
-    await advance(PREFETCH_GIVE_BACK_MS - GIVE_BACK_LOOK_MS);
+    // Looked at every GIVE_BACK_LOOK_MS: nothing goes while the wait is shorter than PREFETCH_GIVE_BACK_MS ...
+    await advance(PREFETCH_GIVE_BACK_MS);
     expect(given).toEqual([]);
+    // ... and the first look past it gives back.
     await advance(GIVE_BACK_LOOK_MS);
     expect(given).toEqual([30]);
     // Back within the cap: it stops looking.
@@ -70,22 +67,29 @@ describe('HoardGuard', () => {
   it('does not look while the node holds no more than the cap, nor once it stops fetching', async () => {
     const g = guard(keepingTen());
     reserved = 10;
-    oldest = 0;
+    oldest = Date.now();
     g.arrived();
     expect(vi.getTimerCount()).toBe(0);
     reserved = 40;
     g.arrived();
+    expect(vi.getTimerCount()).toBe(1);
+    // stop() clears the look it had armed.
+    g.stop();
+    expect(vi.getTimerCount()).toBe(0);
+    await advance(2 * PREFETCH_GIVE_BACK_MS);
+    expect(given).toEqual([]);
+    // Once the node stops fetching, an armed look gives nothing back and does not look again.
+    g.arrived();
     running = false;
     await advance(2 * PREFETCH_GIVE_BACK_MS);
     expect(given).toEqual([]);
-    g.stop();
     expect(vi.getTimerCount()).toBe(0);
   });
 
   it('never gives back with a fixed prefetchMultiplier', async () => {
     const g = guard(new FixedPrefetch(4, 2));
     reserved = 1_000;
-    oldest = 0;
+    oldest = Date.now();
     g.arrived();
     await advance(10 * PREFETCH_GIVE_BACK_MS);
     expect(given).toEqual([]);

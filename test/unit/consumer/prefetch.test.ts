@@ -22,11 +22,12 @@ const prefetch = (processes: number): AdaptivePrefetch => new AdaptivePrefetch(p
  * jobs held, `finished` of them settle while it is on the wire, and the
  * reply brings everything asked for (a backlog), each job `bytes` long,
  * `ms` after the last reply (by default a second: a rate far too low for
- * PREFETCH_WORK_MS to matter).
+ * PREFETCH_WORK_MS to matter); `ran`: a child ran them (not deferred,
+ * revoked or malformed jobs settled without running).
  */
-function trip(p: AdaptivePrefetch, held: number, finished: number, bytes = 10, ms = 1_000): void {
+function trip(p: AdaptivePrefetch, held: number, finished: number, bytes = 10, ms = 1_000, ran = true): void {
   p.sent(held);
-  for (let i = 1; i <= finished; i++) p.settled(held - i);
+  for (let i = 1; i <= finished; i++) p.settled(held - i, ran);
   const asked = p.limit - held;
   now += ms;
   p.replied(held - finished, asked, asked, asked * bytes);
@@ -102,6 +103,13 @@ describe('AdaptivePrefetch', () => {
     expect(p.excess(10 * cap, 10 * PREFETCH_GIVE_BACK_MS)).toBe(0);
   });
 
+  it('counts only jobs a child ran: jobs settled at once without running (rate-limit defers) raise nothing', () => {
+    const p = prefetch(processes);
+    for (let i = 0; i < 20; i++) trip(p, Math.floor(p.limit / 2), 200, 10, 2, false);
+    expect(p.cap).toBe(cap);
+    expect(p.limit).toBeLessThanOrEqual(cap);
+  });
+
   it('measures the rate over the replies that brought all they asked for: a quiet spell does not count', () => {
     const p = prefetch(processes);
     for (let i = 0; i < 20; i++) trip(p, Math.floor(p.limit / 2), 200, 10, 2);
@@ -135,7 +143,7 @@ describe('AdaptivePrefetch', () => {
   it('a reply shorter than asked (the queue ran dry) changes nothing', () => {
     const p = prefetch(processes);
     p.sent(0);
-    p.settled(0);
+    p.settled(0, true);
     p.replied(0, floor, 1, 10);
     expect(p.limit).toBe(floor);
   });
@@ -145,7 +153,7 @@ describe('FixedPrefetch', () => {
   it('keeps the limit it was given whatever happens, and never gives a job back', () => {
     const p: Prefetch = new FixedPrefetch(4, 2);
     p.sent(0);
-    p.settled(0);
+    p.settled(0, true);
     p.replied(0, 8, 8, 80);
     expect(p.limit).toBe(8);
     expect(p.excess(1_000, 60_000)).toBe(0);

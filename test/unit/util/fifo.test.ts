@@ -35,6 +35,23 @@ describe('Fifo', () => {
     expect([q.peek(), q.length]).toEqual([6, 1]);
   });
 
+  it('takes up to n accepted items from the back with popBackWhere, leaving the others in place', () => {
+    const q = new Fifo<number>();
+    for (const n of [1, 2, 3, 4, 5, 6, 7]) q.push(n);
+    q.shift();
+    const even = (n: number): boolean => n % 2 === 0;
+    expect(q.popBackWhere(2, even)).toEqual([4, 6]);
+    expect([...q]).toEqual([2, 3, 5, 7]);
+    expect(q.popBackWhere(5, even)).toEqual([2]);
+    expect([...q]).toEqual([3, 5, 7]);
+    expect(q.popBackWhere(3, even)).toEqual([]);
+    expect([q.peek(), q.length]).toEqual([3, 3]);
+    expect(q.popBackWhere(9, () => true)).toEqual([3, 5, 7]);
+    expect(q.length).toBe(0);
+    q.push(8);
+    expect([q.peek(), q.length]).toEqual([8, 1]);
+  });
+
   it('puts items back at the front in their order with unshiftAll', () => {
     const q = new Fifo<number>();
     for (const n of [1, 2, 3, 4]) q.push(n);
