@@ -153,9 +153,11 @@ export class Consumer {
       dead: 0,
       givenBack: 0,
       deferred: 0,
-      prefetchLimit: settings.prefetch.limit,
+      prefetchLimit: 0,
       peakReserved: 0,
     };
+    // Read when asked: the limit moves on each reply, on resize and when the HoardGuard gives jobs back.
+    Object.defineProperty(this.counts, 'prefetchLimit', { enumerable: true, get: () => settings.prefetch.limit });
     this.acker = new Acker(settings.broker, settings.log);
     this.hoardGuard = new HoardGuard({
       prefetch: settings.prefetch,
@@ -259,7 +261,6 @@ export class Consumer {
    */
   resize(processes: number): void {
     this.settings.prefetch.resize(processes);
-    this.counts.prefetchLimit = this.settings.prefetch.limit;
     this.roomWaiter?.();
   }
 
@@ -294,7 +295,6 @@ export class Consumer {
       );
       const got = reply === undefined || reply.fenced ? [] : reply.deliveries;
       prefetch.replied(this.counts.reserved, room, got.length, payloadBytes(got));
-      this.counts.prefetchLimit = prefetch.limit;
       if (reply === undefined) continue;
       if (reply.fenced) {
         this.expectWithin(0);

@@ -60,6 +60,7 @@ export class HoardGuard {
     const n = oldest === undefined ? 0 : prefetch.excess(reserved, now() - oldest);
     const given = n > 0 ? this.hooks.giveBack(n) : 0;
     if (given > 0) {
+      prefetch.gaveBack();
       this.hooks.log.info(
         { givenBack: given, held: reserved, keep: prefetch.giveBackAbove },
         'jobs held past the prefetch cap have turned slow; giving them back to their queues for other nodes',

@@ -18,6 +18,8 @@ export interface Prefetch {
   readonly giveBackAbove: number;
   /** How many of the `reserved` jobs held to give back to their queues now, when the oldest not started has waited `oldestWaitMs`. */
   excess(reserved: number, oldestWaitMs: number): number;
+  /** Jobs were given back (excess()): what let the node hold them is measured afresh. */
+  gaveBack(): void;
 }
 
 /** `prefetchMultiplier × processes`, as given; it follows the pool's size. */
@@ -40,6 +42,7 @@ export class FixedPrefetch implements Prefetch {
   excess(): number {
     return 0;
   }
+  gaveBack(): void {}
 }
 
 /** The self-sized limit never goes below this many jobs per child (the multiplier Celery and prefork default to). */
@@ -106,6 +109,8 @@ export class AdaptivePrefetch implements Prefetch {
   private finishedSinceReply = 0;
   /** When the last reply came (undefined: none yet, or it was short: the queues went quiet). */
   private lastReplyAt: number | undefined;
+  /** A fetch asked for room past giveBackAbove since the last give-back: only then may jobs be given back. */
+  private allowanceUsed = false;
 
   private readonly quickAllowance: boolean;
   private readonly now: () => number;
@@ -164,21 +169,28 @@ export class AdaptivePrefetch implements Prefetch {
 
   /**
    * The jobs held past giveBackAbove, once the oldest not started has waited
-   * PREFETCH_GIVE_BACK_MS (the quick jobs the allowance was sized by turned
-   * slow); the allowance then starts over from a new measurement.
+   * PREFETCH_GIVE_BACK_MS: the quick jobs the allowance was sized by turned
+   * slow. None unless a fetch used the allowance: a line lowered by larger
+   * payloads or a smaller pool gives back nothing a fetch took under it.
    */
   excess(reserved: number, oldestWaitMs: number): number {
     const keep = this.giveBackAbove;
-    if (reserved <= keep || oldestWaitMs < PREFETCH_GIVE_BACK_MS) return 0;
+    if (!this.allowanceUsed || reserved <= keep || oldestWaitMs < PREFETCH_GIVE_BACK_MS) return 0;
+    return reserved - keep;
+  }
+
+  /** The allowance starts over from a new measurement, and the limit falls back to the count cap until then. */
+  gaveBack(): void {
     this.finishedPerReply = 0;
     this.msPerReply = 0;
     this.lastReplyAt = undefined;
     this.finishedSinceReply = 0;
-    this.limit = Math.min(this.limit, keep);
-    return reserved - keep;
+    this.allowanceUsed = false;
+    this.limit = Math.min(this.limit, this.giveBackAbove);
   }
 
   sent(reserved: number): void {
+    if (this.limit > this.giveBackAbove) this.allowanceUsed = true;
     this.onWire = true;
     this.heldAtSend = reserved;
     this.starved = false;

@@ -26,6 +26,7 @@ class EagerPrefetch implements Prefetch {
   settled(): void {}
   replied(): void {}
   resize(): void {}
+  gaveBack(): void {}
   excess(reserved: number): number {
     return Math.max(0, reserved - this.giveBackAbove);
   }

@@ -6,8 +6,8 @@
  * result leaves at once.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import type { SettleBatchCounts } from 'prefork';
-import { PREFETCH_MAX } from '../../dist/consumer/prefetch.js';
+import type { SettleBatchCounts, WorkerOptions } from 'prefork';
+import { PREFETCH_MAX, PREFETCH_MAX_PER_PROCESS } from '../../dist/consumer/prefetch.js';
 import { brokerFor, cleanup, makeClient, makeWorker, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -51,18 +51,28 @@ describe('Worker prefetch over Redis', () => {
     expect(consumer.peakReserved).toBeLessThanOrEqual(PREFETCH_MAX);
   });
 
-  it('an explicit prefetchMultiplier still fixes the limit', async () => {
+  /** A worker with `options` drains `n` quick jobs enqueued before it starts: its consumer's counts once done. */
+  const drain = async (n: number, options: Partial<WorkerOptions>) => {
     const { broker, namespace, client } = setup();
-    const n = 1_000;
     await client.enqueueMany(
       Array.from({ length: n }, (_, i) => ({ name: 'add', args: [i, 1], options: { ignoreResult: true } })),
     );
-    const worker = makeWorker({ broker, namespace, concurrency, prefetchMultiplier: 4 });
+    const worker = makeWorker({ broker, namespace, concurrency, ...options });
     await worker.start();
     await expect
       .poll(() => worker.stats().consumer.succeeded, { timeout: 60_000, message: 'the backlog drained' })
       .toBe(n);
-    const { consumer } = worker.stats();
+    return worker.stats().consumer;
+  };
+
+  it("with fcfs (the jobs held wait in the children's pipes, where none can be given back) never holds past 64 per child", async () => {
+    const consumer = await drain(3_000, { strategy: 'fcfs' });
+    expect(consumer.peakReserved).toBeGreaterThan(4 * concurrency);
+    expect(consumer.peakReserved).toBeLessThanOrEqual(PREFETCH_MAX_PER_PROCESS * concurrency);
+  });
+
+  it('an explicit prefetchMultiplier still fixes the limit', async () => {
+    const consumer = await drain(1_000, { prefetchMultiplier: 4 });
     expect(consumer.prefetchLimit).toBe(4 * concurrency);
     expect(consumer.peakReserved).toBe(4 * concurrency);
   });

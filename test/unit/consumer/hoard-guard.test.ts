@@ -13,8 +13,13 @@ function keepingTen(): Prefetch {
     replied() {},
     resize() {},
     excess: (held, waited) => (held > 10 && waited >= PREFETCH_GIVE_BACK_MS ? held - 10 : 0),
+    gaveBack() {
+      gaveBack++;
+    },
   };
 }
+
+let gaveBack = 0;
 
 describe('HoardGuard', () => {
   let reserved = 0;
@@ -40,6 +45,7 @@ describe('HoardGuard', () => {
 
   beforeEach(() => {
     vi.useFakeTimers();
+    gaveBack = 0;
     reserved = 0;
     oldest = undefined;
     running = true;
@@ -58,6 +64,8 @@ describe('HoardGuard', () => {
     // ... and the first look past it gives back.
     await advance(GIVE_BACK_LOOK_MS);
     expect(given).toEqual([30]);
+    // The prefetch hears of it once: its allowance is measured afresh.
+    expect(gaveBack).toBe(1);
     // Back within the cap: it stops looking.
     await advance(10 * GIVE_BACK_LOOK_MS);
     expect(given).toEqual([30]);

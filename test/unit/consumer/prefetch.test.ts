@@ -132,12 +132,30 @@ describe('AdaptivePrefetch', () => {
     expect(p.excess(cap, 10 * PREFETCH_GIVE_BACK_MS)).toBe(0);
     expect(p.excess(p.limit, PREFETCH_GIVE_BACK_MS - 1)).toBe(0);
     expect(p.limit).toBeGreaterThan(cap);
-    // Past it, after the wait: all of the rest, and the limit falls to the count cap until a new rate is measured.
+    // Past it, after the wait: all of the rest. Asking changes nothing ...
     expect(p.excess(cap + 300, PREFETCH_GIVE_BACK_MS)).toBe(300);
+    expect(p.limit).toBeGreaterThan(cap);
+    // ... once given back, the limit falls to the count cap until a new rate is measured.
+    p.gaveBack();
     expect(p.cap).toBe(cap);
     expect(p.limit).toBeLessThanOrEqual(cap);
+    // Nothing a fetch took under the count cap since is given back.
+    expect(p.excess(cap + 300, PREFETCH_GIVE_BACK_MS)).toBe(0);
     for (let i = 0; i < 20; i++) trip(p, Math.floor(p.limit / 2), 200, 10, 2);
     expect(p.limit).toBeGreaterThan(cap);
+    expect(p.excess(cap + 300, PREFETCH_GIVE_BACK_MS)).toBe(300);
+  });
+
+  it('gives nothing back when only its line fell (larger payloads) and no fetch used the allowance', () => {
+    const p = prefetch(processes);
+    // Slow jobs: the limit stays within the count cap, and fetches hold that many.
+    for (let i = 0; i < 30; i++) trip(p, Math.floor(p.limit / 2), 3);
+    expect(p.limit).toBeLessThanOrEqual(cap);
+    const held = p.limit;
+    // Payloads grow: the line falls below what is held, though every job came under it.
+    trip(p, Math.floor(p.limit / 2), 3, PREFETCH_MAX_BYTES / 4);
+    expect(p.giveBackAbove).toBeLessThan(held);
+    expect(p.excess(held, 10 * PREFETCH_GIVE_BACK_MS)).toBe(0);
   });
 
   it('a reply shorter than asked (the queue ran dry) changes nothing', () => {
