@@ -153,11 +153,12 @@ export class Consumer {
       dead: 0,
       givenBack: 0,
       deferred: 0,
-      prefetchLimit: 0,
+      // Read when asked: the limit moves on each reply, on resize and when the HoardGuard gives jobs back.
+      get prefetchLimit() {
+        return settings.prefetch.limit;
+      },
       peakReserved: 0,
     };
-    // Read when asked: the limit moves on each reply, on resize and when the HoardGuard gives jobs back.
-    Object.defineProperty(this.counts, 'prefetchLimit', { enumerable: true, get: () => settings.prefetch.limit });
     this.acker = new Acker(settings.broker, settings.log);
     this.hoardGuard = new HoardGuard({
       prefetch: settings.prefetch,

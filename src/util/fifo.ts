@@ -47,13 +47,7 @@ export class Fifo<T> {
 
   /** Takes out the last `n` items (fewer if it holds fewer) and returns them in order. */
   popBack(n: number): T[] {
-    const start = Math.max(this.head, this.items.length - n);
-    const out = this.items.splice(start) as T[];
-    if (this.head >= this.items.length) {
-      this.items = [];
-      this.head = 0;
-    }
-    return out;
+    return this.popBackWhere(n, () => true);
   }
 
   /**
