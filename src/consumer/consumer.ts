@@ -165,7 +165,10 @@ export class Consumer {
       reserved: () => this.counts.reserved,
       oldestUnstartedAt: () => this.unstarted.values().next().value?.since,
       giveBack: (n) => {
-        const ids = settings.pool.withdrawQueued(n);
+        // Only this Consumer's jobs: others applied to worker.pool are not the queues' to take back.
+        const mine = new Set<string>();
+        for (const u of this.unstarted) mine.add(u.id);
+        const ids = settings.pool.withdrawQueued(n, (id) => mine.has(id));
         for (const id of ids) this.spread.add(id);
         return ids.length;
       },
@@ -501,7 +504,7 @@ export class Consumer {
     let pid: number | undefined;
     let startedAt: number | undefined;
     let progress: Progress | undefined;
-    const entry: Unstarted = { onLeave: undefined, since: performance.now() };
+    const entry: Unstarted = { id: job.id, onLeave: undefined, since: performance.now() };
     const leave = (dropped: boolean): void => {
       if (!this.unstarted.delete(entry)) return;
       entry.onLeave?.(dropped);
@@ -679,6 +682,8 @@ interface Progress {
 
 /** A job not yet started; onLeave is set by a fencing that waits to count what it dropped. */
 interface Unstarted {
+  /** The job's id (its ApplyOptions.id in the pool). */
+  id: string;
   onLeave: ((dropped: boolean) => void) | undefined;
   /** When it was handed to the pool (performance.now()): the oldest one's wait tells the HoardGuard jobs turned slow. */
   since: number;

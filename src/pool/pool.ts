@@ -501,11 +501,13 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
    * queued first, and rejects each with JobWithdrawnError (the caller returns
    * them to their queue); jobs a child holds or runs stay, and so do jobs
    * that came back to the buffer when their child died (they are next in
-   * line). Returns the ids of the jobs taken (ApplyOptions.id, else the
-   * pool's sequence number), before their promises reject.
+   * line). With `take`, only jobs whose id it accepts are taken (a caller
+   * takes back its own jobs, not those others applied to the same pool).
+   * Returns the ids of the jobs taken (ApplyOptions.id, else the pool's
+   * sequence number), before their promises reject.
    */
-  withdrawQueued(n: number): string[] {
-    const jobs = this.tasks.outbound.popBackWhere(n, (job) => job.requeues === 0);
+  withdrawQueued(n: number, take: (id: string) => boolean = () => true): string[] {
+    const jobs = this.tasks.outbound.popBackWhere(n, (job) => job.requeues === 0 && take(job.id));
     for (const job of jobs) this.settle(job, false, new JobWithdrawnError());
     return jobs.map((job) => job.id);
   }

@@ -22,13 +22,15 @@ import { silent, uniqueName } from '../helpers/worker.js';
 class EagerPrefetch implements Prefetch {
   readonly limit = 8;
   readonly giveBackAbove = 2;
+  /** While false, nothing is given back (a test arranges the buffer first). */
+  armed = true;
   sent(): void {}
   settled(): void {}
   replied(): void {}
   resize(): void {}
   gaveBack(): void {}
   excess(reserved: number): number {
-    return Math.max(0, reserved - this.giveBackAbove);
+    return this.armed ? Math.max(0, reserved - this.giveBackAbove) : 0;
   }
 }
 
@@ -43,45 +45,51 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A Consumer of queue q on a one-child fair pool and a memory:// broker, with the given prefetch double. */
+async function startNode(prefetch: EagerPrefetch) {
+  const url = `memory://${uniqueName('spread')}`;
+  const broker: Broker = createBroker(url, { logger: silent });
+  await broker.connect();
+  closers.push(() => broker.close());
+  const nodeId = 'n1';
+  await broker.register({
+    id: nodeId,
+    name: nodeId,
+    host: 'h',
+    pid: 1,
+    queues: ['q'],
+    concurrency: '1',
+    startedAt: 0,
+  });
+  const client = new Client({ broker, logger: silent });
+  closers.push(() => client.close());
+  const pool = await startPool({ app: fixture('tasks-marks.mjs'), processes: 1, strategy: 'fair' });
+  const consumer = new Consumer({
+    broker,
+    pool,
+    selection: new QueueSelection(parseQueues('q'), 'round-robin'),
+    rates: new RateGate(broker, () => undefined, silent),
+    nodeId: () => nodeId,
+    nodeName: nodeId,
+    prefetch,
+    trackStarted: false,
+    stallAfterMs: 60_000,
+    log: silent,
+  });
+  const received: Delivery[] = [];
+  const givenBack: Settlement[] = [];
+  consumer.observe({
+    received: (d) => received.push(d),
+    settled: (s) => {
+      if (s.kind === 'giveBack') givenBack.push(s);
+    },
+  });
+  return { client, pool, consumer, received, givenBack };
+}
+
 describe('HoardGuard give-back through the Consumer', () => {
   it('gives jobs back as spread: they keep their redeliveries, come back, and each runs once', async () => {
-    const url = `memory://${uniqueName('spread')}`;
-    const broker: Broker = createBroker(url, { logger: silent });
-    await broker.connect();
-    closers.push(() => broker.close());
-    const nodeId = 'n1';
-    await broker.register({
-      id: nodeId,
-      name: nodeId,
-      host: 'h',
-      pid: 1,
-      queues: ['q'],
-      concurrency: '1',
-      startedAt: 0,
-    });
-    const client = new Client({ broker, logger: silent });
-    closers.push(() => client.close());
-    const pool = await startPool({ app: fixture('tasks-marks.mjs'), processes: 1, strategy: 'fair' });
-    const consumer = new Consumer({
-      broker,
-      pool,
-      selection: new QueueSelection(parseQueues('q'), 'round-robin'),
-      rates: new RateGate(broker, () => undefined, silent),
-      nodeId: () => nodeId,
-      nodeName: nodeId,
-      prefetch: new EagerPrefetch(),
-      trackStarted: false,
-      stallAfterMs: 60_000,
-      log: silent,
-    });
-    const received: Delivery[] = [];
-    const givenBack: Settlement[] = [];
-    consumer.observe({
-      received: (d) => received.push(d),
-      settled: (s) => {
-        if (s.kind === 'giveBack') givenBack.push(s);
-      },
-    });
+    const { client, pool, consumer, received, givenBack } = await startNode(new EagerPrefetch());
     // One job blocks the only child; six wait behind it in the pool's buffer.
     await client.enqueue('markAndBlock', [dir, 'job-0'], { queue: 'q', ignoreResult: true });
     for (let i = 1; i <= 6; i++) await client.enqueue('mark', [dir, `job-${i}`], { queue: 'q', ignoreResult: true });
@@ -101,5 +109,26 @@ describe('HoardGuard give-back through the Consumer', () => {
     await expect.poll(() => readdirSync(dir).length, { message: 'every job to run' }).toBe(7);
     await expect.poll(() => pool.stats().totals.done).toBe(7);
     expect(readdirSync(dir).sort()).toEqual(['job-0', 'job-1', 'job-2', 'job-3', 'job-4', 'job-5', 'job-6']);
+  });
+
+  it('takes back only its own jobs: one applied straight to the pool runs', async () => {
+    const prefetch = new EagerPrefetch();
+    prefetch.armed = false;
+    const { client, pool, consumer, received, givenBack } = await startNode(prefetch);
+    await client.enqueue('markAndBlock', [dir, 'job-0'], { queue: 'q', ignoreResult: true });
+    for (let i = 1; i <= 4; i++) await client.enqueue('mark', [dir, `job-${i}`], { queue: 'q', ignoreResult: true });
+    consumer.start();
+    closers.push(() => consumer.stopFetching());
+    await expect.poll(() => received.length, { message: 'the node to hold every queued job' }).toBe(5);
+    // Last in the pool's buffer, so first in line to be taken back, were it the queues' to take.
+    const direct = pool.apply('mark', [dir, 'direct']);
+    prefetch.armed = true;
+    await expect.poll(() => givenBack.length, { message: 'the guard to give back queue jobs' }).toBeGreaterThan(0);
+    for (const s of givenBack) expect(s.delivery.job.task).toBe('mark');
+    const [pid] = pool.stats().processes.map((p) => p.pid);
+    release(pid as number);
+    await expect(direct).resolves.toBe('direct');
+    await expect.poll(() => readdirSync(dir).length, { message: 'every job to run' }).toBe(6);
+    expect(readdirSync(dir).sort()).toEqual(['direct', 'job-0', 'job-1', 'job-2', 'job-3', 'job-4']);
   });
 });
