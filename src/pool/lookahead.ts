@@ -3,7 +3,7 @@ import type { WorkerProcess } from './worker-process.js';
 
 /** A job that has run this long is a long one: the jobs written ahead behind it are taken back. */
 export const TAKE_BACK_AFTER_MS = 10;
-/** While some child holds jobs ahead, how often the parent looks at how long its job has run. */
+/** How soon the parent looks again at a child whose job its start record does not show started yet. */
 export const LOOK_EVERY_MS = 5;
 /**
  * Jobs held ahead are taken for an idle child only when they are worth this
@@ -34,23 +34,30 @@ export interface LookaheadHooks {
  * child goes idle with nothing else to run (half of the most loaded
  * child's, for each idle one, once they are worth TAKE_FOR_IDLE_MS), and
  * when the job in front of them has run TAKE_BACK_AFTER_MS (all of them;
- * that child then gets no job until its long one ends). So a long job holds
- * short ones for at most TAKE_BACK_AFTER_MS + LOOK_EVERY_MS, and for about
- * TAKE_FOR_IDLE_MS at most while a child is idle.
+ * that child then gets no job until its long one ends).
+ *
+ * A child's job cannot have run longer than the child has been free to
+ * start it (WorkerProcess.freeAt: its last result, or the write that woke
+ * it), so one timer waits for the first child that may have run long: no
+ * look, no read of the start record, while every child holding jobs ahead
+ * keeps finishing them. So a long job holds short ones for about
+ * TAKE_BACK_AFTER_MS, and for about TAKE_FOR_IDLE_MS at most while a child
+ * is idle.
  */
 export class Lookahead {
   private timer: NodeJS.Timeout | undefined;
+  /** When (performance.now()) the timer fires: the earliest a held-ahead child's job may have run long. */
+  private due = Infinity;
   /** Looks again for an idle child's jobs once those not worth taking now may be. */
   private recheckTimer: NodeJS.Timeout | undefined;
   private stopped = false;
 
   constructor(private readonly hooks: LookaheadHooks) {}
 
-  /** Jobs were written ahead to a child: its running job is looked at within LOOK_EVERY_MS. */
-  wroteAhead(): void {
-    if (this.timer !== undefined || this.stopped) return;
-    this.timer = setTimeout(() => this.lookForLongJobs(), LOOK_EVERY_MS);
-    this.timer.unref();
+  /** Jobs were written ahead to `proc`: its running job is looked at once it may have run TAKE_BACK_AFTER_MS. */
+  wroteAhead(proc: WorkerProcess): void {
+    if (this.stopped) return;
+    this.arm(proc.freeAt + TAKE_BACK_AFTER_MS);
   }
 
   /**
@@ -90,6 +97,7 @@ export class Lookahead {
     this.stopped = true;
     clearTimeout(this.timer);
     this.timer = undefined;
+    this.due = Infinity;
     clearTimeout(this.recheckTimer);
     this.recheckTimer = undefined;
   }
@@ -103,23 +111,39 @@ export class Lookahead {
     this.recheckTimer.unref();
   }
 
+  /** Makes the timer fire by `due` (performance.now()); a later one already set is brought forward. */
+  private arm(due: number): void {
+    if (due >= this.due) return;
+    clearTimeout(this.timer);
+    this.due = due;
+    this.timer = setTimeout(() => this.lookForLongJobs(), Math.max(0, Math.ceil(due - performance.now())));
+    this.timer.unref();
+  }
+
   private lookForLongJobs(): void {
     this.timer = undefined;
+    this.due = Infinity;
     if (this.stopped) return;
-    const now = Date.now();
-    let ahead = false;
+    const now = performance.now();
+    let next = Infinity;
     for (const proc of this.hooks.children()) {
       if (proc.inFlight.length < 2) continue;
-      proc.learnStarts();
-      const head = proc.inFlight.peek() as PoolJob;
-      if (head.startedAt > 0 && now - head.startedAt >= TAKE_BACK_AFTER_MS && this.hooks.mayDispatch()) {
-        proc.heldBy = head.seq;
-        const jobs = proc.takeBack(proc.inFlight.length - 1);
-        if (jobs.length > 0) this.hooks.giveBack(jobs);
+      let due = proc.freeAt + TAKE_BACK_AFTER_MS;
+      if (due <= now) {
+        // Free that long: only the start record tells whether its job is running long.
+        proc.learnStarts();
+        const head = proc.inFlight.peek() as PoolJob;
+        const ran = head.startedAt > 0 ? Date.now() - head.startedAt : -1;
+        if (ran >= TAKE_BACK_AFTER_MS && this.hooks.mayDispatch()) {
+          proc.heldBy = head.seq;
+          const jobs = proc.takeBack(proc.inFlight.length - 1);
+          if (jobs.length > 0) this.hooks.giveBack(jobs);
+        }
+        due = ran >= 0 && ran < TAKE_BACK_AFTER_MS ? now + TAKE_BACK_AFTER_MS - ran : now + LOOK_EVERY_MS;
       }
-      if (proc.inFlight.length >= 2) ahead = true;
+      if (proc.inFlight.length >= 2) next = Math.min(next, due);
     }
-    if (ahead) this.wroteAhead();
+    if (next < Infinity) this.arm(next);
   }
 }
 

@@ -191,7 +191,7 @@ export class TaskHandler {
     }
     proc.write(bytes);
     if (wasEmpty) this.hooks.onNewHead(proc);
-    if (this.lookahead !== undefined && proc.inFlight.length > 1) this.lookahead.wroteAhead();
+    if (this.lookahead !== undefined && proc.inFlight.length > 1) this.lookahead.wroteAhead(proc);
     if (this.maxTasksPerChild !== undefined && proc.assigned >= this.maxTasksPerChild) this.hooks.onQuota(proc);
     return true;
   }

@@ -1,18 +1,30 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { Fifo } from '../../../dist/util/fifo.js';
-import { Lookahead, TAKE_FOR_IDLE_MS, worthTaking } from '../../../dist/pool/lookahead.js';
+import { Lookahead, TAKE_BACK_AFTER_MS, TAKE_FOR_IDLE_MS, worthTaking } from '../../../dist/pool/lookahead.js';
 
 interface FakeJob {
   seq: number;
+  /** Epoch ms the start record gave it; 0 = not known to have started. */
+  startedAt: number;
 }
 
 /** A child as the Lookahead sees it: jobs in flight, when it became free for its head, and takeBack from the back. */
 function child(held: number, freeAt: number) {
   const inFlight = new Fifo<FakeJob>();
-  for (let i = 1; i <= held; i++) inFlight.push({ seq: i });
+  for (let i = 1; i <= held; i++) inFlight.push({ seq: i, startedAt: 0 });
   return {
     inFlight,
     freeAt,
+    heldBy: 0,
+    /** How often the start record was read. */
+    reads: 0,
+    /** What the start record says of the head: when it started (epoch ms), once it has. */
+    headStartedAt: 0,
+    learnStarts(): void {
+      this.reads++;
+      const head = this.inFlight.peek();
+      if (head !== undefined && head.startedAt === 0) head.startedAt = this.headStartedAt;
+    },
     takeBack(max: number): FakeJob[] {
       const n = Math.min(max, inFlight.length - 1);
       return inFlight.popBack(n);
@@ -25,10 +37,15 @@ afterEach(() => {
   for (const l of lookaheads.splice(0)) l.stop();
 });
 
-function lookahead(children: ReturnType<typeof child>[], meanRunMs: number, recheck: () => void = () => undefined) {
+function lookahead(
+  children: ReturnType<typeof child>[],
+  meanRunMs: number,
+  recheck: () => void = () => undefined,
+  givenBack: FakeJob[][] = [],
+) {
   const l = new Lookahead({
     children: () => children as never,
-    giveBack: () => undefined,
+    giveBack: (jobs) => givenBack.push(jobs),
     mayDispatch: () => true,
     meanRunMs: () => meanRunMs,
     recheck,
@@ -69,5 +86,79 @@ describe('Lookahead: jobs held ahead, taken for an idle child', () => {
     expect(worthTaking(child(2, now) as never, TAKE_FOR_IDLE_MS / 2, now)).toBe(false);
     expect(worthTaking(child(3, now) as never, TAKE_FOR_IDLE_MS / 2, now)).toBe(true);
     expect(worthTaking(child(2, now - TAKE_FOR_IDLE_MS) as never, 0, now)).toBe(true);
+  });
+});
+
+describe('Lookahead: jobs held ahead of a job that runs long', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  /** A child finishes its head job: the next one is its head, and it is free to start it now. */
+  function finishHead(c: ReturnType<typeof child>): void {
+    c.inFlight.shift();
+    c.inFlight.push({ seq: c.inFlight.length + 100, startedAt: 0 });
+    c.freeAt = performance.now();
+  }
+
+  it('reads no start record while the child keeps finishing jobs', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    const busy = child(3, performance.now());
+    const givenBack: FakeJob[][] = [];
+    const l = lookahead([busy], 2, undefined, givenBack);
+    l.wroteAhead(busy as never);
+    for (let i = 0; i < 50; i++) {
+      vi.advanceTimersByTime(2);
+      finishHead(busy);
+    }
+    expect(busy.reads).toBe(0);
+    expect(givenBack).toEqual([]);
+  });
+
+  it('takes them back once the job in front has run TAKE_BACK_AFTER_MS', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    const stuck = child(4, performance.now());
+    stuck.headStartedAt = Date.now();
+    const givenBack: FakeJob[][] = [];
+    lookahead([stuck], 2, undefined, givenBack).wroteAhead(stuck as never);
+    vi.advanceTimersByTime(TAKE_BACK_AFTER_MS - 1);
+    expect(givenBack).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(givenBack.map((jobs) => jobs.map((j) => j.seq))).toEqual([[2, 3, 4]]);
+    expect(stuck.heldBy).toBe(1);
+  });
+
+  it('looks sooner for a child whose job began before another child was written ahead', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    const fresh = child(3, performance.now());
+    const givenBack: FakeJob[][] = [];
+    const children = [fresh];
+    const l = lookahead(children, 2, undefined, givenBack);
+    l.wroteAhead(fresh as never);
+    // A child on one job for TAKE_BACK_AFTER_MS - 2 ms is now written ahead: its look is due in 2 ms, not 10.
+    const long = child(3, performance.now() - (TAKE_BACK_AFTER_MS - 2));
+    long.headStartedAt = Date.now() - (TAKE_BACK_AFTER_MS - 2);
+    children.push(long);
+    l.wroteAhead(long as never);
+    vi.advanceTimersByTime(2);
+    expect(givenBack.map((jobs) => jobs.map((j) => j.seq))).toEqual([[2, 3]]);
+    expect(fresh.reads).toBe(0);
+  });
+
+  it('looks again, not before it could be due, at a job that started after its child was free', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    const late = child(2, performance.now());
+    const givenBack: FakeJob[][] = [];
+    lookahead([late], 2, undefined, givenBack).wroteAhead(late as never);
+    // Free since now, but its job starts only 4 ms later (the child's event loop was busy).
+    late.headStartedAt = Date.now() + 4;
+    vi.advanceTimersByTime(TAKE_BACK_AFTER_MS);
+    expect(late.reads).toBe(1);
+    expect(givenBack).toEqual([]);
+    vi.advanceTimersByTime(3);
+    expect(late.reads).toBe(1);
+    vi.advanceTimersByTime(1);
+    expect(late.reads).toBe(2);
+    expect(givenBack.map((jobs) => jobs.map((j) => j.seq))).toEqual([[2]]);
   });
 });
