@@ -3,7 +3,11 @@ import type { WorkerProcess } from './worker-process.js';
 
 /** A job that has run this long is a long one: the jobs written ahead behind it are taken back. */
 export const TAKE_BACK_AFTER_MS = 10;
-/** How soon the parent looks again at a child whose job its start record does not show started yet. */
+/**
+ * How soon the parent looks again at a child whose job its start record
+ * does not show started yet, or whose held jobs could not be taken back
+ * (dispatch is gated, or they are being withdrawn).
+ */
 export const LOOK_EVERY_MS = 5;
 /**
  * Jobs held ahead are taken for an idle child only when they are worth this
@@ -36,17 +40,17 @@ export interface LookaheadHooks {
  * when the job in front of them has run TAKE_BACK_AFTER_MS (all of them;
  * that child then gets no job until its long one ends).
  *
- * A child's job cannot have run longer than the child has been free to
- * start it (WorkerProcess.freeAt: its last result, or the write that woke
+ * A child's job started no earlier than the last start the parent knows of
+ * (WorkerProcess.headStartFloor: its last RESULT's, or the write that woke
  * it), so one timer waits for the first child that may have run long: no
  * look, no read of the start record, while every child holding jobs ahead
  * keeps finishing them. So a long job holds short ones for about
- * TAKE_BACK_AFTER_MS, and for about TAKE_FOR_IDLE_MS at most while a child
- * is idle.
+ * TAKE_BACK_AFTER_MS (later only while the parent's event loop is busy), and
+ * for about TAKE_FOR_IDLE_MS at most while a child is idle.
  */
 export class Lookahead {
   private timer: NodeJS.Timeout | undefined;
-  /** When (performance.now()) the timer fires: the earliest a held-ahead child's job may have run long. */
+  /** When (epoch ms) the timer fires: the earliest a held-ahead child's job may have run long. */
   private due = Infinity;
   /** Looks again for an idle child's jobs once those not worth taking now may be. */
   private recheckTimer: NodeJS.Timeout | undefined;
@@ -57,7 +61,7 @@ export class Lookahead {
   /** Jobs were written ahead to `proc`: its running job is looked at once it may have run TAKE_BACK_AFTER_MS. */
   wroteAhead(proc: WorkerProcess): void {
     if (this.stopped) return;
-    this.arm(proc.freeAt + TAKE_BACK_AFTER_MS);
+    this.arm(proc.headStartFloor + TAKE_BACK_AFTER_MS);
   }
 
   /**
@@ -111,12 +115,12 @@ export class Lookahead {
     this.recheckTimer.unref();
   }
 
-  /** Makes the timer fire by `due` (performance.now()); a later one already set is brought forward. */
+  /** Makes the timer fire by `due` (epoch ms); a later one already set is brought forward. */
   private arm(due: number): void {
     if (due >= this.due) return;
     clearTimeout(this.timer);
     this.due = due;
-    this.timer = setTimeout(() => this.lookForLongJobs(), Math.max(0, Math.ceil(due - performance.now())));
+    this.timer = setTimeout(() => this.lookForLongJobs(), Math.max(0, due - Date.now()));
     this.timer.unref();
   }
 
@@ -124,22 +128,23 @@ export class Lookahead {
     this.timer = undefined;
     this.due = Infinity;
     if (this.stopped) return;
-    const now = performance.now();
+    const now = Date.now();
     let next = Infinity;
     for (const proc of this.hooks.children()) {
       if (proc.inFlight.length < 2) continue;
-      let due = proc.freeAt + TAKE_BACK_AFTER_MS;
-      if (due <= now) {
-        // Free that long: only the start record tells whether its job is running long.
+      let due = proc.headStartFloor + TAKE_BACK_AFTER_MS;
+      // A timer counts whole ms and may fire a little before `due`: within 1 ms counts as due.
+      if (due <= now + 1) {
+        // Its job may have run long: only the start record tells.
         proc.learnStarts();
         const head = proc.inFlight.peek() as PoolJob;
-        const ran = head.startedAt > 0 ? Date.now() - head.startedAt : -1;
+        const ran = head.startedAt > 0 ? now - head.startedAt : -1;
         if (ran >= TAKE_BACK_AFTER_MS && this.hooks.mayDispatch()) {
           proc.heldBy = head.seq;
           const jobs = proc.takeBack(proc.inFlight.length - 1);
           if (jobs.length > 0) this.hooks.giveBack(jobs);
         }
-        due = ran >= 0 && ran < TAKE_BACK_AFTER_MS ? now + TAKE_BACK_AFTER_MS - ran : now + LOOK_EVERY_MS;
+        due = ran >= 0 && ran < TAKE_BACK_AFTER_MS ? head.startedAt + TAKE_BACK_AFTER_MS : now + LOOK_EVERY_MS;
       }
       if (proc.inFlight.length >= 2) next = Math.min(next, due);
     }

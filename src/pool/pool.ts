@@ -758,7 +758,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (!job.announced) this.onStarted(proc, job, false);
     // Settled first: nothing after it can leave the job hanging.
     this.settle(job, ok, outcome);
-    this.tasks.settled(proc);
+    this.tasks.settled(proc, job.startedAt);
     if (proc.inFlight.length > 0) this.newHeads.add(proc);
     proc.jobsDone++;
     if (typeof rss === 'number') proc.rss = rss;

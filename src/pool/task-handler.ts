@@ -61,15 +61,18 @@ export class TaskHandler {
   }
 
   /**
-   * A job of `proc` settled. Its time, as the parent sees it, runs from the
-   * write (the child was idle) or the previous job's result to now: fair
-   * sizes what a child holds from it. Measured here, not in the child: a
-   * child's clock does not see a job wait in its pipe.
+   * A job of `proc` settled; it started at `startedAt` (epoch ms, 0 if not
+   * known). Its time, as the parent sees it, runs from the write (the child
+   * was idle) or the previous job's result to now: fair sizes what a child
+   * holds from it. Measured here, not in the child: a child's clock does not
+   * see a job wait in its pipe.
    */
-  settled(proc: WorkerProcess): void {
+  settled(proc: WorkerProcess, startedAt: number): void {
     const now = performance.now();
     this.strategy.ran(now - proc.freeAt);
     proc.freeAt = now;
+    // The next job starts after this one did, however late the parent reads the RESULT.
+    if (startedAt > proc.headStartFloor) proc.headStartFloor = startedAt;
   }
 
   submit(job: PoolJob): void {
@@ -163,7 +166,10 @@ export class TaskHandler {
   private writeBatch(proc: WorkerProcess, cap: number): boolean {
     const batch = this.batch;
     const wasEmpty = proc.inFlight.length === 0;
-    if (wasEmpty) proc.freeAt = performance.now();
+    if (wasEmpty) {
+      proc.freeAt = performance.now();
+      proc.headStartFloor = Date.now();
+    }
     let taken = 0;
     while (taken < cap) {
       const job = this.outbound.shift();

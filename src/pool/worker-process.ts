@@ -88,6 +88,12 @@ export class WorkerProcess {
   readonly dropsAwaited = new Set<number>();
   /** performance.now() when it last became free to start a job it holds (TaskHandler.settled). */
   freeAt = 0;
+  /**
+   * Epoch ms at or after which its head job started: the start of the last
+   * job it settled (its RESULT says when), or when a job was written to it
+   * idle. Behind the parent's reading of results, never ahead of the child.
+   */
+  headStartFloor = 0;
   /** The seq of a running job that ran long and whose followers were taken back: it gets no more jobs until that one ends. */
   heldBy = 0;
   /** Its resident memory, read from /proc (stats()). */

@@ -8,13 +8,18 @@ interface FakeJob {
   startedAt: number;
 }
 
-/** A child as the Lookahead sees it: jobs in flight, when it became free for its head, and takeBack from the back. */
-function child(held: number, freeAt: number) {
+/**
+ * A child as the Lookahead sees it: jobs in flight, when it became free for
+ * its head (performance.now()), the epoch ms its head started at or after,
+ * and takeBack from the back.
+ */
+function child(held: number, freeAt: number, headStartFloor = Date.now()) {
   const inFlight = new Fifo<FakeJob>();
   for (let i = 1; i <= held; i++) inFlight.push({ seq: i, startedAt: 0 });
   return {
     inFlight,
     freeAt,
+    headStartFloor,
     heldBy: 0,
     /** How often the start record was read. */
     reads: 0,
@@ -94,11 +99,12 @@ describe('Lookahead: jobs held ahead of a job that runs long', () => {
     vi.useRealTimers();
   });
 
-  /** A child finishes its head job: the next one is its head, and it is free to start it now. */
+  /** A child finishes its head job, a 2 ms one: the next one is its head, started after that one did. */
   function finishHead(c: ReturnType<typeof child>): void {
     c.inFlight.shift();
     c.inFlight.push({ seq: c.inFlight.length + 100, startedAt: 0 });
     c.freeAt = performance.now();
+    c.headStartFloor = Date.now() - 2;
   }
 
   it('reads no start record while the child keeps finishing jobs', () => {
@@ -136,7 +142,7 @@ describe('Lookahead: jobs held ahead of a job that runs long', () => {
     const l = lookahead(children, 2, undefined, givenBack);
     l.wroteAhead(fresh as never);
     // A child on one job for TAKE_BACK_AFTER_MS - 2 ms is now written ahead: its look is due in 2 ms, not 10.
-    const long = child(3, performance.now() - (TAKE_BACK_AFTER_MS - 2));
+    const long = child(3, performance.now() - (TAKE_BACK_AFTER_MS - 2), Date.now() - (TAKE_BACK_AFTER_MS - 2));
     long.headStartedAt = Date.now() - (TAKE_BACK_AFTER_MS - 2);
     children.push(long);
     l.wroteAhead(long as never);
@@ -160,5 +166,16 @@ describe('Lookahead: jobs held ahead of a job that runs long', () => {
     vi.advanceTimersByTime(1);
     expect(late.reads).toBe(2);
     expect(givenBack.map((jobs) => jobs.map((j) => j.seq))).toEqual([[2]]);
+  });
+
+  it('looks by when the job began, not by when the parent read the result before it', () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'performance', 'Date'] });
+    // The parent's event loop was busy: the last RESULT, of a job that began 40 ms ago, is read only now.
+    const lagged = child(3, performance.now(), Date.now() - 40);
+    lagged.headStartedAt = Date.now() - 38;
+    const givenBack: FakeJob[][] = [];
+    lookahead([lagged], 2, undefined, givenBack).wroteAhead(lagged as never);
+    vi.advanceTimersByTime(1);
+    expect(givenBack.map((jobs) => jobs.map((j) => j.seq))).toEqual([[2, 3]]);
   });
 });
