@@ -1,7 +1,11 @@
+import { readSync } from 'node:fs';
 import { Socket } from 'node:net';
 import { FrameBatch } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
 import type { ChildMessage, ParentMessage } from '../protocol/messages.js';
+
+/** The most inq bytes one read takes without the event loop (what libuv reads at once). */
+const READ_SIZE = 64 * 1024;
 
 /**
  * The child's end of the pipes: frames in on fd 0 (inq), frames out on fd 1
@@ -13,20 +17,72 @@ export class ParentChannel {
   private readonly output: Socket;
   private readonly batch: FrameBatch;
   private readonly decoder: FrameDecoder;
+  private readonly onMessage: (msg: unknown) => void;
+  /** A chunk is being decoded: reading more now would hand its frames over out of order. */
+  private decoding = false;
+  private readonly scratch = Buffer.allocUnsafe(READ_SIZE);
 
-  constructor(maxFrameSize: number, onMessage: (msg: ParentMessage) => void, onParentGone: () => void) {
+  /**
+   * `onMessage` gets each frame in the order it came; `onChunk` is called
+   * once the frames of a chunk read by the event loop have all been handed
+   * over (readWaiting's come without it).
+   */
+  constructor(
+    maxFrameSize: number,
+    onMessage: (msg: ParentMessage) => void,
+    onChunk: () => void,
+    onParentGone: () => void,
+  ) {
     this.batch = new FrameBatch(maxFrameSize);
     this.output = new Socket({ fd: 1, readable: false, writable: true });
     Object.defineProperty(process, 'stdout', { configurable: true, enumerable: true, get: () => process.stderr });
     this.output.on('error', onParentGone);
     this.decoder = new FrameDecoder(maxFrameSize);
+    this.onMessage = onMessage as (msg: unknown) => void;
     this.input = new Socket({ fd: 0, readable: true, writable: false });
     this.input.on('data', (chunk: Buffer) => {
-      this.decoder.decode(chunk, onMessage as (msg: unknown) => void);
+      this.decode(chunk);
+      onChunk();
     });
     // EOF on inq means the parent is gone: exit rather than linger as an orphan.
     this.input.on('end', onParentGone);
     this.input.on('error', onParentGone);
+  }
+
+  private decode(chunk: Buffer): void {
+    this.decoding = true;
+    try {
+      this.decoder.decode(chunk, this.onMessage);
+    } finally {
+      this.decoding = false;
+    }
+  }
+
+  /**
+   * Reads what already waits in inq, without a turn of the event loop, and
+   * hands its frames over: a child that ends a job with the next one in the
+   * pipe (fair writes one ahead) starts it at once. False when nothing was
+   * there (or inq ended or failed: the stream reports that itself). Never
+   * while a chunk is being decoded, nor while the stream holds bytes it has
+   * not handed over: those came first.
+   */
+  readWaiting(): boolean {
+    if (this.decoding || this.input.readableLength > 0 || !this.input.readable) return false;
+    let n: number;
+    // An empty pipe answers EAGAIN, thrown as an error: one without a stack costs less to make.
+    const stackLimit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    try {
+      n = readSync(0, this.scratch, 0, READ_SIZE, null);
+    } catch {
+      return false;
+    } finally {
+      Error.stackTraceLimit = stackLimit;
+    }
+    if (n === 0) return false;
+    // A copy: the decoder keeps views of a frame split across reads, and the scratch is read into again.
+    this.decode(Buffer.from(this.scratch.subarray(0, n)));
+    return true;
   }
 
   /** Queues a frame; throws if the message cannot be encoded (the batch stays intact). */

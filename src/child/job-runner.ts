@@ -16,6 +16,12 @@ import type { ClaimTaker } from '../protocol/claim-pipe.js';
 import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
 
+/**
+ * How many times the runner reads inq again for jobs that came while it ran
+ * others before it gives the event loop a turn (timers a task set, I/O).
+ */
+export const READS_PER_TURN = 16;
+
 /** Told when jobs run: the watchdog (watchdog.ts), which must act while a task blocks the event loop. */
 export interface JobWatch {
   /** A job starts; `timeLimit` is its hard limit in ms, if it has one. */
@@ -109,6 +115,20 @@ export class JobRunner {
     return false;
   }
 
+  /**
+   * After a chunk of inq, or once the queue ran dry: jobs that came while
+   * others ran may wait in inq already. They are read now, each run as it
+   * is decoded, rather than after a turn of the event loop: a child that
+   * ends a job with the next one in the pipe (fair writes one ahead) starts
+   * it at once. At most READS_PER_TURN reads, and only while outq takes what
+   * is written: timers a task set and outq's drain need the loop.
+   */
+  readOn(): void {
+    for (let reads = 0; reads < READS_PER_TURN; reads++) {
+      if (this.running || !this.channel.flush() || !this.channel.readWaiting()) return;
+    }
+  }
+
   private runQueued(): void {
     this.running = true;
     for (let job = this.queue.shift(); job !== undefined; job = this.queue.shift()) {
@@ -151,6 +171,7 @@ export class JobRunner {
     this.watch.idle();
     this.channel.flush();
     if (this.stopping) this.onIdleAfterShutdown();
+    else this.readOn();
   }
 
   /**

@@ -35,7 +35,12 @@ for (const signal of ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGHUP', 'SIGTSTP', 'SIGT
 
 let runner: JobRunner | undefined;
 const early: ParentMessage[] = [];
-const channel = new ParentChannel(config.maxFrameSize, onMessage, () => process.exit(EXIT_PARENT_GONE));
+const channel = new ParentChannel(
+  config.maxFrameSize,
+  onMessage,
+  () => runner?.readOn(),
+  () => process.exit(EXIT_PARENT_GONE),
+);
 // Started beside the task module's import (its thread comes up even if a job already blocks this one), and
 // after the channel: a Worker pipes its thread's stdout into process.stdout, by now pointed at stderr.
 const parentPid = typeof config.parentPid === 'number' ? config.parentPid : process.ppid;

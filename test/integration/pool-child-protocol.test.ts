@@ -3,6 +3,9 @@
  * (dist/child/main.js) with frames written to its inq and read from its outq.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { decodeBody } from '../../dist/protocol/codec.js';
@@ -10,13 +13,16 @@ import { encodeFrame } from '../../dist/protocol/frame-encoder.js';
 import { FrameDecoder } from '../../dist/protocol/frame-decoder.js';
 import { CHILD_CONFIG_ENV, MessageType } from '../../dist/protocol/messages.js';
 import { fixture } from '../helpers/pool.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const CHILD_MAIN = fileURLToPath(new URL('../../dist/child/main.js', import.meta.url));
 const spawned: ChildProcess[] = [];
+const dirs: string[] = [];
 
 afterEach(() => {
   for (const child of spawned.splice(0))
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 interface Driven {
@@ -26,6 +32,8 @@ interface Driven {
   /** Resolves with the first message (from now on or already received) that `accept` takes. */
   next(accept: (msg: unknown[]) => boolean): Promise<unknown[]>;
   send(...frames: unknown[][]): void;
+  /** Writes raw bytes to inq; resolves once the pipe has them. */
+  write(bytes: Buffer): Promise<void>;
   exited: Promise<number | null>;
 }
 
@@ -67,6 +75,8 @@ function startChild(): Driven {
     send: (...frames) => {
       child.stdin.write(Buffer.concat(frames.map((f) => encodeFrame(f))));
     },
+    write: (bytes) =>
+      new Promise((resolve, reject) => child.stdin.write(bytes, (err) => (err ? reject(err) : resolve()))),
     exited: new Promise((resolve) => child.once('exit', (code) => resolve(code))),
   };
 }
@@ -126,5 +136,40 @@ describe('WITHDRAW', () => {
       [MessageType.ACK, 1],
       [MessageType.RESULT_OK, 1],
     ]);
+  });
+});
+
+describe('jobs that come while the child runs one', () => {
+  it('are read after it without a turn of the event loop, in order, a frame split across reads joined', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prefork-read-on-'));
+    dirs.push(dir);
+    const file = (name: string): string => join(dir, name);
+    const c = startChild();
+    await c.next((m) => m[0] === MessageType.WORKER_UP);
+    // One chunk: a job that blocks the event loop, and one behind it that must run before anything read later.
+    c.send(job(1, 'spinUntil', [file('go1'), file('started1')]), job(2, 'echo', ['two']));
+    await waitUntil(() => existsSync(file('started1')), 'job 1 started');
+    // While job 1 runs: job 3 (it blocks too) and the first half of job 4's frame.
+    const four = encodeFrame(job(4, 'echo', ['four']));
+    const half = Math.floor(four.length / 2);
+    await c.write(
+      Buffer.concat([encodeFrame(job(3, 'spinUntil', [file('go3'), file('started3')])), four.subarray(0, half)]),
+    );
+    writeFileSync(file('go1'), '');
+    await waitUntil(() => existsSync(file('started3')), 'job 3 started');
+    // While job 3 runs: the rest of job 4's frame, then job 5, larger than all read before: the first
+    // half, waiting in the child meanwhile, must not be overwritten by the next read.
+    const five = 'five'.repeat(1000);
+    await c.write(Buffer.concat([four.subarray(half), encodeFrame(job(5, 'echo', [five]))]));
+    writeFileSync(file('go3'), '');
+    await c.next((m) => m[0] === MessageType.RESULT_OK && m[1] === 5);
+    c.send([MessageType.SHUTDOWN]);
+    expect(await c.exited).toBe(0);
+    const results = c.messages.filter((m) => m[0] === MessageType.RESULT_OK);
+    expect(results.map((m) => m[1])).toEqual([1, 2, 3, 4, 5]);
+    expect(results.slice(3).map((m) => m[2])).toEqual(['four', five]);
+    expect(kinds(c.messages).filter((m) => m[0] === MessageType.ACK)).toEqual(
+      [1, 2, 3, 4, 5].map((seq) => [MessageType.ACK, seq]),
+    );
   });
 });
