@@ -25,13 +25,15 @@ export class ParentChannel {
   /**
    * `onMessage` gets each frame in the order it came; `onChunk` is called
    * once the frames of a chunk read by the event loop have all been handed
-   * over (readWaiting's come without it).
+   * over (readWaiting's come without it). Bytes that are not frames call
+   * `onBroken`, which must end the process: the rest of inq cannot be read.
    */
   constructor(
     maxFrameSize: number,
     onMessage: (msg: ParentMessage) => void,
-    onChunk: () => void,
+    private readonly onChunk: () => void,
     onParentGone: () => void,
+    private readonly onBroken: (err: unknown) => never,
   ) {
     this.batch = new FrameBatch(maxFrameSize);
     this.output = new Socket({ fd: 1, readable: false, writable: true });
@@ -49,10 +51,29 @@ export class ParentChannel {
     this.input.on('error', onParentGone);
   }
 
+  /**
+   * Hands over frames that came before the runner could take them, in
+   * order: no read of inq runs in between (see readWaiting), and reads may
+   * follow once they are all handed over.
+   */
+  replay(messages: readonly ParentMessage[]): void {
+    this.decoding = true;
+    try {
+      for (const msg of messages) this.onMessage(msg);
+    } finally {
+      this.decoding = false;
+    }
+    this.onChunk();
+  }
+
   private decode(chunk: Buffer): void {
     this.decoding = true;
     try {
       this.decoder.decode(chunk, this.onMessage);
+    } catch (err) {
+      // Wherever the read happened (an event-loop chunk, or readWaiting inside a job's settlement), not
+      // something a task's error handler may swallow: the child ends.
+      this.onBroken(err);
     } finally {
       this.decoding = false;
     }
@@ -62,22 +83,23 @@ export class ParentChannel {
    * Reads what already waits in inq, without a turn of the event loop, and
    * hands its frames over: a child that ends a job with the next one in the
    * pipe (fair writes one ahead) starts it at once. False when nothing was
-   * there (or inq ended or failed: the stream reports that itself). Never
-   * while a chunk is being decoded, nor while the stream holds bytes it has
-   * not handed over: those came first.
+   * there, at EOF, or on any error of the read: the stream meets the same
+   * end or error on its own read and reports it. Never while frames are
+   * being handed over (a chunk's, or the replay's), nor while the stream
+   * holds bytes it has not handed over: those came first.
    */
   readWaiting(): boolean {
     if (this.decoding || this.input.readableLength > 0 || !this.input.readable) return false;
     let n: number;
-    // An empty pipe answers EAGAIN, thrown as an error: one without a stack costs less to make.
-    const stackLimit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
+    // An empty pipe answers EAGAIN, thrown as an error: one without a stack costs less to make
+    // (unless a task module froze Error: then it is left alone).
+    const stackLimit = lowerStackTraceLimit();
     try {
       n = readSync(0, this.scratch, 0, READ_SIZE, null);
     } catch {
       return false;
     } finally {
-      Error.stackTraceLimit = stackLimit;
+      if (stackLimit !== undefined) Error.stackTraceLimit = stackLimit;
     }
     if (n === 0) return false;
     // A copy: the decoder keeps views of a frame split across reads, and the scratch is read into again.
@@ -119,4 +141,12 @@ export class ParentChannel {
     }
     this.output.write(this.batch.length > 0 ? this.batch.take() : Buffer.alloc(0), () => done());
   }
+}
+
+/** Sets Error.stackTraceLimit to 0 where it may be written, returning what to put back; undefined: left as it was. */
+function lowerStackTraceLimit(): number | undefined {
+  const own = Object.getOwnPropertyDescriptor(Error, 'stackTraceLimit');
+  if (own === undefined || own.writable !== true || typeof own.value !== 'number') return undefined;
+  Error.stackTraceLimit = 0;
+  return own.value;
 }

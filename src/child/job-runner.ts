@@ -17,8 +17,10 @@ import type { ParentChannel } from './channel.js';
 import { JobContext } from './job-context.js';
 
 /**
- * How many times the runner reads inq again for jobs that came while it ran
- * others before it gives the event loop a turn (timers a task set, I/O).
+ * How many times the runner reads inq itself, for jobs that came while it
+ * ran others, within one turn of the event loop: then the loop gets a turn
+ * (timers and signal handlers a task set, I/O), however the jobs end (an
+ * async task's settlement runs the next one without a turn of the loop).
  */
 export const READS_PER_TURN = 16;
 
@@ -40,6 +42,10 @@ export interface JobWatch {
 export class JobRunner {
   private readonly queue = new Fifo<JobFrame>();
   private running = false;
+  /** Reads of inq by readOn since the event loop last had a turn. */
+  private readsThisTurn = 0;
+  /** Set while reads were counted: it runs when the loop has its turn, and starts the count over. */
+  private turnTaken: NodeJS.Immediate | undefined;
   private current: JobContext | undefined;
   private stopping = false;
 
@@ -120,12 +126,18 @@ export class JobRunner {
    * others ran may wait in inq already. They are read now, each run as it
    * is decoded, rather than after a turn of the event loop: a child that
    * ends a job with the next one in the pipe (fair writes one ahead) starts
-   * it at once. At most READS_PER_TURN reads, and only while outq takes what
-   * is written: timers a task set and outq's drain need the loop.
+   * it at once. At most READS_PER_TURN reads per turn of the event loop,
+   * and only while outq takes what is written (its drain needs the loop);
+   * what is left waits for the loop, which reads it as a chunk.
    */
   readOn(): void {
-    for (let reads = 0; reads < READS_PER_TURN; reads++) {
+    while (this.readsThisTurn < READS_PER_TURN) {
       if (this.running || !this.channel.flush() || !this.channel.readWaiting()) return;
+      this.readsThisTurn++;
+      this.turnTaken ??= setImmediate(() => {
+        this.turnTaken = undefined;
+        this.readsThisTurn = 0;
+      });
     }
   }
 

@@ -5,7 +5,7 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
-import { OptionError } from '../errors.js';
+import { OptionError, messageOf } from '../errors.js';
 import { isTaskRegistry } from '../tasks.js';
 import { deserializeError, serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
@@ -40,6 +40,10 @@ const channel = new ParentChannel(
   onMessage,
   () => runner?.readOn(),
   () => process.exit(EXIT_PARENT_GONE),
+  (err) => {
+    process.stderr.write(`prefork child ${process.pid}: unreadable frame on inq (${messageOf(err)})\n`);
+    process.exit(EXIT_PROTOCOL);
+  },
 );
 // Started beside the task module's import (its thread comes up even if a job already blocks this one), and
 // after the channel: a Worker pipes its thread's stdout into process.stdout, by now pointed at stderr.
@@ -98,7 +102,7 @@ async function load({ app, reportMemory, startRecord, claims }: ChildConfig): Pr
   // Options go as [name, options] pairs: a task name is data, never an object key.
   channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
   channel.flush();
-  for (const msg of early.splice(0)) onMessage(msg);
+  channel.replay(early.splice(0));
 }
 
 function initFailed(err: unknown): void {

@@ -37,13 +37,14 @@ interface Driven {
   exited: Promise<number | null>;
 }
 
-function startChild(): Driven {
+function startChild(app = 'tasks-basic.mjs', env: Record<string, string> = {}): Driven {
   const child = spawn(process.execPath, [CHILD_MAIN], {
     stdio: ['pipe', 'pipe', 'inherit'],
     env: {
       ...process.env,
+      ...env,
       [CHILD_CONFIG_ENV]: JSON.stringify({
-        app: fixture('tasks-basic.mjs'),
+        app: fixture(app),
         maxFrameSize: 1 << 20,
         reportMemory: false,
       }),
@@ -171,5 +172,50 @@ describe('jobs that come while the child runs one', () => {
     expect(kinds(c.messages).filter((m) => m[0] === MessageType.ACK)).toEqual(
       [1, 2, 3, 4, 5].map((seq) => [MessageType.ACK, seq]),
     );
+  });
+});
+
+describe('inq read by the child itself', () => {
+  function tempFiles(): (name: string) => string {
+    const dir = mkdtempSync(join(tmpdir(), 'prefork-read-on-'));
+    dirs.push(dir);
+    return (name) => join(dir, name);
+  }
+
+  it('jobs that came before the task module loaded run first, in order, before any read after them', async () => {
+    const file = tempFiles();
+    // Written at once: the child reads them while it imports its task module, and replays them after.
+    const c = startChild();
+    c.send(job(1, 'spinUntil', [file('go1'), file('started1')]), job(2, 'echo', ['two']));
+    await waitUntil(() => existsSync(file('started1')), 'job 1 started');
+    await c.write(encodeFrame(job(3, 'echo', ['three'])));
+    writeFileSync(file('go1'), '');
+    await c.next((m) => m[0] === MessageType.RESULT_OK && m[1] === 3);
+    c.send([MessageType.SHUTDOWN]);
+    expect(await c.exited).toBe(0);
+    expect(c.messages.filter((m) => m[0] === MessageType.RESULT_OK).map((m) => m[1])).toEqual([1, 2, 3]);
+  });
+
+  it('works where a task module froze Error (its stack limit is left alone)', async () => {
+    const c = startChild('tasks-hardened.mjs');
+    await c.next((m) => m[0] === MessageType.WORKER_UP);
+    c.send(job(1, 'echo', [1]));
+    await c.next((m) => m[0] === MessageType.RESULT_OK && m[1] === 1);
+    c.send(job(2, 'sleep', [1]), job(3, 'echo', [3]));
+    await c.next((m) => m[0] === MessageType.RESULT_OK && m[1] === 3);
+    c.send([MessageType.SHUTDOWN]);
+    expect(await c.exited).toBe(0);
+    expect(c.messages.filter((m) => m[0] === MessageType.RESULT_OK).map((m) => m[2])).toEqual([1, 1, 3]);
+  });
+
+  it('bytes that are not a frame end the child (exit 76), even where the task module swallows uncaught errors', async () => {
+    const c = startChild('tasks-hardened.mjs', { SWALLOW: '1' });
+    await c.next((m) => m[0] === MessageType.WORKER_UP);
+    c.send(job(1, 'sleep', [1]));
+    await c.next((m) => m[0] === MessageType.RESULT_OK && m[1] === 1);
+    const oversized = Buffer.alloc(8);
+    oversized.writeUInt32BE(0x7fffffff, 0);
+    await c.write(oversized);
+    expect(await c.exited).toBe(76);
   });
 });
