@@ -25,8 +25,9 @@ export class ParentChannel {
   /**
    * `onMessage` gets each frame in the order it came; `onChunk` is called
    * once the frames of a chunk read by the event loop have all been handed
-   * over (readWaiting's come without it). Bytes that are not frames call
-   * `onBroken`, which must end the process: the rest of inq cannot be read.
+   * over (readWaiting's come without it). Bytes that are not frames (or
+   * anything else thrown while frames are handed over) call `onBroken`,
+   * which must end the process: the rest of inq cannot be read.
    */
   constructor(
     maxFrameSize: number,

@@ -41,7 +41,7 @@ const channel = new ParentChannel(
   () => runner?.readOn(),
   () => process.exit(EXIT_PARENT_GONE),
   (err) => {
-    process.stderr.write(`prefork child ${process.pid}: unreadable frame on inq (${messageOf(err)})\n`);
+    process.stderr.write(`prefork child ${process.pid}: cannot go on reading inq: ${messageOf(err)}\n`);
     process.exit(EXIT_PROTOCOL);
   },
 );
