@@ -18,7 +18,7 @@ export class ParentChannel {
   private readonly batch: FrameBatch;
   private readonly decoder: FrameDecoder;
   private readonly onMessage: (msg: unknown) => void;
-  /** A chunk is being decoded: reading more now would hand its frames over out of order. */
+  /** Frames are being handed over (a chunk's, or the replay's): reading more now would put later ones among them. */
   private decoding = false;
   private readonly scratch = Buffer.allocUnsafe(READ_SIZE);
 

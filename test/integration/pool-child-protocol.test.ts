@@ -140,11 +140,16 @@ describe('WITHDRAW', () => {
   });
 });
 
+/** Paths in a new temp directory (removed after the test): files `spinUntil` waits for and creates. */
+function tempFiles(): (name: string) => string {
+  const dir = mkdtempSync(join(tmpdir(), 'prefork-read-on-'));
+  dirs.push(dir);
+  return (name) => join(dir, name);
+}
+
 describe('jobs that come while the child runs one', () => {
   it('are read after it without a turn of the event loop, in order, a frame split across reads joined', async () => {
-    const dir = mkdtempSync(join(tmpdir(), 'prefork-read-on-'));
-    dirs.push(dir);
-    const file = (name: string): string => join(dir, name);
+    const file = tempFiles();
     const c = startChild();
     await c.next((m) => m[0] === MessageType.WORKER_UP);
     // One chunk: a job that blocks the event loop, and one behind it that must run before anything read later.
@@ -176,12 +181,6 @@ describe('jobs that come while the child runs one', () => {
 });
 
 describe('inq read by the child itself', () => {
-  function tempFiles(): (name: string) => string {
-    const dir = mkdtempSync(join(tmpdir(), 'prefork-read-on-'));
-    dirs.push(dir);
-    return (name) => join(dir, name);
-  }
-
   it('jobs that came before the task module loaded run first, in order, before any read after them', async () => {
     const file = tempFiles();
     // Written at once: the child reads them while it imports its task module, and replays them after.
