@@ -810,8 +810,8 @@ export interface EventPage {
  * `Client.events()` read it. Best effort: events ride in writes that may fail.
  */
 export interface BrokerEvents {
-  /** Node side: `take` gives the events the broker's next write (a fetch, a settlement) carries with it. */
-  carryEvents(take: () => EventBatch | undefined): void;
+  /** Node side: `take` gives the events the broker's next write (a fetch, a settlement) carries with it, a stream entry per batch. */
+  carryEvents(take: () => EventBatch[]): void;
   /** Writes one node's events now, in one write. */
   publishEvents(batch: EventBatch): Promise<void>;
   /** The last events (at least `count` when there are that many, whole writes), oldest first, and the position after them. */

@@ -9,14 +9,18 @@ export const EVENTS_PER_CARRY = 64;
 /** Events held this long ride the next write however few they are. */
 const CARRY_AFTER_MS = 50;
 /** Most events held while nothing carries them (Redis away): the oldest are dropped past it. */
-const HELD_MAX = 10_000;
+export const HELD_MAX = 10_000;
+/** Dropped at once when HELD_MAX is passed, so a node whose writes fail does not shift the whole buffer per event. */
+const DROP_BLOCK = HELD_MAX / 10;
 /** Events no write carried within this long are written on their own (an idle node's pool events). */
 const FLUSH_AFTER_MS = 250;
 
 /**
  * A node's outgoing events. They ride in the writes the node makes anyway
- * (a fetch or settlement takes them once EVENTS_PER_CARRY are held or the
- * oldest waited CARRY_AFTER_MS, up to EVENTS_PER_WRITE): no round trip per job. What no write carried within
+ * (a fetch or settlement takes them all once EVENTS_PER_CARRY are held or
+ * the oldest waited CARRY_AFTER_MS, as entries of up to EVENTS_PER_WRITE):
+ * no round trip per job, and a busy node's writes carry what it makes
+ * however many jobs each fetch brings. What no write carried within
  * FLUSH_AFTER_MS is written on its own. Events are best effort: a write that
  * fails loses the events it carried.
  */
@@ -38,18 +42,33 @@ export class EventBuffer {
     if (this.held.length === 0) this.heldSince = Date.now();
     this.held.push(event);
     if (this.held.length > HELD_MAX) {
-      this.held.splice(0, this.held.length - HELD_MAX);
-      if (this.dropped++ === 0)
+      const drop = this.held.length - HELD_MAX + DROP_BLOCK;
+      this.held.splice(0, drop);
+      if (this.dropped === 0)
         this.log.warn({ held: HELD_MAX }, 'events are not reaching the broker; dropping the oldest');
+      this.dropped += drop;
     }
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }
 
-  /** What the next write carries (undefined: nothing, or too few yet to be worth a command). */
-  take(): EventBatch | undefined {
+  /**
+   * What the next write carries: every event held, as batches of up to
+   * EVENTS_PER_WRITE (one stream entry each); none while they are too few
+   * and too fresh to be worth a command.
+   */
+  take(): EventBatch[] {
     const n = this.held.length;
-    if (n === 0 || (n < EVENTS_PER_CARRY && Date.now() - this.heldSince < CARRY_AFTER_MS)) return undefined;
-    return this.takeSome();
+    if (n === 0 || (n < EVENTS_PER_CARRY && Date.now() - this.heldSince < CARRY_AFTER_MS)) return [];
+    const held = this.held;
+    this.held = [];
+    // Carried: no write of its own is due.
+    clearTimeout(this.timer);
+    this.timer = undefined;
+    if (n <= EVENTS_PER_WRITE) return [{ node: this.node, items: held }];
+    const batches: EventBatch[] = [];
+    for (let i = 0; i < n; i += EVENTS_PER_WRITE)
+      batches.push({ node: this.node, items: held.slice(i, i + EVENTS_PER_WRITE) });
+    return batches;
   }
 
   private takeSome(): EventBatch | undefined {

@@ -5,11 +5,14 @@
  * announcements grouped per reply list, and positional entry decoding.
  */
 import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
 import { GROUP } from '../../dist/broker/redis/keys.js';
+import { EVENTS_PER_WRITE, EventBuffer } from '../../dist/events/event-buffer.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Delivery, Settlement } from '../../dist/broker/types.js';
 import { fetchFrom, ids, job, registerNode, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
+const silentLog = pino({ level: 'silent' });
 let scope: Scope;
 let broker: RedisBroker;
 const NODE = 'node-a';
@@ -141,6 +144,19 @@ describe('RedisBroker: batched settlements', () => {
     expect(two.deliveries).toHaveLength(3);
     expect(await pending('q:x')).toBe(3);
     expect(await scope.raw.xlen(scope.key('q:x'))).toBe(3);
+  });
+
+  it('carries every event the node holds with its fetch, an entry per EVENTS_PER_WRITE', async () => {
+    // A node whose fetches bring many jobs makes more events between two writes than one entry holds.
+    const events = new EventBuffer(NODE, () => Promise.reject(new Error('no write of their own here')), silentLog);
+    const n = EVENTS_PER_WRITE * 3 + 10;
+    for (let i = 0; i < n; i++) events.push({ type: 'job-received', at: i, node: NODE, jobId: `j${i}` });
+    broker.carryEvents(() => events.take());
+    await fetchFrom(broker, NODE, ['x'], 1);
+    expect(await scope.raw.xlen(scope.key('events'))).toBe(4);
+    const page = await broker.recentEvents(n);
+    expect(page.events.map((e) => e.jobId)).toEqual(Array.from({ length: n }, (_, i) => `j${i}`));
+    events.close();
   });
 
   it("a fenced node's batched late acks across several streams change nothing", async () => {

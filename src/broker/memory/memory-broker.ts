@@ -76,7 +76,7 @@ export class MemoryBroker implements Broker {
   private readonly revokeTtl: number;
   private readonly revokeMax: number;
   private readonly eventsMaxLen: number;
-  private takeEvents: (() => EventBatch | undefined) | undefined;
+  private takeEvents: (() => EventBatch[]) | undefined;
   private readonly log: Logger;
   private closed = false;
   /** Ends this handle's blocked waits (on close). */
@@ -288,14 +288,14 @@ export class MemoryBroker implements Broker {
 
   // events
 
-  carryEvents(take: () => EventBatch | undefined): void {
+  carryEvents(take: () => EventBatch[]): void {
     this.takeEvents = take;
   }
 
   /** What a node's write carries with it, as the Redis broker's pipeline does. */
   private carried(): void {
-    const batch = this.takeEvents?.();
-    if (batch !== undefined) this.state.events.append(batchEvents(batch), this.eventsMaxLen);
+    if (this.takeEvents === undefined) return;
+    for (const batch of this.takeEvents()) this.state.events.append(batchEvents(batch), this.eventsMaxLen);
   }
 
   async publishEvents(batch: EventBatch): Promise<void> {

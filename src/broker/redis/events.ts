@@ -22,7 +22,7 @@ type Entries = [Buffer, Buffer[] | null][];
  * batch, no round trip.
  */
 export class Events {
-  private take: (() => EventBatch | undefined) | undefined;
+  private take: (() => EventBatch[]) | undefined;
 
   constructor(
     private readonly keys: Keys,
@@ -30,14 +30,14 @@ export class Events {
     private readonly log: Logger,
   ) {}
 
-  carry(take: () => EventBatch | undefined): void {
+  carry(take: () => EventBatch[]): void {
     this.take = take;
   }
 
-  /** Adds the held events, if any, to a pipeline the node sends anyway. */
+  /** Adds the held events, if any, to a pipeline the node sends anyway: an XADD per batch. */
   addWrite(pipe: ChainableCommander): void {
-    const events = this.take?.();
-    if (events !== undefined) this.add(pipe, events);
+    if (this.take === undefined) return;
+    for (const batch of this.take()) this.add(pipe, batch);
   }
 
   async publish(redis: Redis, batch: EventBatch): Promise<void> {

@@ -512,7 +512,7 @@ export class RedisBroker implements Broker {
 
   // events
 
-  carryEvents(take: () => EventBatch | undefined): void {
+  carryEvents(take: () => EventBatch[]): void {
     this.events.carry(take);
   }
 

@@ -1,7 +1,7 @@
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import type { EventBatch } from '../../../dist/events/event-batch.js';
-import { EVENTS_PER_CARRY, EVENTS_PER_WRITE, EventBuffer } from '../../../dist/events/event-buffer.js';
+import { EVENTS_PER_CARRY, EVENTS_PER_WRITE, EventBuffer, HELD_MAX } from '../../../dist/events/event-buffer.js';
 import type { NodeEvent } from '../../../dist/events/node-event.js';
 
 const log = pino({ level: 'silent' });
@@ -10,24 +10,46 @@ const ats = (batch: EventBatch | undefined): number[] =>
   (batch?.items ?? []).map((e) => (Array.isArray(e) ? e[1] : e.at));
 
 describe('EventBuffer', () => {
-  it('hands a write at most EVENTS_PER_WRITE events, oldest first, and the rest to the next', () => {
+  it('hands a write every event held, oldest first, an entry per EVENTS_PER_WRITE', () => {
     const buffer = new EventBuffer('n', () => Promise.resolve(), log);
-    for (let i = 0; i < EVENTS_PER_WRITE + EVENTS_PER_CARRY; i++) buffer.push(event(i));
-    const first = buffer.take();
-    expect(first?.node).toBe('n');
-    expect(first?.items).toHaveLength(EVENTS_PER_WRITE);
-    expect(ats(first)[0]).toBe(0);
-    expect(ats(buffer.take())[0]).toBe(EVENTS_PER_WRITE);
-    expect(buffer.take()).toBeUndefined();
+    // More than one fetch's worth: a node whose fetches bring many jobs makes more events than one entry holds.
+    const n = EVENTS_PER_WRITE * 3 + EVENTS_PER_CARRY;
+    for (let i = 0; i < n; i++) buffer.push(event(i));
+    const batches = buffer.take();
+    expect(batches.map((b) => b.items.length)).toEqual([
+      EVENTS_PER_WRITE,
+      EVENTS_PER_WRITE,
+      EVENTS_PER_WRITE,
+      EVENTS_PER_CARRY,
+    ]);
+    expect(batches.every((b) => b.node === 'n')).toBe(true);
+    expect(batches.flatMap(ats)).toEqual(Array.from({ length: n }, (_, i) => i));
+    expect(buffer.take()).toEqual([]);
+    buffer.close();
+  });
+
+  it('drops the oldest past HELD_MAX, keeps the newest, and warns once', () => {
+    const warnings: string[] = [];
+    const warnLog = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
+    const buffer = new EventBuffer('n', () => Promise.resolve(), warnLog);
+    const n = HELD_MAX * 2;
+    for (let i = 0; i < n; i++) buffer.push(event(i));
+    const kept = buffer.take().flatMap(ats);
+    expect(kept.length).toBeGreaterThan(0);
+    expect(kept.length).toBeLessThanOrEqual(HELD_MAX);
+    // What is kept is the newest, in order, with nothing missing in between.
+    expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => n - kept.length + i));
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toMatch(/dropping the oldest/);
     buffer.close();
   });
 
   it('leaves a few fresh events for a later write: a busy node adds one XADD per many jobs', () => {
     const buffer = new EventBuffer('n', () => Promise.resolve(), log);
     for (let i = 0; i < EVENTS_PER_CARRY - 1; i++) buffer.push(event(i));
-    expect(buffer.take()).toBeUndefined();
+    expect(buffer.take()).toEqual([]);
     buffer.push(event(EVENTS_PER_CARRY - 1));
-    expect(buffer.take()?.items).toHaveLength(EVENTS_PER_CARRY);
+    expect(buffer.take().map((b) => b.items.length)).toEqual([EVENTS_PER_CARRY]);
     buffer.close();
   });
 
