@@ -20,12 +20,15 @@ export class EventLog {
   }
 
   recent(count: number): EventPage {
-    const out: NodeEvent[] = [];
-    for (let i = this.entries.length - 1; i >= 0 && out.length < count; i--) {
-      out.unshift(...(this.entries[i] as { events: readonly NodeEvent[] }).events);
-    }
+    // Back to the first entry needed, then forward: no array shifted per entry.
+    let from = this.entries.length;
+    for (let n = 0; from > 0 && n < count;)
+      n += (this.entries[--from] as { events: readonly NodeEvent[] }).events.length;
+    const out = this.entries.slice(from).flatMap((e) => e.events);
     const last = this.entries[this.entries.length - 1];
-    return { events: out.slice(Math.max(0, out.length - count)), position: String(last?.id ?? 0) };
+    // Copies, as after()'s: what one reader does to its events no other sees.
+    const events = out.slice(Math.max(0, out.length - count)).map((ev) => ({ ...ev }));
+    return { events, position: String(last?.id ?? 0) };
   }
 
   /** Entries after `position`; undefined when there are none (so a blocked read goes on waiting). */
