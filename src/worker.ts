@@ -299,7 +299,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
       (batch) => this.broker.publishEvents(batch),
       this.log.child({ component: 'events' }),
     );
-    this.broker.carryEvents(() => events.take());
+    this.broker.carryEvents(events);
     this.consumer.observe(new JobEvents(this.name, events));
     const node = this.name;
     this.pool.on('process-up', (e) => events.push({ type: 'process-up', at: Date.now(), node, pid: e.pid }));

@@ -805,16 +805,26 @@ export interface EventPage {
   position: string;
 }
 
+/** A node's outgoing events, as the writes its broker makes anyway carry them (the Worker's EventBuffer). */
+export interface EventCarrier {
+  /** The events the next write carries, a stream entry per batch; none while none are due. */
+  take(): EventBatch[];
+  /** The write that carried what take() gave reached the broker. */
+  carried(): void;
+  /** The write that carried these failed: they are carried again later, ahead of newer events. */
+  putBack(batches: readonly EventBatch[]): void;
+}
+
 /**
  * The events stream (capped): nodes write to it, `prefork events` and
  * `Client.events()` read it. Best effort: events ride in writes that may fail.
  */
 export interface BrokerEvents {
-  /** Node side: `take` gives the events the broker's next write (a fetch, a settlement) carries with it, a stream entry per batch. */
-  carryEvents(take: () => EventBatch[]): void;
+  /** Node side: the broker's writes (a fetch, a settlement) carry the events `carrier` holds, and tell it how each write went. */
+  carryEvents(carrier: EventCarrier): void;
   /** Writes one node's events now, in one write. */
   publishEvents(batch: EventBatch): Promise<void>;
-  /** The last events (at least `count` when there are that many, whole writes), oldest first, and the position after them. */
+  /** The last `count` events (all when there are fewer), oldest first, and the position after them. */
   recentEvents(count: number): Promise<EventPage>;
   /** Events after `position`, waiting up to `timeoutMs` for some (0: no wait); `signal` ends the wait early. */
   readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage>;

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { EventCarrier } from '../broker/types.js';
 import type { EventBatch, JobStep } from './event-batch.js';
 import type { NodeEvent } from './node-event.js';
 
@@ -8,12 +9,12 @@ export const EVENTS_PER_WRITE = 256;
 export const EVENTS_PER_CARRY = 64;
 /** Events held this long ride the next write however few they are. */
 const CARRY_AFTER_MS = 50;
-/** Most events held while nothing carries them (Redis away): the oldest are dropped past it. */
+/** Most events held while no write gets them to the broker (Redis away, or at maxmemory): the oldest are dropped past it. */
 export const HELD_MAX = 10_000;
-/** Dropped at once when HELD_MAX is passed, so a node whose writes fail does not shift the whole buffer per event. */
-const DROP_BLOCK = HELD_MAX / 10;
-/** Events no write carried within this long are written on their own (an idle node's pool events). */
-const FLUSH_AFTER_MS = 250;
+/** Past HELD_MAX the oldest are dropped down to HELD_MAX - DROP_BLOCK at once: no shift of the whole buffer per event. */
+export const DROP_BLOCK = HELD_MAX / 10;
+/** Events no write carried within this long are written on their own (an idle node's pool events); after a failed write, the wait before the next try. */
+export const FLUSH_AFTER_MS = 250;
 
 /**
  * A node's outgoing events. They ride in the writes the node makes anyway
@@ -21,15 +22,20 @@ const FLUSH_AFTER_MS = 250;
  * the oldest waited CARRY_AFTER_MS, as entries of up to EVENTS_PER_WRITE):
  * no round trip per job, and a busy node's writes carry what it makes
  * however many jobs each fetch brings. What no write carried within
- * FLUSH_AFTER_MS is written on its own. Events are best effort: a write that
- * fails loses the events it carried.
+ * FLUSH_AFTER_MS is written on its own. A write that fails gives its events
+ * back, ahead of newer ones, to be tried again FLUSH_AFTER_MS later; only
+ * past HELD_MAX are events lost (with a warning), or, when a write's reply
+ * was lost after it landed, written twice. Best effort, not a log of record.
  */
-export class EventBuffer {
+export class EventBuffer implements EventCarrier {
   private held: (NodeEvent | JobStep)[] = [];
   private timer: NodeJS.Timeout | undefined;
+  /** Events dropped since they last reached the broker (0: none, and the next drop warns). */
   private dropped = 0;
   /** When the oldest held event was pushed. */
   private heldSince = 0;
+  /** After a failed write, no write carries events before this time (epoch ms): the flush timer tries first. */
+  private retryAt = 0;
 
   constructor(
     /** The node every event here is from. */
@@ -41,24 +47,21 @@ export class EventBuffer {
   push(event: NodeEvent | JobStep): void {
     if (this.held.length === 0) this.heldSince = Date.now();
     this.held.push(event);
-    if (this.held.length > HELD_MAX) {
-      const drop = this.held.length - HELD_MAX + DROP_BLOCK;
-      this.held.splice(0, drop);
-      if (this.dropped === 0)
-        this.log.warn({ held: HELD_MAX }, 'events are not reaching the broker; dropping the oldest');
-      this.dropped += drop;
-    }
+    this.trim();
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }
 
   /**
    * What the next write carries: every event held, as batches of up to
    * EVENTS_PER_WRITE (one stream entry each); none while they are too few
-   * and too fresh to be worth a command.
+   * and too fresh to be worth a command, or for FLUSH_AFTER_MS after a
+   * write failed. The writer then calls carried() or putBack().
    */
   take(): EventBatch[] {
     const n = this.held.length;
-    if (n === 0 || (n < EVENTS_PER_CARRY && Date.now() - this.heldSince < CARRY_AFTER_MS)) return [];
+    if (n === 0) return [];
+    const now = Date.now();
+    if (now < this.retryAt || (n < EVENTS_PER_CARRY && now - this.heldSince < CARRY_AFTER_MS)) return [];
     const held = this.held;
     this.held = [];
     // Carried: no write of its own is due.
@@ -69,6 +72,26 @@ export class EventBuffer {
     for (let i = 0; i < n; i += EVENTS_PER_WRITE)
       batches.push({ node: this.node, items: held.slice(i, i + EVENTS_PER_WRITE) });
     return batches;
+  }
+
+  /** The write that carried what take() gave reached the broker. */
+  carried(): void {
+    this.reached();
+  }
+
+  /**
+   * The write that carried these failed: they are held again, ahead of
+   * those pushed since, and the next try is the flush timer's.
+   */
+  putBack(batches: readonly EventBatch[]): void {
+    const items = batches.flatMap((b) => b.items);
+    if (items.length === 0) return;
+    this.held = this.held.length === 0 ? items : items.concat(this.held);
+    // Old enough to ride the first write after the wait, however few.
+    this.heldSince = 0;
+    this.retryAt = Date.now() + FLUSH_AFTER_MS;
+    this.trim();
+    this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }
 
   private takeSome(): EventBatch | undefined {
@@ -85,26 +108,43 @@ export class EventBuffer {
     return { node: this.node, items: this.held.splice(0, EVENTS_PER_WRITE) };
   }
 
-  /** Writes what is held now, on its own (at stop, or when no write came to carry it). */
+  /** Writes what is held now, on its own (at stop, when no write came to carry it, or to retry a failed one). */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
     for (let batch = this.takeSome(); batch !== undefined; batch = this.takeSome()) {
       try {
         await this.publish(batch);
-        if (this.dropped > 0) this.log.info({ dropped: this.dropped }, 'events reach the broker again');
-        this.dropped = 0;
       } catch (err) {
-        this.log.debug({ err, events: batch.items.length }, 'events could not be written; they are lost');
+        this.log.debug({ err, events: batch.items.length }, 'events could not be written; trying again later');
+        this.putBack([batch]);
         return;
       }
+      this.retryAt = 0;
+      this.reached();
     }
   }
 
-  /** Stops the flush timer (after a last flush()). */
+  /** Stops the flush timer (after a last flush()); what is still held is lost. */
   close(): void {
     clearTimeout(this.timer);
     this.timer = undefined;
     this.held = [];
+  }
+
+  /** Past HELD_MAX, drops the oldest in one block; the first drop since events last reached the broker warns. */
+  private trim(): void {
+    if (this.held.length <= HELD_MAX) return;
+    const drop = this.held.length - (HELD_MAX - DROP_BLOCK);
+    this.held.splice(0, drop);
+    if (this.dropped === 0)
+      this.log.warn({ held: HELD_MAX }, 'events are not reaching the broker; dropping the oldest');
+    this.dropped += drop;
+  }
+
+  private reached(): void {
+    if (this.dropped === 0) return;
+    this.log.info({ dropped: this.dropped }, 'events reach the broker again');
+    this.dropped = 0;
   }
 }

@@ -151,11 +151,30 @@ describe('RedisBroker: batched settlements', () => {
     const events = new EventBuffer(NODE, () => Promise.reject(new Error('no write of their own here')), silentLog);
     const n = EVENTS_PER_WRITE * 3 + 10;
     for (let i = 0; i < n; i++) events.push({ type: 'job-received', at: i, node: NODE, jobId: `j${i}` });
-    broker.carryEvents(() => events.take());
+    broker.carryEvents(events);
     await fetchFrom(broker, NODE, ['x'], 1);
     expect(await scope.raw.xlen(scope.key('events'))).toBe(4);
     const page = await broker.recentEvents(n);
     expect(page.events.map((e) => e.jobId)).toEqual(Array.from({ length: n }, (_, i) => `j${i}`));
+    events.close();
+  });
+
+  it('a failed event write fails no fetch: its events are held and written again, in order, once', async () => {
+    await broker.enqueue([job('x')]);
+    // Another program wrote a plain string where the events stream should be: every XADD fails with WRONGTYPE.
+    await scope.raw.set(scope.key('events'), 'not a stream');
+    const events = new EventBuffer(NODE, (batch) => broker.publishEvents(batch), silentLog);
+    const n = EVENTS_PER_WRITE * 2 + 10;
+    for (let i = 0; i < n; i++) events.push({ type: 'job-received', at: i, node: NODE, jobId: `j${i}` });
+    broker.carryEvents(events);
+    const got = await fetchFrom(broker, NODE, ['x'], 1);
+    expect(got.deliveries).toHaveLength(1);
+    await scope.raw.del(scope.key('events'));
+    events.push({ type: 'job-received', at: n, node: NODE, jobId: `j${n}` });
+    // The buffer tries again on its own (its flush timer), the oldest first.
+    await expect.poll(async () => (await broker.recentEvents(n + 10)).events.length, { timeout: 10_000 }).toBe(n + 1);
+    const page = await broker.recentEvents(n + 10);
+    expect(page.events.map((e) => e.jobId)).toEqual(Array.from({ length: n + 1 }, (_, i) => `j${i}`));
     events.close();
   });
 

@@ -13,8 +13,8 @@ export class EventLog {
 
   append(events: readonly NodeEvent[], maxLen: number): void {
     if (events.length === 0) return;
-    // Copies: a writer's objects must not change what readers see.
-    this.entries.push({ id: this.nextId++, events: events.map((e) => ({ ...e })) });
+    // Deep copies (an error, a progress value): a writer's objects must not change what readers see.
+    this.entries.push({ id: this.nextId++, events: events.map((e) => structuredClone(e)) });
     if (this.entries.length > maxLen) this.entries.splice(0, this.entries.length - maxLen);
     for (const listener of [...this.listeners]) listener();
   }
@@ -26,8 +26,8 @@ export class EventLog {
       n += (this.entries[--from] as { events: readonly NodeEvent[] }).events.length;
     const out = this.entries.slice(from).flatMap((e) => e.events);
     const last = this.entries[this.entries.length - 1];
-    // Copies, as after()'s: what one reader does to its events no other sees.
-    const events = out.slice(Math.max(0, out.length - count)).map((ev) => ({ ...ev }));
+    // Deep copies, as after()'s: what one reader does to its events no other sees.
+    const events = out.slice(Math.max(0, out.length - count)).map((ev) => structuredClone(ev));
     return { events, position: String(last?.id ?? 0) };
   }
 
@@ -37,7 +37,7 @@ export class EventLog {
     const after = this.entries.filter((e) => e.id > (Number.isFinite(from) ? from : 0));
     if (after.length === 0) return undefined;
     return {
-      events: after.flatMap((e) => e.events.map((ev) => ({ ...ev }))),
+      events: after.flatMap((e) => e.events.map((ev) => structuredClone(ev))),
       position: String((after[after.length - 1] as { id: number }).id),
     };
   }

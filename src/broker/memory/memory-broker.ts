@@ -35,7 +35,7 @@ import type {
   SlotRequest,
   WaitReply,
 } from '../types.js';
-import type { ClaimReply, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
+import type { ClaimReply, EventCarrier, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
 import { LEADER_RELEASED } from '../control-codec.js';
 import { checkPage } from '../job-page-checks.js';
@@ -76,7 +76,7 @@ export class MemoryBroker implements Broker {
   private readonly revokeTtl: number;
   private readonly revokeMax: number;
   private readonly eventsMaxLen: number;
-  private takeEvents: (() => EventBatch[]) | undefined;
+  private eventCarrier: EventCarrier | undefined;
   private readonly log: Logger;
   private closed = false;
   /** Ends this handle's blocked waits (on close). */
@@ -288,14 +288,18 @@ export class MemoryBroker implements Broker {
 
   // events
 
-  carryEvents(take: () => EventBatch[]): void {
-    this.takeEvents = take;
+  carryEvents(carrier: EventCarrier): void {
+    this.eventCarrier = carrier;
   }
 
   /** What a node's write carries with it, as the Redis broker's pipeline does. */
   private carried(): void {
-    if (this.takeEvents === undefined) return;
-    for (const batch of this.takeEvents()) this.state.events.append(batchEvents(batch), this.eventsMaxLen);
+    const carrier = this.eventCarrier;
+    if (carrier === undefined) return;
+    const batches = carrier.take();
+    if (batches.length === 0) return;
+    for (const batch of batches) this.state.events.append(batchEvents(batch), this.eventsMaxLen);
+    carrier.carried();
   }
 
   async publishEvents(batch: EventBatch): Promise<void> {

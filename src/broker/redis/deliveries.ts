@@ -281,21 +281,24 @@ export class Deliveries {
     this.results.addWrites(pipe, settle);
     addUniqueReleases(pipe, this.keys, settle);
     // Last: a failed event write leaves the script's and the results' replies as they are.
-    this.events.addWrite(pipe);
+    const events = this.events.addWrite(pipe);
     let replies: [Error | null, unknown][];
     try {
       replies = (await pipe.exec()) ?? [];
     } catch (err) {
+      this.events.written(events, undefined);
       // The script may have run and its reply been lost.
       if (count > 0) this.suspect = true;
       throw err;
     }
+    this.events.written(events, replies);
     const scriptReply = replies[scriptAt];
     const scriptRan = scriptReply?.[0] === null;
     // The script settled what it was given: those receipts are done even if a result write after it fails.
     if (scriptRan) for (const s of settle) if (s.kind !== 'progress') this.outstanding.delete(s.delivery);
-    for (const [err] of replies) {
-      if (err === null) continue;
+    for (const [i, [err]] of replies.entries()) {
+      // An event write that failed fails no fetch: its events went back to be carried again.
+      if (err === null || (events !== undefined && i >= events.from)) continue;
       // The script ran (it reserved jobs) but a result write after it failed:
       // the next fetch must find those reservations, or they would sit
       // reserved until this node dies.

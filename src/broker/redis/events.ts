@@ -3,7 +3,7 @@ import type { Logger } from 'pino';
 import type { EventBatch } from '../../events/event-batch.js';
 import type { NodeEvent } from '../../events/node-event.js';
 import { decodeEvents, encodeEvents } from '../event-codec.js';
-import type { EventPage } from '../types.js';
+import type { EventCarrier, EventPage } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import type { Keys } from './keys.js';
 
@@ -14,6 +14,12 @@ const START = '0-0';
 
 type Entries = [Buffer, Buffer[] | null][];
 
+/** Events a pipeline carries: the batches, and the index of the first one's XADD. */
+export interface CarriedEvents {
+  readonly batches: readonly EventBatch[];
+  readonly from: number;
+}
+
 /**
  * The events stream `{ns}:events`: one entry per write of a node (field `e`,
  * msgpack of its events), capped at about `maxLen` entries (XADD MAXLEN ~,
@@ -22,7 +28,7 @@ type Entries = [Buffer, Buffer[] | null][];
  * batch, no round trip.
  */
 export class Events {
-  private take: (() => EventBatch[]) | undefined;
+  private carrier: EventCarrier | undefined;
 
   constructor(
     private readonly keys: Keys,
@@ -30,14 +36,32 @@ export class Events {
     private readonly log: Logger,
   ) {}
 
-  carry(take: () => EventBatch[]): void {
-    this.take = take;
+  carry(carrier: EventCarrier): void {
+    this.carrier = carrier;
   }
 
-  /** Adds the held events, if any, to a pipeline the node sends anyway: an XADD per batch. */
-  addWrite(pipe: ChainableCommander): void {
-    if (this.take === undefined) return;
-    for (const batch of this.take()) this.add(pipe, batch);
+  /**
+   * Adds the held events, if any, to a pipeline the node sends anyway, an
+   * XADD per batch, after every other command (their replies keep their
+   * places). The caller then says how it went: written().
+   */
+  addWrite(pipe: ChainableCommander): CarriedEvents | undefined {
+    const batches = this.carrier?.take() ?? [];
+    if (batches.length === 0) return undefined;
+    const from = pipe.length;
+    for (const batch of batches) this.add(pipe, batch);
+    return { batches, from };
+  }
+
+  /**
+   * After the pipeline: the batches whose XADD failed, or all of them when
+   * the pipeline did (`replies` undefined), go back to the carrier.
+   */
+  written(carried: CarriedEvents | undefined, replies: readonly [Error | null, unknown][] | undefined): void {
+    if (carried === undefined || this.carrier === undefined) return;
+    const failed = carried.batches.filter((_, i) => replies === undefined || replies[carried.from + i]?.[0] !== null);
+    if (failed.length === 0) this.carrier.carried();
+    else this.carrier.putBack(failed);
   }
 
   async publish(redis: Redis, batch: EventBatch): Promise<void> {

@@ -34,7 +34,7 @@ import type {
   SlotRequest,
   WaitReply,
 } from '../types.js';
-import type { ClaimReply, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
+import type { ClaimReply, EventCarrier, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
@@ -512,8 +512,8 @@ export class RedisBroker implements Broker {
 
   // events
 
-  carryEvents(take: () => EventBatch[]): void {
-    this.events.carry(take);
+  carryEvents(carrier: EventCarrier): void {
+    this.events.carry(carrier);
   }
 
   async publishEvents(batch: EventBatch): Promise<void> {

@@ -21,11 +21,22 @@ describe("memory://'s EventLog", () => {
     expect(new EventLog().recent(5)).toEqual({ events: [], position: '0' });
   });
 
-  it('hands each reader copies: what one changes, the next does not see', () => {
-    const log = filled();
+  it('hands each reader deep copies, and keeps one of what the writer gave: what one changes, no other sees', () => {
+    const log = new EventLog();
+    const written: NodeEvent = {
+      type: 'job-failed',
+      at: 1,
+      node: 'n',
+      jobId: 'j1',
+      error: { name: 'E', message: 'm' },
+    };
+    log.append([written], 100);
+    (written.error as { message: string }).message = 'changed by the writer';
     const [first] = log.recent(1).events;
-    (first as NodeEvent).jobId = 'changed';
-    expect(log.recent(1).events[0]?.jobId).toBe('j9');
+    expect(first?.error?.message).toBe('m');
+    (first?.error as { message: string }).message = 'changed by a reader';
+    expect(log.recent(1).events[0]?.error?.message).toBe('m');
+    expect(log.after('0')?.events[0]?.error?.message).toBe('m');
   });
 
   it('keeps the newest maxLen entries', () => {

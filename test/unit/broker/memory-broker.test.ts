@@ -6,6 +6,7 @@ import { createBroker } from '../../../dist/broker/index.js';
 import { MemoryBroker } from '../../../dist/broker/memory/memory-broker.js';
 import type { NewJob } from '../../../dist/broker/types.js';
 import { BrokerRefusedError, OptionError } from '../../../dist/errors.js';
+import { EVENTS_PER_WRITE, EventBuffer } from '../../../dist/events/event-buffer.js';
 
 const silent = pino({ level: 'silent' });
 const open: MemoryBroker[] = [];
@@ -147,5 +148,22 @@ describe('MemoryBroker long delays', () => {
     } finally {
       process.off('warning', onWarning);
     }
+  });
+});
+
+describe("memory://'s writes carry a node's events", () => {
+  it('every event held rides a fetch, in order, an entry per EVENTS_PER_WRITE', async () => {
+    const b = broker(`memory://${randomUUID()}`);
+    const me = await node(b);
+    const events = new EventBuffer(me, () => Promise.reject(new Error('no write of their own here')), silent);
+    const n = EVENTS_PER_WRITE * 2 + 3;
+    for (let i = 0; i < n; i++) events.push({ type: 'job-received', at: i, node: me, jobId: `j${i}` });
+    b.carryEvents(events);
+    await b.fetch({ nodeId: me, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+    const page = await b.recentEvents(n);
+    expect(page.events.map((e) => e.jobId)).toEqual(Array.from({ length: n }, (_, i) => `j${i}`));
+    expect(page.position).toBe('3');
+    expect(events.take()).toEqual([]);
+    events.close();
   });
 });

@@ -1,13 +1,36 @@
 import { pino } from 'pino';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EventBatch } from '../../../dist/events/event-batch.js';
-import { EVENTS_PER_CARRY, EVENTS_PER_WRITE, EventBuffer, HELD_MAX } from '../../../dist/events/event-buffer.js';
+import {
+  DROP_BLOCK,
+  EVENTS_PER_CARRY,
+  EVENTS_PER_WRITE,
+  EventBuffer,
+  FLUSH_AFTER_MS,
+  HELD_MAX,
+} from '../../../dist/events/event-buffer.js';
 import type { NodeEvent } from '../../../dist/events/node-event.js';
 
 const log = pino({ level: 'silent' });
 const event = (i: number): NodeEvent => ({ type: 'job-received', at: i, node: 'n', jobId: String(i) });
 const ats = (batch: EventBatch | undefined): number[] =>
   (batch?.items ?? []).map((e) => (Array.isArray(e) ? e[1] : e.at));
+const range = (from: number, n: number): number[] => Array.from({ length: n }, (_, i) => from + i);
+/** A logger whose lines (level and msg) the test reads. */
+interface LogLine {
+  level: number;
+  msg: string;
+  dropped?: number;
+}
+function recordingLog(): { log: ReturnType<typeof pino>; lines: LogLine[] } {
+  const lines: LogLine[] = [];
+  const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as LogLine) });
+  return { log, lines };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
 
 describe('EventBuffer', () => {
   it('hands a write every event held, oldest first, an entry per EVENTS_PER_WRITE', () => {
@@ -28,19 +51,74 @@ describe('EventBuffer', () => {
     buffer.close();
   });
 
-  it('drops the oldest past HELD_MAX, keeps the newest, and warns once', () => {
-    const warnings: string[] = [];
-    const warnLog = pino({ level: 'warn' }, { write: (line: string) => warnings.push(line) });
-    const buffer = new EventBuffer('n', () => Promise.resolve(), warnLog);
-    const n = HELD_MAX * 2;
-    for (let i = 0; i < n; i++) buffer.push(event(i));
+  it('drops the oldest past HELD_MAX in one block, keeps the newest, and warns once', () => {
+    const { log, lines } = recordingLog();
+    const buffer = new EventBuffer('n', () => Promise.resolve(), log);
+    for (let i = 0; i < HELD_MAX; i++) buffer.push(event(i));
+    expect(lines).toEqual([]);
+    buffer.push(event(HELD_MAX));
+    // One past the cap: down to HELD_MAX - DROP_BLOCK, the newest, in order.
+    for (let i = HELD_MAX + 1; i < HELD_MAX * 2; i++) buffer.push(event(i));
     const kept = buffer.take().flatMap(ats);
-    expect(kept.length).toBeGreaterThan(0);
     expect(kept.length).toBeLessThanOrEqual(HELD_MAX);
-    // What is kept is the newest, in order, with nothing missing in between.
-    expect(kept).toEqual(Array.from({ length: kept.length }, (_, i) => n - kept.length + i));
-    expect(warnings).toHaveLength(1);
-    expect(warnings[0]).toMatch(/dropping the oldest/);
+    expect(kept).toEqual(range(HELD_MAX * 2 - kept.length, kept.length));
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+      'events are not reaching the broker; dropping the oldest',
+    ]);
+    buffer.close();
+  });
+
+  it('once a carried write reaches the broker, says how many were dropped, and warns again at the next drop', () => {
+    const { log, lines } = recordingLog();
+    const buffer = new EventBuffer('n', () => Promise.resolve(), log);
+    for (let i = 0; i <= HELD_MAX; i++) buffer.push(event(i));
+    expect(buffer.take().flatMap(ats)).toEqual(range(DROP_BLOCK + 1, HELD_MAX - DROP_BLOCK));
+    buffer.carried();
+    expect(lines.filter((l) => l.level === 30)).toMatchObject([
+      { msg: 'events reach the broker again', dropped: DROP_BLOCK + 1 },
+    ]);
+    for (let i = 0; i <= HELD_MAX; i++) buffer.push(event(i));
+    expect(lines.filter((l) => l.level === 40)).toHaveLength(2);
+    buffer.close();
+  });
+
+  it("a failed write's events are held again ahead of newer ones and written after FLUSH_AFTER_MS", async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const written: number[][] = [];
+    const buffer = new EventBuffer(
+      'n',
+      (batch) => {
+        written.push(ats(batch));
+        return Promise.resolve();
+      },
+      log,
+    );
+    const n = EVENTS_PER_WRITE + EVENTS_PER_CARRY;
+    for (let i = 0; i < n; i++) buffer.push(event(i));
+    const failed = buffer.take();
+    buffer.putBack(failed);
+    buffer.push(event(n));
+    // No write carries them before the wait is over, however many are held.
+    expect(buffer.take()).toEqual([]);
+    vi.advanceTimersByTime(FLUSH_AFTER_MS - 1);
+    expect(buffer.take()).toEqual([]);
+    vi.advanceTimersByTime(1);
+    // The flush timer's writes follow one another (setImmediate is not faked).
+    await new Promise((resolve) => setImmediate(resolve));
+    // The flush timer tried them first, on its own, oldest first.
+    expect(written.flat()).toEqual(range(0, n + 1));
+    expect(buffer.take()).toEqual([]);
+    buffer.close();
+  });
+
+  it('after a failed write, the next carried write takes them in order once the wait is over', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const buffer = new EventBuffer('n', () => Promise.reject(new Error('down')), log);
+    for (let i = 0; i < EVENTS_PER_CARRY; i++) buffer.push(event(i));
+    buffer.putBack(buffer.take());
+    buffer.push(event(EVENTS_PER_CARRY));
+    vi.setSystemTime(Date.now() + FLUSH_AFTER_MS);
+    expect(buffer.take().flatMap(ats)).toEqual(range(0, EVENTS_PER_CARRY + 1));
     buffer.close();
   });
 
@@ -53,7 +131,7 @@ describe('EventBuffer', () => {
     buffer.close();
   });
 
-  it('flush() writes everything held, in writes of EVENTS_PER_WRITE, and stops at a failed write', async () => {
+  it('flush() writes everything held, in writes of EVENTS_PER_WRITE, and keeps what a failed write held', async () => {
     const written: number[] = [];
     let fail = false;
     const buffer = new EventBuffer(
@@ -72,8 +150,9 @@ describe('EventBuffer', () => {
     buffer.push(event(1));
     await buffer.flush();
     expect(written).toEqual([EVENTS_PER_WRITE, EVENTS_PER_WRITE, 1]);
+    fail = false;
     await buffer.flush();
-    expect(written).toHaveLength(3);
+    expect(written).toEqual([EVENTS_PER_WRITE, EVENTS_PER_WRITE, 1, 1]);
     buffer.close();
   });
 
