@@ -36,6 +36,8 @@ export class EventBuffer implements EventCarrier {
   private heldSince = 0;
   /** After a failed write, no write carries events before this time (epoch ms): the flush timer tries first. */
   private retryAt = 0;
+  /** A flush's writes are on their way: no other write carries newer events ahead of them. */
+  private flushing: Promise<void> | undefined;
 
   constructor(
     /** The node every event here is from. */
@@ -54,12 +56,13 @@ export class EventBuffer implements EventCarrier {
   /**
    * What the next write carries: every event held, as batches of up to
    * EVENTS_PER_WRITE (one stream entry each); none while they are too few
-   * and too fresh to be worth a command, or for FLUSH_AFTER_MS after a
-   * write failed. The writer then calls carried() or putBack().
+   * and too fresh to be worth a command, for FLUSH_AFTER_MS after a write
+   * failed, or while a flush writes (the stream keeps the order events
+   * happened in). The writer then calls carried() or putBack().
    */
   take(): EventBatch[] {
     const n = this.held.length;
-    if (n === 0) return [];
+    if (n === 0 || this.flushing !== undefined) return [];
     const now = Date.now();
     if (now < this.retryAt || (n < EVENTS_PER_CARRY && now - this.heldSince < CARRY_AFTER_MS)) return [];
     const held = this.held;
@@ -112,6 +115,17 @@ export class EventBuffer implements EventCarrier {
   async flush(): Promise<void> {
     clearTimeout(this.timer);
     this.timer = undefined;
+    // One flush at a time, in order: a later one (the last, at stop) writes what the earlier left.
+    while (this.flushing !== undefined) await this.flushing;
+    this.flushing = this.writeHeld();
+    try {
+      await this.flushing;
+    } finally {
+      this.flushing = undefined;
+    }
+  }
+
+  private async writeHeld(): Promise<void> {
     for (let batch = this.takeSome(); batch !== undefined; batch = this.takeSome()) {
       try {
         await this.publish(batch);

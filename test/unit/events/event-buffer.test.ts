@@ -122,6 +122,41 @@ describe('EventBuffer', () => {
     buffer.close();
   });
 
+  it('while a flush writes, no carried write takes newer events ahead of it; a second flush waits its turn', async () => {
+    const written: number[][] = [];
+    const pending: (() => void)[] = [];
+    const buffer = new EventBuffer(
+      'n',
+      (batch) =>
+        new Promise<void>((resolve) => {
+          written.push(ats(batch));
+          pending.push(resolve);
+        }),
+      log,
+    );
+    const tick = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
+    buffer.push(event(0));
+    const first = buffer.flush();
+    for (let i = 1; i <= EVENTS_PER_CARRY; i++) buffer.push(event(i));
+    expect(buffer.take()).toEqual([]);
+    const second = buffer.flush();
+    pending.shift()?.();
+    await tick();
+    // The newer events follow the older, in the flush's own next write.
+    expect(written).toEqual([[0], range(1, EVENTS_PER_CARRY)]);
+    expect(buffer.take()).toEqual([]);
+    pending.shift()?.();
+    await Promise.all([first, second]);
+    expect(written).toHaveLength(2);
+    buffer.push(event(EVENTS_PER_CARRY + 1));
+    const third = buffer.flush();
+    await tick();
+    expect(written[2]).toEqual([EVENTS_PER_CARRY + 1]);
+    pending.shift()?.();
+    await third;
+    buffer.close();
+  });
+
   it('leaves a few fresh events for a later write: a busy node adds one XADD per many jobs', () => {
     const buffer = new EventBuffer('n', () => Promise.resolve(), log);
     for (let i = 0; i < EVENTS_PER_CARRY - 1; i++) buffer.push(event(i));
