@@ -157,6 +157,25 @@ describe('EventBuffer', () => {
     buffer.close();
   });
 
+  it('what a write carried is not written again by the flush timer', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    const written: number[] = [];
+    const buffer = new EventBuffer(
+      'n',
+      (batch) => {
+        written.push(...ats(batch));
+        return Promise.resolve();
+      },
+      log,
+    );
+    for (let i = 0; i < EVENTS_PER_CARRY; i++) buffer.push(event(i));
+    expect(buffer.take().flatMap(ats)).toEqual(range(0, EVENTS_PER_CARRY));
+    buffer.carried();
+    vi.advanceTimersByTime(FLUSH_AFTER_MS * 4);
+    expect(written).toEqual([]);
+    buffer.close();
+  });
+
   it('leaves a few fresh events for a later write: a busy node adds one XADD per many jobs', () => {
     const buffer = new EventBuffer('n', () => Promise.resolve(), log);
     for (let i = 0; i < EVENTS_PER_CARRY - 1; i++) buffer.push(event(i));
