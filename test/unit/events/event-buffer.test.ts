@@ -1,4 +1,4 @@
-import { pino } from 'pino';
+import { pino, type Logger } from 'pino';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { EventBatch } from '../../../dist/events/event-batch.js';
 import {
@@ -22,7 +22,7 @@ interface LogLine {
   msg: string;
   dropped?: number;
 }
-function recordingLog(): { log: ReturnType<typeof pino>; lines: LogLine[] } {
+function recordingLog(): { log: Logger; lines: LogLine[] } {
   const lines: LogLine[] = [];
   const log = pino({ level: 'info' }, { write: (line: string) => lines.push(JSON.parse(line) as LogLine) });
   return { log, lines };
