@@ -38,6 +38,8 @@ export class EventBuffer implements EventCarrier {
   private retryAt = 0;
   /** A flush's writes are on their way: no other write carries newer events ahead of them. */
   private flushing: Promise<void> | undefined;
+  /** After close(): nothing is held or retried (a write still on its way that fails is not put back). */
+  private closed = false;
 
   constructor(
     /** The node every event here is from. */
@@ -47,6 +49,7 @@ export class EventBuffer implements EventCarrier {
   ) {}
 
   push(event: NodeEvent | JobStep): void {
+    if (this.closed) return;
     if (this.held.length === 0) this.heldSince = Date.now();
     this.held.push(event);
     this.trim();
@@ -88,7 +91,7 @@ export class EventBuffer implements EventCarrier {
    */
   putBack(batches: readonly EventBatch[]): void {
     const items = batches.flatMap((b) => b.items);
-    if (items.length === 0) return;
+    if (items.length === 0 || this.closed) return;
     this.held = this.held.length === 0 ? items : items.concat(this.held);
     // Old enough to ride the first write after the wait, however few.
     this.heldSince = 0;
@@ -139,8 +142,9 @@ export class EventBuffer implements EventCarrier {
     }
   }
 
-  /** Stops the flush timer (after a last flush()); what is still held is lost. */
+  /** Stops the flush timer (after a last flush()); what is still held, or put back later, is lost. */
   close(): void {
+    this.closed = true;
     clearTimeout(this.timer);
     this.timer = undefined;
     this.held = [];

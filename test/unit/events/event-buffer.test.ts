@@ -176,6 +176,29 @@ describe('EventBuffer', () => {
     buffer.close();
   });
 
+  it('after close(), a write still on its way that fails arms no timer and holds nothing', async () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout'] });
+    let fail: (err: Error) => void = () => undefined;
+    const buffer = new EventBuffer(
+      'n',
+      () =>
+        new Promise<void>((_, reject) => {
+          fail = reject;
+        }),
+      log,
+    );
+    buffer.push(event(0));
+    // A stop's last flush gave up waiting (Redis away) and closed the buffer; the write fails later.
+    const flushed = buffer.flush();
+    buffer.close();
+    fail(new Error('down'));
+    await flushed;
+    buffer.push(event(1));
+    expect(vi.getTimerCount()).toBe(0);
+    vi.setSystemTime(Date.now() + FLUSH_AFTER_MS * 4);
+    expect(buffer.take()).toEqual([]);
+  });
+
   it('leaves a few fresh events for a later write: a busy node adds one XADD per many jobs', () => {
     const buffer = new EventBuffer('n', () => Promise.resolve(), log);
     for (let i = 0; i < EVENTS_PER_CARRY - 1; i++) buffer.push(event(i));
