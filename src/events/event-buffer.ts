@@ -68,9 +68,15 @@ export class EventBuffer implements EventCarrier {
     if (n === 0 || this.flushing !== undefined) return [];
     const now = Date.now();
     if (now < this.retryAt || (n < EVENTS_PER_CARRY && now - this.heldSince < CARRY_AFTER_MS)) return [];
+    return this.takeAll();
+  }
+
+  /** Everything held, as batches of up to EVENTS_PER_WRITE, oldest first; no write of its own is due any more. */
+  private takeAll(): EventBatch[] {
     const held = this.held;
+    const n = held.length;
+    if (n === 0) return [];
     this.held = [];
-    // Carried: no write of its own is due.
     clearTimeout(this.timer);
     this.timer = undefined;
     if (n <= EVENTS_PER_WRITE) return [{ node: this.node, items: held }];
@@ -100,20 +106,6 @@ export class EventBuffer implements EventCarrier {
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }
 
-  private takeSome(): EventBatch | undefined {
-    if (this.held.length === 0) return undefined;
-    if (this.held.length <= EVENTS_PER_WRITE) {
-      const items = this.held;
-      this.held = [];
-      // Carried: no write of its own is due.
-      clearTimeout(this.timer);
-      this.timer = undefined;
-      return { node: this.node, items };
-    }
-    // The rest are as old as those taken: the next write takes them.
-    return { node: this.node, items: this.held.splice(0, EVENTS_PER_WRITE) };
-  }
-
   /** Writes what is held now, on its own (at stop, when no write came to carry it, or to retry a failed one). */
   async flush(): Promise<void> {
     clearTimeout(this.timer);
@@ -128,17 +120,20 @@ export class EventBuffer implements EventCarrier {
     }
   }
 
+  /** Writes what is held, one batch per write, then what came meanwhile; a failed write puts back itself and the rest. */
   private async writeHeld(): Promise<void> {
-    for (let batch = this.takeSome(); batch !== undefined; batch = this.takeSome()) {
-      try {
-        await this.publish(batch);
-      } catch (err) {
-        this.log.debug({ err, events: batch.items.length }, 'events could not be written; trying again later');
-        this.putBack([batch]);
-        return;
+    for (let batches = this.takeAll(); batches.length > 0; batches = this.takeAll()) {
+      for (const [i, batch] of batches.entries()) {
+        try {
+          await this.publish(batch);
+        } catch (err) {
+          this.log.debug({ err, events: batch.items.length }, 'events could not be written; trying again later');
+          this.putBack(batches.slice(i));
+          return;
+        }
+        this.retryAt = 0;
+        this.reached();
       }
-      this.retryAt = 0;
-      this.reached();
     }
   }
 
