@@ -34,8 +34,10 @@ export class TaskHandler {
   readonly outbound = new Fifo<PoolJob>();
   private scheduled = false;
   private cursor = 0;
-  /** Children the strategy let take jobs at the start of this pass (offer shares a large buffer among them). */
+  /** Children the strategy let take jobs at the start of this pass (offer shares the buffer among them). */
   private takers = 0;
+  /** The buffer at the start of this pass divided among the takers: the most one offer takes of a buffer that fits in it. */
+  private share = 0;
   private paused = false;
   /** Reused for every write: take() empties it. */
   private readonly batch: FrameBatch;
@@ -80,9 +82,9 @@ export class TaskHandler {
     this.schedule();
   }
 
-  /** Jobs a dead child never started go back first, in their order. */
+  /** Jobs a child never started go back ahead of every job applied after them: the buffer stays in the order jobs were applied. */
   giveBack(jobs: readonly PoolJob[]): void {
-    this.outbound.unshiftAll(jobs);
+    this.outbound.putBack(jobs, bySeq);
     this.schedule();
   }
 
@@ -116,7 +118,7 @@ export class TaskHandler {
     if (idle === 0) return;
     const jobs = this.lookahead.forIdle(idle);
     if (jobs.length === 0) return;
-    this.outbound.unshiftAll(jobs);
+    this.outbound.putBack(jobs, bySeq);
     this.pass();
   }
 
@@ -133,6 +135,7 @@ export class TaskHandler {
     const n = children.length;
     this.takers = 0;
     for (const proc of children) if (this.strategy.capacity(proc) > 0) this.takers++;
+    this.share = Math.ceil(this.outbound.length / Math.max(1, this.takers));
     for (let i = 0; i < n && this.outbound.length > 0; i++) {
       const proc = children[i] as WorkerProcess;
       if (proc.inFlight.length === 0) this.offer(proc);
@@ -149,16 +152,21 @@ export class TaskHandler {
 
   /**
    * Hands `proc` as many jobs as the strategy and maxTasksPerChild allow;
-   * true if it took any. A buffer larger than one offer is shared out evenly
-   * among the children that can take: the end of a burst then leaves no
-   * child a batch behind the others (fcfs: up to FCFS_BATCH - 1 jobs run by
-   * one child alone). One that fits in an offer still goes to one child.
+   * true if it took any. The buffer is shared out evenly among the children
+   * that can take. One larger than an offer: each offer takes its part of
+   * what is left, so the end of a burst leaves no child a batch behind the
+   * others (fcfs: up to FCFS_BATCH - 1 jobs run by one child alone). One
+   * that fits in an offer (a batch fetched from a broker, a few dozen jobs):
+   * each takes its share of it, rather than the first child all of it while
+   * the others idle. A single job still goes to one child, the first idle one.
    */
   private offer(proc: WorkerProcess): boolean {
     let cap = this.strategy.capacity(proc);
     if (cap === 0) return false;
     const waiting = this.outbound.length;
-    if (waiting > cap && this.takers > 1) cap = Math.min(cap, Math.ceil(waiting / this.takers));
+    if (waiting > cap) {
+      if (this.takers > 1) cap = Math.min(cap, Math.ceil(waiting / this.takers));
+    } else cap = Math.min(cap, this.share);
     if (this.maxTasksPerChild !== undefined) cap = Math.min(cap, this.maxTasksPerChild - proc.assigned);
     return cap > 0 && this.writeBatch(proc, cap);
   }
@@ -201,4 +209,9 @@ export class TaskHandler {
     if (this.maxTasksPerChild !== undefined && proc.assigned >= this.maxTasksPerChild) this.hooks.onQuota(proc);
     return true;
   }
+}
+
+/** The order jobs were applied in. */
+function bySeq(a: PoolJob, b: PoolJob): number {
+  return a.seq - b.seq;
 }

@@ -15,10 +15,29 @@ export class Fifo<T> {
     this.items.push(item);
   }
 
-  /** Puts items back at the front, keeping their order. */
-  unshiftAll(items: readonly T[]): void {
+  /**
+   * Puts items back in their places by `order`, the order the FIFO is kept
+   * in: each goes ahead of the items that come after it, not of all of them.
+   * O(n).
+   */
+  putBack(items: readonly T[], order: (a: T, b: T) => number): void {
     if (items.length === 0) return;
-    this.items = [...items, ...this.items.slice(this.head)];
+    const back = [...items].sort(order);
+    const merged: T[] = [];
+    let i = 0;
+    let j = this.head;
+    while (i < back.length && j < this.items.length) {
+      const held = this.items[j] as T;
+      if (order(back[i] as T, held) <= 0) {
+        merged.push(back[i++] as T);
+      } else {
+        merged.push(held);
+        j++;
+      }
+    }
+    while (i < back.length) merged.push(back[i++] as T);
+    while (j < this.items.length) merged.push(this.items[j++] as T);
+    this.items = merged;
     this.head = 0;
   }
 

@@ -30,6 +30,14 @@ describe('which child gets a job (TaskHandler)', () => {
     expect(counts).toEqual([500, 500]);
   });
 
+  it('with fcfs, a burst smaller than a batch is shared among the idle children', async () => {
+    const pool = await startPool({ processes: 2, strategy: 'fcfs' });
+    // 40 jobs fit in one write: a broker's fetch brings batches like this, and one child alone would run them all.
+    const ran = (await Promise.all(Array.from({ length: 40 }, () => pool.apply('pid')))) as number[];
+    const counts = pids(pool).map((pid) => ran.filter((p) => p === pid).length);
+    expect(counts).toEqual([20, 20]);
+  });
+
   it('with fair, two jobs at once start on two children', async () => {
     const pool = await startPool({ processes: 2, strategy: 'fair' });
     const a = applyAndAwaitStart(pool, 'block');

@@ -52,13 +52,17 @@ describe('Fifo', () => {
     expect([q.peek(), q.length]).toEqual([8, 1]);
   });
 
-  it('puts items back at the front in their order with unshiftAll', () => {
+  it('puts items back in their places by the order given, wherever they came from', () => {
     const q = new Fifo<number>();
-    for (const n of [1, 2, 3, 4]) q.push(n);
+    for (const n of [5, 6, 7, 8]) q.push(n);
     q.shift();
-    q.unshiftAll([10, 11]);
+    q.putBack([3, 1], (a, b) => a - b);
     expect(q.length).toBe(5);
-    expect(q.drain()).toEqual([10, 11, 2, 3, 4]);
+    // Put back later than some held: 4 goes between 3 and 6; 9 after all of them.
+    q.putBack([9, 4], (a, b) => a - b);
+    expect(q.drain()).toEqual([1, 3, 4, 6, 7, 8, 9]);
+    q.putBack([2], (a, b) => a - b);
+    expect([q.peek(), q.length]).toEqual([2, 1]);
   });
 
   it('drain empties it and returns what it held', () => {
