@@ -34,6 +34,7 @@ import {
   checkEta,
   checkJobOptionFields,
   checkKnownKeys,
+  waitTimeout,
   checkResultTtl,
   throwOptionError as bad,
 } from './job-option-checks.js';
@@ -244,7 +245,7 @@ export class JobHandle<T = unknown> {
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
     if (this.ignoreResult) throw new NoResultError(this.id);
-    const record = await this.client.waitForHandle(this, options.timeout, this.announced);
+    const record = await this.client.waitForHandle(this, waitTimeout(options, bad), this.announced);
     if (record.state === 'REVOKED') throw record.error ? deserializeError(record.error) : new RevokedError(this.id);
     if (record.ignoreResult === true) throw new NoResultError(this.id, record);
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
@@ -513,6 +514,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /** A handle for a job enqueued elsewhere (its result is not announced to this client, so waiting re-reads it). */
   handle<T = unknown>(id: string): JobHandle<T> {
+    if (typeof id !== 'string' || id === '') bad('id', id, 'a non-empty job id');
     return new JobHandle<T>(id, this.untyped, false, false);
   }
 
@@ -703,6 +705,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       bad('id', options.id, 'a non-empty string');
     const delay = options.delay === undefined ? undefined : checkDelay('delay', options.delay, bad);
     const eta = options.eta === undefined ? undefined : checkEta('eta', options.eta, bad);
+    // Both would leave one silently ignored: say which to give, as the CLI does.
+    if (delay !== undefined && eta !== undefined) bad('eta', options.eta, 'no eta when a delay is given: one of them');
     let payload: Uint8Array;
     try {
       payload = encodeBody(args);

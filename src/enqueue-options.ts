@@ -25,6 +25,7 @@ export interface EnqueueOptions {
    * Run at this time (a Date or epoch ms). Absolute: compared with the
    * broker's clock (Redis TIME), so it is off by however far this machine's
    * clock is from the Redis server's. Prefer `delay` for "in N seconds".
+   * Not with `delay` (an OptionError: one of them would be ignored).
    * @defaultValue none: the job is ready at once
    */
   eta?: Date | number;

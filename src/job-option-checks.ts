@@ -39,6 +39,15 @@ export function checkKnownKeys(options: object, known: ReadonlySet<string>, what
   }
 }
 
+const WAIT_KEYS: ReadonlySet<string> = new Set(['timeout']);
+
+/** The options of a wait for a result (`handle.result()`, a workflow's): checked, then their timeout. */
+export function waitTimeout(options: unknown, bad: Bad): number | string | undefined {
+  if (typeof options !== 'object' || options === null) bad('options', options, 'an object: { timeout? }');
+  checkKnownKeys(options, WAIT_KEYS, 'result() option', bad);
+  return (options as { timeout?: number | string }).timeout;
+}
+
 /** The usual Bad: an OptionError (defineTasks reports its own way). */
 export const throwOptionError: Bad = (option, value, expected) => {
   throw new OptionError(option, value, expected);

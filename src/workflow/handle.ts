@@ -1,5 +1,6 @@
 import type { BrokerResults, ResultRecord, WorkflowRecord } from '../broker/types.js';
 import { JobFailedError } from '../errors.js';
+import { throwOptionError, waitTimeout } from '../job-option-checks.js';
 import { deserializeError } from '../protocol/error-codec.js';
 import { groupFailure, unendedJobs, workflowView, type WorkflowView } from './view.js';
 
@@ -39,7 +40,7 @@ export class WorkflowHandle<T = unknown> {
    * records expired, ClientClosedError on close().
    */
   async result<U = T>(options: { timeout?: number | string } = {}): Promise<NoInfer<U>> {
-    const record = await this.client.waitForWorkflow(this.id, options.timeout);
+    const record = await this.client.waitForWorkflow(this.id, waitTimeout(options, throwOptionError));
     if (record.state === 'SUCCESS') return record.value as NoInfer<U>;
     throw await workflowFailure(this.client.broker, this.id, record);
   }

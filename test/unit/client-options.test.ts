@@ -64,6 +64,8 @@ describe('Client.enqueue options', () => {
     ['resultTtl', { resultTtl: 'soon' }, '"soon"'],
     ['resultTtl', { resultTtl: '200y' }, '"200y"'],
     ['resultTtl', { resultTtl: 1e20 }, '100000000000000000000'],
+    // One of the two would be silently ignored.
+    ['eta', { delay: 1000, eta: 4102444800000 }, '4102444800000'],
   ])('rejects a bad %s (%j) with an OptionError naming it and the value', async (option, options, shown) => {
     const err = await client()
       .enqueue('t', [], options as EnqueueOptions)
@@ -133,6 +135,20 @@ describe('Client.enqueue options', () => {
     const c = client();
     const job = await c.enqueue('t', []);
     await expect(job.result({ timeout: '30d' })).rejects.toThrow(/invalid option timeout: "30d"/);
+  });
+
+  it('rejects a misspelt result() option, naming it, rather than waiting for ever', async () => {
+    const c = client();
+    const job = await c.enqueue('t', []);
+    await expect(job.result({ timout: 100 } as never)).rejects.toThrow(
+      /invalid option timout: 100 .*unknown option "timout"/,
+    );
+    await expect(job.result(null as never)).rejects.toBeInstanceOf(OptionError);
+  });
+
+  it.each([[''], [5], [{}]])('handle() refuses the id %j, naming it', (id) => {
+    expect(() => client().handle(id as never)).toThrow(OptionError);
+    expect(() => client().handle(id as never)).toThrow(/invalid option id/);
   });
 });
 
