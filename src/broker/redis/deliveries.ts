@@ -238,7 +238,7 @@ export class Deliveries {
       else ops.push('g', q, kind, entryId, '0');
     }
     // Workflow jobs that ended: their workflows carry on in the same script (none: nothing added).
-    const flows = workflowGroups(settle);
+    const flows = workflowGroups(settle, this.results.limit);
     const flowArgs: (string | number | Buffer)[] = [];
     const flowIds: string[] = [];
     if (flows !== undefined)

@@ -163,7 +163,7 @@ export class RedisBroker implements Broker {
     this.leaseMs = leaseMs;
     this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
-    this.results = new Results(this.keys, resultTtl);
+    this.results = new Results(this.keys, resultTtl, this.log);
     this.events = new Events(this.keys, eventsMaxLen, this.log);
     this.workflows = new Workflows(this.keys, this.results);
     const workflows = this.workflows;
@@ -220,6 +220,7 @@ export class RedisBroker implements Broker {
       }
       this.commands = conn;
       void checkEvictionPolicy(conn, this.log, this.displayUrl);
+      await this.results.limit.read(conn, this.log);
       return conn;
     })();
     return this.connecting;

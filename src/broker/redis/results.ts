@@ -6,6 +6,8 @@ import { decodeResult, encodeResult } from './entry-codec.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
 import { resultTtlOf } from '../../job-option-checks.js';
+import type { Logger } from 'pino';
+import { ValueLimit } from './value-limit.js';
 
 /** Most ids taken from a reply list per wake-up. */
 const REPLY_BATCH = 1000;
@@ -53,11 +55,14 @@ export class Results {
   private readonly untrimmed = new Map<string, number>();
   /** Where records not stored as results are also looked for (workflows' outcomes). */
   others: OtherRecords | undefined;
+  /** The largest record Redis takes (read when the broker connects). */
+  readonly limit = new ValueLimit();
 
   constructor(
     private readonly keys: Keys,
     /** How long results are kept unless a job says otherwise. */
     readonly ttlMs: number,
+    private readonly log: Logger,
   ) {}
 
   /**
@@ -82,7 +87,8 @@ export class Results {
       if (s.kind === 'giveBack' || s.kind === 'defer' || s.kind === 'release' || s.result === undefined) continue;
       const { job } = s.delivery;
       if (job.options.ignoreResult === true) continue;
-      const record = encodeResult(s.result);
+      let record = encodeResult(s.result);
+      if (record.length > this.limit.bytes) record = encodeResult(this.fitted(s.result, record.length));
       const ttl = resultTtlOf(job.options, this.ttlMs);
       keys.push(this.keys.result(s.result.id));
       let reply = 0;
@@ -104,6 +110,23 @@ export class Results {
       args.push(this.dueForTrim(clientId, n) ? '1' : '0');
     }
     callScript(pipe, 'storeResults', keys, args);
+  }
+
+  /**
+   * A record Redis would refuse (its value over proto-max-bulk-len): the
+   * settlement script acks its job before the write, so it must not fail.
+   * A final one becomes a FAILURE saying why; one of a job still running
+   * loses its progress value (the job's end writes the record again).
+   */
+  private fitted(result: ResultRecord, size: number): ResultRecord {
+    const { value: _value, progress: _progress, error: _error, ...rest } = result;
+    if (!isFinalState(result.state)) return rest;
+    const error = this.limit.oversize(result.task, size);
+    this.log.error(
+      { jobId: result.id, task: result.task, bytes: size, limit: this.limit.bytes },
+      "a job's result is larger than Redis takes; stored as a FAILURE saying so",
+    );
+    return { ...rest, state: 'FAILURE', ...(error === undefined ? {} : { error }) };
   }
 
   /**

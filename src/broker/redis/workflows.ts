@@ -17,6 +17,7 @@ import type { Keys } from './keys.js';
 import { packStrings } from './pack.js';
 import type { Results } from './results.js';
 import { callScript } from './scripts.js';
+import type { ValueLimit } from './value-limit.js';
 
 const KIND_CODE: Record<WorkflowNodeKind, string> = { task: 'L', chain: 'C', group: 'G', chord: 'D' };
 const KIND_OF = new Map<string, WorkflowNodeKind>([
@@ -59,8 +60,16 @@ export interface WorkflowGroup {
   members: (number | string | Buffer)[];
 }
 
-/** Groups the final settlements of workflow jobs by workflow; undefined when there are none (the common case). */
-export function workflowGroups(settlements: readonly { kind: string }[]): Map<string, WorkflowGroup> | undefined {
+/**
+ * Groups the final settlements of workflow jobs by workflow; undefined when
+ * there are none (the common case). An outcome Redis would refuse (over
+ * `limit`) becomes the member's failure, saying why: the fetch script that
+ * records it also acks the job.
+ */
+export function workflowGroups(
+  settlements: readonly { kind: string }[],
+  limit: ValueLimit,
+): Map<string, WorkflowGroup> | undefined {
   let groups: Map<string, WorkflowGroup> | undefined;
   for (const s of settlements as readonly Settlement[]) {
     if ((s.kind !== 'ack' && s.kind !== 'dead') || s.outcome === undefined) continue;
@@ -72,7 +81,11 @@ export function workflowGroups(settlements: readonly { kind: string }[]): Map<st
       group = { id: ref.id, queues: ref.queues, members: [] };
       groups.set(ref.id, group);
     }
-    group.members.push(ref.node, ...outcomeBlob(s.outcome));
+    let blob = outcomeBlob(s.outcome);
+    const error = limit.oversize(s.delivery.job.task, blob[1].length);
+    if (error !== undefined)
+      blob = outcomeBlob({ ok: false, failure: { id: s.delivery.job.id, name: s.delivery.job.task, error } });
+    group.members.push(ref.node, ...blob);
   }
   return groups;
 }
