@@ -435,7 +435,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /**
    * Many jobs in one go (pipelined): the bulk path. Every job is checked
-   * before any is enqueued; rejects as enqueue() does.
+   * before any is enqueued; rejects as enqueue() does. The pipeline is not
+   * a transaction: should Redis refuse part of it after some jobs landed
+   * (it filled up, a value over its proto-max-bulk-len), it rejects with
+   * EnqueueIncompleteError, whose `enqueued` and `notEnqueued` name them.
    */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
     if (this.closed) throw new ClientClosedError();

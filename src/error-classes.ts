@@ -33,6 +33,7 @@ export {
   EndpointError,
   Retry,
   BrokerRefusedError,
+  EnqueueIncompleteError,
   BrokerClosedError,
   BrokerUnavailableError,
 } from './errors.js';

@@ -353,6 +353,29 @@ export class BrokerRefusedError extends PreforkError {
   static override readonly code: string = 'PREFORK_BROKER_REFUSED';
 }
 
+/**
+ * Redis refused part of an enqueue of many jobs (it filled up half way, a
+ * value over its proto-max-bulk-len, a key of the wrong type): those in
+ * `enqueued` are in their queues and will run, those in `notEnqueued` are
+ * not. Enqueue only those again. `cause` is Redis's error.
+ */
+export class EnqueueIncompleteError extends PreforkError {
+  static override readonly code: string = 'PREFORK_ENQUEUE_INCOMPLETE';
+  /** Ids of the jobs (and workflows) that were enqueued. */
+  readonly enqueued: string[];
+  /** Ids of those that were not. */
+  readonly notEnqueued: string[];
+  /** What landed and what did not, and Redis's refusal as `cause`. */
+  constructor(enqueued: string[], notEnqueued: string[], cause: unknown) {
+    super(
+      `${enqueued.length} of ${enqueued.length + notEnqueued.length} jobs were enqueued, then the broker refused the rest (their ids: err.notEnqueued): ${messageOf(cause)}`,
+      { cause },
+    );
+    this.enqueued = enqueued;
+    this.notEnqueued = notEnqueued;
+  }
+}
+
 /** A node's metrics or health endpoint cannot listen (the port is in use, the host is not an address of this machine). */
 export class EndpointError extends PreforkError {
   static override readonly code: string = 'PREFORK_ENDPOINT';

@@ -60,6 +60,7 @@ const samples: Record<string, () => PreforkError> = {
   BrokerUnavailableError: () => new prefork.BrokerUnavailableError('redis://127.0.0.1:1', 'connection refused'),
   BrokerClosedError: () => new prefork.BrokerClosedError(),
   BrokerRefusedError: () => new prefork.BrokerRefusedError('the settlements were refused by Redis: WRONGTYPE'),
+  EnqueueIncompleteError: () => new prefork.EnqueueIncompleteError(['a'], ['b'], new Error('OOM command not allowed')),
   EndpointError: () =>
     new prefork.EndpointError(
       '0.0.0.0',

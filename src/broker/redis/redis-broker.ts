@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BrokerClosedError } from '../../errors.js';
+import { BrokerClosedError, EnqueueIncompleteError, messageOf } from '../../errors.js';
 import type { EventBatch } from '../../events/event-batch.js';
 import { defaultLogger } from '../../logger.js';
 import type {
@@ -298,20 +298,27 @@ export class RedisBroker implements Broker {
     };
     // Per job checked for duplicates: its place in `jobs` and its script's place in the pipeline.
     const checked: [number, number][] = [];
+    // Per command that adds jobs (or a workflow), by its place in the pipeline: their ids.
+    const adds = new Map<number, string[]>();
     // A run of ready jobs for one queue, in order, not yet in the pipeline.
     let runQueue = '';
     let run: EntryFields[] = [];
+    let runIds: string[] = [];
     const flushRun = (): void => {
       if (run.length === 0) return;
       const stream = this.keys.stream(runQueue);
+      let from = 0;
       // The values only (odd places of the field list), packed into one argument per chunk.
       for (const chunk of chunks(
         run.map((fields) => fields.filter((_, at) => at % 2 === 1)),
         BULK_CHUNK,
         BULK_BYTES,
-      ))
+      )) {
+        adds.set(pipe.length, runIds.slice(from, (from += chunk.length)));
         callScript(pipe, 'enqueueJobs', [stream, this.keys.jobs], [packStrings(chunk)]);
+      }
       run = [];
+      runIds = [];
     };
     jobs.forEach((job, at) => {
       known(job.queue);
@@ -325,6 +332,7 @@ export class RedisBroker implements Broker {
       if (job.uniqueKey !== undefined || job.ownId === true) {
         flushRun();
         checked.push([at, pipe.length]);
+        adds.set(pipe.length, [job.id]);
         const once = uniqueKeys(this.keys, job);
         callScript(
           pipe,
@@ -343,9 +351,11 @@ export class RedisBroker implements Broker {
         if (job.queue !== runQueue) flushRun();
         runQueue = job.queue;
         run.push(fields);
+        runIds.push(job.id);
         return;
       }
       flushRun();
+      adds.set(pipe.length, [job.id]);
       callScript(
         pipe,
         'enqueueDelayed',
@@ -356,18 +366,14 @@ export class RedisBroker implements Broker {
     flushRun();
     for (const workflow of workflows) {
       for (const q of workflow.queues) known(q);
+      adds.set(pipe.length, [workflow.id]);
       this.workflows.addEnqueue(pipe, workflow);
     }
     const replies = await pipe.exec().catch((err: unknown) => {
       for (const q of added) this.knownLocally.delete(q);
       throw err;
     });
-    for (const [err] of replies ?? []) {
-      if (err) {
-        for (const q of added) this.knownLocally.delete(q);
-        throw err;
-      }
-    }
+    this.refusedPart(replies ?? [], adds, added);
     const out: (string | undefined)[] = jobs.map(() => undefined);
     for (const [at, reply] of checked) {
       const [existing] = (replies?.[reply]?.[1] ?? []) as [Buffer | string | undefined];
@@ -375,6 +381,32 @@ export class RedisBroker implements Broker {
       if (id !== '') out[at] = id;
     }
     return out;
+  }
+
+  /**
+   * Throws when Redis refused a command of an enqueue's pipeline. The
+   * pipeline is not a transaction: when some jobs landed (Redis filled up
+   * half way, one value over its proto-max-bulk-len), the error says which
+   * did (EnqueueIncompleteError), so a caller does not enqueue them twice.
+   * Only the queue's listing refused (every job landed): logged, not thrown.
+   */
+  private refusedPart(replies: [Error | null, unknown][], adds: ReadonlyMap<number, string[]>, added: string[]): void {
+    let refusal: Error | undefined;
+    const enqueued: string[] = [];
+    const notEnqueued: string[] = [];
+    for (const [i, [err]] of replies.entries()) {
+      const ids = adds.get(i);
+      if (err) refusal ??= err;
+      if (ids !== undefined) (err ? notEnqueued : enqueued).push(...ids);
+    }
+    if (refusal === undefined) return;
+    for (const q of added) this.knownLocally.delete(q);
+    if (enqueued.length === 0) throw refusal;
+    if (notEnqueued.length === 0) {
+      this.log.warn({ err: messageOf(refusal), queues: added }, 'jobs enqueued, but their queue names were not listed');
+      return;
+    }
+    throw new EnqueueIncompleteError(enqueued, notEnqueued, refusal);
   }
 
   // results

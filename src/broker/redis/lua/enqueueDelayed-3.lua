@@ -14,6 +14,7 @@
   Returns the due time (ms); 0 when the job went straight to the stream.
 ]]
 local delayed, stream, jobs = KEYS[1], KEYS[2], KEYS[3]
+checkIndex(jobs)
 local mode = oneOfArg(1, 'mode', { 'delay', 'eta' })
 local due
 if mode == 'delay' then due = intArg(2, 'delay (ms)', 0) else due = intArg(2, 'due time (epoch ms)', -MAX_INT) end

@@ -23,6 +23,7 @@ for i, v in ipairs(rows) do
     if type(v[k]) ~= 'string' then badArg(1, 'packed jobs: row ' .. i .. ' value ' .. k .. ' is not a string') end
   end
 end
+checkIndex(jobs)
 local places = {}
 for _, v in ipairs(rows) do
   addJob(stream, queue, jobs, places, v[1], v[2], v[3], v[4], v[5], v[6])

@@ -21,6 +21,7 @@
   (ms on the server's clock) or 0 when ready now }.
 ]]
 local stream, delayed, jobs = KEYS[1], KEYS[2], KEYS[3]
+checkIndex(jobs)
 local spec = oneOfArg(1, 'unique spec', { '', 'i', 'u', 'iu' })
 if #KEYS ~= 3 + #spec then badArg(1, 'unique spec: "' .. spec .. '" names ' .. #spec .. ' keys after the first three, got ' .. (#KEYS - 3)) end
 local ttl = intArg(2, 'unique ttl (ms)', 0)

@@ -18,6 +18,7 @@
   its reply was lost: nothing is changed, the workflow is not started twice).
 ]]
 local wf, jobs = KEYS[1], KEYS[2]
+checkIndex(jobs)
 if #KEYS < 4 or #KEYS % 2 ~= 0 then error({ err = 'ERR prefork: enqueueWorkflow: expected 2 + 2 per queue keys' }) end
 local nq = (#KEYS - 2) / 2
 if ARGV[1] == nil or ARGV[1] == '' then badArg(1, 'workflow id') end

@@ -155,6 +155,16 @@ local function jobIdOf(fields)
   return getField(fields, 'id')
 end
 
+-- An enqueue script calls this before its first write: Redis does not undo
+-- a script's writes when a later command fails, so an index of the wrong
+-- type (another program wrote it) must fail the script before the XADD.
+local function checkIndex(jobs)
+  local kind = redis.call('TYPE', jobs).ok
+  if kind ~= 'hash' and kind ~= 'none' then
+    error({ err = 'WRONGTYPE prefork: the job index ' .. jobs .. ' is a ' .. kind .. ', not a hash: nothing was enqueued' })
+  end
+end
+
 local function indexJob(jobs, fields, kind, ref, queue)
   local id = jobIdOf(fields)
   if id and id ~= '' then redis.call('HSET', jobs, id, kind .. ':' .. ref .. ':' .. queue) end
