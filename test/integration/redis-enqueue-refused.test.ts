@@ -5,11 +5,15 @@
  * that would add a job and then fail to index it fails before adding it.
  * The Redis settings are server-wide, so each test has a redis-server of its own.
  */
+import { spawnSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { EnqueueIncompleteError } from 'prefork';
 import { startRedisServer } from '../../scripts/redis.mjs';
 import { cleanup, makeClient, uniqueName } from '../helpers/worker.js';
+
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
 let server: Awaited<ReturnType<typeof startRedisServer>>;
 let raw: Redis;
@@ -52,5 +56,25 @@ describe('an enqueue Redis refuses in part', () => {
     await expect(client.enqueue('add', [1, 2], { delay: 60_000 })).rejects.toThrow(/WRONGTYPE prefork/);
     await expect(client.enqueue('add', [1, 2], { id: 'own-id' })).rejects.toThrow(/WRONGTYPE prefork/);
     expect(await raw.exists(`{${namespace}}:q:default`, `{${namespace}}:delayed:default`)).toBe(0);
+  });
+
+  it('enqueue --wait: a failure to list the nodes is a warning naming the job, not a failed enqueue', async () => {
+    await raw.set('{prefork}:nodes', 'not a sorted set');
+    const r = spawnSync(
+      process.execPath,
+      [CLI, 'enqueue', 'add', '1', '2', '--wait', '--timeout', '1s', '-b', server.url],
+      {
+        encoding: 'utf8',
+        timeout: 60_000,
+      },
+    );
+    const id = /^warning: job (\S+) is enqueued, but the worker nodes could not be listed \(WRONGTYPE/m.exec(
+      r.stderr,
+    )?.[1];
+    expect(id, r.stderr).toBeDefined();
+    // It waited for the result (no node runs it): the wait's own timeout ends it.
+    expect(r.stderr).toMatch(new RegExp(`no result for job ${id} within 1000 ms`));
+    expect(r.status).toBe(1);
+    expect(await raw.xlen('{prefork}:q:default')).toBe(1);
   });
 });

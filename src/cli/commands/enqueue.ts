@@ -2,6 +2,7 @@ import type { Command } from 'commander';
 import type { BrokerMembership } from '../../broker/types.js';
 import type { EnqueueOptions } from '../../client.js';
 import type { BackoffOptions } from '../../job-types.js';
+import { messageOf } from '../../errors.js';
 import { withClient } from '../connect.js';
 import { checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
@@ -115,7 +116,7 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
       else process.stdout.write(`${handle.id}\n`);
       return;
     }
-    await warnIfNobodyConsumes(broker, flags.queue);
+    await warnIfNobodyConsumes(broker, flags.queue, handle.id);
     // A duplicate's result is announced to whoever enqueued the job: read it instead.
     const record = await client.waitForResult(handle.id, flags.timeout, !handle.duplicate);
     printRecord(record, flags.json === true);
@@ -123,9 +124,25 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
   });
 }
 
-/** --wait on a queue no live node consumes would wait for ever without a word: say so (the job stays queued). */
-async function warnIfNobodyConsumes(broker: Pick<BrokerMembership, 'listNodes'>, queue: string): Promise<void> {
-  const nodes = await broker.listNodes();
+/**
+ * --wait on a queue no live node consumes would wait for ever without a
+ * word: say so (the job stays queued). Only advice: the job is enqueued, so
+ * a failure to list the nodes is a warning naming it, and the wait goes on.
+ */
+async function warnIfNobodyConsumes(
+  broker: Pick<BrokerMembership, 'listNodes'>,
+  queue: string,
+  id: string,
+): Promise<void> {
+  let nodes;
+  try {
+    nodes = await broker.listNodes();
+  } catch (err) {
+    process.stderr.write(
+      `warning: job ${id} is enqueued, but the worker nodes could not be listed (${messageOf(err)}); waiting for its result\n`,
+    );
+    return;
+  }
   if (nodes.some((n) => n.queues.includes(queue))) return;
   const running = nodes.length === 0 ? 'no worker node is running' : `no live worker node consumes queue ${queue}`;
   process.stderr.write(
