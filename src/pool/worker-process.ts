@@ -2,7 +2,9 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { encodeFrame } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
-import { ProtocolError } from '../errors.js';
+import { ProtocolError, ResultSerializationError, messageOf } from '../errors.js';
+import { serializeError } from '../protocol/error-codec.js';
+import { resultOkSeq } from '../protocol/result-head.js';
 import { deathSignalLauncher, withDeathSignal } from './death-signal.js';
 import {
   CHILD_CONFIG_ENV,
@@ -10,6 +12,7 @@ import {
   type ChildConfig,
   type ChildMessage,
   type ParentMessage,
+  type ResultErrorFrame,
 } from '../protocol/messages.js';
 import { START_RECORD_FD, StartRecordReader } from '../protocol/start-record.js';
 import { CLAIM_FD, ClaimPipe } from '../protocol/claim-pipe.js';
@@ -349,16 +352,39 @@ export class WorkerProcess {
     this.owner.onProtocolError(this, err);
   }
 
+  /**
+   * A whole RESULT_OK frame whose value does not decode here (a Map with
+   * object keys: the child's encoder takes it, this decoder does not): its
+   * job fails with ResultSerializationError, as one the child could not
+   * encode, and the child lives on. Any other undecodable frame is a
+   * protocol error.
+   */
+  private undecodableResult(body: Buffer, err: unknown): ResultErrorFrame {
+    const seq = resultOkSeq(body);
+    let job: PoolJob | undefined;
+    if (seq !== undefined) for (const j of this.inFlight) if (j.seq === seq) job = j;
+    if (seq === undefined || job === undefined) throw err;
+    const failure = new ResultSerializationError(
+      job.name,
+      `its value does not decode in the parent: ${messageOf(err)}`,
+    );
+    return [MessageType.RESULT_ERROR, seq, serializeError(failure)];
+  }
+
   private onData(chunk: Buffer): void {
     this.reads++;
     // Once the parent has decided to kill this child, nothing more it says counts.
     if (this.killReason !== undefined) return;
     try {
-      this.decoder.decode(chunk, (msg) => {
-        if (!Array.isArray(msg) || typeof msg[0] !== 'number')
-          throw new ProtocolError(`child ${this.pid} sent a frame that is not a message tuple`);
-        this.owner.onMessage(this, msg as ChildMessage);
-      });
+      this.decoder.decode(
+        chunk,
+        (msg) => {
+          if (!Array.isArray(msg) || typeof msg[0] !== 'number')
+            throw new ProtocolError(`child ${this.pid} sent a frame that is not a message tuple`);
+          this.owner.onMessage(this, msg as ChildMessage);
+        },
+        (body, err) => this.undecodableResult(body, err),
+      );
     } catch (err) {
       this.owner.onProtocolError(this, err as Error);
       return;

@@ -20,9 +20,27 @@ export class FrameDecoder {
     this.scan(chunk, (buf, start, end) => onFrame(buf.subarray(start, end)));
   }
 
-  /** Like push, but hands over each body decoded, read in place (no per-frame view). */
-  decode(chunk: Buffer, onMessage: (message: unknown) => void): void {
-    this.scan(chunk, (buf, start, end) => onMessage(decodeRange(buf, start, end)));
+  /**
+   * Like push, but hands over each body decoded, read in place (no per-frame
+   * view). A whole frame whose body does not decode goes to `onUndecodable`,
+   * which returns the message that stands for it or throws.
+   */
+  decode(
+    chunk: Buffer,
+    onMessage: (message: unknown) => void,
+    onUndecodable: (body: Buffer, err: unknown) => unknown = (_, err) => {
+      throw err;
+    },
+  ): void {
+    this.scan(chunk, (buf, start, end) => {
+      let message: unknown;
+      try {
+        message = decodeRange(buf, start, end);
+      } catch (err) {
+        message = onUndecodable(buf.subarray(start, end), err);
+      }
+      onMessage(message);
+    });
   }
 
   private scan(chunk: Buffer, onFrame: (buf: Buffer, start: number, end: number) => void): void {

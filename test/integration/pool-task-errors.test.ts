@@ -54,6 +54,18 @@ describe('task failures', () => {
     expect(pool.stats().totals).toMatchObject({ restarts: 0, lost: 0 });
   });
 
+  it('fails a result the parent cannot decode with ResultSerializationError naming the task; the same child runs the next job', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('returnsObjectKeyedMap'));
+    expect(err).toBeInstanceOf(ResultSerializationError);
+    expect(err.message).toMatch(
+      /result of task returnsObjectKeyedMap .* does not decode in the parent: .*non-string keys/,
+    );
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().totals).toMatchObject({ restarts: 0, lost: 0 });
+  });
+
   it('fails undecodable argument bytes with PayloadDecodeError; the same child runs the next job', async () => {
     const pool = await startPool({ processes: 1 });
     const [pid] = pids(pool);

@@ -1,0 +1,19 @@
+import { MessageType } from './messages.js';
+
+/**
+ * The seq of a RESULT_OK frame, read from its head ([RESULT_OK, seq, ...])
+ * without decoding the rest: for a frame whose value the parent cannot
+ * decode, so only its job fails. Undefined for any other frame.
+ */
+export function resultOkSeq(body: Buffer): number | undefined {
+  // A fixarray of 3 to 5 items (the frame's optional tail), then the type as a positive fixint.
+  const head = body[0];
+  if (head === undefined || head < 0x93 || head > 0x95 || body[1] !== MessageType.RESULT_OK) return undefined;
+  const tag = body[2];
+  if (tag === undefined) return undefined;
+  if (tag <= 0x7f) return tag;
+  if (tag === 0xcc && body.length >= 4) return body.readUInt8(3);
+  if (tag === 0xcd && body.length >= 5) return body.readUInt16BE(3);
+  if (tag === 0xce && body.length >= 7) return body.readUInt32BE(3);
+  return undefined;
+}
