@@ -38,6 +38,7 @@ function settleRaw(d: Delivery, op: string, arg: string, queueIndex: number | st
     scope.key('delayed:q'),
     scope.key('dead:q'),
     scope.key('jobs'),
+    scope.key('unapplied:t'),
   ];
   return callScript(scope.raw, 'fetchJobs', keys, [
     '',
@@ -53,6 +54,7 @@ function settleRaw(d: Delivery, op: string, arg: string, queueIndex: number | st
     'q',
     d.receipt.slice(2),
     arg,
+    d.job.id,
   ]);
 }
 
@@ -94,6 +96,7 @@ describe('fetch script: a bad settlement argument loses no job', () => {
       scope.key('delayed:q'),
       scope.key('dead:q'),
       scope.key('jobs'),
+      scope.key('unapplied:t'),
     ];
     // One ack group claiming two ids, followed by one: the count is wrong.
     await expect(
@@ -149,7 +152,7 @@ describe('other scripts check their arguments first', () => {
   });
 
   it('storeResults with a bad ttl, a bad reply index or a record missing stores none of the batch', async () => {
-    const keys = [scope.key('res:a'), scope.key('res:b')];
+    const keys = [scope.key('res:a'), scope.key('res:b'), scope.key('unapplied:t')];
     const head = [0, 10_000, 32, 60_000];
     await expect(
       callScript(scope.raw, 'storeResults', keys, [...head, 1000, 'ra', 0, 'a', 'soon', 'rb', 0, 'b']),
@@ -170,7 +173,7 @@ describe('other scripts check their arguments first', () => {
     const reply = scope.key('reply:c');
     const other = scope.key('reply:d');
     const ids = ['a', 'b', 'c'];
-    const keys = [...ids.map((id) => scope.key(`res:${id}`)), reply];
+    const keys = [...ids.map((id) => scope.key(`res:${id}`)), reply, scope.key('unapplied:t')];
     // Inline while the list holds fewer than 2 entries; 'c' asks for its id only (-1).
     const args = [1, 10_000, 2, 60_000, 1000, 'ra', 1, 'a', 1000, 'rb', 1, 'b', 1000, 'rc', -1, 'c', '0'];
     expect(await callScript(scope.raw, 'storeResults', keys, args)).toBe(3);
@@ -182,7 +185,7 @@ describe('other scripts check their arguments first', () => {
       await callScript(
         scope.raw,
         'storeResults',
-        [scope.key('res:e'), reply],
+        [scope.key('res:e'), reply, scope.key('unapplied:t')],
         [1, 2, 2, 60_000, 1000, 're', 1, 'e', '1'],
       ),
     ).toBe(1);
@@ -192,7 +195,7 @@ describe('other scripts check their arguments first', () => {
     // Another program wrote a string where a reply list should be: the results are stored, the good list told, the call fails naming the bad one.
     await scope.raw.set(other, 'not a list');
     await scope.raw.del(reply);
-    const mixed = [scope.key('res:f'), scope.key('res:g'), other, reply];
+    const mixed = [scope.key('res:f'), scope.key('res:g'), other, reply, scope.key('unapplied:t')];
     await expect(
       callScript(scope.raw, 'storeResults', mixed, [
         2,

@@ -131,6 +131,33 @@ describe('Worker and its lease', () => {
     }
   });
 
+  it("a node paused past its lease: its late settlement of a job run elsewhere leaves that run's result", async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const leaseMs = 2_000;
+    const a = await startNode({ broker: url, namespace, concurrency: 1, leaseMs, name: 'node-a' }, ledger);
+    const client = makeClient(url, namespace);
+    const job = await client.enqueue('record', [300]);
+    await waitUntil(() => readLedger(ledger).length === 1, 'node A runs the job');
+    // Only the parent stops: its child finishes the job, whose result waits in the pipe.
+    a.proc.kill('SIGSTOP');
+    const b = makeWorker({ broker: url, namespace, ledger, concurrency: 1, leaseMs, name: 'node-b' });
+    await b.start();
+    expect(await job.result({ timeout: 60_000 })).toBe(job.id);
+    await b.stop();
+    expect((await client.getResult(job.id))?.node).toBe('node-b');
+
+    a.proc.kill('SIGCONT');
+    // A job run by node A now settles after A's late settlement of the first (one Acker, in order).
+    expect(await (await client.enqueue('record', [0], { id: 'marker' })).result({ timeout: 30_000 })).toBe('marker');
+    expect((await client.getResult('marker'))?.node).toBe('node-a');
+    expect(runsPerJob(ledger).get(job.id)).toBe(2);
+    // Node A's run was not the job's outcome: node B's stays stored, and a new waiter gets it.
+    expect(await client.getResult(job.id)).toMatchObject({ state: 'SUCCESS', node: 'node-b' });
+    expect(await makeClient(url, namespace).handle(job.id).result({ timeout: 5_000 })).toBe(job.id);
+  });
+
   it('Redis lost its data: the node says its registration vanished, keeps the jobs it held and runs them', async () => {
     const server = await startRedisServer();
     try {

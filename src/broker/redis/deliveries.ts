@@ -1,3 +1,4 @@
+import { randomBytes } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { messageOf } from '../../errors.js';
 import { retryDelayMs } from '../../job-option-checks.js';
@@ -67,6 +68,9 @@ export class Deliveries {
   private readonly queueKeys = new Map<string, readonly [string, string, string, string]>();
   /** Ends of workflows being announced: a fetch does not wait for them, the broker's close() does. */
   private readonly announcing = new Set<Promise<void>>();
+  /** Names each round trip's unapplied set (keys.unapplied): this broker's own prefix, then a count. */
+  private readonly callPrefix = randomBytes(8).toString('hex');
+  private calls = 0;
 
   constructor(
     private readonly keys: Keys,
@@ -221,21 +225,23 @@ export class Deliveries {
       const kind = receiptKind(receipt);
       const entryId = receiptEntryId(receipt);
       const q = indexOf(s.delivery.queue);
+      const jobId = s.delivery.job.id;
       if (s.kind === 'ack') {
         const group = 2 * q + (kind === 'r' ? 1 : 0);
         const held = acks.get(group);
-        if (held === undefined) acks.set(group, [[entryId], [s.delivery.job.id]]);
+        if (held === undefined) acks.set(group, [[entryId], [jobId]]);
         else {
           held[0].push(entryId);
-          held[1].push(s.delivery.job.id);
+          held[1].push(jobId);
         }
         continue;
       }
-      if (s.kind === 'retry') ops.push('r', q, kind, entryId, retryDelayMs(s.delay));
-      else if (s.kind === 'dead') ops.push('d', q, kind, entryId, s.reason);
-      else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, s.spread === true ? '0' : '1');
-      else if (s.kind === 'defer') ops.push(s.slot ? 's' : 'l', q, kind, entryId, retryDelayMs(Math.ceil(s.delay)));
-      else ops.push('g', q, kind, entryId, '0');
+      if (s.kind === 'retry') ops.push('r', q, kind, entryId, retryDelayMs(s.delay), jobId);
+      else if (s.kind === 'dead') ops.push('d', q, kind, entryId, s.reason, jobId);
+      else if (s.kind === 'giveBack') ops.push('g', q, kind, entryId, s.spread === true ? '0' : '1', jobId);
+      else if (s.kind === 'defer')
+        ops.push(s.slot ? 's' : 'l', q, kind, entryId, retryDelayMs(Math.ceil(s.delay)), jobId);
+      else ops.push('g', q, kind, entryId, '0', jobId);
     }
     // Workflow jobs that ended: their workflows carry on in the same script (none: nothing added).
     const flows = workflowGroups(settle, this.results.limit);
@@ -255,6 +261,11 @@ export class Deliveries {
     }
     for (const id of flowIds) keys.push(this.keys.workflow(id));
     keys.push(this.keys.jobs);
+    // A late settlement the script does not apply (its entry recovered) must not overwrite a result: the script
+    // names its job here, and storeResults, next in the pipeline, writes its records only where none is
+    // (docs/architecture.md, "The Redis broker").
+    const unapplied = this.keys.unapplied(`${this.callPrefix}:${++this.calls}`);
+    keys.push(unapplied);
     const args: (string | number | Buffer)[] = [
       nodeId,
       wholeCount(count),
@@ -262,7 +273,7 @@ export class Deliveries {
       planned,
       this.deadMax,
       PROMOTE_MAX,
-      ops.length / 5,
+      ops.length / 6,
       acks.size,
     ];
     for (const quota of quotas.values()) args.push(quota);
@@ -278,7 +289,7 @@ export class Deliveries {
     addEndedMarks(pipe, this.keys, settle, this.results.ttlMs);
     const scriptAt = pipe.length;
     callScript(pipe, 'fetchJobs', keys, args);
-    this.results.addWrites(pipe, settle);
+    this.results.addWrites(pipe, settle, unapplied);
     addUniqueReleases(pipe, this.keys, settle);
     // Last: a failed event write leaves the script's and the results' replies as they are.
     const events = this.events.addWrite(pipe);

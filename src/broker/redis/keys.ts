@@ -104,6 +104,14 @@ export class Keys {
     return `${this.tag}:rate:${task}`;
   }
 
+  /**
+   * The job ids of one settle call's settlements that the fetch script did
+   * not apply (their entries no longer this node's): its storeResults call
+   * in the same pipeline overwrites no result of theirs. A SET, short-lived.
+   */
+  unapplied(call: string): string {
+    return `${this.tag}:unapplied:${call}`;
+  }
   result(jobId: string): string {
     return `${this.namespace}:res:${jobId}`;
   }

@@ -72,11 +72,15 @@ export class Results {
    * after storing them (a woken client may read them back): an LPUSH and a
    * PEXPIRE per reply list (and an LTRIM now and then: dueForTrim), inside
    * the script, not commands per job. A small record rides in its
-   * announcement (REPLY_INLINE_MAX).
+   * announcement (REPLY_INLINE_MAX). `unapplied` names the set in which the
+   * settlement script before it named the jobs it did not settle (their
+   * entries no longer this node's): their records are written only where
+   * none is stored.
    */
   addWrites(
     pipe: ChainableCommander,
     settlements: readonly { kind: string; delivery: Settlement['delivery']; result?: ResultRecord | undefined }[],
+    unapplied: string,
   ): void {
     /** Per client: its reply list's place among the keys, and how many ids it is told of. */
     let lists: Map<string, { at: number; n: number }> | undefined;
@@ -109,6 +113,7 @@ export class Results {
       keys.push(this.keys.reply(clientId));
       args.push(this.dueForTrim(clientId, n) ? '1' : '0');
     }
+    keys.push(unapplied);
     callScript(pipe, 'storeResults', keys, args);
   }
 

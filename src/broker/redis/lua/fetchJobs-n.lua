@@ -1,7 +1,7 @@
 --[[
   One fetch cycle of a node, atomically: settle finished deliveries, check
   the node's lease, promote due delayed jobs, reserve up to `count` jobs.
-  The number of keys varies: 2 + 4 per queue + 1 per workflow settled.
+  The number of keys varies: 3 + 4 per queue + 1 per workflow settled.
 
   KEYS[1]          {ns}:nodes                 ZSET node -> lease deadline
   KEYS[4(i-1)+2]   {ns}:q:<queue i>         stream (consumer group GROUP)
@@ -9,7 +9,10 @@
   KEYS[4(i-1)+4]   {ns}:delayed:<queue i>   ZSET
   KEYS[4(i-1)+5]   {ns}:dead:<queue i>      dead letters
   KEYS[4Q+1+w]     {ns}:wf:<id>               workflow w's record (lib/workflow.lua)
-  KEYS[#KEYS]      {ns}:jobs                  the job index (see the prelude)
+  KEYS[#KEYS-1]    {ns}:jobs                  the job index (see the prelude)
+  KEYS[#KEYS]      {ns}:unapplied:<call>      SET: the job ids of settlements not
+                   applied here (written only when there are some, short-lived):
+                   the storeResults call after this one does not overwrite their results
   The first P queues are the plan, in plan order; settlements may name more.
 
   ARGV[1] node id ('' = settle only: no lease check, no promotion, no read)
@@ -21,7 +24,7 @@
   ARGV[7] S, number of settlements other than plain acks
   ARGV[8] A, number of ack groups
   ARGV[9 .. 9+P-1] quota of each plan queue
-  then S groups of 5: op, queue index, stream kind, entry id, arg
+  then S groups of 6: op, queue index, stream kind, entry id, arg, job id
     op  r = retry (arg: delay ms) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
         s = defer to its rate-limit turn (arg: delay ms): marked `slot` = its due
@@ -56,16 +59,20 @@
   (Flat and without field names: about half the reply, half the
   conversions in Redis and allocations in the client.)
   Settlements of entries this group no longer holds (a fenced node's late
-  acks: the recovered copies have new ids) change nothing. A malformed
+  acks: the recovered copies have new ids) change nothing, and their job ids
+  go to the unapplied set: storeResults then writes their results only where
+  none is stored (they must not overwrite the outcome of the run that
+  replaced them). A malformed
   argument fails the call before anything is changed.
 ]]
 local nodes = KEYS[1]
 local nodeId = ARGV[1]
 local count = intArg(2, 'count', 0)
 local nq = intArg(3, 'number of queues', 0)
-local nw = #KEYS - 2 - 4 * nq
-if nw < 0 then badArg(3, 'number of queues: expected at most (#KEYS - 2) / 4 = ' .. ((#KEYS - 2) / 4)) end
-local jobs = KEYS[#KEYS]
+local nw = #KEYS - 3 - 4 * nq
+if nw < 0 then badArg(3, 'number of queues: expected at most (#KEYS - 3) / 4 = ' .. ((#KEYS - 3) / 4)) end
+local jobs = KEYS[#KEYS - 1]
+local unapplied = KEYS[#KEYS]
 local np = intArg(4, 'number of plan queues', 0, nq)
 local deadMax = ARGV[5]
 intArg(5, 'deadMax', 0)
@@ -86,7 +93,8 @@ do
     elseif op == 's' or op == 'l' then intArg(a + 4, 'defer delay (ms)', 0)
     elseif op == 'g' then oneOfArg(a + 4, 'give-back redelivery flag', { '0', '1' })
     elseif ARGV[a + 4] == nil then badArg(a + 4, 'dead-letter reason') end
-    a = a + 5
+    if ARGV[a + 5] == nil then badArg(a + 5, 'job id') end
+    a = a + 6
   end
   for _ = 1, na do
     intArg(a, 'queue index', 1, nq)
@@ -130,12 +138,16 @@ local function queueName(q)
   return name
 end
 
+-- Settlements not applied (rare: a fenced node's late ones): their job ids, for storeResults.
+local skipped = {}
+
 -- 1. settlements: retries, dead letters and give-backs one by one (each needs
 -- XACK's answer: only an entry still pending in the group moves) ...
 local a = 9 + np
 for _ = 1, ns do
   local op, q, kind, id, arg = ARGV[a], tonumber(ARGV[a + 1]), ARGV[a + 2], ARGV[a + 3], ARGV[a + 4]
-  a = a + 5
+  local jobId = ARGV[a + 5]
+  a = a + 6
   local stream = streamOf(q, kind)
   local fields = readEntry(stream, id)
   if ackDel(stream, id) == 1 and fields then
@@ -162,6 +174,8 @@ for _ = 1, ns do
       schedule(key(q, 3), key(q, 1), fields, due)
       indexJob(jobs, fields, 'd', string.format('%d', due), queueName(q))
     end
+  else
+    skipped[#skipped + 1] = jobId
   end
 end
 -- ... then plain acks in bulk, per stream, and their jobs out of the index
@@ -170,7 +184,8 @@ end
 -- (retry, give-back, recovery) leaves its old entry acked in the same
 -- script, so the index still names these entries (a live job's id is never
 -- enqueued twice: enqueueOnce): one HDEL, no HMGET. Otherwise (a late ack
--- of a recovered entry among them) each is checked.
+-- of a recovered entry among them) each is checked: one the index no longer
+-- names there was not this group's to ack (recovered, or ended elsewhere).
 for _ = 1, na do
   local q, kind, n = tonumber(ARGV[a]), ARGV[a + 1], tonumber(ARGV[a + 2])
   local acked = ackDelMany(streamOf(q, kind), a + 3, n)
@@ -184,7 +199,11 @@ for _ = 1, na do
       local places = redis.call('HMGET', jobs, unpack(ARGV, i, j))
       local gone = {}
       for k = 1, j - i + 1 do
-        if places[k] == kind .. ':' .. ARGV[i - n + k - 1] .. suffix then gone[#gone + 1] = ARGV[i + k - 1] end
+        if places[k] == kind .. ':' .. ARGV[i - n + k - 1] .. suffix then
+          gone[#gone + 1] = ARGV[i + k - 1]
+        else
+          skipped[#skipped + 1] = ARGV[i + k - 1]
+        end
       end
       if #gone > 0 then redis.call('HDEL', jobs, unpack(gone)) end
     end
@@ -192,6 +211,14 @@ for _ = 1, na do
   end
   a = a + 3 + 2 * n
 end
+if #skipped > 0 then
+  for from = 1, #skipped, ACK_CHUNK do
+    redis.call('SADD', unapplied, unpack(skipped, from, math.min(from + ACK_CHUNK - 1, #skipped)))
+  end
+  -- Read (and deleted) by the storeResults call right after this one; kept a while should that one not come.
+  redis.call('PEXPIRE', unapplied, 60000)
+end
+
 -- ... then workflows: record each member's outcome, count it, start what comes next
 local ended = {}
 for w = 1, nw do

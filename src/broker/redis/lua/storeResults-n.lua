@@ -7,6 +7,14 @@
 
   KEYS[1 .. R]       <ns>:res:<id> of the i-th result
   KEYS[R+1 .. R+L]   <ns>:reply:<client> of the j-th reply list
+  KEYS[R+L+1]        {ns}:unapplied:<call>: the job ids whose settlements the
+                     fetch script before this call did not apply (their entries
+                     were no longer this node's: recovered, the node fenced):
+                     their results are stored (and announced) only where none
+                     is, so the outcome of the run that replaced them stays;
+                     where none is (Redis lost its data, or the other run has
+                     written nothing yet) the outcome of this run is all there
+                     is. Read, then deleted.
 
   ARGV[1]   L, number of reply lists
   ARGV[2]   most entries a reply list keeps (LTRIM of a list flagged below)
@@ -28,8 +36,9 @@
   Returns how many results were stored.
 ]]
 local nl = intArg(1, 'number of reply lists', 0)
-local nr = #KEYS - nl
-if nr < 0 then badArg(1, 'number of reply lists: expected at most #KEYS = ' .. #KEYS) end
+local nr = #KEYS - nl - 1
+if nr < 0 then badArg(1, 'number of reply lists: expected at most #KEYS - 1 = ' .. (#KEYS - 1)) end
+local unapplied = KEYS[#KEYS]
 if #ARGV ~= 4 + 4 * nr + nl then
   error({ err = 'ERR prefork: storeResults takes 4 + 4 per result + 1 per reply list args: ' .. nr .. ' results, ' .. nl .. ' lists, ' .. #ARGV .. ' args' })
 end
@@ -53,27 +62,50 @@ for j = 1, nl do
   local n = redis.pcall('LLEN', KEYS[nr + j])
   if type(n) == 'number' then lengths[j] = n else bad = bad or KEYS[nr + j] end
 end
+-- Usually empty: one SMEMBERS per batch, not a check per result.
+local late = nil
+local left = redis.call('SMEMBERS', unapplied)
+if #left > 0 then
+  late = {}
+  for _, id in ipairs(left) do late[id] = true end
+  redis.call('DEL', unapplied)
+end
 -- One LPUSH per list (of its entries in settlement order), not one per result.
 local pushes = {}
+local stored = 0
 for i = 1, nr do
   local at = 4 + 4 * (i - 1)
   local record = ARGV[at + 2]
-  redis.call('SET', KEYS[i], record, 'PX', ttls[i])
-  local reply = replies[i]
-  local j = math.abs(reply)
-  local n = lengths[j]
-  if reply ~= 0 and n ~= nil then
-    local entries = pushes[j]
-    if entries == nil then
-      entries = {}
-      pushes[j] = entries
+  -- A late job's records are written only if it had none when its first one came (the batch may hold its
+  -- STARTED record before its final one: both or neither).
+  local id = ARGV[at + 4]
+  local written = true
+  if late and late[id] then
+    if late[id] == true then
+      if redis.call('EXISTS', KEYS[i]) == 0 then late[id] = 'write' else late[id] = 'skip' end
     end
-    if reply > 0 and n < inlineWhile then
-      entries[#entries + 1] = '\255' .. record
-    else
-      entries[#entries + 1] = ARGV[at + 4]
+    written = late[id] == 'write'
+  end
+  -- Lua 5.1: no continue; a result not written is not announced.
+  if written then
+    redis.call('SET', KEYS[i], record, 'PX', ttls[i])
+    stored = stored + 1
+    local reply = replies[i]
+    local j = math.abs(reply)
+    local n = lengths[j]
+    if reply ~= 0 and n ~= nil then
+      local entries = pushes[j]
+      if entries == nil then
+        entries = {}
+        pushes[j] = entries
+      end
+      if reply > 0 and n < inlineWhile then
+        entries[#entries + 1] = '\255' .. record
+      else
+        entries[#entries + 1] = ARGV[at + 4]
+      end
+      lengths[j] = n + 1
     end
-    lengths[j] = n + 1
   end
 end
 for j = 1, nl do
@@ -91,4 +123,4 @@ end
 if bad then
   return redis.error_reply('WRONGTYPE prefork: the reply list ' .. bad .. ' holds another type: results stored, not announced to it')
 end
-return nr
+return stored
