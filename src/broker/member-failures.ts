@@ -1,6 +1,6 @@
 import { JobWithdrawnError, RevokedError, WorkerLostError } from '../errors.js';
 import { stepFailure } from '../workflow/record.js';
-import type { JobRecord, StepFailure } from './types.js';
+import type { JobRecord, ResultRecord, StepFailure } from './types.js';
 
 /**
  * Why a workflow's member that left without a node's settlement failed, as
@@ -18,6 +18,27 @@ export function removedFailure(job: JobRecord): StepFailure {
     job.task,
     new JobWithdrawnError(`job ${job.id} was taken out of its queue before it started`),
   );
+}
+
+/**
+ * The FAILURE result of a poison job buried by a recovery (no node will
+ * settle it): a WorkerLostError with its dead letter's `reason`, as the
+ * Redis recovery script writes it (recoverEntries-n.lua); the job's own
+ * ignoreResult keeps the state alone.
+ */
+export function poisonRecord(job: JobRecord, queue: string, reason: string, now: number): ResultRecord {
+  const record: ResultRecord = {
+    id: job.id,
+    task: job.task,
+    queue,
+    state: 'FAILURE',
+    retries: job.attempt,
+    enqueuedAt: job.enqueuedAt,
+    finishedAt: now,
+  };
+  if (job.options.ignoreResult === true) record.ignoreResult = true;
+  else record.error = { name: WorkerLostError.name, message: reason, props: { code: WorkerLostError.code } };
+  return record;
 }
 
 /** A poison job buried by a recovery: `reason` is its dead letter's. */

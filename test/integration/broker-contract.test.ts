@@ -685,6 +685,28 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect((await fetchAll(long, bNode, ['q'], 5)).map((d) => [d.job.id, d.job.redeliveries])).toEqual([['fine', 2]]);
     });
 
+    it('a poison job buried by a recovery fails: a WorkerLostError naming why, stored and announced to its client', async () => {
+      const short = await broker({ leaseMs: 200 });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const bNode = await node(long, 'node-b');
+      await long.enqueue([job('poison', 'q', { redeliveries: 2, replyTo: 'c1' })]);
+      await fetchAll(short, a, ['q'], 1);
+      await sleep(350);
+      expect(await long.recover(a, bNode, 2)).toBe(1);
+      const failure = {
+        id: 'poison',
+        task: 'work',
+        queue: 'q',
+        state: 'FAILURE',
+        error: { name: 'WorkerLostError', props: { code: 'PREFORK_WORKER_LOST' } },
+      };
+      const stored = await long.getResult('poison');
+      expect(stored).toMatchObject(failure);
+      expect(stored?.error?.message).toMatch(/delivered 3 times without an outcome/);
+      expect((await long.waitForResults('c1', 2_000)).records).toEqual([stored]);
+    });
+
     it('a fenced node (lease expired, then recovered) fetches nothing, and its late settlements change nothing', async () => {
       const short = await broker({ leaseMs: 200 });
       const long = await broker({ leaseMs: 60_000 });

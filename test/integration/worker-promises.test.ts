@@ -203,6 +203,38 @@ describe('Worker over Redis: maxRedeliveries', () => {
   });
 });
 
+describe('Worker over Redis: a poison job', () => {
+  it('buried by a recovery, fails its result() with a WorkerLostError naming why, stored for any reader', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const options = { broker: url, namespace, concurrency: 1, leaseMs: 1_500, maxRedeliveries: 0 };
+    const client = makeClient(url, namespace);
+    const job = await client.enqueue('record', [600_000]);
+    const waited = job.result({ timeout: 20_000 }).then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    const node = await startNode({ ...options, name: 'node-a' }, ledger);
+    await waitUntil(() => readLedger(ledger).length === 1, 'node A runs the job');
+    node.proc.kill('SIGKILL');
+    await node.exited;
+    // The node that recovers it finds it delivered once, more than maxRedeliveries: dead, and nobody settles it.
+    await makeWorker({ ...options, ledger, name: 'node-b' }).start();
+    const err = (await waited) as { name?: string; code?: string; message?: string } | undefined;
+    expect(err).toMatchObject({ name: 'WorkerLostError', code: 'PREFORK_WORKER_LOST' });
+    expect(err?.message).toMatch(/delivered 1 times without an outcome/);
+    expect(await makeClient(url, namespace).getResult(job.id)).toMatchObject({
+      id: job.id,
+      task: 'record',
+      queue: 'default',
+      state: 'FAILURE',
+      error: { name: 'WorkerLostError' },
+    });
+    expect(readLedger(ledger).map((r) => r.id)).toEqual([job.id]);
+  });
+});
+
 describe('Worker: the broker by default', () => {
   const saved = process.env.PREFORK_BROKER_URL;
   afterEach(() => {

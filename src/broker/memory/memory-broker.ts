@@ -45,7 +45,7 @@ import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
 import { applySettlements, flowHost } from './settle.js';
-import { poisonFailure, removedFailure, revokedFailure } from '../member-failures.js';
+import { poisonFailure, poisonRecord, removedFailure, revokedFailure } from '../member-failures.js';
 import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
 import { workflowResult } from '../../workflow/record.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
@@ -652,6 +652,14 @@ export class MemoryBroker implements Broker {
       if (job.redeliveries > maxRedeliveries) {
         const reason = `delivered ${job.redeliveries} times without an outcome (its node died each time)`;
         q.bury({ job, reason, diedAt: now }, this.deadMax);
+        // No node will settle it: its FAILURE is stored and its waiting client told (docs/failure-modes.md).
+        this.state.results.set(
+          poisonRecord(job, delivery.queue, reason, now),
+          resultTtlOf(job.options, this.resultTtl),
+          now,
+        );
+        if (job.replyTo !== undefined && job.options.ignoreResult !== true)
+          this.state.results.announce(job.replyTo, job.id);
         // As recoverEntries-n.lua records it: a WorkerLostError naming why.
         if (job.workflow !== undefined)
           this.state.workflows.leave(job.workflow, poisonFailure(job, reason), now, flowHost(this.state, touched, now));

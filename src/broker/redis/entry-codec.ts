@@ -310,7 +310,8 @@ export function receiptEntryId(receipt: string): string {
   return receipt.slice(2);
 }
 
-const resultPackr = new Packr({ useRecords: false, moreTypes: true, mapsAsObjects: true });
+// int64AsType: a record a Lua script packs (cmsgpack: recoverEntries-n.lua) holds epoch ms as 64-bit integers.
+const resultPackr = new Packr({ useRecords: false, moreTypes: true, mapsAsObjects: true, int64AsType: 'number' });
 
 export function encodeResult(record: ResultRecord): Buffer {
   return resultPackr.pack(record);

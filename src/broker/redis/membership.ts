@@ -4,6 +4,7 @@ import { InvalidStateError } from '../../errors.js';
 import { decodeControlRequests } from '../control-codec.js';
 import type { HeartbeatReply, LeaderLease, NodeInfo, NodeUpdate } from '../types.js';
 import type { Keys } from './keys.js';
+import type { Results } from './results.js';
 import { workflowOfMeta } from './entry-codec.js';
 import type { Workflows } from './workflows.js';
 import { callScript, onLocalClock, serverMs } from './scripts.js';
@@ -46,6 +47,7 @@ export class Membership {
     private readonly deadMax: number,
     private readonly log: Logger,
     private readonly workflows: Workflows,
+    private readonly results: Results,
   ) {}
 
   /** Registers `node`; with `adoptFrom`, then moves what that old id still reserves to it (adoptEntries-n.lua). Returns how many moved. */
@@ -156,7 +158,14 @@ export class Membership {
         for (const stream of [this.keys.stream(queue), this.keys.rd(queue)]) {
           for (;;) {
             const keys = [this.keys.recovering, stream, this.keys.rd(queue), this.keys.dead(queue), this.keys.jobs];
-            const args: (string | number)[] = [deadNodeId, RECOVER_BATCH, maxRedeliveries, this.deadMax, flows.size];
+            const args: (string | number)[] = [
+              deadNodeId,
+              RECOVER_BATCH,
+              maxRedeliveries,
+              this.deadMax,
+              flows.size,
+              ...this.results.scriptStore(),
+            ];
             for (const [id, qs] of flows) {
               keys.push(this.keys.workflow(id), ...qs.flatMap((q) => [this.keys.stream(q), this.keys.delayed(q)]));
               args.push(id, qs.length);

@@ -173,7 +173,7 @@ export class RedisBroker implements Broker {
       decode: (id, reply) => workflows.outcomeFrom(id, reply),
     };
     this.deliveries = new Deliveries(this.keys, this.results, deadMax, this.events, this.workflows);
-    this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log, this.workflows);
+    this.membership = new Membership(this.keys, this.leaseMs, deadMax, this.log, this.workflows, this.results);
     this.admin = new QueueAdmin(this.keys);
     this.pauses = new Pauses(this.keys);
     this.control = new Control(this.keys, this.log);

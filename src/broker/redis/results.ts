@@ -150,6 +150,16 @@ export class Results {
     };
   }
 
+  /**
+   * What a script that stores results of jobs it finds itself needs
+   * (recoverEntries-n.lua: a poison job's FAILURE): the prefixes of a
+   * result key and a reply list, the broker's result ttl (also a reply
+   * list's) and the most entries a reply list keeps.
+   */
+  scriptStore(): [string, string, number, number] {
+    return [this.keys.result(''), this.keys.reply(''), this.ttlMs, REPLY_MAX];
+  }
+
   /** Announces to `clientId` that the results of `ids` are ready (stored already). */
   addAnnouncement(pipe: ChainableCommander, clientId: string, ids: readonly string[]): void {
     const reply = this.keys.reply(clientId);

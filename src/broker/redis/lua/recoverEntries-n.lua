@@ -2,11 +2,18 @@
   Moves one batch of a dead node's reserved entries of one stream back to
   the queue: re-added to :rd with redeliveries + 1 (new ids, so the dead
   node's late acks match nothing), or to the dead stream past
-  maxRedeliveries (a poison job that keeps killing nodes). Idempotent. A
-  poison job of a workflow fails its node in the same step (no node will
-  settle it), so the workflow carries on as after a failure: the caller
-  names the keys of those workflows (a first call without them changes
-  nothing and says which are needed).
+  maxRedeliveries (a poison job that keeps killing nodes). Idempotent. No
+  node will settle a poison job, so this step writes its outcome: a FAILURE
+  result (a WorkerLostError with the dead letter's reason, kept for the
+  job's resultTtl, else ARGV[8]) announced to the client waiting for it, as
+  storeResults does (the job's own ignoreResult: the state alone, not
+  announced, as a revoke does); its result key and reply list are named
+  from the prefixes ARGV[6] and ARGV[7] (a job's keys are known only once
+  its entry is read; one Redis server: see docs/architecture.md). A poison
+  job of a workflow also fails its node in the same step, so the workflow
+  carries on as after a failure: the caller names the keys of those
+  workflows (a first call without them changes nothing and says which are
+  needed).
 
   KEYS[1] {ns}:recovering   ZSET (the claim must still exist)
   KEYS[2] the stream to scan: {ns}:q:<q> or {ns}:rd:<q>
@@ -21,6 +28,10 @@
   ARGV[3] maxRedeliveries
   ARGV[4] deadMax
   ARGV[5] W, the number of workflows whose keys follow KEYS[5]
+  ARGV[6] the prefix of a job's result key (<ns>:res:, keys.ts)
+  ARGV[7] the prefix of a client's reply list (<ns>:reply:)
+  ARGV[8] the broker's result ttl (ms): a job's without its own, and a reply list's
+  ARGV[9] the most entries a reply list keeps
   then W times: the workflow's id, m (its number of queues)
 
   Returns { entries looked at (-1 = no claim), jobs moved, then per
@@ -34,9 +45,13 @@ local kind = 'q'
 if stream == rd then kind = 'r' end
 local node, batch, maxRedeliveries, deadMax = ARGV[1], intArg(2, 'batch size', 1), intArg(3, 'maxRedeliveries', 0), ARGV[4]
 intArg(4, 'deadMax', 0)
+local resPrefix, replyPrefix = ARGV[6], ARGV[7]
+if resPrefix == nil or resPrefix == '' then badArg(6, 'result key prefix') end
+if replyPrefix == nil or replyPrefix == '' then badArg(7, 'reply list prefix') end
+local resultTtl, replyMax = intArg(8, 'result ttl (ms)', 1), intArg(9, 'reply list length', 1)
 local flows, order = {}, {}
 do
-  local k, a = 6, 6
+  local k, a = 6, 10
   for _ = 1, intArg(5, 'number of workflows', 0) do
     if ARGV[a] == nil or ARGV[a] == '' then badArg(a, 'workflow id') end
     local m = intArg(a + 1, 'number of workflow queues', 1)
@@ -66,6 +81,38 @@ end
 if #missing > 0 then return { -2, 0, unpack(missing) } end
 
 local now = nowMs()
+
+-- The FAILURE of a poison job (shaped as a node's: consumer/outcome.ts, its error as error-codec.ts
+-- serializes a WorkerLostError), stored and announced.
+local function storeLost(fields, reason)
+  local jobId = jobIdOf(fields)
+  if not jobId or jobId == '' then return end
+  local ok, meta = pcall(cjson.decode, getField(fields, 'meta') or '')
+  if not ok or type(meta) ~= 'table' then meta = {} end
+  local options = meta.o
+  if type(options) ~= 'table' then options = {} end
+  local ttl = resultTtl
+  local own = options.resultTtl
+  if type(own) == 'number' and own >= 1 and own == math.floor(own) then ttl = own end
+  local record = { id = jobId, task = getField(fields, 'task') or '', queue = queue, state = 'FAILURE',
+    retries = tonumber(getField(fields, 'attempt')) or 0, finishedAt = now }
+  if type(meta.e) == 'number' then record.enqueuedAt = meta.e end
+  local ignore = options.ignoreResult == true
+  if ignore then
+    record.ignoreResult = true
+  else
+    record.error = { name = 'WorkerLostError', message = reason, props = { code = 'PREFORK_WORKER_LOST' } }
+  end
+  redis.call('SET', resPrefix .. jobId, cmsgpack.pack(record), 'PX', ttl)
+  if ignore or type(meta.r) ~= 'string' or meta.r == '' then return end
+  -- A reply list of another type (another program wrote it) is skipped, as storeResults does.
+  local list = replyPrefix .. meta.r
+  if type(redis.pcall('LPUSH', list, jobId)) == 'number' then
+    redis.call('LTRIM', list, 0, replyMax - 1)
+    redis.call('PEXPIRE', list, resultTtl)
+  end
+end
+
 local moved = 0
 for i, p in ipairs(pending) do
   local id = p[1]
@@ -76,6 +123,7 @@ for i, p in ipairs(pending) do
       local reason = 'delivered ' .. n .. ' times without an outcome (its node died each time)'
       deadLetter(dead, deadMax, fields, reason, now)
       unindexJob(jobs, fields, kind, id, queue)
+      storeLost(fields, reason)
       local wid, wnode = wfRefOf(fields)
       if wid then
         local members = flows[wid].members
