@@ -71,7 +71,34 @@ export function createConnection(url: string, role: ConnectionRole, name: string
     if (down) log.info({ connection: name }, 'redis connection back');
     down = false;
   });
+  if (role === 'command') redis.on('close', () => failUnanswered(redis, maskUrl(url)));
   return redis;
+}
+
+/**
+ * Fails the commands a closing command connection sent and got no reply
+ * for, rather than letting ioredis send them again once it reconnects
+ * (autoResendUnfulfilledCommands): Redis may have run them before the
+ * reply was lost, and an enqueue run twice adds its jobs twice. Callers see
+ * an error instead: the broker's callers retry what is safe to run again,
+ * and an enqueue's caller learns that its jobs may or may not be queued.
+ * Runs on the 'close' event, after ioredis set those commands aside to
+ * re-send and before the reconnect: emptying the queue they are in leaves
+ * nothing to re-send.
+ */
+function failUnanswered(redis: Redis, displayUrl: string): void {
+  const own = redis as unknown as {
+    commandQueue: { length: number };
+    flushQueue(err: Error, options: { offlineQueue: boolean; commandQueue: boolean }): void;
+  };
+  if (own.commandQueue.length === 0) return;
+  own.flushQueue(
+    new BrokerUnavailableError(
+      displayUrl,
+      'the connection closed before Redis answered: what was sent may or may not have been applied',
+    ),
+    { offlineQueue: false, commandQueue: true },
+  );
 }
 
 /**
