@@ -255,6 +255,14 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     expect(r.stderr).toMatch(/^error: .*127\.0\.0\.1:1/m);
   });
 
+  it('a database that is not a whole number: exit 2, one line naming --broker', () => {
+    const r = run(['enqueue', 'add', '1', '2', '--broker', `${url}x`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^error: invalid --broker: .*the db a whole number/),
+    ]);
+  });
+
   it('an unreachable broker is a clear one-line error, not a stack trace', () => {
     const r = run(['enqueue', 'add', '1', '--broker', 'redis://127.0.0.1:1']);
     expect(r.code).toBe(1);

@@ -16,15 +16,26 @@ export function maskUrl(url: string): string {
 }
 
 const EXPECTED_URL = 'redis://[user:password@]host:port[/db] or rediss://...';
+const EXPECTED_DB = `${EXPECTED_URL}, the db a whole number >= 0`;
 
 export function checkUrl(url: string): void {
-  let protocol: string;
+  let parsed: URL;
   try {
-    protocol = new URL(url).protocol;
+    parsed = new URL(url);
   } catch {
     throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
   }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
+  // ioredis reads the db with parseInt: "/abc" became SELECT NaN (an uncaught error), "/2x" or "/2/3" database 2.
+  const path = parsed.pathname === '/' ? '' : parsed.pathname.slice(1);
+  const query = parsed.searchParams.get('db');
+  for (const db of [path, query ?? ''])
+    if (db !== '' && !isDbIndex(db)) throw new OptionError('broker', maskUrl(url), EXPECTED_DB);
+}
+
+function isDbIndex(text: string): boolean {
+  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text));
 }
 
 /** Reconnect with backoff while Redis is away: 100 ms, 200 ms ... up to 2 s, for ever. */
