@@ -372,7 +372,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * Rejects with OptionError for a bad name or option, ArgumentSerializationError
    * when the arguments do not encode, ArgumentsTooLargeError past
    * `maxFrameSize`, ClientClosedError after close(), BrokerUnavailableError
-   * when the broker cannot be reached.
+   * when the broker cannot be reached (or does not answer within 10 s), and
+   * BrokerRefusedError when it refuses the connection (a wrong password, a
+   * database Redis does not have).
    */
   enqueue<N extends TaskName<R>>(
     name: N,

@@ -567,7 +567,12 @@ export interface AnnouncedResults {
 export interface BrokerConnection {
   /** The URL with any password masked, for banners and logs. */
   readonly displayUrl: string;
-  /** Opens the connection; rejects with BrokerUnavailableError (never hangs) when the broker cannot be reached. */
+  /**
+   * Opens the connection; never hangs. Rejects with BrokerUnavailableError
+   * when the broker cannot be reached or does not answer (Redis: within
+   * 10 s), and with BrokerRefusedError when it refuses the connection itself
+   * (Redis: a wrong or missing password, a database it does not have).
+   */
   connect(): Promise<void>;
   /** Closes the connections. */
   close(): Promise<void>;

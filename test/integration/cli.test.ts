@@ -3,6 +3,7 @@
  * the test setup (its own db number, so no other test file sees these keys).
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
@@ -247,12 +248,62 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
   });
 
   it('one-shot commands log to stderr: stdout stays parseable even with logging turned up', () => {
-    // An unreachable broker makes the Redis connection log a warning; it must not reach stdout.
-    const r = run(['result', 'some-id', '--json', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'warn' });
+    // An unreachable broker makes the Redis connection log its failed attempt; it must not reach stdout.
+    const r = run(['result', 'some-id', '--json', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'debug' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/"msg":"redis connection lost; reconnecting"/);
+    expect(r.stderr).toMatch(/"msg":"redis connection attempt failed"/);
     expect(r.stderr).toMatch(/^error: .*127\.0\.0\.1:1/m);
+  });
+
+  it('a broker that cannot be reached logs nothing but the error line, even at warn', () => {
+    // A connection that never opened has no outage to report: the command's error says it all.
+    const r = run(['result', 'some-id', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'warn' });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: .*127\.0\.0\.1:1.*ECONNREFUSED/)]);
+  });
+
+  it('a server that accepts the connection and never answers: exit 1, one line naming the URL and what did not answer', async () => {
+    const held = new Set<Socket>();
+    const server = createServer((socket) => {
+      held.add(socket);
+      socket.resume();
+      socket.on('close', () => held.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      // The kernel accepts for the listener while spawnSync holds this process: nothing ever answers.
+      const r = run(['enqueue', 'add', '1', '2', '--broker', `redis://127.0.0.1:${port}`]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(`^error: cannot connect to the broker at redis://127\\.0\\.0\\.1:${port}: .*did not answer`),
+        ),
+      ]);
+    } finally {
+      held.forEach((socket) => socket.destroy());
+      server.close();
+    }
+  });
+
+  it('a database that is not a whole number: exit 2, one line naming --broker', () => {
+    const r = run(['enqueue', 'add', '1', '2', '--broker', `${url}x`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^error: invalid --broker: .*the db a whole number/),
+    ]);
+  });
+
+  it('a database Redis does not have: exit 1, one line naming it and what Redis said', () => {
+    const r = run(['enqueue', 'add', '1', '2', '--broker', url.replace(/\/\d+$/, '/1000')]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^error: the broker at .*\/1000 refused the connection: Redis has no database 1000 .*ERR DB index is out of range/,
+      ),
+    ]);
   });
 
   it('an unreachable broker is a clear one-line error, not a stack trace', () => {

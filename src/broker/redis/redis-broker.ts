@@ -200,7 +200,7 @@ export class RedisBroker implements Broker {
     this.eventWaits = new BlockingConnection(url, this.displayUrl, 'prefork:event-wait', this.log, unblocker);
   }
 
-  /** Opens the command connection; rejects with BrokerUnavailableError (never hangs) when Redis is unreachable. */
+  /** Opens the command connection; rejects (never hangs: see open()) with BrokerUnavailableError or BrokerRefusedError. */
   async connect(): Promise<void> {
     await this.redis();
   }
