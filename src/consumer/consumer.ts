@@ -574,7 +574,9 @@ export class Consumer {
    * before reaching a child, so the job goes to the dead set at once with a
    * FAILURE naming the option. Checked here rather than by the error apply()
    * rejects with, since a task may throw an OptionError of its own (that one
-   * is retried as usual).
+   * is retried as usual). A Redis entry's options were checked when it was
+   * read (entry-codec.ts: a bad one is a malformed delivery); this is for a
+   * broker whose jobs are not read from outside (memory).
    */
   private badOptions(delivery: Delivery, options: ApplyOptions, keep: ResultKeeping): boolean {
     // Only these come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).

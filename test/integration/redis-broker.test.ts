@@ -292,6 +292,58 @@ describe('RedisBroker: dead letters and malformed entries', () => {
     expect((await fetchFrom(broker, NODE, ['default'], 10)).deliveries).toEqual([]);
   });
 
+  it('an entry whose options or workflow place the Client would refuse is a malformed delivery naming the field, with no workflow; its dead settlement lands', async () => {
+    const cases: [meta: object, named: RegExp][] = [
+      [{ w: ['wf-x', -1, []] }, /workflow reference has a node -1 that is not an integer >= 0/],
+      [{ w: ['wf-x', 0, []] }, /workflow reference has queues \[\] that are not a non-empty list/],
+      [{ w: ['', 0, ['default']] }, /workflow reference has an id "" that is not a non-empty string/],
+      [{ w: ['wf-x', 0, ['a{b}']] }, /workflow reference has a queue "a\{b\}" that is not a queue name/],
+      [{ w: 'wf-x' }, /workflow reference "wf-x" is not \[id, node, queues\]/],
+      [{ o: { retries: 'x' } }, /invalid option retries: "x"/],
+      [{ o: { retries: -1 } }, /invalid option retries: -1/],
+      [{ o: { retries: 1e300 } }, /invalid option retries: 1e\+300/],
+      [{ o: { ignoreResult: 'yes' } }, /invalid option ignoreResult: "yes"/],
+      [{ o: { timeLimit: '5s' } }, /invalid option timeLimit: "5s" \(expected a number of ms/],
+      [{ o: { backoff: null } }, /invalid option backoff: null/],
+      [{ o: { backoff: { delay: '1s' } } }, /invalid option backoff.delay: "1s"/],
+      [{ o: [1, 2] }, /invalid option options: \[1,2\] \(expected an object\)/],
+      [{ o: null }, /invalid option options: null/],
+    ];
+    const fields = (i: number, meta: object): string[] => [
+      'id',
+      `bad-${i}`,
+      'task',
+      'add',
+      'payload',
+      'x',
+      'attempt',
+      '0',
+      'redeliveries',
+      '0',
+      'meta',
+      JSON.stringify(meta),
+    ];
+    for (const [i, [meta]] of cases.entries()) await scope.raw.xadd(scope.key('q:default'), '*', ...fields(i, meta));
+    // Options of a newer producer are ignored, deliberately: the job is read.
+    const newer = job('default', { options: { retries: 2, priority: 'high' } as never });
+    await broker.enqueue([newer]);
+    const { deliveries } = await fetchFrom(broker, NODE, ['default'], 50);
+    expect(deliveries.map((d) => d.job.id)).toEqual([...cases.map((_, i) => `bad-${i}`), newer.id]);
+    cases.forEach(([, named], i) => {
+      const d = deliveries[i]!;
+      expect(d.malformed, d.job.id).toMatch(named);
+      expect(d.job.workflow).toBeUndefined();
+      expect(d.job.options).toEqual({});
+    });
+    const read = deliveries[cases.length]!;
+    expect(read.malformed).toBeUndefined();
+    expect(read.job.options).toEqual({ retries: 2, priority: 'high' });
+    const bad = deliveries.slice(0, cases.length);
+    await broker.settle(bad.map((d) => ({ kind: 'dead' as const, delivery: d, reason: d.malformed! })));
+    await broker.settle([{ kind: 'ack', delivery: read }]);
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0, dead: cases.length });
+  });
+
   it('changeDead takes an entry id for a job id; a job both name counts for the one given first', async () => {
     const dead = scope.key('dead:default');
     const x = job('default');

@@ -122,6 +122,19 @@ describe('RedisBroker: recovery of a dead node', () => {
     expect(dead[0]!.reason).toMatch(/delivered 3 times/);
   });
 
+  it('a poison job whose workflow place is malformed goes to the dead set like any other: the recovery does not stop on it', async () => {
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default']);
+    const j = job('default', { redeliveries: 2, workflow: { id: 'wf-x', node: -1, queues: [] } });
+    await a.enqueue([j]);
+    await fetchFrom(a, 'A', ['default'], 1);
+    await expireA();
+    expect(await b.recover('A', 'B', 2)).toBe(1);
+    const dead = await b.listDead('default', 10);
+    expect(dead.map((d) => d.job.id)).toEqual([j.id]);
+    expect(dead[0]!.reason).toMatch(/delivered 3 times/);
+  });
+
   it('fences the dead node: its fetch and heartbeat say so, and its late settlements change nothing', async () => {
     await registerNode(a, 'A', ['default']);
     await registerNode(b, 'B', ['default']);
