@@ -42,7 +42,7 @@ import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from './task-typ
 import type { TaskRegistry } from './tasks.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
-import { DEFAULT_MAX_FRAME_SIZE, jobFrameSize } from './protocol/job-frame.js';
+import { DEFAULT_MAX_FRAME_SIZE, jobFrameSize, MAX_FRAME_SIZE } from './protocol/job-frame.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
 import { checkDuration, checkSize } from './util/units.js';
@@ -104,7 +104,7 @@ export interface ClientOptions {
    * Largest job a child can receive: the workers' `maxFrameSize` (a Pool
    * option). A job whose arguments would not fit is refused at enqueue with
    * ArgumentsTooLargeError, instead of failing on a worker. Bytes, or a
-   * string like "64MiB".
+   * string like "64MiB"; at most 2^32-1 bytes (a frame's length is 4 bytes).
    * @defaultValue 64 MiB (the Pool's default)
    */
   maxFrameSize?: number | string;
@@ -361,7 +361,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.maxFrameSize =
       options.maxFrameSize === undefined
         ? DEFAULT_MAX_FRAME_SIZE
-        : checkSize('maxFrameSize', options.maxFrameSize, bad);
+        : checkSize('maxFrameSize', options.maxFrameSize, bad, MAX_FRAME_SIZE);
     this.broker =
       typeof broker === 'string' ? createBroker(broker, { namespace: options.namespace, logger: base }) : broker;
   }

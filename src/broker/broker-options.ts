@@ -1,5 +1,5 @@
 import { checkKnownKeys, checkResultTtl, throwOptionError } from '../job-option-checks.js';
-import { checkDuration } from '../util/units.js';
+import { checkDuration, checkInteger } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
 
 export const BROKER_DEFAULTS = {
@@ -65,7 +65,5 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
 
 /** A count, not rounded into one: NaN would fail every Redis fetch script, or leave the memory dead set unbounded. */
 function checkCount(option: string, value: unknown, min = 0): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
-    throwOptionError(option, value, `an integer >= ${min}`);
-  return value;
+  return checkInteger(option, value, throwOptionError, min);
 }

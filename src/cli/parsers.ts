@@ -8,8 +8,17 @@ import { LOG_LEVELS } from '../logger.js';
 import { UsageError } from './usage-error.js';
 import { NODE_EVENT_TYPES, type NodeEventType } from '../events/node-event.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
+import { PREFETCH_MAX } from '../consumer/prefetch.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
-import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/units.js';
+import {
+  checkDuration,
+  checkInteger,
+  checkSize,
+  MAX_PROCESSES,
+  parseAutoscale,
+  parseInteger,
+  type Bad,
+} from '../util/units.js';
 
 /**
  * Flag parsers for commander. Each throws InvalidArgumentError with what was
@@ -17,8 +26,22 @@ import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/unit
  * into exit code 2.
  */
 export function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('expected an integer >= 1');
-  return Number(value);
+  return integer(value, 1);
+}
+
+/** An integer flag in [min, max] (max at most 2^53-1: past it a number is no longer exact, and the broker's scripts refuse it). */
+function integer(value: string, min: number, max?: number): number {
+  return checkInteger('', parseInteger(value) ?? value, invalid, min, max);
+}
+
+/** A number of children (-c, --max-concurrency, demo's -c): 1 to MAX_PROCESSES. */
+export function processCount(value: string): number {
+  return integer(value, 1, MAX_PROCESSES);
+}
+
+/** --prefetch-multiplier: 1 to PREFETCH_MAX (the most a self-sized node holds in all, here per child). */
+export function prefetchMultiplier(value: string): number {
+  return integer(value, 1, PREFETCH_MAX);
 }
 
 /** A page size for listJobs: 1 to PAGE_LIMIT_MAX. */
@@ -38,8 +61,7 @@ export function listedState(value: string): ListedState {
 }
 
 export function nonNegativeInt(value: string): number {
-  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError('expected an integer >= 0');
-  return Number(value);
+  return integer(value, 0);
 }
 
 /** A TCP port to listen on: 0 to 65535 (0: any free port). */
@@ -92,9 +114,11 @@ export function size(value: string): number {
   return checkSize('', value, invalid);
 }
 
+/** What --autoscale and `control autoscale` take. */
+export const AUTOSCALE_ARGUMENT = `MAX,MIN integers with 1 <= MAX <= ${MAX_PROCESSES} and 0 <= MIN <= MAX, e.g. 10,3`;
+
 export function autoscale(value: string): string {
-  if (parseAutoscale(value) === undefined)
-    throw new InvalidArgumentError('expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3');
+  if (parseAutoscale(value) === undefined) throw new InvalidArgumentError(`expected ${AUTOSCALE_ARGUMENT}`);
   return value;
 }
 

@@ -31,7 +31,7 @@ describe('deadMax: how many dead jobs a queue keeps', () => {
   ])('%s refuses deadMax %s, naming the option', (url, deadMax) => {
     const err = rejectionOf(() => createBroker(url, { deadMax: deadMax as number, logger: silent }));
     expect(err.option).toBe('deadMax');
-    expect(err.message).toContain('an integer >= 0');
+    expect(err.message).toContain('an integer from 0 to 2^53-1');
   });
 
   it('accepts 0 (keep no dead job) and a positive integer', async () => {
