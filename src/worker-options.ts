@@ -72,7 +72,8 @@ export interface WorkerOptions {
   strategy?: StrategyName;
   /**
    * Queues to consume: "critical:3,default", or an array of names or
-   * `{ name, weight }`. Weights matter under the 'weighted' order.
+   * `{ name, weight }`. Weights (integers from 1 to 10,000) matter under the
+   * 'weighted' order.
    * @defaultValue `"default"`
    */
   queues?: string | (string | QueueSpec)[];

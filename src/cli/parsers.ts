@@ -9,7 +9,7 @@ import { UsageError } from './usage-error.js';
 import { NODE_EVENT_TYPES, type NodeEventType } from '../events/node-event.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
 import { PREFETCH_MAX } from '../consumer/prefetch.js';
-import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
+import { MAX_QUEUE_WEIGHT, parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
 import {
   checkDuration,
   checkInteger,
@@ -138,7 +138,7 @@ export function queues(value: string): string {
     parseQueues(value);
   } catch {
     throw new InvalidArgumentError(
-      'expected name[:weight],... with names of letters, digits, _ - . and integer weights >= 1',
+      `expected name[:weight],... with names of letters, digits, _ - . and integer weights from 1 to ${MAX_QUEUE_WEIGHT}`,
     );
   }
   return value;

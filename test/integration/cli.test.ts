@@ -69,6 +69,9 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     ],
     [['enqueue', 'add', '--retries', '99999999999999999999'], '--retries <n>', '99999999999999999999'],
     [['events', '-n', '99999999999999999999'], '-n, --last <n>', '99999999999999999999'],
+    // A weight is a share: bounded (10,000), so no fetch pays for a huge one.
+    [['worker', '--app', 'x.mjs', '-Q', 'a:99999999999999999999'], '-Q, --queues <list>', 'a:99999999999999999999'],
+    [['worker', '--app', 'x.mjs', '-Q', 'default:10001,b'], '-Q, --queues <list>', 'default:10001,b'],
   ])('%j', (args, flag, value) => {
     const r = run(args);
     expect(r.code).toBe(2);

@@ -3,6 +3,8 @@
  * arguments (the fetch's count, the recovery's redelivery limit): a count
  * past its bound is refused at construction, naming the option, instead of
  * a node that starts, says it is ready, and never fetches or recovers.
+ * Queue specs likewise: a weight is bounded, and a spec that is not one is
+ * named, not passed through.
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
@@ -42,6 +44,15 @@ describe('Worker counts past their bounds', () => {
     expect(err.option).toBe('autoscale');
     expect(err.message).toContain('1 <= max <= 4096');
   });
+
+  it.each([[[{ name: 'a', weight: 200_000_000 }]], [[{ name: 'a', weight: 'x' }]], [[null]], [[{ name: 'a' }]]])(
+    'refuses queues %j, naming the queue spec',
+    (queues) => {
+      const err = rejectionOf({ queues });
+      expect(err.option).toBe('queues');
+      expect(err.value).toBe(queues[0]);
+    },
+  );
 
   it('takes the bounds themselves', () => {
     const worker = new Worker({
