@@ -644,7 +644,13 @@ export interface BrokerJobs {
 
 /** Reserves jobs for a node and settles them (the Consumer and its Acker). */
 export interface BrokerConsumer {
-  /** Settles `request.settle`, renews the node's lease, promotes due delayed jobs, then reserves up to `count` jobs by the plan: one round trip. */
+  /**
+   * Settles `request.settle`, renews the node's lease, promotes due delayed
+   * jobs, then reserves up to `count` jobs by the plan: one round trip.
+   * Rejects with a BrokerRefusedError when the broker refuses the request
+   * and would refuse it again (e.g. a queue's key holds another type: it
+   * names the key when it can); any other rejection is worth retrying.
+   */
   fetch(request: FetchRequest): Promise<FetchReply>;
   /**
    * Blocks until a job arrives on one of `queues` (returned, already reserved
@@ -653,6 +659,7 @@ export interface BrokerConsumer {
    * `leaseHeld`, asked when jobs arrive: true while the node surely holds
    * its lease by its own clock (Heartbeat.leaseHeld), so the broker may hand
    * them over without confirming the lease first (one round trip less).
+   * Rejects with a BrokerRefusedError as fetch() does.
    */
   waitForWork(
     nodeId: string,
@@ -689,6 +696,7 @@ export interface BrokerMembership {
    * Renews `nodeId`'s lease; the reply says whether it was fenced, which
    * leases expired, and what control requests wait for it. With `lead` the
    * node stands for leader: the beat renews or takes the leader lease and says who holds it.
+   * Rejects with a BrokerRefusedError as fetch() does.
    */
   heartbeat(nodeId: string, queues: readonly string[], lead?: boolean): Promise<HeartbeatReply>;
   /** Who holds the leader lease, while it is live. */

@@ -1,6 +1,8 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
+import { shedCommand } from './reply-errors.js';
+import { scriptNameOf } from './scripts.js';
 
 const CONNECT_TIMEOUT_MS = 5_000;
 
@@ -55,6 +57,7 @@ export function createConnection(url: string, role: ConnectionRole, name: string
       : { maxRetriesPerRequest: null, enableOfflineQueue: false, autoResendUnfulfilledCommands: false }),
   };
   const redis = new Redis(url, options);
+  shedCommandsOfErrors(redis);
   let down = false;
   redis.on('error', (err: Error) => {
     lastError.set(redis, err.message);
@@ -72,6 +75,24 @@ export function createConnection(url: string, role: ConnectionRole, name: string
     down = false;
   });
   return redis;
+}
+
+/**
+ * Every command sent on `redis` (alone, in a pipeline or a MULTI: they all
+ * go through its sendCommand) rejects with an error whose attached command
+ * is cut down (shedCommand): ioredis attaches the whole command, and a
+ * script's first call on a connection carries its source.
+ */
+function shedCommandsOfErrors(redis: Redis): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, ...rest) => {
+    const reject = command.reject;
+    command.reject = (err: Error) => {
+      shedCommand(err, scriptNameOf);
+      reject.call(command, err);
+    };
+    return send(command, ...rest);
+  };
 }
 
 /**

@@ -38,6 +38,27 @@ export class Keys {
     return [this.stream(queue), this.rd(queue), this.delayed(queue), this.dead(queue)];
   }
 
+  /**
+   * The keys a node's fetch and heartbeat touch for `queues`, each with the
+   * Redis type it must hold (or not exist): to name the key another program
+   * wrote over when Redis answers WRONGTYPE.
+   */
+  typedKeys(queues: readonly string[]): [key: string, type: string][] {
+    const typed: [string, string][] = [
+      [this.nodes, 'zset'],
+      [this.recovering, 'zset'],
+      [this.jobs, 'hash'],
+    ];
+    for (const q of queues)
+      typed.push(
+        [this.stream(q), 'stream'],
+        [this.rd(q), 'stream'],
+        [this.delayed(q), 'zset'],
+        [this.dead(q), 'stream'],
+      );
+    return typed;
+  }
+
   get nodes(): string {
     return `${this.tag}:nodes`;
   }
