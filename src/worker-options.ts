@@ -16,6 +16,7 @@ import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
+import { checkLease } from './broker/broker-options.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
 import { PREFETCH_MAX } from './consumer/prefetch.js';
 import { AUTOSCALE_EXPECTED, checkInteger, MAX_PROCESSES, parseAutoscale } from './util/units.js';
@@ -161,8 +162,9 @@ export interface WorkerOptions {
   /**
    * How long a silent node keeps its jobs before another node recovers them
    * (ms or a string like "20s"); heartbeats renew it every half of it, on a
-   * timer, so at most 2^31-1 ms (about 24.8 days). Used when `broker` is a
-   * URL (a Broker instance has its own).
+   * timer, so at least 1 s (a shorter lease is lost to any late beat) and at
+   * most 2^31-1 ms (about 24.8 days). Used when `broker` is a URL (a Broker
+   * instance has its own).
    * @defaultValue 20 s
    */
   lease?: number | string;
@@ -401,13 +403,12 @@ function endpoint(port: unknown, host: unknown, portName: string, hostName: stri
   return { host: host ?? DEFAULT_ENDPOINT_HOST, port };
 }
 
-/** `lease`, or its old name `leaseMs`; heartbeats are timers of a fraction of it. */
+/** `lease`, or its old name `leaseMs`; heartbeats are timers of a fraction of it (checkLease: 1 s to 2^31-1 ms). */
 function lease(input: WorkerOptions): number | undefined {
   if (input.lease !== undefined && input.leaseMs !== undefined)
     throw new OptionError('leaseMs', input.leaseMs, 'to be left out when lease is given (leaseMs is its old name)');
-  return input.lease !== undefined
-    ? optionalDuration('lease', input.lease, 'timer')
-    : optionalDuration('leaseMs', input.leaseMs, 'timer');
+  if (input.lease !== undefined) return checkLease('lease', input.lease, throwOptionError);
+  return input.leaseMs === undefined ? undefined : checkLease('leaseMs', input.leaseMs, throwOptionError);
 }
 
 /** The Pool checks maxProcesses against processes and autoscale too, but would name its own options. */

@@ -1,6 +1,27 @@
 import { checkKnownKeys, checkResultTtl, throwOptionError } from '../job-option-checks.js';
-import { checkDuration, checkInteger } from '../util/units.js';
+import { checkDuration, checkInteger, type Bad } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
+
+/**
+ * The shortest lease: heartbeats renew it every half of it, so a lease of
+ * 1 s is renewed every 500 ms, twice the heartbeat's shortest interval
+ * (250 ms). Below that a beat that comes a little late (a GC pause, a slow
+ * round trip) loses it, and the node is fenced over and over: with 1 ms, no
+ * job ever finished. The default is 20 s.
+ */
+export const MIN_LEASE_MS = 1_000;
+
+/** A lease in whole ms: at least MIN_LEASE_MS, and short enough for the heartbeat's timer (2^31-1 ms). */
+export function checkLease(option: string, value: unknown, bad: Bad): number {
+  const ms = Math.round(checkDuration(option, value, 'timer', bad));
+  if (ms < MIN_LEASE_MS)
+    bad(
+      option,
+      value,
+      `at least ${MIN_LEASE_MS} ms ("1s"): heartbeats renew it every half of it, and a shorter lease is lost to any late beat`,
+    );
+  return ms;
+}
 
 export const BROKER_DEFAULTS = {
   namespace: 'prefork',
@@ -46,10 +67,7 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
     resultTtl:
       resultTtl === undefined ? BROKER_DEFAULTS.resultTtl : checkResultTtl('resultTtl', resultTtl, throwOptionError),
     // Heartbeats renew the lease on a timer of a fraction of it.
-    leaseMs:
-      leaseMs === undefined
-        ? BROKER_DEFAULTS.leaseMs
-        : Math.round(checkDuration('leaseMs', leaseMs, 'timer', throwOptionError)),
+    leaseMs: leaseMs === undefined ? BROKER_DEFAULTS.leaseMs : checkLease('leaseMs', leaseMs, throwOptionError),
     deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : checkCount('deadMax', deadMax),
     revokeTtl:
       revokeTtl === undefined

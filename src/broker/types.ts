@@ -915,7 +915,8 @@ export interface BrokerOptions {
   resultTtl?: number;
   /**
    * Node lease in ms: a node silent this long is presumed dead and its jobs
-   * recovered. Heartbeats renew it every half of it.
+   * recovered. Heartbeats renew it every half of it. At least 1000 (1 s),
+   * at most 2^31-1.
    * @defaultValue 20000 (20 s)
    */
   leaseMs?: number;
