@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { checkNamespace } from './broker/broker-options.js';
 import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
 import { isFinalState } from './broker/job-state.js';
@@ -358,6 +359,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     const base = options.logger ?? defaultClientLogger();
     this.log = base.child({ component: 'client' });
     this.resultTtl = options.resultTtl === undefined ? undefined : checkResultTtl('resultTtl', options.resultTtl, bad);
+    if (options.namespace !== undefined) checkNamespace('namespace', options.namespace, bad);
     this.maxFrameSize =
       options.maxFrameSize === undefined
         ? DEFAULT_MAX_FRAME_SIZE

@@ -16,7 +16,7 @@ import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
-import { checkLease } from './broker/broker-options.js';
+import { checkLease, checkNamespace } from './broker/broker-options.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
 import { PREFETCH_MAX } from './consumer/prefetch.js';
 import { AUTOSCALE_EXPECTED, checkInteger, MAX_PROCESSES, parseAutoscale } from './util/units.js';
@@ -360,7 +360,8 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     maxRedeliveries,
     trackStarted: input.trackStarted ?? false,
     jobLogLevel,
-    namespace: input.namespace,
+    namespace:
+      input.namespace === undefined ? undefined : checkNamespace('namespace', input.namespace, throwOptionError),
     resultTtl: optionalDuration('resultTtl', input.resultTtl, 'expiry'),
     leaseMs: lease(input),
     pool,

@@ -3,6 +3,17 @@ import { checkDuration, checkInteger, type Bad } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
 
 /**
+ * A namespace: a non-empty string without braces or white space (the Redis
+ * broker puts it in a hash tag, `{<namespace>}`). Checked for its type too:
+ * a number or an array would have been turned into a string and used.
+ */
+export function checkNamespace(option: string, value: unknown, bad: Bad): string {
+  if (typeof value !== 'string' || value === '' || /[{}\s]/.test(value))
+    bad(option, value, 'a non-empty string without braces or spaces');
+  return value;
+}
+
+/**
  * The shortest lease: heartbeats renew it every half of it, so a lease of
  * 1 s is renewed every 500 ms, twice the heartbeat's shortest interval
  * (250 ms). Below that a beat that comes a little late (a GC pause, a slow
@@ -63,7 +74,10 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   checkKnownKeys(options, KNOWN, 'broker option', throwOptionError);
   const { resultTtl, leaseMs, deadMax, revokeTtl, revokeMax } = options;
   return {
-    namespace: options.namespace ?? BROKER_DEFAULTS.namespace,
+    namespace:
+      options.namespace === undefined
+        ? BROKER_DEFAULTS.namespace
+        : checkNamespace('namespace', options.namespace, throwOptionError),
     resultTtl:
       resultTtl === undefined ? BROKER_DEFAULTS.resultTtl : checkResultTtl('resultTtl', resultTtl, throwOptionError),
     // Heartbeats renew the lease on a timer of a fraction of it.

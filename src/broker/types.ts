@@ -903,7 +903,11 @@ export interface Broker
 export interface BrokerOptions {
   /**
    * Key namespace (Redis hash tag `{<namespace>}`; for memory://, part of
-   * the name): producers and workers must share it.
+   * the name): producers and workers must share it. A non-empty string
+   * without braces or spaces. Results and reply lists are keyed
+   * `<namespace>:res:<job id>`, outside the tag: two namespaces one of which
+   * is the other followed by ":" (`app`, `app:res`) can name the same key,
+   * so keep a namespace from being another's prefix up to a ":".
    * @defaultValue `"prefork"`
    */
   namespace?: string;

@@ -1,4 +1,5 @@
-import { OptionError } from '../../errors.js';
+import { throwOptionError } from '../../job-option-checks.js';
+import { checkNamespace } from '../broker-options.js';
 
 /** Consumer group every node reads through (one group: a job goes to one node). */
 export const GROUP = 'w';
@@ -16,8 +17,7 @@ export class Keys {
   readonly tag: string;
 
   constructor(readonly namespace: string) {
-    if (namespace === '' || /[{}\s]/.test(namespace))
-      throw new OptionError('namespace', namespace, 'a non-empty name without braces or spaces');
+    checkNamespace('namespace', namespace, throwOptionError);
     this.tag = `{${namespace}}`;
   }
 
