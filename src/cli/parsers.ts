@@ -1,8 +1,8 @@
 import { InvalidArgumentError } from 'commander';
-import { PAGE_LIMIT_MAX } from '../broker/job-page-checks.js';
+import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
 import type { ListedState } from '../broker/types.js';
 import { describeValue, messageOf } from '../errors.js';
-import { checkBackoff, checkEta, checkQueueName, checkRateLimit } from '../job-option-checks.js';
+import { checkBackoff, checkDelay, checkEta, checkQueueName, checkRateLimit } from '../job-option-checks.js';
 import type { BackoffOptions } from '../job-types.js';
 import { LOG_LEVELS } from '../logger.js';
 import { UsageError } from './usage-error.js';
@@ -46,9 +46,9 @@ export function prefetchMultiplier(value: string): number {
 
 /** A page size for listJobs: 1 to PAGE_LIMIT_MAX. */
 export function pageLimit(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > PAGE_LIMIT_MAX)
-    throw new InvalidArgumentError(`expected an integer from 1 to ${PAGE_LIMIT_MAX}`);
-  return Number(value);
+  const limit = parsePageLimit(value);
+  if (limit === undefined) throw new InvalidArgumentError(`expected ${PAGE_LIMIT_EXPECTED}`);
+  return limit;
 }
 
 const LISTED_STATES: readonly ListedState[] = ['waiting', 'delayed', 'dead'];
@@ -85,9 +85,9 @@ const invalid: Bad = (_flag, _value, expected) => {
   throw new InvalidArgumentError(`expected ${expected}`);
 };
 
-/** A positive duration such as 500ms, 30s, 5m or 1h. */
-export function duration(value: string): number {
-  return checkDuration('', value, 'positive', invalid);
+/** A delay before a job runs (--delay): 0 up to 100 years, checked here so the message shows it as typed. */
+export function delay(value: string): number {
+  return checkDelay('', value, invalid);
 }
 
 /** A positive duration short enough for a timer (a time limit, a wait). */
@@ -217,6 +217,12 @@ export function backoff(value: string): BackoffOptions {
     input = { type, ...(delay ? { delay } : {}), ...(cap ? { cap } : {}) };
   }
   return checkBackoff('backoff', input, invalidPart);
+}
+
+/** The task argument of `enqueue`: a non-empty name (the library would report it as an option, `name`). */
+export function taskName(value: string): string {
+  if (value === '') throw new InvalidArgumentError('expected a task name');
+  return value;
 }
 
 /** A job id of your own. */
