@@ -441,6 +441,18 @@ describe('RedisBroker: a key another program wrote over', () => {
     expect(err.message).toContain(`${scope.key('q:low')} is a string, not a stream`);
   });
 
+  it('a queue deleted under a blocking wait is no refusal: the wait fails as if Redis were away, and the next one works', async () => {
+    const waiting = rejectionOf(broker.waitForWork(NODE, ['default'], 10_000, new AbortController().signal));
+    await sleep(100); // let the wait block first
+    await scope.raw.del(scope.key('q:default'));
+    const err = await waiting;
+    expect(err).not.toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toMatch(/UNBLOCKED/);
+    await broker.enqueue([job('default')]);
+    const reply = await broker.waitForWork(NODE, ['default'], 10_000, new AbortController().signal);
+    expect(reply.deliveries).toHaveLength(1);
+  });
+
   it('a heartbeat too', async () => {
     await scope.raw.del(scope.key('nodes'));
     await scope.raw.set(scope.key('nodes'), 'garbage');

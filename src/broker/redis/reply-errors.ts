@@ -2,11 +2,13 @@ import { BrokerRefusedError, messageOf } from '../../errors.js';
 
 /**
  * Redis replies that say "not now" rather than "never": the server is busy,
- * loading, failing over or out of memory. Sending the same command later can
- * succeed, so these are retried like a lost connection.
+ * loading, failing over, out of memory or out of connections, or a blocking
+ * read's stream was deleted under it (UNBLOCKED: the next read makes it
+ * again). Sending the same command later can succeed, so these are retried
+ * like a lost connection.
  */
 const TRANSIENT_REPLIES =
-  /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|CLUSTERDOWN|NOREPLICAS|MISCONF|OOM|NOSCRIPT|MOVED|ASK)\b/;
+  /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|CLUSTERDOWN|NOREPLICAS|MISCONF|OOM|NOSCRIPT|MOVED|ASK|UNBLOCKED)\b|^ERR max number of clients reached/;
 
 /** What Redis puts in front of an error raised by a command inside a script ("ERR user_script:12: WRONGTYPE ..."). */
 const SCRIPT_ERROR_PREFIX = /^ERR user_script:\d+: /;
