@@ -1,6 +1,6 @@
 import { OptionError } from './errors.js';
 import type { BackoffOptions, JobOptions } from './job-types.js';
-import { checkDuration, checkRate, MAX_DELAY_MS, type Bad } from './util/units.js';
+import { checkDuration, checkInteger, checkRate, MAX_DELAY_MS, type Bad } from './util/units.js';
 
 export type { Bad } from './util/units.js';
 
@@ -127,8 +127,7 @@ export function checkRateLimit(option: string, value: unknown, bad: Bad): string
 }
 
 export function checkRetries(option: string, value: unknown, bad: Bad): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) bad(option, value, 'an integer >= 0');
-  return value;
+  return checkInteger(option, value, bad, 0);
 }
 
 /** `{ type, delay, cap, jitter }`, unknown keys rejected, durations turned into ms. */

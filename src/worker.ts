@@ -632,7 +632,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.failure = err;
     if (this.state === 'created' || this.state === 'connecting') return; // start() reports it
     // During a stop too (a warm stop waits for jobs that need children): the process must not exit as if all went well.
-    const what = err instanceof ConsumerFailedError ? 'the consumer crashed' : 'the pool failed';
+    const what = !(err instanceof ConsumerFailedError)
+      ? 'the pool failed'
+      : err.cause instanceof BrokerRefusedError
+        ? 'the broker refused what the consumer asked for (it would refuse it again)'
+        : 'the consumer crashed';
     this.log.error({ err }, `${what}, so this node stops: ${err.message}; its jobs go back to their queues`);
     void this.stop().then(
       () => this.emit('failed', err),

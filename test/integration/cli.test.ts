@@ -43,6 +43,36 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     [['enqueue', 'add', '--delay', 'later'], '--delay <duration>', 'later'],
     [['enqueue', 'add', '--retries', 'many'], '--retries <n>', 'many'],
     [['enqueue', 'add', '--queue', 'a b'], '--queue <name>', 'a b'],
+    // Past 2^53-1 a number is no longer the one typed, and the broker's scripts refuse it: refused here, as typed.
+    [['worker', '--app', 'x.mjs', '-c', '99999999999999999999'], '-c, --concurrency <n>', '99999999999999999999'],
+    [['worker', '--app', 'x.mjs', '-c', '5000'], '-c, --concurrency <n>', '5000'],
+    [['worker', '--app', 'x.mjs', '--max-concurrency', '5000'], '--max-concurrency <n>', '5000'],
+    [
+      ['worker', '--app', 'x.mjs', '--autoscale', '99999999999999999999,1'],
+      '--autoscale <max,min>',
+      '99999999999999999999,1',
+    ],
+    [
+      ['worker', '--app', 'x.mjs', '--prefetch-multiplier', '99999999999999999999'],
+      '--prefetch-multiplier <n>',
+      '99999999999999999999',
+    ],
+    [['worker', '--app', 'x.mjs', '--prefetch-multiplier', '1025'], '--prefetch-multiplier <n>', '1025'],
+    [
+      ['worker', '--app', 'x.mjs', '--max-redeliveries', '99999999999999999999'],
+      '--max-redeliveries <n>',
+      '99999999999999999999',
+    ],
+    [
+      ['worker', '--app', 'x.mjs', '--max-tasks-per-child', '99999999999999999999'],
+      '--max-tasks-per-child <n>',
+      '99999999999999999999',
+    ],
+    [['enqueue', 'add', '--retries', '99999999999999999999'], '--retries <n>', '99999999999999999999'],
+    [['events', '-n', '99999999999999999999'], '-n, --last <n>', '99999999999999999999'],
+    // A weight is a share: bounded (10,000), so no fetch pays for a huge one.
+    [['worker', '--app', 'x.mjs', '-Q', 'a:99999999999999999999'], '-Q, --queues <list>', 'a:99999999999999999999'],
+    [['worker', '--app', 'x.mjs', '-Q', 'default:10001,b'], '-Q, --queues <list>', 'default:10001,b'],
   ])('%j', (args, flag, value) => {
     const r = run(args);
     expect(r.code).toBe(2);

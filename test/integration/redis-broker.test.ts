@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { unpack } from 'msgpackr';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { BrokerRefusedError } from 'prefork';
 import { WAIT } from '../helpers/wait.js';
 import { fetchFrom, ids, job, registerNode, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
@@ -460,5 +461,55 @@ describe('RedisBroker: admin', () => {
     expect(new RedisBroker('redis://user:s3cret@localhost:6379/2').displayUrl).toBe(
       'redis://user:***@localhost:6379/2',
     );
+  });
+});
+
+describe('RedisBroker: a key another program wrote over', () => {
+  /** The error `p` rejects with. */
+  async function rejectionOf(p: Promise<unknown>): Promise<Error> {
+    try {
+      await p;
+    } catch (err) {
+      return err as Error;
+    }
+    throw new Error('it resolved');
+  }
+
+  it('a fetch is refused for good (BrokerRefusedError) naming the key, and the error carries no script source', async () => {
+    await scope.raw.set(scope.key('q:high'), 'garbage');
+    const err = await rejectionOf(fetchFrom(broker, NODE, ['default', 'high'], 5));
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toMatch(/^Redis refused the fetch: WRONGTYPE .*\(\{t\w+\}:q:high is a string, not a stream\)$/);
+    // ioredis attaches the command to its error: cut to its name and its first arguments, the script named.
+    const command = (err.cause as { command?: { name: string; args: unknown[] } }).command;
+    expect(command?.args[0]).toBe('<script fetchJobs>');
+    expect(JSON.stringify(command).length).toBeLessThan(2_000);
+  });
+
+  it('a blocking wait is refused the same way', async () => {
+    await scope.raw.set(scope.key('q:low'), 'garbage');
+    const err = await rejectionOf(broker.waitForWork(NODE, ['default', 'low'], 1_000, new AbortController().signal));
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toContain(`${scope.key('q:low')} is a string, not a stream`);
+  });
+
+  it('a queue deleted under a blocking wait is no refusal: the wait fails as if Redis were away, and the next one works', async () => {
+    const waiting = rejectionOf(broker.waitForWork(NODE, ['default'], 10_000, new AbortController().signal));
+    await sleep(100); // let the wait block first
+    await scope.raw.del(scope.key('q:default'));
+    const err = await waiting;
+    expect(err).not.toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toMatch(/UNBLOCKED/);
+    await broker.enqueue([job('default')]);
+    const reply = await broker.waitForWork(NODE, ['default'], 10_000, new AbortController().signal);
+    expect(reply.deliveries).toHaveLength(1);
+  });
+
+  it('a heartbeat too', async () => {
+    await scope.raw.del(scope.key('nodes'));
+    await scope.raw.set(scope.key('nodes'), 'garbage');
+    const err = await rejectionOf(broker.heartbeat(NODE, ['default']));
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toContain(`${scope.key('nodes')} is a string, not a zset`);
   });
 });

@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { WAIT } from '../helpers/wait.js';
 import { fetchFrom, ids, job, registerNode, Scope, sleep } from './redis-helpers.js';
 
-const LEASE = 300;
+/** The shortest lease a broker takes: expiries in these tests take as long. */
+const LEASE = MIN_LEASE_MS;
 let scope: Scope;
 let a: RedisBroker;
 let b: RedisBroker;

@@ -1,6 +1,8 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
 import { BrokerRefusedError, BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
+import { shedCommand } from './reply-errors.js';
+import { scriptNameOf } from './scripts.js';
 
 /** ioredis's own limit on the TCP connect. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -78,6 +80,7 @@ export function createConnection(url: string, role: ConnectionRole, name: string
   };
   const redis = new Redis(url, options);
   let wasReady = false;
+  shedCommandsOfErrors(redis);
   let down = false;
   redis.on('error', (err: Error) => {
     lastError.set(redis, err);
@@ -130,6 +133,24 @@ function failUnanswered(redis: Redis, displayUrl: string): void {
     ),
     { offlineQueue: false, commandQueue: true },
   );
+}
+
+/**
+ * Every command sent on `redis` (alone, in a pipeline or a MULTI: they all
+ * go through its sendCommand) rejects with an error whose attached command
+ * is cut down (shedCommand): ioredis attaches the whole command, and a
+ * script's first call on a connection carries its source.
+ */
+function shedCommandsOfErrors(redis: Redis): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, ...rest) => {
+    const reject = command.reject;
+    command.reject = (err: Error) => {
+      shedCommand(err, scriptNameOf);
+      reject.call(command, err);
+    };
+    return send(command, ...rest);
+  };
 }
 
 /**
