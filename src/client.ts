@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
+import { checkNamespace } from './broker/broker-options.js';
 import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
 import { isFinalState } from './broker/job-state.js';
@@ -43,7 +44,7 @@ import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from './task-typ
 import type { TaskRegistry } from './tasks.js';
 import { encodeBody } from './protocol/codec.js';
 import { deserializeError } from './protocol/error-codec.js';
-import { DEFAULT_MAX_FRAME_SIZE, jobFrameSize } from './protocol/job-frame.js';
+import { DEFAULT_MAX_FRAME_SIZE, jobFrameSize, MAX_FRAME_SIZE } from './protocol/job-frame.js';
 import { retryDelay, type BackoffPolicy } from './util/backoff.js';
 import { abortableSleep } from './util/sleep.js';
 import { checkDuration, checkSize } from './util/units.js';
@@ -105,7 +106,7 @@ export interface ClientOptions {
    * Largest job a child can receive: the workers' `maxFrameSize` (a Pool
    * option). A job whose arguments would not fit is refused at enqueue with
    * ArgumentsTooLargeError, instead of failing on a worker. Bytes, or a
-   * string like "64MiB".
+   * string like "64MiB"; at most 2^32-1 bytes (a frame's length is 4 bytes).
    * @defaultValue 64 MiB (the Pool's default)
    */
   maxFrameSize?: number | string;
@@ -359,10 +360,11 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     const base = options.logger ?? defaultClientLogger();
     this.log = base.child({ component: 'client' });
     this.resultTtl = options.resultTtl === undefined ? undefined : checkResultTtl('resultTtl', options.resultTtl, bad);
+    if (options.namespace !== undefined) checkNamespace('namespace', options.namespace, bad);
     this.maxFrameSize =
       options.maxFrameSize === undefined
         ? DEFAULT_MAX_FRAME_SIZE
-        : checkSize('maxFrameSize', options.maxFrameSize, bad);
+        : checkSize('maxFrameSize', options.maxFrameSize, bad, MAX_FRAME_SIZE);
     this.broker =
       typeof broker === 'string' ? createBroker(broker, { namespace: options.namespace, logger: base }) : broker;
   }
@@ -372,7 +374,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * Rejects with OptionError for a bad name or option, ArgumentSerializationError
    * when the arguments do not encode, ArgumentsTooLargeError past
    * `maxFrameSize`, ClientClosedError after close(), BrokerUnavailableError
-   * when the broker cannot be reached.
+   * when the broker cannot be reached (or does not answer within 10 s), and
+   * BrokerRefusedError when it refuses the connection (a wrong password, a
+   * database Redis does not have).
    */
   enqueue<N extends TaskName<R>>(
     name: N,

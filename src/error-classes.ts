@@ -10,6 +10,7 @@ export {
   SoftTimeLimitExceeded,
   UnknownTaskError,
   ResultSerializationError,
+  ErrorSerializationError,
   PayloadDecodeError,
   ArgumentSerializationError,
   MalformedJobError,

@@ -108,6 +108,22 @@ export class ResultSerializationError extends PreforkError {
   }
 }
 
+/**
+ * A task threw something that cannot be read (its name or message getter,
+ * or a Proxy trap, throws): it stands in for what was thrown, saying why.
+ * The task failed as with any error it throws (retried while retries remain).
+ */
+export class ErrorSerializationError extends PreforkError {
+  static override readonly code: string = 'PREFORK_ERROR_NOT_SERIALIZABLE';
+  /** The task that threw it; undefined for a task module that threw it as it loaded. */
+  readonly task: string | undefined;
+  /** The task's name (when known), and why what it threw cannot be read. */
+  constructor(task: string | undefined, detail: string) {
+    super(`${task === undefined ? 'the value thrown' : `the value task ${task} threw`} cannot be read: ${detail}`);
+    this.task = task;
+  }
+}
+
 /** A job's payload bytes are not a msgpack argument array; retrying cannot help. */
 export class PayloadDecodeError extends PreforkError {
   static override readonly code: string = 'PREFORK_BAD_PAYLOAD';
@@ -460,8 +476,29 @@ export class RemoteTaskError extends Error {
   [key: string]: unknown;
 }
 
+/**
+ * An error's message, anything else as a string. Never throws, whatever it
+ * is given (a task may throw a Proxy whose traps throw, or an object whose
+ * toString throws): what cannot be read is said so, with why.
+ */
 export function messageOf(err: unknown): string {
-  return err instanceof Error ? err.message : String(err);
+  try {
+    if (!(err instanceof Error)) return String(err);
+    const message: unknown = err.message;
+    return typeof message === 'string' ? message : String(message);
+  } catch (readErr) {
+    return `(${typeof err} that cannot be read: ${whyUnreadable(readErr)})`;
+  }
+}
+
+/** What a failed read threw, as text; one level only, so an error that throws again cannot recurse. */
+export function whyUnreadable(readErr: unknown): string {
+  try {
+    const message: unknown = readErr instanceof Error ? readErr.message : readErr;
+    return String(message);
+  } catch {
+    return 'something that cannot be read either';
+  }
 }
 
 /** A value as an error message shows it: strings quoted, objects as JSON, else their type. */

@@ -1,6 +1,6 @@
 import { OptionError } from './errors.js';
 import type { BackoffOptions, JobOptions } from './job-types.js';
-import { checkDuration, checkRate, MAX_DELAY_MS, type Bad } from './util/units.js';
+import { checkDuration, checkInteger, checkRate, MAX_DELAY_MS, type Bad } from './util/units.js';
 
 export type { Bad } from './util/units.js';
 
@@ -18,9 +18,13 @@ const QUEUE_NAME = /^[A-Za-z0-9_.-]+$/;
 
 /** A queue name, checked the same way by the Client, the Worker, the CLI and both brokers. */
 export function checkQueueName(option: string, value: unknown, bad: Bad): string {
-  if (typeof value !== 'string' || !QUEUE_NAME.test(value))
-    bad(option, value, 'a queue name of letters, digits, "_", "-" or "."');
+  if (!isQueueName(value)) bad(option, value, 'a queue name of letters, digits, "_", "-" or "."');
   return value;
+}
+
+/** checkQueueName's rule, as a test (lua/lib/workflow.lua wfRefOf has its copy). */
+export function isQueueName(value: unknown): value is string {
+  return typeof value === 'string' && QUEUE_NAME.test(value);
 }
 
 /**
@@ -123,8 +127,7 @@ export function checkRateLimit(option: string, value: unknown, bad: Bad): string
 }
 
 export function checkRetries(option: string, value: unknown, bad: Bad): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) bad(option, value, 'an integer >= 0');
-  return value;
+  return checkInteger(option, value, bad, 0);
 }
 
 /** `{ type, delay, cap, jitter }`, unknown keys rejected, durations turned into ms. */
@@ -188,6 +191,51 @@ export function checkJobOptionFields(
   if (o.rateLimit !== undefined) options.rateLimit = checkRateLimit(`${prefix}rateLimit`, o.rateLimit, bad);
   const queue = o.queue === undefined ? undefined : checkQueueName(`${prefix}queue`, o.queue, bad);
   return { options, queue };
+}
+
+/**
+ * The options of a job record as a broker reads them back, whoever wrote
+ * them: the stored form of what `Client.enqueue` keeps after
+ * checkJobOptionFields (JobOptions: durations as numbers of ms, never
+ * "30s"), put through the same checks. The first bad field goes to `bad`,
+ * named by its key (a backoff's by `backoff.<key>`). Returns `value` itself,
+ * uncopied: this runs for every job fetched. Keys it does not know are
+ * ignored on purpose: a newer producer may store an option this worker
+ * cannot honour, and its job runs without it rather than failing for good
+ * on a worker not yet upgraded (a backoff's unknown key is refused, as
+ * checkBackoff has always done when the backoff is used).
+ */
+export function checkJobRecordOptions(value: unknown, bad: Bad): JobOptions {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) bad('options', value, 'an object');
+  const o = value as Readonly<Record<string, unknown>>;
+  if (o.retries !== undefined) checkRetries('retries', o.retries, bad);
+  if (o.backoff !== undefined) {
+    if (typeof o.backoff === 'object' && o.backoff !== null) {
+      const { delay, cap } = o.backoff as Readonly<Record<string, unknown>>;
+      if (delay !== undefined) storedMs('backoff.delay', delay, bad);
+      if (cap !== undefined) storedMs('backoff.cap', cap, bad);
+    }
+    checkBackoff('backoff', o.backoff, bad);
+  }
+  if (o.ignoreResult !== undefined && typeof o.ignoreResult !== 'boolean')
+    bad('ignoreResult', o.ignoreResult, 'true or false');
+  if (o.resultTtl !== undefined && !isResultTtl(o.resultTtl))
+    bad('resultTtl', o.resultTtl, 'whole milliseconds > 0, up to 100 years');
+  const timeLimit =
+    o.timeLimit === undefined ? undefined : checkTimeLimit('timeLimit', storedMs('timeLimit', o.timeLimit, bad), bad);
+  const softTimeLimit =
+    o.softTimeLimit === undefined
+      ? undefined
+      : checkTimeLimit('softTimeLimit', storedMs('softTimeLimit', o.softTimeLimit, bad), bad);
+  checkLimitOrder(timeLimit, softTimeLimit, o.softTimeLimit, 'softTimeLimit', bad);
+  if (o.rateLimit !== undefined) checkRateLimit('rateLimit', o.rateLimit, bad);
+  return value;
+}
+
+/** A duration as a record stores it: a number of ms (the range is the caller's check). */
+function storedMs(option: string, value: unknown, bad: Bad): number {
+  if (typeof value !== 'number') bad(option, value, 'a number of ms (a job record stores durations in ms)');
+  return value;
 }
 
 /**

@@ -16,8 +16,10 @@ import { JOB_LOG_LEVELS, type JobLogLevel } from './consumer/job-log.js';
 import { parseQueues, QUEUE_ORDERS, type QueueOrder, type QueueSpec } from './consumer/queue-selection.js';
 import { OptionError } from './errors.js';
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
+import { checkLease, checkNamespace } from './broker/broker-options.js';
 import { optionalDuration, type PoolOptions, type StrategyName } from './pool/options.js';
-import { parseAutoscale } from './util/units.js';
+import { PREFETCH_MAX } from './consumer/prefetch.js';
+import { AUTOSCALE_EXPECTED, checkInteger, MAX_PROCESSES, parseAutoscale } from './util/units.js';
 import { isSchedule, type Schedule } from './schedule/define.js';
 
 /** The broker roles a Worker uses: it consumes, holds a lease, answers control requests, reads the revoked ids and paused queues, follows rate limits, publishes events and runs its schedule. */
@@ -46,19 +48,19 @@ export interface WorkerOptions {
    */
   broker?: string | WorkerBroker;
   /**
-   * Fixed number of children (the Pool's `processes`). Ignored when `autoscale` is set.
+   * Fixed number of children (the Pool's `processes`), at most 4096. Ignored when `autoscale` is set.
    * @defaultValue the number of CPUs (`os.availableParallelism()`), or `maxConcurrency` if smaller
    */
   concurrency?: number;
   /**
    * The most children the node may have: `prefork control grow` stops there;
-   * `concurrency` and autoscale's max may not exceed it (the Pool's `maxProcesses`).
-   * @defaultValue 4 × the number of CPUs, or `concurrency` / autoscale's max if larger
+   * `concurrency` and autoscale's max may not exceed it (the Pool's `maxProcesses`). At most 4096.
+   * @defaultValue 4 × the number of CPUs (at most 4096), or `concurrency` / autoscale's max if larger
    */
   maxConcurrency?: number;
   /**
    * "max,min" or [max, min]: size the pool between min and max children from
-   * the reserved requests; the prefetch limit follows max.
+   * the reserved requests (max at most 4096); the prefetch limit follows max.
    * @defaultValue none: a fixed pool of `concurrency` children
    */
   autoscale?: string | [number, number];
@@ -71,7 +73,8 @@ export interface WorkerOptions {
   strategy?: StrategyName;
   /**
    * Queues to consume: "critical:3,default", or an array of names or
-   * `{ name, weight }`. Weights matter under the 'weighted' order.
+   * `{ name, weight }`. Weights (integers from 1 to 10,000) matter under the
+   * 'weighted' order.
    * @defaultValue `"default"`
    */
   queues?: string | (string | QueueSpec)[];
@@ -84,7 +87,7 @@ export interface WorkerOptions {
   /**
    * Jobs the node holds per child, buffered and running (as Celery's
    * worker_prefetch_multiplier); with autoscale, per child of its max.
-   * Given, it fixes the limit at `prefetchMultiplier × processes`.
+   * Given (1 to 1,024), it fixes the limit at `prefetchMultiplier × processes`.
    * @defaultValue none: the node sizes its prefetch itself, holding enough
    * jobs to cover a fetch round trip at the rate its children finish them,
    * from 4 per child up to 64 per child (with `fair`, more for jobs so
@@ -126,6 +129,7 @@ export interface WorkerOptions {
    * A job redelivered more than this many times without an outcome (its
    * node died under it, or gave it back at shutdown) is a poison job: when
    * recovered from a dead node, it goes to the dead set, not to its queue.
+   * An integer from 0 to 2^53-1.
    * @defaultValue 5
    */
   maxRedeliveries?: number;
@@ -158,8 +162,9 @@ export interface WorkerOptions {
   /**
    * How long a silent node keeps its jobs before another node recovers them
    * (ms or a string like "20s"); heartbeats renew it every half of it, on a
-   * timer, so at most 2^31-1 ms (about 24.8 days). Used when `broker` is a
-   * URL (a Broker instance has its own).
+   * timer, so at least 1 s (a shorter lease is lost to any late beat) and at
+   * most 2^31-1 ms (about 24.8 days). Used when `broker` is a URL (a Broker
+   * instance has its own).
    * @defaultValue 20 s
    */
   lease?: number | string;
@@ -316,28 +321,28 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
   const queueOrder = input.queueOrder ?? (weighted ? 'weighted' : 'round-robin');
   if (!QUEUE_ORDERS.includes(queueOrder))
     throw new OptionError('queueOrder', input.queueOrder, QUEUE_ORDERS.join(' | '));
-  const prefetchMultiplier = input.prefetchMultiplier;
-  if (prefetchMultiplier !== undefined && (!Number.isInteger(prefetchMultiplier) || prefetchMultiplier < 1))
-    throw new OptionError('prefetchMultiplier', input.prefetchMultiplier, 'an integer >= 1');
-  const maxRedeliveries = input.maxRedeliveries ?? 5;
-  if (!Number.isInteger(maxRedeliveries) || maxRedeliveries < 0)
-    throw new OptionError('maxRedeliveries', input.maxRedeliveries, 'an integer >= 0');
+  // Both reach the broker's scripts as arguments (the fetch's count, the recovery's limit): bounded here, not refused there.
+  const prefetchMultiplier =
+    input.prefetchMultiplier === undefined
+      ? undefined
+      : checkInteger('prefetchMultiplier', input.prefetchMultiplier, throwOptionError, 1, PREFETCH_MAX);
+  const maxRedeliveries =
+    input.maxRedeliveries === undefined
+      ? 5
+      : checkInteger('maxRedeliveries', input.maxRedeliveries, throwOptionError, 0);
   const jobLogLevel = input.jobLogLevel ?? 'info';
   if (!JOB_LOG_LEVELS.includes(jobLogLevel))
     throw new OptionError('jobLogLevel', input.jobLogLevel, JOB_LOG_LEVELS.join(' | '));
   const name = input.name ?? `${process.pid}@${hostname()}`;
   if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', input.name, 'a non-empty string');
-  if (input.autoscale !== undefined && parseAutoscale(input.autoscale) === undefined) {
-    throw new OptionError(
-      'autoscale',
-      input.autoscale,
-      '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max',
-    );
-  }
+  if (input.autoscale !== undefined && parseAutoscale(input.autoscale) === undefined)
+    throw new OptionError('autoscale', input.autoscale, AUTOSCALE_EXPECTED);
   if (input.schedule !== undefined && !isSchedule(input.schedule))
     throw new OptionError('schedule', input.schedule, 'a schedule made by defineSchedule({...})');
   const pool: PoolOptions = { ...(input.pool ?? {}), app: input.app };
-  if (input.concurrency !== undefined) pool.processes = input.concurrency;
+  // Checked here too, so the error names the Worker's option, not the Pool's `processes`.
+  if (input.concurrency !== undefined)
+    pool.processes = checkInteger('concurrency', input.concurrency, throwOptionError, 1, MAX_PROCESSES);
   if (input.maxConcurrency !== undefined) pool.maxProcesses = checkMaxConcurrency(input);
   if (input.autoscale !== undefined) pool.autoscale = input.autoscale;
   if (input.strategy !== undefined) pool.strategy = input.strategy;
@@ -355,7 +360,8 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
     maxRedeliveries,
     trackStarted: input.trackStarted ?? false,
     jobLogLevel,
-    namespace: input.namespace,
+    namespace:
+      input.namespace === undefined ? undefined : checkNamespace('namespace', input.namespace, throwOptionError),
     resultTtl: optionalDuration('resultTtl', input.resultTtl, 'expiry'),
     leaseMs: lease(input),
     pool,
@@ -398,20 +404,17 @@ function endpoint(port: unknown, host: unknown, portName: string, hostName: stri
   return { host: host ?? DEFAULT_ENDPOINT_HOST, port };
 }
 
-/** `lease`, or its old name `leaseMs`; heartbeats are timers of a fraction of it. */
+/** `lease`, or its old name `leaseMs`; heartbeats are timers of a fraction of it (checkLease: 1 s to 2^31-1 ms). */
 function lease(input: WorkerOptions): number | undefined {
   if (input.lease !== undefined && input.leaseMs !== undefined)
     throw new OptionError('leaseMs', input.leaseMs, 'to be left out when lease is given (leaseMs is its old name)');
-  return input.lease !== undefined
-    ? optionalDuration('lease', input.lease, 'timer')
-    : optionalDuration('leaseMs', input.leaseMs, 'timer');
+  if (input.lease !== undefined) return checkLease('lease', input.lease, throwOptionError);
+  return input.leaseMs === undefined ? undefined : checkLease('leaseMs', input.leaseMs, throwOptionError);
 }
 
 /** The Pool checks maxProcesses against processes and autoscale too, but would name its own options. */
 function checkMaxConcurrency(input: WorkerOptions): number {
-  const max = input.maxConcurrency;
-  if (typeof max !== 'number' || !Number.isInteger(max) || max < 1)
-    throw new OptionError('maxConcurrency', max, 'an integer >= 1');
+  const max = checkInteger('maxConcurrency', input.maxConcurrency, throwOptionError, 1, MAX_PROCESSES);
   if (input.autoscale === undefined && input.concurrency !== undefined && input.concurrency > max)
     throw new OptionError('concurrency', input.concurrency, `at most maxConcurrency (${max})`);
   const autoscaleMax = input.autoscale === undefined ? undefined : parseAutoscale(input.autoscale)?.[0];

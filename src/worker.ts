@@ -21,7 +21,14 @@ import { abortableSleep } from './util/sleep.js';
 import { within } from './util/within.js';
 import { EventBuffer } from './events/event-buffer.js';
 import { JobEvents } from './events/job-events.js';
-import { ConsumerFailedError, InvalidStateError, RevokedError, messageOf, type PoolFailedError } from './errors.js';
+import {
+  BrokerRefusedError,
+  ConsumerFailedError,
+  InvalidStateError,
+  RevokedError,
+  messageOf,
+  type PoolFailedError,
+} from './errors.js';
 import { checkKnownKeys, throwOptionError } from './job-option-checks.js';
 import { defaultLogger } from './logger.js';
 import { optionalDuration } from './pool/options.js';
@@ -344,11 +351,14 @@ export class Worker extends EventEmitter<WorkerEvents> {
   }
 
   /**
-   * Connects (retrying while the broker is unreachable, with a clear log line
-   * each time), registers the node, starts the pool and begins consuming.
-   * Rejects with PoolFailedError when the children cannot start (e.g. the
-   * task module does not load; the node then leaves the cluster), and with
-   * InvalidStateError when called twice. A stop() meanwhile ends it early.
+   * Connects (retrying while the broker is unreachable: one warning naming
+   * why, then debug lines), registers the node, starts the pool and begins
+   * consuming. Rejects with BrokerRefusedError when the broker refuses the
+   * connection itself (a wrong or missing password, a database Redis does
+   * not have: retrying would not help), with PoolFailedError when the
+   * children cannot start (e.g. the task module does not load; the node then
+   * leaves the cluster), and with InvalidStateError when called twice. Either
+   * failure stops what had started. A stop() meanwhile ends it early.
    */
   async start(): Promise<void> {
     if (this.state !== 'created') throw new InvalidStateError(`start() called on a worker that is ${this.state}`);
@@ -366,7 +376,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
     // the slowest steps of a start overlap. A pool that fails ends the connect loop.
     const poolStarted = this.pool.start();
     poolStarted.catch(() => this.abortConnect.abort());
-    await this.connect();
+    try {
+      await this.connect();
+    } catch (err) {
+      await this.stop({ cold: true });
+      throw err;
+    }
     if (this.state !== 'connecting') return;
     if (this.failure === undefined) {
       const sentAt = performance.now();
@@ -617,7 +632,11 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.failure = err;
     if (this.state === 'created' || this.state === 'connecting') return; // start() reports it
     // During a stop too (a warm stop waits for jobs that need children): the process must not exit as if all went well.
-    const what = err instanceof ConsumerFailedError ? 'the consumer crashed' : 'the pool failed';
+    const what = !(err instanceof ConsumerFailedError)
+      ? 'the pool failed'
+      : err.cause instanceof BrokerRefusedError
+        ? 'the broker refused what the consumer asked for (it would refuse it again)'
+        : 'the consumer crashed';
     this.log.error({ err }, `${what}, so this node stops: ${err.message}; its jobs go back to their queues`);
     void this.stop().then(
       () => this.emit('failed', err),
@@ -636,10 +655,13 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (attempt > 0) this.log.info({ broker: this.broker.displayUrl }, 'connected to the broker');
         return;
       } catch (err) {
+        // A wrong password or a database Redis does not have will not heal by itself: the start fails, naming it.
+        if (err instanceof BrokerRefusedError) throw err;
         const wait = retryDelay(attempt, CONNECT_RETRY);
-        this.log.error(
-          { broker: this.broker.displayUrl, retryInMs: wait },
-          `cannot reach the broker at ${this.broker.displayUrl}: ${messageOf(err)}; retrying`,
+        // One warning per start, as the Consumer does per outage: a line per attempt says nothing new.
+        this.log[attempt === 0 ? 'warn' : 'debug'](
+          { broker: this.broker.displayUrl, retryInMs: wait, attempt: attempt + 1 },
+          `${messageOf(err)}; retrying until it answers (every ${CONNECT_RETRY.cap / 1000} s at most)`,
         );
         await abortableSleep(wait, this.abortConnect.signal);
       }

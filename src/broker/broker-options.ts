@@ -1,6 +1,38 @@
 import { checkKnownKeys, checkResultTtl, throwOptionError } from '../job-option-checks.js';
-import { checkDuration } from '../util/units.js';
+import { checkDuration, checkInteger, type Bad } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
+
+/**
+ * A namespace: a non-empty string without braces or white space (the Redis
+ * broker puts it in a hash tag, `{<namespace>}`). Checked for its type too:
+ * a number or an array would have been turned into a string and used.
+ */
+export function checkNamespace(option: string, value: unknown, bad: Bad): string {
+  if (typeof value !== 'string' || value === '' || /[{}\s]/.test(value))
+    bad(option, value, 'a non-empty string without braces or spaces');
+  return value;
+}
+
+/**
+ * The shortest lease: heartbeats renew it every half of it, so a lease of
+ * 1 s is renewed every 500 ms, twice the heartbeat's shortest interval
+ * (250 ms). Below that a beat that comes a little late (a GC pause, a slow
+ * round trip) loses it, and the node is fenced over and over: with 1 ms, no
+ * job ever finished. The default is 20 s.
+ */
+export const MIN_LEASE_MS = 1_000;
+
+/** A lease in whole ms: at least MIN_LEASE_MS, and short enough for the heartbeat's timer (2^31-1 ms). */
+export function checkLease(option: string, value: unknown, bad: Bad): number {
+  const ms = Math.round(checkDuration(option, value, 'timer', bad));
+  if (ms < MIN_LEASE_MS)
+    bad(
+      option,
+      value,
+      `at least ${MIN_LEASE_MS} ms ("1s"): heartbeats renew it every half of it, and a shorter lease is lost to any late beat`,
+    );
+  return ms;
+}
 
 export const BROKER_DEFAULTS = {
   namespace: 'prefork',
@@ -42,14 +74,14 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
   checkKnownKeys(options, KNOWN, 'broker option', throwOptionError);
   const { resultTtl, leaseMs, deadMax, revokeTtl, revokeMax } = options;
   return {
-    namespace: options.namespace ?? BROKER_DEFAULTS.namespace,
+    namespace:
+      options.namespace === undefined
+        ? BROKER_DEFAULTS.namespace
+        : checkNamespace('namespace', options.namespace, throwOptionError),
     resultTtl:
       resultTtl === undefined ? BROKER_DEFAULTS.resultTtl : checkResultTtl('resultTtl', resultTtl, throwOptionError),
     // Heartbeats renew the lease on a timer of a fraction of it.
-    leaseMs:
-      leaseMs === undefined
-        ? BROKER_DEFAULTS.leaseMs
-        : Math.round(checkDuration('leaseMs', leaseMs, 'timer', throwOptionError)),
+    leaseMs: leaseMs === undefined ? BROKER_DEFAULTS.leaseMs : checkLease('leaseMs', leaseMs, throwOptionError),
     deadMax: deadMax === undefined ? BROKER_DEFAULTS.deadMax : checkCount('deadMax', deadMax),
     revokeTtl:
       revokeTtl === undefined
@@ -65,7 +97,5 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
 
 /** A count, not rounded into one: NaN would fail every Redis fetch script, or leave the memory dead set unbounded. */
 function checkCount(option: string, value: unknown, min = 0): number {
-  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min)
-    throwOptionError(option, value, `an integer >= ${min}`);
-  return value;
+  return checkInteger(option, value, throwOptionError, min);
 }

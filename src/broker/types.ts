@@ -567,7 +567,12 @@ export interface AnnouncedResults {
 export interface BrokerConnection {
   /** The URL with any password masked, for banners and logs. */
   readonly displayUrl: string;
-  /** Opens the connection; rejects with BrokerUnavailableError (never hangs) when the broker cannot be reached. */
+  /**
+   * Opens the connection; never hangs. Rejects with BrokerUnavailableError
+   * when the broker cannot be reached or does not answer (Redis: within
+   * 10 s), and with BrokerRefusedError when it refuses the connection itself
+   * (Redis: a wrong or missing password, a database it does not have).
+   */
   connect(): Promise<void>;
   /** Closes the connections. */
   close(): Promise<void>;
@@ -644,7 +649,13 @@ export interface BrokerJobs {
 
 /** Reserves jobs for a node and settles them (the Consumer and its Acker). */
 export interface BrokerConsumer {
-  /** Settles `request.settle`, renews the node's lease, promotes due delayed jobs, then reserves up to `count` jobs by the plan: one round trip. */
+  /**
+   * Settles `request.settle`, renews the node's lease, promotes due delayed
+   * jobs, then reserves up to `count` jobs by the plan: one round trip.
+   * Rejects with a BrokerRefusedError when the broker refuses the request
+   * and would refuse it again (e.g. a queue's key holds another type: it
+   * names the key when it can); any other rejection is worth retrying.
+   */
   fetch(request: FetchRequest): Promise<FetchReply>;
   /**
    * Blocks until a job arrives on one of `queues` (returned, already reserved
@@ -653,6 +664,7 @@ export interface BrokerConsumer {
    * `leaseHeld`, asked when jobs arrive: true while the node surely holds
    * its lease by its own clock (Heartbeat.leaseHeld), so the broker may hand
    * them over without confirming the lease first (one round trip less).
+   * Rejects with a BrokerRefusedError as fetch() does.
    */
   waitForWork(
     nodeId: string,
@@ -689,6 +701,7 @@ export interface BrokerMembership {
    * Renews `nodeId`'s lease; the reply says whether it was fenced, which
    * leases expired, and what control requests wait for it. With `lead` the
    * node stands for leader: the beat renews or takes the leader lease and says who holds it.
+   * Rejects with a BrokerRefusedError as fetch() does.
    */
   heartbeat(nodeId: string, queues: readonly string[], lead?: boolean): Promise<HeartbeatReply>;
   /** Who holds the leader lease, while it is live. */
@@ -895,7 +908,11 @@ export interface Broker
 export interface BrokerOptions {
   /**
    * Key namespace (Redis hash tag `{<namespace>}`; for memory://, part of
-   * the name): producers and workers must share it.
+   * the name): producers and workers must share it. A non-empty string
+   * without braces or spaces. Results and reply lists are keyed
+   * `<namespace>:res:<job id>`, outside the tag: two namespaces one of which
+   * is the other followed by ":" (`app`, `app:res`) can name the same key,
+   * so keep a namespace from being another's prefix up to a ":".
    * @defaultValue `"prefork"`
    */
   namespace?: string;
@@ -907,7 +924,8 @@ export interface BrokerOptions {
   resultTtl?: number;
   /**
    * Node lease in ms: a node silent this long is presumed dead and its jobs
-   * recovered. Heartbeats renew it every half of it.
+   * recovered. Heartbeats renew it every half of it. At least 1000 (1 s),
+   * at most 2^31-1.
    * @defaultValue 20000 (20 s)
    */
   leaseMs?: number;

@@ -170,7 +170,16 @@ export class JobRunner {
         continue;
       }
       if (isThenable(out)) {
-        out.then(
+        // A promise is itself; another thenable's then() runs in a job of its own, where a throw rejects and a second call is ignored.
+        let settled: Promise<unknown>;
+        try {
+          settled = Promise.resolve(out);
+        } catch (err) {
+          // A promise whose `constructor` getter throws.
+          this.fail(ctx, err);
+          continue;
+        }
+        settled.then(
           (value) => this.resume(ctx, true, value),
           (err: unknown) => this.resume(ctx, false, err),
         );
@@ -232,20 +241,24 @@ export class JobRunner {
   private fail(ctx: JobContext, thrown: unknown): void {
     ctx.end();
     let err = thrown;
-    if (ctx.softTimedOut && !(err instanceof SoftTimeLimitExceeded)) {
+    if (ctx.softTimedOut && !isSoftTimeLimit(thrown)) {
       err = new SoftTimeLimitExceeded(
         `task ${ctx.name} exceeded its soft time limit and then threw: ${messageOf(thrown)}`,
       );
     }
     const rss = this.reportMemory ? process.memoryUsage.rss() : null;
+    // Never throws: what cannot be read is replaced by an ErrorSerializationError.
+    const wire = serializeError(err, ctx.name);
     try {
-      this.sendError(ctx, serializeError(err), rss);
+      this.sendError(ctx, wire, rss);
     } catch (encodeErr) {
-      // The error itself is too big for a frame (huge props or stack): send what surely fits.
-      const name = err instanceof Error ? err.name : 'Error';
+      // The error itself is too big for a frame (huge props, stack or name): send what surely fits.
       this.sendError(
         ctx,
-        { name, message: `${messageOf(err).slice(0, 2000)} (error details dropped: ${messageOf(encodeErr)})` },
+        {
+          name: wire.name.slice(0, 200),
+          message: `${wire.message.slice(0, 2000)} (error details dropped: ${messageOf(encodeErr)})`,
+        },
         rss,
       );
     }
@@ -277,10 +290,24 @@ function isArgumentArray(v: unknown): v is unknown[] {
   return Array.isArray(v);
 }
 
+/** False too when reading `then` throws (a Proxy's trap): the value then fails as a result that cannot be serialized. */
 function isThenable(v: unknown): v is PromiseLike<unknown> {
-  return (
-    v !== null &&
-    (typeof v === 'object' || typeof v === 'function') &&
-    typeof (v as PromiseLike<unknown>).then === 'function'
-  );
+  try {
+    return (
+      v !== null &&
+      (typeof v === 'object' || typeof v === 'function') &&
+      typeof (v as PromiseLike<unknown>).then === 'function'
+    );
+  } catch {
+    return false;
+  }
+}
+
+/** `instanceof` without its throw: a Proxy's getPrototypeOf trap may throw. */
+function isSoftTimeLimit(v: unknown): boolean {
+  try {
+    return v instanceof SoftTimeLimitExceeded;
+  } catch {
+    return false;
+  }
 }

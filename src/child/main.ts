@@ -89,7 +89,13 @@ async function load({ app, reportMemory, startRecord, claims }: ChildConfig): Pr
   try {
     mod = (await import(url)) as { default?: unknown };
   } catch (err) {
-    return initFailed(explainLoadError(err, fileURLToPath(url)));
+    let explained = err;
+    try {
+      explained = explainLoadError(err, fileURLToPath(url));
+    } catch {
+      // What the module threw cannot be read (a Proxy's traps throw): serializeError says so.
+    }
+    return initFailed(explained);
   }
   // A CommonJS module compiled from `export default` (exports.default = ...) imports as { default: { default } }.
   const registry = isTaskRegistry(mod.default) ? mod.default : (mod.default as { default?: unknown } | null)?.default;

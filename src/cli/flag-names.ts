@@ -1,8 +1,11 @@
 import { describeValue, type OptionError } from '../errors.js';
 import { UsageError } from './usage-error.js';
 
-/** Library options whose flag is not simply their kebab-case name. */
-const RENAMED = new Map([['processes', 'concurrency']]);
+/** Library options whose flag is not simply their kebab-case name (`recent`: events' -n, --last). */
+const RENAMED = new Map([
+  ['processes', 'concurrency'],
+  ['recent', 'last'],
+]);
 
 /** The flag that sets a library option: softTimeLimit → --soft-time-limit, backoff.delay → --backoff ($VARIABLE stays). */
 export function flagOf(option: string): string {
@@ -12,9 +15,13 @@ export function flagOf(option: string): string {
   return `--${name.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`)}`;
 }
 
-/** Option names a library message may mention, each worded as its flag in the CLI's errors. */
+/**
+ * Option names a library message may mention, each worded as its flag in
+ * the CLI's errors. Not "name" or "queue": in what a message expects they
+ * are plain words ("a task name", "each queue once"), not options.
+ */
 const OPTION_WORDS =
-  /\b(timeLimit|softTimeLimit|maxTasksPerChild|maxMemoryPerChild|prefetchMultiplier|maxRedeliveries|queueOrder|ignoreResult|trackStarted|jobLogLevel|metricsPort|metricsHost|healthPort|healthHost|processes|maxConcurrency|concurrency|autoscale|retries|backoff(?:\.\w+)?|delay|eta|queues?|strategy|name)\b/g;
+  /\b(timeLimit|softTimeLimit|maxTasksPerChild|maxMemoryPerChild|prefetchMultiplier|maxRedeliveries|queueOrder|ignoreResult|trackStarted|jobLogLevel|metricsPort|metricsHost|healthPort|healthHost|processes|maxConcurrency|concurrency|autoscale|retries|backoff(?:\.\w+)?|delay|eta|strategy)\b/g;
 
 /**
  * An OptionError from the library, reworded for someone who typed flags: it

@@ -1,15 +1,24 @@
 import { InvalidArgumentError } from 'commander';
-import { PAGE_LIMIT_MAX } from '../broker/job-page-checks.js';
+import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
 import type { ListedState } from '../broker/types.js';
 import { describeValue, messageOf } from '../errors.js';
-import { checkBackoff, checkEta, checkQueueName, checkRateLimit } from '../job-option-checks.js';
+import { checkBackoff, checkDelay, checkEta, checkQueueName, checkRateLimit } from '../job-option-checks.js';
 import type { BackoffOptions } from '../job-types.js';
 import { LOG_LEVELS } from '../logger.js';
 import { UsageError } from './usage-error.js';
 import { NODE_EVENT_TYPES, type NodeEventType } from '../events/node-event.js';
 import { JOB_LOG_LEVELS, type JobLogLevel } from '../consumer/job-log.js';
-import { parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
-import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/units.js';
+import { PREFETCH_MAX } from '../consumer/prefetch.js';
+import { MAX_QUEUE_WEIGHT, parseQueues, QUEUE_ORDERS, type QueueOrder } from '../consumer/queue-selection.js';
+import {
+  checkDuration,
+  checkInteger,
+  checkSize,
+  MAX_PROCESSES,
+  parseAutoscale,
+  parseInteger,
+  type Bad,
+} from '../util/units.js';
 
 /**
  * Flag parsers for commander. Each throws InvalidArgumentError with what was
@@ -17,15 +26,29 @@ import { checkDuration, checkSize, parseAutoscale, type Bad } from '../util/unit
  * into exit code 2.
  */
 export function positiveInt(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1) throw new InvalidArgumentError('expected an integer >= 1');
-  return Number(value);
+  return integer(value, 1);
+}
+
+/** An integer flag in [min, max] (max at most 2^53-1: past it a number is no longer exact, and the broker's scripts refuse it). */
+function integer(value: string, min: number, max?: number): number {
+  return checkInteger('', parseInteger(value) ?? value, invalid, min, max);
+}
+
+/** A number of children (-c, --max-concurrency, demo's -c): 1 to MAX_PROCESSES. */
+export function processCount(value: string): number {
+  return integer(value, 1, MAX_PROCESSES);
+}
+
+/** --prefetch-multiplier: 1 to PREFETCH_MAX (the most a self-sized node holds in all, here per child). */
+export function prefetchMultiplier(value: string): number {
+  return integer(value, 1, PREFETCH_MAX);
 }
 
 /** A page size for listJobs: 1 to PAGE_LIMIT_MAX. */
 export function pageLimit(value: string): number {
-  if (!/^\d+$/.test(value.trim()) || Number(value) < 1 || Number(value) > PAGE_LIMIT_MAX)
-    throw new InvalidArgumentError(`expected an integer from 1 to ${PAGE_LIMIT_MAX}`);
-  return Number(value);
+  const limit = parsePageLimit(value);
+  if (limit === undefined) throw new InvalidArgumentError(`expected ${PAGE_LIMIT_EXPECTED}`);
+  return limit;
 }
 
 const LISTED_STATES: readonly ListedState[] = ['waiting', 'delayed', 'dead'];
@@ -38,8 +61,7 @@ export function listedState(value: string): ListedState {
 }
 
 export function nonNegativeInt(value: string): number {
-  if (!/^\d+$/.test(value.trim())) throw new InvalidArgumentError('expected an integer >= 0');
-  return Number(value);
+  return integer(value, 0);
 }
 
 /** A TCP port to listen on: 0 to 65535 (0: any free port). */
@@ -63,9 +85,9 @@ const invalid: Bad = (_flag, _value, expected) => {
   throw new InvalidArgumentError(`expected ${expected}`);
 };
 
-/** A positive duration such as 500ms, 30s, 5m or 1h. */
-export function duration(value: string): number {
-  return checkDuration('', value, 'positive', invalid);
+/** A delay before a job runs (--delay): 0 up to 100 years, checked here so the message shows it as typed. */
+export function delay(value: string): number {
+  return checkDelay('', value, invalid);
 }
 
 /** A positive duration short enough for a timer (a time limit, a wait). */
@@ -92,9 +114,11 @@ export function size(value: string): number {
   return checkSize('', value, invalid);
 }
 
+/** What --autoscale and `control autoscale` take. */
+export const AUTOSCALE_ARGUMENT = `MAX,MIN integers with 1 <= MAX <= ${MAX_PROCESSES} and 0 <= MIN <= MAX, e.g. 10,3`;
+
 export function autoscale(value: string): string {
-  if (parseAutoscale(value) === undefined)
-    throw new InvalidArgumentError('expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3');
+  if (parseAutoscale(value) === undefined) throw new InvalidArgumentError(`expected ${AUTOSCALE_ARGUMENT}`);
   return value;
 }
 
@@ -114,7 +138,7 @@ export function queues(value: string): string {
     parseQueues(value);
   } catch {
     throw new InvalidArgumentError(
-      'expected name[:weight],... with names of letters, digits, _ - . and integer weights >= 1',
+      `expected name[:weight],... with names of letters, digits, _ - . and integer weights from 1 to ${MAX_QUEUE_WEIGHT}`,
     );
   }
   return value;
@@ -193,6 +217,12 @@ export function backoff(value: string): BackoffOptions {
     input = { type, ...(delay ? { delay } : {}), ...(cap ? { cap } : {}) };
   }
   return checkBackoff('backoff', input, invalidPart);
+}
+
+/** The task argument of `enqueue`: a non-empty name (the library would report it as an option, `name`). */
+export function taskName(value: string): string {
+  if (value === '') throw new InvalidArgumentError('expected a task name');
+  return value;
 }
 
 /** A job id of your own. */

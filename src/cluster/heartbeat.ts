@@ -1,6 +1,8 @@
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { BrokerMembership, ControlRequest, LeaderLease } from '../broker/types.js';
+import { BrokerRefusedError, messageOf } from '../errors.js';
+import type { BrokerFailure } from '../observe/node-health.js';
 import { retryDelay } from '../util/backoff.js';
 
 /**
@@ -56,6 +58,8 @@ export class Heartbeat {
   private beating: Promise<void> | undefined;
   private running = false;
   private failures = 0;
+  /** What the last failed beat failed with, while beats fail (the readiness probe says it). */
+  private lastFailure: BrokerFailure | undefined;
   /** Delay before the next beat, set by the last one. */
   private next: number;
   /**
@@ -146,9 +150,14 @@ export class Heartbeat {
    * longer than the interval plus a lease (a call to the broker that never
    * came back); `failures` counts the beats that failed in a row.
    */
-  health(): { running: boolean; stuckForMs: number; failures: number } {
+  health(): { running: boolean; stuckForMs: number; failures: number; lastFailure: BrokerFailure | undefined } {
     const overdue = performance.now() - this.lastEnded - this.interval - this.broker.leaseMs;
-    return { running: this.running, stuckForMs: this.running ? Math.max(0, overdue) : 0, failures: this.failures };
+    return {
+      running: this.running,
+      stuckForMs: this.running ? Math.max(0, overdue) : 0,
+      failures: this.failures,
+      lastFailure: this.lastFailure,
+    };
   }
 
   async stop(): Promise<void> {
@@ -184,6 +193,7 @@ export class Heartbeat {
       this.hooks.onRoundTrip?.(performance.now() - sentAt);
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'heartbeats are reaching the broker again');
       this.failures = 0;
+      this.lastFailure = undefined;
       if (reply.fenced) {
         await this.hooks.onFenced();
         return;
@@ -208,9 +218,13 @@ export class Heartbeat {
     } catch (err) {
       this.next = retryDelay(this.failures, { delay: Math.min(BEAT_RETRY_MS, this.interval), cap: this.interval });
       this.failures++;
+      const refused = err instanceof BrokerRefusedError;
+      this.lastFailure = { message: messageOf(err), refused };
       this.log.warn(
         { err, failures: this.failures },
-        'heartbeat failed; the lease expires unless a later one succeeds',
+        refused
+          ? `heartbeat refused by the broker: ${messageOf(err)}; the lease expires unless a later one succeeds`
+          : 'heartbeat failed; the lease expires unless a later one succeeds',
       );
     }
   }

@@ -53,7 +53,7 @@ export interface SettleBatchCounts {
   timer: number;
   /** Sent because enough had gathered. */
   full: number;
-  /** Sent when the Consumer stopped fetching, blocked waiting for work, or flushed. */
+  /** Sent when the Consumer stopped fetching, blocked waiting for work, or flushed, or when a fetch carrying them was refused. */
   released: number;
 }
 
@@ -73,6 +73,8 @@ export class Acker {
   private onWire: readonly Settlement[] = [];
   /** Settles when the batch a fetch carries has its answer. */
   private carried: Promise<void> | undefined;
+  /** A fetch carrying the queue was refused (BrokerRefusedError): run() sends it on its own, and no fetch carries it. */
+  private sendAlone = false;
   /** Cuts a retry pause short on abandon(). */
   private readonly abandonController = new AbortController();
   /** Sends held settlements when no fetch carried them in time. */
@@ -242,7 +244,7 @@ export class Acker {
    * in front and sent by the usual loop (which isolates a refused one).
    */
   async carry<T>(fetch: (settle: Settlement[]) => Promise<T>): Promise<T> {
-    if (this.inFlight || this.queue.length === 0 || this.abandoned) return fetch([]);
+    if (this.inFlight || this.queue.length === 0 || this.abandoned || this.sendAlone) return fetch([]);
     const batch = this.queue;
     this.queue = [];
     this.queuedResult = false;
@@ -255,7 +257,11 @@ export class Acker {
     try {
       return await fetch(batch);
     } catch (err) {
-      if (!this.abandoned) this.requeue(batch);
+      if (!this.abandoned) {
+        this.requeue(batch);
+        // Refused, maybe for one of them: they go on their own now (halved down to the one at fault), not on the next fetch.
+        if (err instanceof BrokerRefusedError) this.sendAlone = true;
+      }
       throw err;
     } finally {
       this.inFlight = false;
@@ -264,8 +270,9 @@ export class Acker {
       done();
       if (this.running === undefined) {
         // What arrived while the fetch was on the wire waits for the next one (or a timer), as push() decides.
-        if (this.queue.length > 0) this.next();
-        else this.wakeIdle();
+        if (this.queue.length === 0) this.wakeIdle();
+        else if (this.sendAlone) this.start('released');
+        else this.next();
       }
     }
   }
@@ -280,7 +287,8 @@ export class Acker {
         continue;
       }
       if (this.queue.length === 0 || this.abandoned) break;
-      if (!decided) {
+      if (!decided && this.sendAlone) this.batches.released++;
+      else if (!decided) {
         const hold = this.holdFor();
         if (hold > 0) {
           this.armHold(hold);
@@ -292,6 +300,7 @@ export class Acker {
       const batch = this.queue;
       this.queue = [];
       this.queuedResult = false;
+      this.sendAlone = false;
       this.inFlight = true;
       this.clearHold();
       let failed: { rest: Settlement[]; err: unknown } | undefined;

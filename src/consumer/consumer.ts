@@ -2,7 +2,14 @@ import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import type { BrokerConsumer, Delivery, Settlement } from '../broker/types.js';
 import type { ApplyOptions } from '../pool/job.js';
-import { OptionError, RevokedError, WorkerLostError, messageOf, type PoolFailedError } from '../errors.js';
+import {
+  BrokerRefusedError,
+  OptionError,
+  RevokedError,
+  WorkerLostError,
+  messageOf,
+  type PoolFailedError,
+} from '../errors.js';
 import { checkRateLimit, isResultTtl, throwOptionError } from '../job-option-checks.js';
 import { resolveApplyOptions } from '../pool/apply-options.js';
 import type { Pool } from '../pool/pool.js';
@@ -24,6 +31,7 @@ import {
   type ResultKeeping,
 } from './outcome.js';
 import type { QueueSelection } from './queue-selection.js';
+import type { BrokerFailure } from '../observe/node-health.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
 
@@ -137,6 +145,8 @@ export class Consumer {
   private blocked = false;
   /** Broker calls of the loop that failed in a row (sets the retry pause). */
   private failures = 0;
+  /** What the last of them failed with, while they fail (the readiness probe says it). */
+  private lastFailure: BrokerFailure | undefined;
   private crashHandler: (err: unknown) => void = (err) => this.settings.log.fatal({ err }, 'consumer loop crashed');
   /** Told of each job's life (metrics, events). */
   private readonly observers: ConsumerObserver[] = [];
@@ -204,11 +214,12 @@ export class Consumer {
    * fetch, a blocking wait, a re-registration) outlived its own wait plus
    * `stallAfterMs`. Waiting for the pool to free room is not stuck.
    */
-  health(): { running: boolean; stuckForMs: number; brokerFailures: number } {
+  health(): { running: boolean; stuckForMs: number; brokerFailures: number; lastFailure: BrokerFailure | undefined } {
     return {
       running: this.loop !== undefined && !this.ended,
       stuckForMs: Math.max(0, performance.now() - this.turnDeadline),
       brokerFailures: this.failures,
+      lastFailure: this.lastFailure,
     };
   }
 
@@ -294,8 +305,16 @@ export class Consumer {
       const nodeId = this.settings.nodeId();
       prefetch.sent(this.counts.reserved);
       this.expectWithin(0);
-      const reply = await this.fromBroker('fetch from the broker', () =>
-        this.acker.carry((settle) => this.settings.broker.fetch({ nodeId, plan, count: room, settle })),
+      let carried = 0;
+      const reply = await this.fromBroker(
+        'fetch from the broker',
+        () =>
+          this.acker.carry((settle) => {
+            carried = settle.length;
+            return this.settings.broker.fetch({ nodeId, plan, count: room, settle });
+          }),
+        // A refused fetch that carried settlements may be refused for one of them: the Acker sends them on their own.
+        () => carried === 0,
       );
       const got = reply === undefined || reply.fenced ? [] : reply.deliveries;
       prefetch.replied(this.counts.reserved, room, got.length, payloadBytes(got));
@@ -314,20 +333,38 @@ export class Consumer {
   /**
    * A broker call of the loop. Its failure (the broker away, a timeout) is
    * logged and paused on (100 ms doubling to 5 s), then the loop goes on: it
-   * resolves undefined. Only the loop's own errors reach start()'s crash path.
+   * resolves undefined. A refusal the broker would repeat (BrokerRefusedError:
+   * e.g. a queue's key of another type) is no such failure: retried, it would
+   * leave the node heartbeating and fetching nothing for ever, so it is
+   * thrown to start()'s crash path (docs/failure-modes.md), unless
+   * `refusalIsFinal` says the call may have been refused for something
+   * else it carried.
    */
-  private async fromBroker<T>(what: string, call: () => Promise<T>): Promise<T | undefined> {
+  private async fromBroker<T>(
+    what: string,
+    call: () => Promise<T>,
+    refusalIsFinal: () => boolean = () => true,
+  ): Promise<T | undefined> {
     try {
       const value = await call();
       if (this.failures > 0) this.settings.log.info({ failures: this.failures }, 'broker reachable again; fetching');
       this.failures = 0;
+      this.lastFailure = undefined;
       return value;
     } catch (err) {
+      const refused = err instanceof BrokerRefusedError;
+      if (refused && refusalIsFinal()) throw err;
+      this.lastFailure = { message: messageOf(err), refused };
       // One warning per episode; the retries that follow are debug.
       const level = this.failures === 0 ? 'warn' : 'debug';
       const wait = retryDelay(this.failures++, FETCH_RETRY);
       this.expectWithin(wait);
-      this.settings.log[level]({ err, retryInMs: wait }, `${what} failed; retrying`);
+      this.settings.log[level](
+        { err, retryInMs: wait },
+        refused
+          ? `${what} was refused: ${messageOf(err)}; the settlements it carried go on their own, and it is tried again`
+          : `${what} failed; retrying`,
+      );
       await abortableSleep(wait, this.stopController.signal);
       return undefined;
     }
@@ -574,7 +611,9 @@ export class Consumer {
    * before reaching a child, so the job goes to the dead set at once with a
    * FAILURE naming the option. Checked here rather than by the error apply()
    * rejects with, since a task may throw an OptionError of its own (that one
-   * is retried as usual).
+   * is retried as usual). A Redis entry's options were checked when it was
+   * read (entry-codec.ts: a bad one is a malformed delivery); this is for a
+   * broker whose jobs are not read from outside (memory).
    */
   private badOptions(delivery: Delivery, options: ApplyOptions, keep: ResultKeeping): boolean {
     // Only these come from the record as they are; the rest the Consumer sets itself (hot path: no check without them).

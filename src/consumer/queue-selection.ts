@@ -10,41 +10,79 @@ import type { QueueQuota } from '../broker/types.js';
 export type QueueOrder = 'round-robin' | 'weighted' | 'strict';
 export const QUEUE_ORDERS: readonly QueueOrder[] = ['round-robin', 'weighted', 'strict'];
 
+/**
+ * The largest weight a queue may have: a share 10,000 times another's is
+ * already all but strict order, and a larger one is more likely a typo.
+ */
+export const MAX_QUEUE_WEIGHT = 10_000;
+
 /** A queue a Worker consumes, and its weight. */
 export interface QueueSpec {
   /** The queue's name (letters, digits, "_", "-" or "."). */
   name: string;
-  /** Its share under the 'weighted' order: a positive integer (`"critical:3"` gives 3; a name alone, 1). */
+  /**
+   * Its share under the 'weighted' order: an integer from 1 to 10,000
+   * (`"critical:3"` gives 3; a name alone, 1).
+   */
   weight: number;
 }
 
-/** Parses `-Q critical:3,default` (or an array of names / specs). Weights are positive integers, default 1. */
+const WEIGHT_EXPECTED = `an integer weight from 1 to ${MAX_QUEUE_WEIGHT}`;
+const SPEC_KEYS = new Set(['name', 'weight']);
+
+/**
+ * Parses `-Q critical:3,default` (or an array of names / specs). Weights
+ * are integers from 1 to MAX_QUEUE_WEIGHT, default 1. A bad item is an
+ * OptionError naming it.
+ */
 export function parseQueues(value: string | readonly (string | QueueSpec)[]): QueueSpec[] {
-  const items =
+  const items: unknown[] =
     typeof value === 'string'
       ? value
           .split(',')
           .map((s) => s.trim())
           .filter((s) => s.length > 0)
-      : [...value];
+      : Array.isArray(value)
+        ? [...(value as unknown[])]
+        : [];
   if (items.length === 0) throw new OptionError('queues', value, 'one or more queue names, e.g. "critical:3,default"');
   const seen = new Set<string>();
   return items.map((item) => {
-    let spec: QueueSpec;
-    if (typeof item === 'string') {
-      const [name = '', weight, ...rest] = item.split(':');
-      const w = weight === undefined ? 1 : Number(weight);
-      if (rest.length > 0 || !Number.isInteger(w) || w < 1)
-        throw new OptionError('queues', item, 'name or name:weight with an integer weight >= 1');
-      spec = { name, weight: w };
-    } else {
-      spec = item;
-    }
+    const spec = queueSpec(item);
     checkQueueName('queues', spec.name, throwOptionError);
     if (seen.has(spec.name)) throw new OptionError('queues', spec.name, 'each queue once');
     seen.add(spec.name);
     return spec;
   });
+}
+
+/** One item of `queues`: "name", "name:weight" or `{ name, weight }`, weight checked either way. */
+function queueSpec(item: unknown): QueueSpec {
+  if (typeof item === 'string') {
+    const [name = '', weight, ...rest] = item.split(':');
+    const w = weight === undefined ? 1 : parseWeight(weight);
+    if (rest.length > 0 || w === undefined)
+      throw new OptionError('queues', item, `name or name:weight with ${WEIGHT_EXPECTED}`);
+    return { name, weight: w };
+  }
+  const expected = `a queue name, "name:weight", or { name, weight } with ${WEIGHT_EXPECTED}`;
+  if (typeof item !== 'object' || item === null || Array.isArray(item)) throw new OptionError('queues', item, expected);
+  const fields = item as Record<string, unknown>;
+  // Read own fields only: a spec is data, and a field it lacks is not looked up on a prototype.
+  const name = Object.hasOwn(fields, 'name') ? fields.name : undefined;
+  const weight = Object.hasOwn(fields, 'weight') ? fields.weight : undefined;
+  if (Object.keys(fields).some((k) => !SPEC_KEYS.has(k)) || typeof name !== 'string' || !isWeight(weight))
+    throw new OptionError('queues', item, expected);
+  return { name, weight };
+}
+
+function parseWeight(text: string): number | undefined {
+  const w = /^\d+$/.test(text) ? Number(text) : undefined;
+  return isWeight(w) ? w : undefined;
+}
+
+function isWeight(w: unknown): w is number {
+  return typeof w === 'number' && Number.isInteger(w) && w >= 1 && w <= MAX_QUEUE_WEIGHT;
 }
 
 /**
@@ -102,14 +140,26 @@ export class QueueSelection {
     return queues.some((q) => this.skip(q.name)) ? queues.filter((q) => !this.skip(q.name)) : queues;
   }
 
-  /** Sidekiq's weighted random order: each queue appears weight times, shuffle, keep first occurrences. */
+  /**
+   * Sidekiq's weighted random order (each queue weight times in a list,
+   * shuffled, first occurrences kept) drawn directly: each next queue is
+   * picked among those left with a chance proportional to its weight, which
+   * is the same distribution. A draw per queue, whatever the weights: the
+   * list cost a fetch time and memory in proportion to their sum.
+   */
   private weightedOrder(queues: readonly QueueSpec[]): QueueSpec[] {
-    const expanded: QueueSpec[] = [];
-    for (const q of queues) for (let i = 0; i < q.weight; i++) expanded.push(q);
-    for (let i = expanded.length - 1; i > 0; i--) {
-      const j = Math.floor(this.random() * (i + 1));
-      [expanded[i], expanded[j]] = [expanded[j] as QueueSpec, expanded[i] as QueueSpec];
+    const left = [...queues];
+    let total = left.reduce((sum, q) => sum + q.weight, 0);
+    const order: QueueSpec[] = [];
+    while (left.length > 1) {
+      let r = this.random() * total;
+      let i = 0;
+      while (i < left.length - 1 && r >= (left[i] as QueueSpec).weight) r -= (left[i++] as QueueSpec).weight;
+      const [picked] = left.splice(i, 1) as [QueueSpec];
+      order.push(picked);
+      total -= picked.weight;
     }
-    return [...new Set(expanded)];
+    order.push(...left);
+    return order;
   }
 }

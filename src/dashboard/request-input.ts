@@ -1,6 +1,7 @@
 import type { ListedState } from '../broker/types.js';
 import { OptionError } from '../errors.js';
 import { checkQueueName, throwOptionError } from '../job-option-checks.js';
+import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
 
 /**
  * What the page sends (query parameters, JSON bodies), checked: a bad value
@@ -59,7 +60,7 @@ export function stringList(body: Body, name: string): string[] {
   return v as string[];
 }
 
-/** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; `listJobs` checks `state` and `limit`. */
+/** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; `listJobs` checks `state`. */
 export function pageQuery(params: URLSearchParams): {
   queue: string;
   state: ListedState;
@@ -70,7 +71,9 @@ export function pageQuery(params: URLSearchParams): {
   checkQueueName('queue', queue, throwOptionError);
   const state = (params.get('state') ?? 'waiting') as ListedState;
   const limitText = params.get('limit') ?? '20';
-  const limit = /^\d+$/.test(limitText) ? Number(limitText) : NaN;
+  // Checked here, as typed: a NaN or a rounded number would reach listJobs' message instead.
+  const limit = parsePageLimit(limitText);
+  if (limit === undefined) throw new OptionError('limit', limitText, PAGE_LIMIT_EXPECTED);
   const cursor = params.get('cursor') ?? '';
   return { queue, state, limit, cursor: cursor === '' ? undefined : cursor };
 }

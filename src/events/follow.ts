@@ -1,6 +1,8 @@
 import type { Logger } from 'pino';
 import type { BrokerEvents } from '../broker/types.js';
 import { OptionError } from '../errors.js';
+import { throwOptionError } from '../job-option-checks.js';
+import { checkInteger } from '../util/units.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
 import { matches, NODE_EVENT_TYPES, type EventFilter, type NodeEvent } from './node-event.js';
@@ -31,8 +33,7 @@ const READ_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 
 export function checkEventsOptions(options: EventsOptions): void {
   const { recent, types } = options;
-  if (recent !== undefined && (!Number.isSafeInteger(recent) || recent < 0))
-    throw new OptionError('recent', recent, 'an integer >= 0');
+  if (recent !== undefined) checkInteger('recent', recent, throwOptionError, 0);
   const known: readonly unknown[] = NODE_EVENT_TYPES;
   if (types !== undefined && (!Array.isArray(types) || (types as unknown[]).some((t) => !known.includes(t))))
     throw new OptionError('types', types, `an array of ${NODE_EVENT_TYPES.join(', ')}`);

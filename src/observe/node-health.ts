@@ -1,11 +1,17 @@
+/** What a broker call of a node's loop (a fetch, a heartbeat) failed with: its message, and whether the broker refused it (rather than being away). */
+export interface BrokerFailure {
+  message: string;
+  refused: boolean;
+}
+
 /** What a node's health is judged from (Worker.health() gathers it). */
 export interface HealthInputs {
   /** The Worker's lifecycle state. */
   state: 'created' | 'connecting' | 'running' | 'stopping' | 'stopped';
   /** Set when the pool failed or the Consumer crashed. */
   failure: string | undefined;
-  consumer: { running: boolean; stuckForMs: number; brokerFailures: number };
-  heartbeat: { running: boolean; stuckForMs: number; failures: number };
+  consumer: { running: boolean; stuckForMs: number; brokerFailures: number; lastFailure?: BrokerFailure | undefined };
+  heartbeat: { running: boolean; stuckForMs: number; failures: number; lastFailure?: BrokerFailure | undefined };
   /** Ms since the node's lease ran out unconfirmed (0 while it holds). */
   leaseLapsedMs: number;
   /** True while the node re-registers after losing its lease. */
@@ -59,9 +65,22 @@ export function readiness(h: HealthInputs): HealthReport {
     : h.leaseLapsedMs > 0
       ? `not confirmed for ${Math.round(h.leaseLapsedMs)} ms past its end`
       : 'ok';
-  const failing = Math.max(h.consumer.brokerFailures, h.heartbeat.failures);
-  checks.broker = failing === 0 ? 'ok' : `unreachable: the last ${failing} calls failed`;
+  checks.broker = brokerCheck(h);
   return report(checks);
+}
+
+/**
+ * 'ok', or how the node's calls to the broker fail: unreachable (away, timing
+ * out) or refusing (it answers, with an error it would give again: e.g. a
+ * key another program wrote over), with the last failure's message.
+ */
+function brokerCheck(h: HealthInputs): string {
+  const { consumer, heartbeat } = h;
+  const failing = Math.max(consumer.brokerFailures, heartbeat.failures);
+  if (failing === 0) return 'ok';
+  const last = consumer.brokerFailures >= heartbeat.failures ? consumer.lastFailure : heartbeat.lastFailure;
+  const how = last?.refused === true ? 'refusing' : 'unreachable';
+  return `${how}: the last ${failing} calls failed${last === undefined ? '' : ` (${last.message})`}`;
 }
 
 function report(checks: Record<string, string>): HealthReport {

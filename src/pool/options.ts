@@ -2,8 +2,16 @@ import { availableParallelism } from 'node:os';
 import type { Logger } from 'pino';
 import { OptionError } from '../errors.js';
 import { checkKnownKeys, throwOptionError } from '../job-option-checks.js';
-import { checkDuration, checkSize, parseAutoscale, type DurationKind } from '../util/units.js';
-import { DEFAULT_MAX_FRAME_SIZE } from '../protocol/job-frame.js';
+import {
+  AUTOSCALE_EXPECTED,
+  checkDuration,
+  checkInteger,
+  checkSize,
+  MAX_PROCESSES,
+  parseAutoscale,
+  type DurationKind,
+} from '../util/units.js';
+import { DEFAULT_MAX_FRAME_SIZE, MAX_FRAME_SIZE } from '../protocol/job-frame.js';
 
 /**
  * How the TaskHandler picks a child for the next job: `'fair'` never lets a
@@ -22,21 +30,21 @@ export interface PoolOptions {
   /** Path of the task module (its default export is `defineTasks({...})`). */
   app: string;
   /**
-   * Fixed number of children. Ignored when `autoscale` is set.
+   * Fixed number of children (at most 4096). Ignored when `autoscale` is set.
    * @defaultValue the number of CPUs (`os.availableParallelism()`), or `maxProcesses` if smaller
    */
   processes?: number;
   /**
    * `[max, min]` or "max,min": size the pool between min and max children
-   * from the reserved requests (jobs applied and not yet settled).
+   * from the reserved requests (jobs applied and not yet settled); max at most 4096.
    * @defaultValue none: a fixed pool of `processes` children
    */
   autoscale?: [number, number] | string;
   /**
    * The most children the pool may have: grow() stops there, and neither
    * `processes` nor autoscale's max may exceed it. A bound for run-time
-   * growth (`prefork control grow 30`), which also spawns in steps.
-   * @defaultValue 4 × the number of CPUs, or `processes` / autoscale's max if larger
+   * growth (`prefork control grow 30`), which also spawns in steps. At most 4096.
+   * @defaultValue 4 × the number of CPUs (at most 4096), or `processes` / autoscale's max if larger
    */
   maxProcesses?: number;
   /**
@@ -104,7 +112,8 @@ export interface PoolOptions {
   /**
    * Largest frame, in bytes (or "64MiB"), exchanged with a child: a job
    * whose arguments exceed it fails with ArgumentSerializationError, one
-   * whose result does with ResultSerializationError.
+   * whose result does with ResultSerializationError. At most 2^32-1 bytes:
+   * a frame's length travels in 4 bytes.
    * @defaultValue 64 MiB
    */
   maxFrameSize?: number | string;
@@ -202,17 +211,13 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
   if (typeof input.app !== 'string' || input.app.length === 0)
     throw new OptionError('app', input.app, 'the path of a task module');
   const autoscale = input.autoscale === undefined ? undefined : parseAutoscale(input.autoscale);
-  if (input.autoscale !== undefined && autoscale === undefined) {
-    throw new OptionError(
-      'autoscale',
-      input.autoscale,
-      '"max,min" or [max, min]: integers with max >= 1 and 0 <= min <= max',
-    );
-  }
-  const cap = optionalInteger('maxProcesses', input.maxProcesses, 1);
-  const processes = input.processes ?? Math.min(availableParallelism(), cap ?? Infinity);
-  if (!Number.isInteger(processes) || processes < 1)
-    throw new OptionError('processes', input.processes, 'an integer >= 1');
+  if (input.autoscale !== undefined && autoscale === undefined)
+    throw new OptionError('autoscale', input.autoscale, AUTOSCALE_EXPECTED);
+  const cap = optionalInteger('maxProcesses', input.maxProcesses, 1, MAX_PROCESSES);
+  const processes =
+    input.processes === undefined
+      ? Math.min(availableParallelism(), cap ?? MAX_PROCESSES)
+      : checkInteger('processes', input.processes, throwOptionError, 1, MAX_PROCESSES);
   const maxProcesses = resolveMaxProcesses(cap, input, processes, autoscale?.[0]);
   const strategy = input.strategy ?? POOL_DEFAULTS.strategy;
   if (strategy !== 'fair' && strategy !== 'fcfs') throw new OptionError('strategy', input.strategy, '"fair" or "fcfs"');
@@ -253,7 +258,7 @@ export function resolvePoolOptions(input: PoolOptions): ResolvedPoolOptions {
     maxRestarts: optionalInteger('maxRestarts', input.maxRestarts, 1) ?? POOL_DEFAULTS.maxRestarts,
     // A sliding window over timestamps, never a timer.
     restartWindow: optionalDuration('restartWindow', input.restartWindow, 'positive') ?? POOL_DEFAULTS.restartWindow,
-    maxFrameSize: optionalSize('maxFrameSize', input.maxFrameSize) ?? POOL_DEFAULTS.maxFrameSize,
+    maxFrameSize: optionalSize('maxFrameSize', input.maxFrameSize, MAX_FRAME_SIZE) ?? POOL_DEFAULTS.maxFrameSize,
     execPath: input.execPath ?? process.execPath,
     execArgv: input.execArgv ?? [],
     env: input.env ?? {},
@@ -272,7 +277,8 @@ function resolveMaxProcesses(
   processes: number,
   autoscaleMax: number | undefined,
 ): number {
-  if (cap === undefined) return Math.max(MAX_PROCESSES_PER_CPU * availableParallelism(), autoscaleMax ?? processes);
+  if (cap === undefined)
+    return Math.max(Math.min(MAX_PROCESSES, MAX_PROCESSES_PER_CPU * availableParallelism()), autoscaleMax ?? processes);
   if (autoscaleMax !== undefined && autoscaleMax > cap)
     throw new OptionError('autoscale', input.autoscale, `a max of at most maxProcesses (${cap})`);
   if (autoscaleMax === undefined && processes > cap)
@@ -285,12 +291,10 @@ export function optionalDuration(name: string, value: unknown, kind: DurationKin
   return value === undefined ? undefined : checkDuration(name, value, kind, throwOptionError);
 }
 
-function optionalSize(name: string, value: unknown): number | undefined {
-  return value === undefined ? undefined : checkSize(name, value, throwOptionError);
+function optionalSize(name: string, value: unknown, max?: number): number | undefined {
+  return value === undefined ? undefined : checkSize(name, value, throwOptionError, max);
 }
 
-function optionalInteger(name: string, value: number | undefined, min: number): number | undefined {
-  if (value === undefined) return undefined;
-  if (!Number.isInteger(value) || value < min) throw new OptionError(name, value, `an integer >= ${min}`);
-  return value;
+function optionalInteger(name: string, value: number | undefined, min: number, max?: number): number | undefined {
+  return value === undefined ? undefined : checkInteger(name, value, throwOptionError, min, max);
 }

@@ -13,7 +13,7 @@ import {
   WorkerLostError,
 } from '../errors.js';
 import { defaultLogger } from '../logger.js';
-import { parseAutoscale } from '../util/units.js';
+import { AUTOSCALE_EXPECTED, integerRange, parseAutoscale } from '../util/units.js';
 import type { SerializedError, TaskOptions } from '../job-types.js';
 import type { ArgsThenOptions, TaskArgs, TaskName, TaskResult } from '../task-types.js';
 import type { TaskRegistry } from '../tasks.js';
@@ -467,7 +467,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (this.autoscaler === undefined)
       throw new InvalidStateError('setAutoscale(): this pool was created without autoscale');
     if (parseAutoscale([max, min]) === undefined) {
-      throw new OptionError('autoscale', [max, min], '[max, min]: integers with max >= 1 and 0 <= min <= max');
+      throw new OptionError('autoscale', [max, min], AUTOSCALE_EXPECTED);
     }
     if (max > this.options.maxProcesses) {
       throw new OptionError('autoscale', [max, min], `a max of at most maxProcesses (${this.options.maxProcesses})`);
@@ -945,7 +945,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   }
 
   private assertCount(method: string, n: number): void {
-    if (!Number.isInteger(n) || n < 1) throw new OptionError('n', n, 'an integer >= 1', `${method}(n)`);
+    if (!Number.isSafeInteger(n) || n < 1) throw new OptionError('n', n, integerRange(1), `${method}(n)`);
   }
 }
 

@@ -16,23 +16,60 @@ for (const value of Object.values(catalogue)) {
     CLASSES.set(value.name, value as typeof catalogue.PreforkError);
 }
 
-/** Turns anything a task threw into the wire form; own properties that msgpack cannot carry are dropped. */
-export function serializeError(err: unknown, depth = 0): SerializedError {
-  if (!(err instanceof Error)) {
-    return { name: 'Error', message: `non-error thrown: ${safeString(err)}` };
+/**
+ * Turns anything a task threw into the wire form; own properties that
+ * msgpack cannot carry, or whose getters throw, are dropped. Never throws:
+ * a value whose name, message or prototype cannot be read (a getter or a
+ * Proxy trap that throws) is replaced by an ErrorSerializationError saying
+ * why; `task` names the task that threw it, when known.
+ */
+export function serializeError(err: unknown, task?: string): SerializedError {
+  return serializeAt(err, task, 0);
+}
+
+function serializeAt(err: unknown, task: string | undefined, depth: number): SerializedError {
+  try {
+    return readError(err, task, depth);
+  } catch (readErr) {
+    if (!(readErr instanceof UnreadablePart)) throw readErr;
+    // Made here, by prefork: every part of it reads.
+    return readError(new catalogue.ErrorSerializationError(task, readErr.message), task, depth);
   }
+}
+
+/** A part of a thrown value whose read threw: the value cannot be described, and this says why. */
+class UnreadablePart extends Error {}
+
+/** Reads `part` of what was thrown; a read that throws becomes an UnreadablePart naming it. */
+function readPart<T>(part: string, read: () => T): T {
+  try {
+    return read();
+  } catch (err) {
+    throw new UnreadablePart(`reading its ${part} threw: ${catalogue.whyUnreadable(err)}`);
+  }
+}
+
+function readError(err: unknown, task: string | undefined, depth: number): SerializedError {
+  if (!readPart('prototype', () => err instanceof Error)) {
+    return { name: 'Error', message: `non-error thrown: ${readPart('string form', () => String(err))}` };
+  }
+  const e = err as Error;
+  const name: unknown = readPart('name', () => e.name);
+  const message: unknown = readPart('message', () => e.message);
   const out: SerializedError = {
-    name: typeof err.name === 'string' ? err.name : 'Error',
-    message: typeof err.message === 'string' ? err.message : safeString(err.message),
+    name: typeof name === 'string' ? name : 'Error',
+    message: typeof message === 'string' ? message : safeString(message),
   };
-  if (typeof err.stack === 'string') out.stack = err.stack;
+  // The stack and the rest only add detail: one that cannot be read is left out.
+  const stack = tryRead(() => e.stack);
+  if (typeof stack === 'string') out.stack = stack;
   const props: Record<string, unknown> = {};
   let any = false;
-  for (const key of Object.keys(err)) {
+  for (const key of tryRead(() => Object.keys(e)) ?? []) {
     if (SKIPPED_PROPS.has(key)) continue;
     let value: unknown;
     try {
-      value = (err as unknown as Record<string, unknown>)[key];
+      value = (e as unknown as Record<string, unknown>)[key];
     } catch {
       continue;
     }
@@ -40,23 +77,37 @@ export function serializeError(err: unknown, depth = 0): SerializedError {
     defineOwn(props, key, value);
     any = true;
   }
-  if (err.cause !== undefined && !Object.hasOwn(props, 'cause')) {
-    const cause: unknown = err.cause;
-    defineOwn(
-      props,
-      'cause',
-      cause instanceof Error
-        ? depth < MAX_CAUSE_DEPTH
-          ? serializeError(cause, depth + 1)
-          : { name: 'Error', message: 'cause chain too deep' }
-        : isEncodable(cause)
-          ? cause
-          : safeString(cause),
-    );
+  let cause: unknown;
+  let causeRead = true;
+  try {
+    cause = e.cause;
+  } catch (readErr) {
+    cause = `the cause cannot be read: reading it threw: ${catalogue.whyUnreadable(readErr)}`;
+    causeRead = false;
+  }
+  if (cause !== undefined && !Object.hasOwn(props, 'cause')) {
+    defineOwn(props, 'cause', causeRead ? causeForm(cause, task, depth) : cause);
     any = true;
   }
   if (any) out.props = props;
   return out;
+}
+
+/** A cause as it travels: an error in wire form (up to MAX_CAUSE_DEPTH), else the value, or its string form. */
+function causeForm(cause: unknown, task: string | undefined, depth: number): unknown {
+  if (!(tryRead(() => cause instanceof Error) ?? true)) return isEncodable(cause) ? cause : safeString(cause);
+  return depth < MAX_CAUSE_DEPTH
+    ? serializeAt(cause, task, depth + 1)
+    : { name: 'Error', message: 'cause chain too deep' };
+}
+
+/** `read()`, or undefined when it throws. */
+function tryRead<T>(read: () => T): T | undefined {
+  try {
+    return read();
+  } catch {
+    return undefined;
+  }
 }
 
 /**

@@ -3,6 +3,8 @@ import { MessageType } from './messages.js';
 
 /** Largest frame a child and its parent exchange unless told otherwise (the Pool's `maxFrameSize`). */
 export const DEFAULT_MAX_FRAME_SIZE = 64 * 1024 * 1024;
+/** The largest `maxFrameSize`: a frame's length travels in 4 bytes (2^32-1, 4 GiB less a byte). */
+export const MAX_FRAME_SIZE = 2 ** 32 - 1;
 
 /** Bytes a header of the arguments' bytes can add over an empty one's (msgpack bin/ext 32 at most). */
 const ARGS_HEADER_GROWTH = 8;

@@ -1,7 +1,7 @@
 /**
- * Durations and sizes as people write them, for options and CLI flags: one
- * parser and one check each, and the limits a duration must keep. Imports
- * nothing, so any layer may use it.
+ * Durations, sizes and counts as people write them, for options and CLI
+ * flags: one parser and one check each, and the limits they must keep.
+ * Imports nothing, so any layer may use it.
  */
 
 /** Longest delay a Node timer honours: setTimeout fires at once for more (and warns). */
@@ -142,27 +142,81 @@ export function checkDuration(option: string, value: unknown, kind: DurationKind
   return ms;
 }
 
-/** A size in bytes (see parseSize), from bytes or a string like "512MB"; anything else goes to `bad`. */
-export function checkSize(option: string, value: unknown, bad: Bad): number {
+/**
+ * A size in bytes (see parseSize), from bytes or a string like "512MB", up
+ * to `max` bytes (2^53-1 unless the size has a tighter bound); anything else
+ * goes to `bad`.
+ */
+export function checkSize(option: string, value: unknown, bad: Bad, max = Number.MAX_SAFE_INTEGER): number {
   const bytes = typeof value === 'number' || typeof value === 'string' ? parseSize(value) : undefined;
-  if (bytes === undefined) bad(option, value, 'a positive size in bytes or a string like "512MB" or "200MiB"');
+  if (bytes === undefined || bytes > max) {
+    const upTo = max === Number.MAX_SAFE_INTEGER ? '' : ` up to ${max} bytes`;
+    bad(option, value, `a positive size in bytes${upTo} or a string like "512MB" or "200MiB"`);
+  }
   return bytes;
 }
 
-/** `[max, min]` or "max,min" (Celery's --autoscale); validated by the caller. */
+/**
+ * The most children one pool may have (`processes`, `maxProcesses`,
+ * autoscale's max; the Worker's `concurrency`, `maxConcurrency`): far past
+ * any host's useful prefork count (the default bound is 4 per CPU), a typo
+ * guard that keeps the counts and the prefetch limits built on them exact.
+ */
+export const MAX_PROCESSES = 4096;
+
+/** "2^53-1": the largest integer a count may be (a double holds it exactly, and so do the scripts' intArg). */
+const SAFE_MAX_TEXT = '2^53-1';
+
+/** An integer as typed ("42", spaces around it allowed), or undefined; it may be past 2^53-1 (checkInteger says so). */
+export function parseInteger(value: string): number | undefined {
+  return /^\s*\d+\s*$/.test(value) ? Number(value) : undefined;
+}
+
+/**
+ * An integer count in [min, max] (max at most 2^53-1: past it a double is
+ * no longer exact, and the Redis scripts refuse the argument); anything
+ * else goes to `bad`, which names what was expected with both bounds.
+ */
+export function checkInteger(
+  option: string,
+  value: unknown,
+  bad: Bad,
+  min: number,
+  max = Number.MAX_SAFE_INTEGER,
+): number {
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < min || value > max)
+    bad(option, value, integerRange(min, max));
+  return value;
+}
+
+/** "an integer from 1 to 4096", with 2^53-1 spelt so. */
+export function integerRange(min: number, max = Number.MAX_SAFE_INTEGER): string {
+  return `an integer from ${min} to ${max === Number.MAX_SAFE_INTEGER ? SAFE_MAX_TEXT : max}`;
+}
+
+/** What an autoscale setting must be, for every message that refuses one. */
+export const AUTOSCALE_EXPECTED = `"max,min" or [max, min]: integers with 1 <= max <= ${MAX_PROCESSES} and 0 <= min <= max`;
+
+/** `[max, min]` or "max,min" (Celery's --autoscale), max at most MAX_PROCESSES; undefined when not valid. */
 export function parseAutoscale(value: unknown): [number, number] | undefined {
   let pair: unknown[];
   if (typeof value === 'string') {
-    const parts = value.split(',').map((p) => p.trim());
-    if (parts.length !== 2 || parts.some((p) => !/^\d+$/.test(p))) return undefined;
-    pair = parts.map(Number);
+    const parts = value.split(',').map(parseInteger);
+    if (parts.length !== 2) return undefined;
+    pair = parts;
   } else if (Array.isArray(value) && value.length === 2) {
     pair = value;
   } else {
     return undefined;
   }
   const [max, min] = pair;
-  if (!Number.isInteger(max) || !Number.isInteger(min)) return undefined;
-  if ((max as number) < 1 || (min as number) < 0 || (min as number) > (max as number)) return undefined;
+  if (!Number.isSafeInteger(max) || !Number.isSafeInteger(min)) return undefined;
+  if (
+    (max as number) < 1 ||
+    (max as number) > MAX_PROCESSES ||
+    (min as number) < 0 ||
+    (min as number) > (max as number)
+  )
+    return undefined;
   return [max as number, min as number];
 }

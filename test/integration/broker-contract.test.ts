@@ -9,6 +9,7 @@
 import { describe, expect, it } from 'vitest';
 import { chain, task } from 'prefork';
 import type { Broker, Delivery, NewJob, ResultRecord, Settlement } from '../../dist/broker/types.js';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { compileWorkflow } from '../../dist/workflow/compile.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
 
@@ -647,7 +648,7 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     });
 
     it('a live node keeps its jobs; once its lease expires another node recovers them all, redeliveries + 1, with new receipts', async () => {
-      const short = await broker({ leaseMs: 300 });
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
       const long = await broker({ leaseMs: 60_000 });
       const a = await node(short, 'node-a');
       const bNode = await node(long, 'node-b');
@@ -656,7 +657,7 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(ids(heldByA)).toEqual(['j1', 'j2', 'j3']);
       expect(await long.recover(a, bNode, 5)).toBe(0); // alive
       expect((await long.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 3 });
-      await sleep(450);
+      await sleep(MIN_LEASE_MS + 150);
       expect((await long.heartbeat(bNode, ['q'])).expired).toContain(a);
       expect(await long.recover(a, bNode, 5)).toBe(3);
       expect(await long.recover(a, bNode, 5)).toBe(0); // done once
@@ -671,13 +672,13 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     });
 
     it('past maxRedeliveries a recovered job goes to the dead set (poison job)', async () => {
-      const short = await broker({ leaseMs: 200 });
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
       const long = await broker({ leaseMs: 60_000 });
       const a = await node(short, 'node-a');
       const bNode = await node(long, 'node-b');
       await long.enqueue([job('poison', 'q', { redeliveries: 2 }), job('fine', 'q', { redeliveries: 1 })]);
       await fetchAll(short, a, ['q'], 2);
-      await sleep(350);
+      await sleep(MIN_LEASE_MS + 150);
       expect(await long.recover(a, bNode, 2)).toBe(2);
       const dead = await long.listDead('q', 10);
       expect(dead.map((x) => [x.job.id, x.job.redeliveries])).toEqual([['poison', 3]]);
@@ -708,13 +709,13 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     });
 
     it('a fenced node (lease expired, then recovered) fetches nothing, and its late settlements change nothing', async () => {
-      const short = await broker({ leaseMs: 200 });
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
       const long = await broker({ leaseMs: 60_000 });
       const a = await node(short, 'node-a');
       const bNode = await node(long, 'node-b');
       await long.enqueue(['j1', 'j2', 'j3', 'j4'].map((id) => job(id)));
       const held = await fetchAll(short, a, ['q'], 4);
-      await sleep(350);
+      await sleep(MIN_LEASE_MS + 150);
       expect(await long.recover(a, bNode, 5)).toBe(4);
       const mine = await fetchAll(long, bNode, ['q'], 10);
       expect(ids(mine).sort()).toEqual(['j1', 'j2', 'j3', 'j4']);
@@ -769,11 +770,11 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     });
 
     it('a node whose lease expired but was not recovered yet: its settlements still apply, then it is told it is fenced', async () => {
-      const b = await broker({ leaseMs: 200 });
+      const b = await broker({ leaseMs: MIN_LEASE_MS });
       const a = await node(b, 'node-a');
       await b.enqueue([job('j1'), job('j2')]);
       const held = await fetchAll(b, a, ['q'], 1);
-      await sleep(350);
+      await sleep(MIN_LEASE_MS + 150);
       const reply = await b.fetch({
         nodeId: a,
         plan: [{ queue: 'q', quota: 1 }],
@@ -785,13 +786,13 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     });
 
     it('a node re-registering under a new id adopts what its old, expired id still holds: the new lease covers it, nothing is recovered', async () => {
-      const short = await broker({ leaseMs: 200 });
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
       const long = await broker({ leaseMs: 60_000 });
       const a = await node(short, 'node-a');
       const other = await node(long, 'node-b');
       await long.enqueue([job('j1'), job('j2'), job('j3')]);
       const held = await fetchAll(short, a, ['q'], 2);
-      await sleep(350);
+      await sleep(MIN_LEASE_MS + 150);
       const info = { id: 'node-a2', name: 'node-a@test', host: 'test', pid: process.pid, queues: ['q'] };
       expect(await short.register({ ...info, concurrency: '1', startedAt: Date.now() }, a)).toBe(2);
       expect((await short.heartbeat(a, ['q'])).fenced).toBe(true);

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
 import type { ControlRequest } from '../../dist/broker/types.js';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
 
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
@@ -40,11 +41,11 @@ describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
   });
 
   it('requests are not posted to unknown or expired nodes, and a request not taken within its ttl is dropped', async () => {
-    const short = await broker({ leaseMs: 200 });
+    const short = await broker({ leaseMs: MIN_LEASE_MS });
     const long = await broker({ leaseMs: 60_000 });
     await node(short, 'gone');
     await node(long, 'alive');
-    await sleep(300);
+    await sleep(MIN_LEASE_MS + 150);
     expect(await long.sendControl(['gone', 'nobody', 'alive'], request('ping'), 10_000)).toEqual(['alive']);
     expect((await long.heartbeat('alive', ['q'])).control).toHaveLength(1);
     await long.sendControl(['alive'], request('ping'), 50);
@@ -95,12 +96,12 @@ describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
   });
 
   it('a node listed by listNodes is a live one: an expired lease drops out of the listing', async () => {
-    const short = await broker({ leaseMs: 200 });
+    const short = await broker({ leaseMs: MIN_LEASE_MS });
     const long = await broker({ leaseMs: 60_000 });
     await node(short, 'gone');
     await node(long, 'alive');
     expect((await long.listNodes()).map((n) => n.id).sort()).toEqual(['alive', 'gone']);
-    await sleep(300);
+    await sleep(MIN_LEASE_MS + 150);
     expect((await long.listNodes()).map((n) => n.id)).toEqual(['alive']);
   });
 });

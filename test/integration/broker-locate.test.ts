@@ -6,6 +6,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Broker, Delivery, NewJob } from '../../dist/broker/types.js';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
 
 function job(id: string, queue = 'q', extra: Partial<NewJob> = {}): NewJob {
@@ -85,7 +86,7 @@ describe.each(['memory', 'redis'] as const)('job index over %s', (kind) => {
   });
 
   it("follows a dead node's jobs back to the queue", async () => {
-    const b = await broker({ leaseMs: 300 });
+    const b = await broker({ leaseMs: MIN_LEASE_MS });
     const dead = await node(b, 'dead', ['q']);
     const alive = await node(b, 'alive', ['q']);
     await b.enqueue([job('x')]);

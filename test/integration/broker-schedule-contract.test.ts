@@ -7,6 +7,7 @@
  */
 import { describe, expect, it } from 'vitest';
 import type { Broker, NewJob } from '../../dist/broker/types.js';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import type { ScheduleDefinition } from '../../dist/broker/types.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
 
@@ -181,7 +182,7 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
   });
 
   it('the leader lease: the first node that stands takes it, the others see it, a lapsed one is taken with the next token', async () => {
-    const b = await broker({ leaseMs: 400 });
+    const b = await broker({ leaseMs: MIN_LEASE_MS });
     const a = await node(b, 'a');
     const c = await node(b, 'c');
     const plain = await node(b, 'plain');

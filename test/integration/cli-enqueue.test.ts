@@ -37,6 +37,13 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
     [['enqueue', 'add', '--wait', '--timeout', 'forever'], "'--timeout <duration>' argument 'forever'"],
     [['control', 'ping', '--timeout', '30d'], "'--timeout <duration>' argument '30d'"],
     [['worker', '--app', 'x.mjs', '--node-arg', 'tsx'], "'--node-arg <flag>' argument 'tsx'"],
+    // Past 100 years: refused here, as typed (the library saw 8.639999999999999e+30 ms).
+    [
+      ['enqueue', 'add', '--delay', '99999999999999999999999d'],
+      "'--delay <duration>' argument '99999999999999999999999d'",
+    ],
+    // The task is an argument, not a --name flag.
+    [['enqueue', '', '1', '2'], "argument 'task'"],
   ])('%j', (args, named) => {
     expect(usageError(args)).toContain(named);
   });
@@ -45,6 +52,16 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
     const line = usageError(['enqueue', 'echo', arg]);
     expect(line).toContain(`argument '${arg}'`);
     expect(line).toContain('does not parse');
+  });
+
+  it('names no flag that does not exist, and words nothing of what was expected as a flag', () => {
+    const task = usageError(['enqueue', '', '1', '2']);
+    expect(task).not.toContain('--name');
+    expect(task).toContain('expected a task name');
+    // An empty task for control rate-limit is the task's fault, not the rate's.
+    const rate = usageError(['control', 'rate-limit', '', '5/s']);
+    expect(rate).toContain("argument '' is invalid");
+    expect(rate).not.toContain("'5/s'");
   });
 
   it('a soft limit not below the hard one names both flags, for enqueue and for the worker', () => {

@@ -1,10 +1,14 @@
 /**
  * `prefork events`: the last events as readable lines or NDJSON, filtered
  * by task, node and type; `--follow` prints new ones as they come and ends
- * on Ctrl-C with exit 0; a bad type is a usage error (exit 2).
+ * on Ctrl-C with exit 0; a bad type is a usage error (exit 2); an event
+ * entry written by something else, with fields of the wrong types, is
+ * skipped and the rest printed.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { Packr } from 'msgpackr';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { cleanup, emptyRedisDb, fixture } from '../helpers/worker.js';
 
@@ -102,6 +106,96 @@ describe('prefork events', () => {
     expect(follow.out().trim().split('\n')).toHaveLength(2);
     follow.proc.kill('SIGINT');
     expect(await follow.exited).toBe(0);
+  });
+
+  it('skips events whose fields have the wrong types (written by something else) and prints the rest, also with --follow', async () => {
+    const packr = new Packr({ useRecords: false, moreTypes: false });
+    const raw = new Redis(url);
+    const write = async (events: unknown): Promise<void> => {
+      await raw.xadd('{prefork}:events', '*', 'e', packr.pack(events));
+    };
+    const now = Date.now();
+    const garbage = [
+      {
+        type: 'job-succeeded',
+        at: now,
+        node: 'evil',
+        jobId: 5,
+        task: { a: 1 },
+        queue: 'q',
+        attempt: 0,
+        runtimeMs: 'abc',
+      },
+      { type: 'job-failed', at: now, node: 'evil', jobId: null, task: null, queue: 'q', attempt: 0, error: 5 },
+      {
+        type: 'job-failed',
+        at: now,
+        node: 'evil',
+        jobId: 'j1',
+        task: 't',
+        queue: 'q',
+        attempt: 0,
+        error: { name: {}, message: [] },
+      },
+      { type: 'process-down', at: now, node: 'evil', pid: {}, signal: [], exitCode: 'x', reason: 7 },
+      {
+        type: 'job-retried',
+        at: now,
+        node: 'evil',
+        jobId: 'j2',
+        task: 't',
+        queue: 'q',
+        attempt: 0,
+        retryAt: 'soon',
+        error: null,
+      },
+      { type: 'job-deferred', at: now, node: 'evil', jobId: 'j3', task: 't', queue: 'q', attempt: 0, dueAt: {} },
+      { type: 'scale-up', at: now, node: 'evil', from: 'a', to: {} },
+      { type: 'node-online', at: NaN, node: 'evil' },
+      {
+        type: 'job-lost',
+        at: 1e300,
+        node: 'evil',
+        jobId: 'j5',
+        task: 't',
+        queue: 'q',
+        attempt: 0,
+        exitCode: 1,
+        signal: null,
+      },
+    ];
+    const good = { type: 'node-online', at: now, node: 'evil' };
+    try {
+      await write([...garbage, good]);
+      await write({ v: 2, node: 'evil', base: NaN, names: ['t', 'q'], items: [[0, 0, 'j6', 0, 1, 0]] });
+      await write({ v: 2, node: 'evil', base: now, names: ['t', 'q'], items: [[1, 0, 'j7', 0, 1, undefined, 'pid']] });
+      const once = run(['events', '--node', 'evil', '--json', '--broker', url]);
+      expect(once.code, once.stderr).toBe(0);
+      expect(
+        once.stdout
+          .trim()
+          .split('\n')
+          .map((line) => JSON.parse(line) as unknown),
+      ).toEqual([good]);
+      const text = run(['events', '--node', 'evil', '--broker', url]);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout).toBe(`${new Date(now).toISOString()} evil node-online\n`);
+
+      const follow = start(['events', '--follow', '--node', 'evil', '--broker', url]);
+      // The past printed: it follows from there; the garbage arrives while it does.
+      await expect.poll(follow.out, { timeout: 20_000 }).toContain('node-online');
+      await write(garbage);
+      await write([{ type: 'node-offline', at: now + 1, node: 'evil' }]);
+      await expect.poll(follow.out, { timeout: 20_000 }).toContain('node-offline');
+      expect(follow.out()).toBe(
+        `${new Date(now).toISOString()} evil node-online\n${new Date(now + 1).toISOString()} evil node-offline\n`,
+      );
+      expect(follow.proc.exitCode).toBeNull();
+      follow.proc.kill('SIGINT');
+      expect(await follow.exited).toBe(0);
+    } finally {
+      raw.disconnect();
+    }
   });
 
   it('refuses an unknown event type with exit 2 naming the flag', () => {

@@ -3,6 +3,7 @@
  * the test setup (its own db number, so no other test file sees these keys).
  */
 import { spawn, spawnSync } from 'node:child_process';
+import { createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
@@ -42,6 +43,36 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     [['enqueue', 'add', '--delay', 'later'], '--delay <duration>', 'later'],
     [['enqueue', 'add', '--retries', 'many'], '--retries <n>', 'many'],
     [['enqueue', 'add', '--queue', 'a b'], '--queue <name>', 'a b'],
+    // Past 2^53-1 a number is no longer the one typed, and the broker's scripts refuse it: refused here, as typed.
+    [['worker', '--app', 'x.mjs', '-c', '99999999999999999999'], '-c, --concurrency <n>', '99999999999999999999'],
+    [['worker', '--app', 'x.mjs', '-c', '5000'], '-c, --concurrency <n>', '5000'],
+    [['worker', '--app', 'x.mjs', '--max-concurrency', '5000'], '--max-concurrency <n>', '5000'],
+    [
+      ['worker', '--app', 'x.mjs', '--autoscale', '99999999999999999999,1'],
+      '--autoscale <max,min>',
+      '99999999999999999999,1',
+    ],
+    [
+      ['worker', '--app', 'x.mjs', '--prefetch-multiplier', '99999999999999999999'],
+      '--prefetch-multiplier <n>',
+      '99999999999999999999',
+    ],
+    [['worker', '--app', 'x.mjs', '--prefetch-multiplier', '1025'], '--prefetch-multiplier <n>', '1025'],
+    [
+      ['worker', '--app', 'x.mjs', '--max-redeliveries', '99999999999999999999'],
+      '--max-redeliveries <n>',
+      '99999999999999999999',
+    ],
+    [
+      ['worker', '--app', 'x.mjs', '--max-tasks-per-child', '99999999999999999999'],
+      '--max-tasks-per-child <n>',
+      '99999999999999999999',
+    ],
+    [['enqueue', 'add', '--retries', '99999999999999999999'], '--retries <n>', '99999999999999999999'],
+    [['events', '-n', '99999999999999999999'], '-n, --last <n>', '99999999999999999999'],
+    // A weight is a share: bounded (10,000), so no fetch pays for a huge one.
+    [['worker', '--app', 'x.mjs', '-Q', 'a:99999999999999999999'], '-Q, --queues <list>', 'a:99999999999999999999'],
+    [['worker', '--app', 'x.mjs', '-Q', 'default:10001,b'], '-Q, --queues <list>', 'default:10001,b'],
   ])('%j', (args, flag, value) => {
     const r = run(args);
     expect(r.code).toBe(2);
@@ -247,12 +278,62 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
   });
 
   it('one-shot commands log to stderr: stdout stays parseable even with logging turned up', () => {
-    // An unreachable broker makes the Redis connection log a warning; it must not reach stdout.
-    const r = run(['result', 'some-id', '--json', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'warn' });
+    // An unreachable broker makes the Redis connection log its failed attempt; it must not reach stdout.
+    const r = run(['result', 'some-id', '--json', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'debug' });
     expect(r.code).toBe(1);
     expect(r.stdout).toBe('');
-    expect(r.stderr).toMatch(/"msg":"redis connection lost; reconnecting"/);
+    expect(r.stderr).toMatch(/"msg":"redis connection attempt failed"/);
     expect(r.stderr).toMatch(/^error: .*127\.0\.0\.1:1/m);
+  });
+
+  it('a broker that cannot be reached logs nothing but the error line, even at warn', () => {
+    // A connection that never opened has no outage to report: the command's error says it all.
+    const r = run(['result', 'some-id', '--broker', 'redis://127.0.0.1:1'], { PREFORK_LOG_LEVEL: 'warn' });
+    expect(r.code).toBe(1);
+    expect(r.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^error: .*127\.0\.0\.1:1.*ECONNREFUSED/)]);
+  });
+
+  it('a server that accepts the connection and never answers: exit 1, one line naming the URL and what did not answer', async () => {
+    const held = new Set<Socket>();
+    const server = createServer((socket) => {
+      held.add(socket);
+      socket.resume();
+      socket.on('close', () => held.delete(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as { port: number };
+      // The kernel accepts for the listener while spawnSync holds this process: nothing ever answers.
+      const r = run(['enqueue', 'add', '1', '2', '--broker', `redis://127.0.0.1:${port}`]);
+      expect(r.code).toBe(1);
+      expect(r.stderr.trim().split('\n')).toEqual([
+        expect.stringMatching(
+          new RegExp(`^error: cannot connect to the broker at redis://127\\.0\\.0\\.1:${port}: .*did not answer`),
+        ),
+      ]);
+    } finally {
+      held.forEach((socket) => socket.destroy());
+      server.close();
+    }
+  });
+
+  it('a database that is not a whole number: exit 2, one line naming --broker', () => {
+    const r = run(['enqueue', 'add', '1', '2', '--broker', `${url}x`]);
+    expect(r.code).toBe(2);
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(/^error: invalid --broker: .*the db a whole number/),
+    ]);
+  });
+
+  it('a database Redis does not have: exit 1, one line naming it and what Redis said', () => {
+    const r = run(['enqueue', 'add', '1', '2', '--broker', url.replace(/\/\d+$/, '/1000')]);
+    expect(r.code).toBe(1);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toEqual([
+      expect.stringMatching(
+        /^error: the broker at .*\/1000 refused the connection: Redis has no database 1000 .*ERR DB index is out of range/,
+      ),
+    ]);
   });
 
   it('an unreachable broker is a clear one-line error, not a stack trace', () => {

@@ -33,8 +33,8 @@ async function register(worker: Broker): Promise<void> {
   });
 }
 
-/** `[$3, GET]` in RESP: a read of a stored result. */
-const GET = '$3\r\nGET\r\n';
+/** `GET <key>` in RESP: a read of a stored result (not CONFIG GET, which a broker sends when it connects). */
+const GET = '*2\r\n$3\r\nGET\r\n';
 
 async function setup(): Promise<{
   scope: Scope;

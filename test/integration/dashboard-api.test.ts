@@ -117,6 +117,15 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     }
   });
 
+  it('a bad page limit is named as it was sent (not NaN, not a rounded number)', async () => {
+    const { url: base } = await makeDashboard(url);
+    for (const limit of ['-1', 'abc', '1.5', '99999999999999999999']) {
+      const r = await getJson(base, `/api/jobs?queue=default&limit=${limit}`);
+      expect(r.status, limit).toBe(400);
+      expect(r.body.error, limit).toBe(`invalid option limit: "${limit}" (expected an integer from 1 to 10000)`);
+    }
+  });
+
   it('one job: its record with args, progress, value and the events seen; an unknown id is 404, a missing one 400', async () => {
     await startWorker().start();
     const { url: base } = await makeDashboard(url);

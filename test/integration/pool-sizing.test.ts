@@ -120,7 +120,7 @@ describe('grow and shrink', () => {
     const pool = await startPool({ processes: 1 });
     expect(() => pool.grow(0)).toThrow(OptionError);
     expect(() => pool.shrink(1.5)).toThrow(OptionError);
-    expect(() => pool.grow(0)).toThrow('grow(n): invalid option n: 0 (expected an integer >= 1)');
+    expect(() => pool.grow(0)).toThrow('grow(n): invalid option n: 0 (expected an integer from 1 to 2^53-1)');
   });
 });
 

@@ -1,6 +1,13 @@
 import { pack } from 'msgpackr';
 import { afterEach, describe, expect, it } from 'vitest';
-import { ArgumentSerializationError, PayloadDecodeError, ResultSerializationError, UnknownTaskError } from 'prefork';
+import {
+  ArgumentSerializationError,
+  ErrorSerializationError,
+  PayloadDecodeError,
+  ResultSerializationError,
+  SoftTimeLimitExceeded,
+  UnknownTaskError,
+} from 'prefork';
 import { pids, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
@@ -79,6 +86,46 @@ describe('task failures', () => {
     const pool = await startPool({ processes: 1 });
     const err = await rejectionOf(pool.apply('add', pack({ a: 1 })));
     expect(err).toBeInstanceOf(PayloadDecodeError);
+  });
+
+  it.each([
+    ['nameGetter', 'reading its name threw: name getter boom'],
+    ['proxy', 'reading its prototype threw: getPrototypeOf trap boom'],
+    ['toStringBomb', 'reading its string form threw: toString boom'],
+  ])(
+    'a thrown value that cannot be read (%s) fails its job with ErrorSerializationError saying why; the same child runs the next job',
+    async (kind, why) => {
+      const pool = await startPool({ processes: 1 });
+      const [pid] = pids(pool);
+      const err = await rejectionOf(pool.apply('throwsUnreadable', [kind]));
+      expect(err).toBeInstanceOf(ErrorSerializationError);
+      expect(err.message).toBe(`the value task throwsUnreadable threw cannot be read: ${why}`);
+      expect(err.task).toBe('throwsUnreadable');
+      await expect(pool.apply('pid')).resolves.toBe(pid);
+      expect(pool.stats().totals).toMatchObject({ failed: 1, lost: 0, restarts: 0 });
+    },
+  );
+
+  it('a rejection after the soft time limit whose string form cannot be read fails with SoftTimeLimitExceeded saying so; the child lives on', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('rejectsUnreadableOnAbort', ['toStringBomb'], { softTimeLimit: 50 }));
+    expect(err).toBeInstanceOf(SoftTimeLimitExceeded);
+    expect(err.message).toBe(
+      'task rejectsUnreadableOnAbort exceeded its soft time limit and then threw: (object that cannot be read: toString boom)',
+    );
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
+  });
+
+  it('a result whose every read throws (a Proxy) fails with ResultSerializationError; the same child runs the next job', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const err = await rejectionOf(pool.apply('returnsTrap'));
+    expect(err).toBeInstanceOf(ResultSerializationError);
+    expect(err.message).toContain('get trap boom');
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
   });
 
   it('fails arguments the parent cannot encode with ArgumentSerializationError; nothing reaches a child', async () => {

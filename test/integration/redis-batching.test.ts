@@ -7,6 +7,7 @@
 import { describe, expect, it } from 'vitest';
 import { pino } from 'pino';
 import { GROUP } from '../../dist/broker/redis/keys.js';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { EVENTS_PER_WRITE, EventBuffer } from '../../dist/events/event-buffer.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Delivery, Settlement } from '../../dist/broker/types.js';
@@ -179,12 +180,12 @@ describe('RedisBroker: batched settlements', () => {
   });
 
   it("a fenced node's batched late acks across several streams change nothing", async () => {
-    const b = await scope.broker({ leaseMs: 300 });
+    const b = await scope.broker({ leaseMs: MIN_LEASE_MS });
     await registerNode(b, 'old', ['x', 'y']);
     await b.enqueue([...Array.from({ length: 10 }, () => job('x')), ...Array.from({ length: 10 }, () => job('y'))]);
     const held = await fetchFrom(b, 'old', ['x', 'y'], 20);
     expect(held.deliveries).toHaveLength(20);
-    await sleep(400);
+    await sleep(MIN_LEASE_MS + 150);
     await registerNode(b, 'new', ['x', 'y']);
     expect(await b.recover('old', 'new', 5)).toBe(20);
     const taken = await fetchFrom(b, 'new', ['x', 'y'], 20);

@@ -2,6 +2,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { unpack } from 'msgpackr';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { BrokerRefusedError } from 'prefork';
 import { WAIT } from '../helpers/wait.js';
 import { fetchFrom, ids, job, registerNode, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
@@ -292,6 +293,58 @@ describe('RedisBroker: dead letters and malformed entries', () => {
     expect((await fetchFrom(broker, NODE, ['default'], 10)).deliveries).toEqual([]);
   });
 
+  it('an entry whose options or workflow place the Client would refuse is a malformed delivery naming the field, with no workflow; its dead settlement lands', async () => {
+    const cases: [meta: object, named: RegExp][] = [
+      [{ w: ['wf-x', -1, []] }, /workflow reference has a node -1 that is not an integer >= 0/],
+      [{ w: ['wf-x', 0, []] }, /workflow reference has queues \[\] that are not a non-empty list/],
+      [{ w: ['', 0, ['default']] }, /workflow reference has an id "" that is not a non-empty string/],
+      [{ w: ['wf-x', 0, ['a{b}']] }, /workflow reference has a queue "a\{b\}" that is not a queue name/],
+      [{ w: 'wf-x' }, /workflow reference "wf-x" is not \[id, node, queues\]/],
+      [{ o: { retries: 'x' } }, /invalid option retries: "x"/],
+      [{ o: { retries: -1 } }, /invalid option retries: -1/],
+      [{ o: { retries: 1e300 } }, /invalid option retries: 1e\+300/],
+      [{ o: { ignoreResult: 'yes' } }, /invalid option ignoreResult: "yes"/],
+      [{ o: { timeLimit: '5s' } }, /invalid option timeLimit: "5s" \(expected a number of ms/],
+      [{ o: { backoff: null } }, /invalid option backoff: null/],
+      [{ o: { backoff: { delay: '1s' } } }, /invalid option backoff.delay: "1s"/],
+      [{ o: [1, 2] }, /invalid option options: \[1,2\] \(expected an object\)/],
+      [{ o: null }, /invalid option options: null/],
+    ];
+    const fields = (i: number, meta: object): string[] => [
+      'id',
+      `bad-${i}`,
+      'task',
+      'add',
+      'payload',
+      'x',
+      'attempt',
+      '0',
+      'redeliveries',
+      '0',
+      'meta',
+      JSON.stringify(meta),
+    ];
+    for (const [i, [meta]] of cases.entries()) await scope.raw.xadd(scope.key('q:default'), '*', ...fields(i, meta));
+    // Options of a newer producer are ignored, deliberately: the job is read.
+    const newer = job('default', { options: { retries: 2, priority: 'high' } as never });
+    await broker.enqueue([newer]);
+    const { deliveries } = await fetchFrom(broker, NODE, ['default'], 50);
+    expect(deliveries.map((d) => d.job.id)).toEqual([...cases.map((_, i) => `bad-${i}`), newer.id]);
+    cases.forEach(([, named], i) => {
+      const d = deliveries[i]!;
+      expect(d.malformed, d.job.id).toMatch(named);
+      expect(d.job.workflow).toBeUndefined();
+      expect(d.job.options).toEqual({});
+    });
+    const read = deliveries[cases.length]!;
+    expect(read.malformed).toBeUndefined();
+    expect(read.job.options).toEqual({ retries: 2, priority: 'high' });
+    const bad = deliveries.slice(0, cases.length);
+    await broker.settle(bad.map((d) => ({ kind: 'dead' as const, delivery: d, reason: d.malformed! })));
+    await broker.settle([{ kind: 'ack', delivery: read }]);
+    expect((await broker.counts(['default']))[0]).toMatchObject({ waiting: 0, reserved: 0, dead: cases.length });
+  });
+
   it('changeDead takes an entry id for a job id; a job both name counts for the one given first', async () => {
     const dead = scope.key('dead:default');
     const x = job('default');
@@ -408,5 +461,55 @@ describe('RedisBroker: admin', () => {
     expect(new RedisBroker('redis://user:s3cret@localhost:6379/2').displayUrl).toBe(
       'redis://user:***@localhost:6379/2',
     );
+  });
+});
+
+describe('RedisBroker: a key another program wrote over', () => {
+  /** The error `p` rejects with. */
+  async function rejectionOf(p: Promise<unknown>): Promise<Error> {
+    try {
+      await p;
+    } catch (err) {
+      return err as Error;
+    }
+    throw new Error('it resolved');
+  }
+
+  it('a fetch is refused for good (BrokerRefusedError) naming the key, and the error carries no script source', async () => {
+    await scope.raw.set(scope.key('q:high'), 'garbage');
+    const err = await rejectionOf(fetchFrom(broker, NODE, ['default', 'high'], 5));
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toMatch(/^Redis refused the fetch: WRONGTYPE .*\(\{t\w+\}:q:high is a string, not a stream\)$/);
+    // ioredis attaches the command to its error: cut to its name and its first arguments, the script named.
+    const command = (err.cause as { command?: { name: string; args: unknown[] } }).command;
+    expect(command?.args[0]).toBe('<script fetchJobs>');
+    expect(JSON.stringify(command).length).toBeLessThan(2_000);
+  });
+
+  it('a blocking wait is refused the same way', async () => {
+    await scope.raw.set(scope.key('q:low'), 'garbage');
+    const err = await rejectionOf(broker.waitForWork(NODE, ['default', 'low'], 1_000, new AbortController().signal));
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toContain(`${scope.key('q:low')} is a string, not a stream`);
+  });
+
+  it('a queue deleted under a blocking wait is no refusal: the wait fails as if Redis were away, and the next one works', async () => {
+    const waiting = rejectionOf(broker.waitForWork(NODE, ['default'], 10_000, new AbortController().signal));
+    await sleep(100); // let the wait block first
+    await scope.raw.del(scope.key('q:default'));
+    const err = await waiting;
+    expect(err).not.toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toMatch(/UNBLOCKED/);
+    await broker.enqueue([job('default')]);
+    const reply = await broker.waitForWork(NODE, ['default'], 10_000, new AbortController().signal);
+    expect(reply.deliveries).toHaveLength(1);
+  });
+
+  it('a heartbeat too', async () => {
+    await scope.raw.del(scope.key('nodes'));
+    await scope.raw.set(scope.key('nodes'), 'garbage');
+    const err = await rejectionOf(broker.heartbeat(NODE, ['default']));
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toContain(`${scope.key('nodes')} is a string, not a zset`);
   });
 });

@@ -1,10 +1,12 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { WAIT } from '../helpers/wait.js';
 import { fetchFrom, ids, job, registerNode, Scope, sleep } from './redis-helpers.js';
 
-const LEASE = 300;
+/** The shortest lease a broker takes: expiries in these tests take as long. */
+const LEASE = MIN_LEASE_MS;
 let scope: Scope;
 let a: RedisBroker;
 let b: RedisBroker;
@@ -119,6 +121,19 @@ describe('RedisBroker: recovery of a dead node', () => {
     const dead = await b.listDead('default', 10);
     expect(dead.map((d) => d.job.id)).toEqual([j.id]);
     expect(dead[0]!.job.redeliveries).toBe(3);
+    expect(dead[0]!.reason).toMatch(/delivered 3 times/);
+  });
+
+  it('a poison job whose workflow place is malformed goes to the dead set like any other: the recovery does not stop on it', async () => {
+    await registerNode(a, 'A', ['default']);
+    await registerNode(b, 'B', ['default']);
+    const j = job('default', { redeliveries: 2, workflow: { id: 'wf-x', node: -1, queues: [] } });
+    await a.enqueue([j]);
+    await fetchFrom(a, 'A', ['default'], 1);
+    await expireA();
+    expect(await b.recover('A', 'B', 2)).toBe(1);
+    const dead = await b.listDead('default', 10);
+    expect(dead.map((d) => d.job.id)).toEqual([j.id]);
     expect(dead[0]!.reason).toMatch(/delivered 3 times/);
   });
 

@@ -51,6 +51,14 @@ describe('a task module that does not load', () => {
     expect(err.message).toContain(`fixture refuses to load: DATABASE_URL is not set at ${app}:4:7`);
   });
 
+  it('a throw of something that cannot be read (a Proxy whose traps throw): start() says so, and why', async () => {
+    const app = fixture('throws-unreadable-on-import.mjs');
+    const err = await startFailure(pool({ app, processes: 1, maxRestarts: 1, restartWindow: 60_000, logger: silent }));
+    expect(err.message).toContain(
+      `cannot load task module ${app}: ErrorSerializationError: the value thrown cannot be read: reading its prototype threw: getPrototypeOf trap boom`,
+    );
+  });
+
   it('a TypeScript module without a loader: says how to add one', async () => {
     const app = fixture('tasks-typed.ts');
     const err = await startFailure(pool({ app, processes: 1, maxRestarts: 1, restartWindow: 60_000, logger: silent }));

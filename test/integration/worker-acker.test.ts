@@ -5,6 +5,7 @@
  * lands, and flush() resolves instead of retrying for ever.
  */
 import { describe, expect, it } from 'vitest';
+import { BrokerRefusedError } from 'prefork';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Delivery, Settlement } from '../../dist/broker/types.js';
 import { Acker } from '../../dist/consumer/acker.js';
@@ -100,6 +101,39 @@ describe('Acker', () => {
       acker.release();
       await acker.flush();
       expect(await reserved()).toBe(0);
+    });
+
+    it('a fetch that carried a settlement Redis refuses is refused as a whole; the batch then leaves on its own, the refused one isolated, and no fetch carries it again', async () => {
+      const jobs = [job('x', { replyTo: 'good' }), job('x', { replyTo: 'broken' }), job('x', { replyTo: 'good' })];
+      await broker.enqueue(jobs);
+      await scope.raw.set(`${scope.ns}:reply:broken`, 'not a list');
+      const got = (await fetchFrom(broker, NODE, ['x'], 10)).deliveries;
+      const { log, lines } = capture();
+      const acker = new Acker(broker, log, { holdMs: LONG_HOLD_MS, coalesceMs: LONG_HOLD_MS, rideMs: LONG_HOLD_MS });
+      acker.holdWhile(() => true);
+      acker.coalesceWhile(() => true);
+      acker.rideWhile(() => true);
+      for (const d of got) acker.push({ kind: 'ack', delivery: d, result: result(d, 'SUCCESS', 1) });
+      const fetch = (settle: Settlement[]) =>
+        broker.fetch({ nodeId: NODE, plan: [{ queue: 'x', quota: 0 }], count: 0, settle });
+      let carried = 0;
+      const first = acker.carry((settle) => {
+        carried = settle.length;
+        return fetch(settle);
+      });
+      await expect(first).rejects.toBeInstanceOf(BrokerRefusedError);
+      expect(carried).toBe(3);
+      // The Consumer fetches again at once: that fetch carries none of the refused batch.
+      await acker.carry((settle) => {
+        carried = settle.length;
+        return fetch(settle);
+      });
+      expect(carried).toBe(0);
+      expect(await within(acker.flush(), 20_000)).toBeUndefined();
+      for (const j of jobs) expect((await broker.getResult(j.id))?.state).toBe('SUCCESS');
+      const refused = lines.filter((l) => l.level === 50);
+      expect(refused).toHaveLength(1);
+      expect(refused[0]).toMatchObject({ jobId: jobs[1]!.id });
     });
 
     it('a settlement with a result leaves at once (someone may be waiting for it)', async () => {

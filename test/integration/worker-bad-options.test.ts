@@ -1,8 +1,9 @@
 /**
- * A job record whose own options the pool refuses (written by another
- * producer, bypassing the Client's checks): every attempt would fail the same
- * way before reaching a child, so the Worker dead-letters it at once with a
- * FAILURE naming the option, and carries on with the next job.
+ * A job record whose own options the Client would refuse, or whose workflow
+ * place is malformed (written by another producer, bypassing the Client's
+ * checks): it cannot be run as asked, so the Worker dead-letters it at once,
+ * unrun, with a MalformedJobError naming the field, and carries on with the
+ * next job.
  */
 import { randomUUID } from 'node:crypto';
 import { pack } from 'msgpackr';
@@ -14,7 +15,7 @@ import { cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueN
 
 afterEach(cleanup);
 
-function record(options: NewJob['options']): NewJob {
+function record(options: NewJob['options'], extra: Partial<NewJob> = {}): NewJob {
   return {
     id: randomUUID(),
     task: 'record',
@@ -24,16 +25,18 @@ function record(options: NewJob['options']): NewJob {
     redeliveries: 0,
     options,
     enqueuedAt: Date.now(),
+    ...extra,
   };
 }
 
 /**
  * Enqueues `bad` then `next` (whose last job succeeds), runs a Worker until
- * that job succeeded, and checks every bad job is a FAILURE naming `option`
- * and dead; `check` gets the ids the children ran, in order, and the worker.
+ * that job succeeded, and checks every bad job is dead and a FAILURE, a
+ * MalformedJobError whose message matches `named` (or its own, given one per
+ * bad job); `check` gets the ids the children ran, in order, and the worker.
  */
 async function refusedThenNext(
-  option: string,
+  named: RegExp | readonly RegExp[],
   bad: NewJob[],
   next: NewJob[],
   check: (ran: string[], worker: Worker) => void,
@@ -52,10 +55,11 @@ async function refusedThenNext(
     await expect
       .poll(async () => (await client.getResult(last.id))?.state, { message: 'the next job ran' })
       .toBe('SUCCESS');
-    for (const job of bad) {
+    for (const [i, job] of bad.entries()) {
       const failure = await client.getResult(job.id);
-      expect(failure?.state).toBe('FAILURE');
-      expect(failure?.error?.message).toMatch(new RegExp(`invalid option ${option}`));
+      expect(failure?.state, JSON.stringify(job.options)).toBe('FAILURE');
+      expect(failure?.error?.name).toBe('MalformedJobError');
+      expect(failure?.error?.message).toMatch(named instanceof RegExp ? named : (named[i] as RegExp));
     }
     expect((await broker.listDead('default', 10)).map((d) => d.job.id).sort()).toEqual(bad.map((j) => j.id).sort());
     check(
@@ -67,7 +71,7 @@ async function refusedThenNext(
   }
 }
 
-describe('Worker: a job record with options the pool refuses', () => {
+describe('Worker: a job record with options the Client would refuse', () => {
   it('a timeLimit past 2^31-1 ms: dead after one attempt (no retries), FAILURE naming timeLimit; the next job runs', async () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('ns');
@@ -88,7 +92,8 @@ describe('Worker: a job record with options the pool refuses', () => {
         .toBe('SUCCESS');
       const failure = await client.getResult(bad.id);
       expect(failure?.state).toBe('FAILURE');
-      expect(failure?.error?.message).toMatch(/timeLimit/);
+      expect(failure?.error?.name).toBe('MalformedJobError');
+      expect(failure?.error?.message).toMatch(/invalid option timeLimit/);
       const dead = await broker.listDead('default', 10);
       expect(dead.map((d) => d.job.id)).toEqual([bad.id]);
       expect(dead[0]!.reason).toMatch(/timeLimit/);
@@ -101,20 +106,57 @@ describe('Worker: a job record with options the pool refuses', () => {
     }
   });
 
-  it("a resultTtl that is not whole ms up to 100 years: dead at once, FAILURE naming resultTtl (kept the worker's TTL)", async () => {
-    const bad = [record({ resultTtl: 1e20 }), record({ resultTtl: '1d' as unknown as number, retries: 3 })];
-    // Without results written, its resultTtl does not matter: it runs.
-    const unused = record({ resultTtl: -1, ignoreResult: true });
+  it("a resultTtl that is not whole ms up to 100 years, even one no result would use: dead at once, FAILURE naming resultTtl (kept the worker's TTL)", async () => {
+    const bad = [
+      record({ resultTtl: 1e20 }),
+      record({ resultTtl: '1d' as unknown as number, retries: 3 }),
+      // The Client refuses it whatever ignoreResult says: so does the Worker.
+      record({ resultTtl: -1, ignoreResult: true }),
+    ];
     const good = record({});
-    await refusedThenNext('resultTtl', bad, [unused, good], (ran) => expect(ran).toEqual([unused.id, good.id]));
+    await refusedThenNext(/invalid option resultTtl/, bad, [good], (ran) => expect(ran).toEqual([good.id]));
   });
 
   it('a rateLimit that is not a rate: dead at once, FAILURE naming rateLimit, no turn taken; the next job runs', async () => {
     const bad = [record({ rateLimit: 'fast', retries: 3 }), record({ rateLimit: '0/s' })];
     const good = record({});
-    await refusedThenNext('rateLimit', bad, [good], (ran, worker) => {
+    await refusedThenNext(/invalid option rateLimit/, bad, [good], (ran, worker) => {
       expect(worker.stats().consumer).toMatchObject({ fetched: 3, succeeded: 1, dead: 2, retried: 0, deferred: 0 });
       expect(ran).toEqual([good.id]);
+    });
+  });
+  it('retries that are not an integer >= 0 ("x", -1, 1e300): dead at once, unrun, FAILURE naming retries', async () => {
+    const bad = ['x', -1, 1e300].map((retries) => record({ retries: retries as number }));
+    const good = record({});
+    await refusedThenNext(/invalid option retries/, bad, [good], (ran, worker) => {
+      expect(ran).toEqual([good.id]);
+      expect(worker.stats().consumer).toMatchObject({ succeeded: 1, dead: 3, retried: 0 });
+    });
+  });
+
+  it("an ignoreResult, backoff or options object of the wrong type: dead at once, unrun, FAILURE naming it; an unknown key (a newer producer's) is ignored", async () => {
+    const cases: [NewJob, RegExp][] = [
+      [record({ ignoreResult: 'yes' as unknown as boolean }), /invalid option ignoreResult: "yes"/],
+      [record({ retries: 1, backoff: null as never }), /invalid option backoff: null/],
+      [record({ retries: 1, backoff: { delay: '1s' as unknown as number } }), /invalid option backoff.delay: "1s"/],
+      [record([1, 2] as never), /invalid option options: \[1,2\]/],
+    ];
+    const newer = record({ priority: 'high' } as never);
+    const good = record({});
+    await refusedThenNext(
+      cases.map(([, named]) => named),
+      cases.map(([job]) => job),
+      [newer, good],
+      (ran) => expect(ran).toEqual([newer.id, good.id]),
+    );
+  });
+
+  it('a workflow place that is malformed (node -1, no queues): dead at once, unrun, FAILURE naming it; its settlement lands', async () => {
+    const bad = record({}, { workflow: { id: 'no-such-workflow', node: -1, queues: [] } });
+    const good = record({});
+    await refusedThenNext(/workflow reference has a node -1/, [bad], [good], (ran, worker) => {
+      expect(ran).toEqual([good.id]);
+      expect(worker.stats().consumer).toMatchObject({ succeeded: 1, dead: 1 });
     });
   });
 });

@@ -5,10 +5,20 @@
  * cluster and emits 'failed' (`prefork worker` then exits 1, as for a failed
  * pool).
  */
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it } from 'vitest';
-import { ConsumerFailedError } from 'prefork';
+import { BrokerRefusedError, ConsumerFailedError } from 'prefork';
 import { createBroker, type Broker } from 'prefork/broker';
-import { cleanup, makeClient, makeWorker, newLedger, readLedger, silent, uniqueName } from '../helpers/worker.js';
+import {
+  captureLog,
+  cleanup,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  silent,
+  uniqueName,
+} from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -70,5 +80,28 @@ describe('Worker whose Consumer crashes', () => {
     // Another node runs them all.
     await makeWorker({ broker: url, namespace, ledger }).start();
     expect(await Promise.all(jobs.map((j) => j.result()))).toEqual(jobs.map((j) => j.id));
+  });
+
+  it('a queue key another program wrote over: the fetch is refused every time, so the node stops naming the key (not a node that says ready and fetches nothing)', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const raw = new Redis(url);
+    try {
+      await raw.set(`{${namespace}}:q:default`, 'garbage');
+      const { log, lines } = captureLog();
+      const worker = makeWorker({ broker: url, namespace, queues: 'default,other', logger: log });
+      const failed = new Promise<unknown>((resolve) => worker.once('failed', resolve));
+      await worker.start();
+      const err = await failed;
+      expect(err).toBeInstanceOf(ConsumerFailedError);
+      expect((err as ConsumerFailedError).cause).toBeInstanceOf(BrokerRefusedError);
+      expect((err as Error).message).toContain(`{${namespace}}:q:default is a string, not a stream`);
+      // One line says so; no line carries a script's source.
+      const said = lines.filter((l) => l.level === 50).map((l) => String(l.msg));
+      expect(said).toEqual([expect.stringMatching(/refused .*WRONGTYPE.*q:default is a string, not a stream/)]);
+      for (const line of lines) expect(JSON.stringify(line).length).toBeLessThan(8_000);
+    } finally {
+      raw.disconnect();
+    }
   });
 });

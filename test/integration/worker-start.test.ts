@@ -1,13 +1,16 @@
 /**
  * How a Worker starts: its children boot while the broker connects (the
  * slowest steps of a start overlap), so a broker that is not there yet holds
- * up nothing but the node's registration, and a task module that does not
- * load ends start() even then.
+ * up nothing but the node's registration (one warning says so, however long
+ * it takes), and a task module that does not load ends start() even then.
+ * A broker that refuses the connection itself (a password, a database) will
+ * not heal by waiting: it ends start().
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { PoolFailedError } from 'prefork';
+import { BrokerRefusedError, PoolFailedError } from 'prefork';
 import { freePort, startRedisServer } from '../../scripts/redis.mjs';
-import { cleanup, fixture, makeClient, makeWorker, uniqueName } from '../helpers/worker.js';
+import { captureLog, cleanup, fixture, makeClient, makeWorker, uniqueName } from '../helpers/worker.js';
+import { redisUrl } from './redis-helpers.js';
 
 afterEach(cleanup);
 
@@ -46,6 +49,50 @@ describe('Worker start', { timeout: 60_000 }, () => {
       pool: { maxRestarts: 1, restartWindow: 60_000 },
     });
     await expect(worker.start()).rejects.toBeInstanceOf(PoolFailedError);
+    expect(worker.pool.stats().processes.filter((p) => p.state !== 'exited')).toEqual([]);
+  });
+
+  it('while the broker is unreachable: one warning naming it, the retries at debug, a line when it answers', async () => {
+    const port = await freePort();
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    const worker = makeWorker({ broker: `redis://127.0.0.1:${port}`, namespace, concurrency: 1, logger: log });
+    const starting = worker.start();
+    const retries = (): Record<string, unknown>[] => lines.filter((l) => String(l.msg).includes('retrying until'));
+    await expect.poll(() => retries().length, { message: 'three attempts failed' }).toBeGreaterThanOrEqual(3);
+    const server = await startRedisServer({ port });
+    try {
+      await starting;
+      const loud = lines.filter((l) => (l.level as number) >= 40);
+      expect(loud.map((l) => l.msg)).toEqual([expect.stringContaining(`127.0.0.1:${port}: connect ECONNREFUSED`)]);
+      expect(
+        retries()
+          .slice(1)
+          .every((l) => l.level === 20),
+      ).toBe(true);
+      expect(lines.some((l) => l.msg === 'connected to the broker')).toBe(true);
+    } finally {
+      await cleanup();
+      await server.stop();
+    }
+  });
+
+  it.each([
+    ['a user or password Redis refuses', 'no-such-user:pw@', '', /refused the user or password in the URL: WRONGPASS/],
+    ['a database Redis does not have', '', '/1000', /has no database 1000 .*ERR DB index is out of range/],
+  ])('%s ends start() with BrokerRefusedError naming it, and stops what had started', async (_, auth, db, reason) => {
+    const base = new URL(redisUrl());
+    const worker = makeWorker({
+      broker: `redis://${auth}${base.host}${db}`,
+      namespace: uniqueName('ns'),
+      concurrency: 1,
+    });
+    const err = await worker.start().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect((err as Error).message).toMatch(reason);
     expect(worker.pool.stats().processes.filter((p) => p.state !== 'exited')).toEqual([]);
   });
 });

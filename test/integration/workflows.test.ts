@@ -21,6 +21,7 @@ import {
   type WorkerOptions,
 } from 'prefork';
 import { createBroker } from '../../dist/broker/index.js';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { decodeBody } from '../../dist/protocol/codec.js';
 import type { Broker, FetchReply } from '../../dist/broker/types.js';
 import {
@@ -316,7 +317,7 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
 describe.each(['memory', 'redis'] as const)('A workflow member settled twice, over %s', (kind) => {
   it('counts once and starts the callback once (a late settle of a job recovered and run again)', async () => {
     const url = brokerFor(kind, inject('redisUrl'));
-    const b = createBroker(url, { namespace: uniqueName('wf'), leaseMs: 300, logger: silent });
+    const b = createBroker(url, { namespace: uniqueName('wf'), leaseMs: MIN_LEASE_MS, logger: silent });
     await b.connect();
     const client = new Client({ broker: b, logger: silent });
     try {
@@ -331,7 +332,7 @@ describe.each(['memory', 'redis'] as const)('A workflow member settled twice, ov
 describe.each(['memory', 'redis'] as const)('A workflow member that leaves without a node, over %s', (kind) => {
   async function withBroker(run: (b: Broker, client: Client) => Promise<void>): Promise<void> {
     const url = brokerFor(kind, inject('redisUrl'));
-    const b = createBroker(url, { namespace: uniqueName('wf'), leaseMs: 300, logger: silent });
+    const b = createBroker(url, { namespace: uniqueName('wf'), leaseMs: MIN_LEASE_MS, logger: silent });
     await b.connect();
     const client = new Client({ broker: b, logger: silent });
     try {

@@ -35,6 +35,8 @@ const samples: Record<string, () => PreforkError> = {
   UnknownTaskError: () => new prefork.UnknownTaskError('nope', ['echo']),
   ResultSerializationError: () => new prefork.ResultSerializationError('render', 'a function cannot be serialized'),
   PayloadDecodeError: () => new prefork.PayloadDecodeError('parse', 'unexpected end'),
+  ErrorSerializationError: () =>
+    new prefork.ErrorSerializationError('render', 'reading its name threw: name getter boom'),
   ArgumentSerializationError: () => new prefork.ArgumentSerializationError('add', new TypeError('cycle')),
   ArgumentsTooLargeError: () => new prefork.ArgumentsTooLargeError('resize', 70_000_000, 67_108_864),
   MalformedJobError: () => new prefork.MalformedJobError('malformed job: no payload'),

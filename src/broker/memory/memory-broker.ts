@@ -213,10 +213,16 @@ export class MemoryBroker implements Broker {
     this.carried();
     const now = Date.now();
     const touched = new Set<string>();
-    applySettlements(
-      { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now, touched },
-      request.settle,
-    );
+    try {
+      applySettlements(
+        { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now, touched },
+        request.settle,
+      );
+    } catch (err) {
+      // As settle(): the Consumer then sends the carried settlements on their own, to find the one at fault.
+      this.state.waiters.changed(touched);
+      throw new BrokerRefusedError(`the settlements were refused: ${messageOf(err)}`, { cause: err });
+    }
     const queues = request.plan.map((p) => p.queue);
     if (!this.state.reservations.holdsLease(request.nodeId, now)) {
       this.state.waiters.changed(touched);

@@ -1,8 +1,18 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
+import { BrokerRefusedError, BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
+import { shedCommand } from './reply-errors.js';
+import { scriptNameOf } from './scripts.js';
 
+/** ioredis's own limit on the TCP connect. */
 const CONNECT_TIMEOUT_MS = 5_000;
+/**
+ * The most open() waits for a connection to be ready: the TCP connect and
+ * the handshake (AUTH, SELECT, the ready check). ioredis bounds only the
+ * first, so a server that accepts and never answers (not Redis, a stopped
+ * Redis) would otherwise hold a connect for ever.
+ */
+const OPEN_TIMEOUT_MS = 2 * CONNECT_TIMEOUT_MS;
 
 /** The URL with any password masked: `redis://user:***@host:port/db`. */
 export function maskUrl(url: string): string {
@@ -16,23 +26,36 @@ export function maskUrl(url: string): string {
 }
 
 const EXPECTED_URL = 'redis://[user:password@]host:port[/db] or rediss://...';
+const EXPECTED_DB = `${EXPECTED_URL}, the db a whole number >= 0`;
 
 export function checkUrl(url: string): void {
-  let protocol: string;
+  let parsed: URL;
   try {
-    protocol = new URL(url).protocol;
+    parsed = new URL(url);
   } catch {
     throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
   }
-  if (protocol !== 'redis:' && protocol !== 'rediss:') throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
+  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
+    throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
+  // ioredis reads the db with parseInt: "/abc" became SELECT NaN (an uncaught error), "/2x" or "/2/3" database 2.
+  const path = parsed.pathname === '/' ? '' : parsed.pathname.slice(1);
+  const query = parsed.searchParams.get('db');
+  for (const db of [path, query ?? ''])
+    if (db !== '' && !isDbIndex(db)) throw new OptionError('broker', maskUrl(url), EXPECTED_DB);
+}
+
+function isDbIndex(text: string): boolean {
+  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text));
 }
 
 /** Reconnect with backoff while Redis is away: 100 ms, 200 ms ... up to 2 s, for ever. */
-function retryStrategy(times: number): number {
+function backoff(times: number): number {
   return Math.min(times * 100, 2_000);
 }
 
-const lastError = new WeakMap<Redis, string>();
+const lastError = new WeakMap<Redis, Error>();
+/** Connections in open()'s own attempt: a failure ends it (open() reports it) instead of starting a reconnect loop. */
+const attempting = new WeakSet<Redis>();
 
 export type ConnectionRole = 'command' | 'blocking';
 
@@ -41,26 +64,36 @@ export type ConnectionRole = 'command' | 'blocking';
  * reconnect attempts (callers retry with their own backoff). Blocking
  * connections never queue offline and never re-send a block after a
  * reconnect: the caller re-arms it, so no stale block reserves jobs that no
- * one reads.
+ * one reads. Only a connection that has been ready reconnects by itself;
+ * until then each attempt is open()'s, which reports its failure.
  */
 export function createConnection(url: string, role: ConnectionRole, name: string, log: Logger): Redis {
   const options: RedisOptions = {
     lazyConnect: true,
     enableAutoPipelining: false,
     connectTimeout: CONNECT_TIMEOUT_MS,
-    retryStrategy,
+    retryStrategy: (times) => (attempting.has(redis) ? null : backoff(times)),
     connectionName: name,
     ...(role === 'command'
       ? { maxRetriesPerRequest: 2 }
       : { maxRetriesPerRequest: null, enableOfflineQueue: false, autoResendUnfulfilledCommands: false }),
   };
   const redis = new Redis(url, options);
+  let wasReady = false;
+  shedCommandsOfErrors(redis);
   let down = false;
   redis.on('error', (err: Error) => {
-    lastError.set(redis, err.message);
+    lastError.set(redis, err);
+    // ioredis reports a refused SELECT and goes on to be ready in database 0: end this attempt before it is.
+    if (selectRefused(err)) redis.disconnect(true);
     // A handshake command (SELECT) cut short by our own disconnect() is reported as an error too: not an outage.
     if (closingOnPurpose(redis)) {
       log.debug({ err: messageOf(err), connection: name }, 'redis connection error while closing');
+      return;
+    }
+    // Not an outage yet: open() fails with it, and its caller says so (a retrying one, once).
+    if (!wasReady) {
+      log.debug({ err: messageOf(err), connection: name }, 'redis connection attempt failed');
       return;
     }
     // One line per outage, not one per reconnect attempt.
@@ -68,10 +101,56 @@ export function createConnection(url: string, role: ConnectionRole, name: string
     down = true;
   });
   redis.on('ready', () => {
+    wasReady = true;
     if (down) log.info({ connection: name }, 'redis connection back');
     down = false;
   });
+  if (role === 'command') redis.on('close', () => failUnanswered(redis, maskUrl(url)));
   return redis;
+}
+
+/**
+ * Fails the commands a closing command connection sent and got no reply
+ * for, rather than letting ioredis send them again once it reconnects
+ * (autoResendUnfulfilledCommands): Redis may have run them before the
+ * reply was lost, and an enqueue run twice adds its jobs twice. Callers see
+ * an error instead: the broker's callers retry what is safe to run again,
+ * and an enqueue's caller learns that its jobs may or may not be queued.
+ * Runs on the 'close' event, after ioredis set those commands aside to
+ * re-send and before the reconnect: emptying the queue they are in leaves
+ * nothing to re-send.
+ */
+function failUnanswered(redis: Redis, displayUrl: string): void {
+  const own = redis as unknown as {
+    commandQueue: { length: number };
+    flushQueue(err: Error, options: { offlineQueue: boolean; commandQueue: boolean }): void;
+  };
+  if (own.commandQueue.length === 0) return;
+  own.flushQueue(
+    new BrokerUnavailableError(
+      displayUrl,
+      'the connection closed before Redis answered: what was sent may or may not have been applied',
+    ),
+    { offlineQueue: false, commandQueue: true },
+  );
+}
+
+/**
+ * Every command sent on `redis` (alone, in a pipeline or a MULTI: they all
+ * go through its sendCommand) rejects with an error whose attached command
+ * is cut down (shedCommand): ioredis attaches the whole command, and a
+ * script's first call on a connection carries its source.
+ */
+function shedCommandsOfErrors(redis: Redis): void {
+  const send = redis.sendCommand.bind(redis);
+  redis.sendCommand = (command, ...rest) => {
+    const reject = command.reject;
+    command.reject = (err: Error) => {
+      shedCommand(err, scriptNameOf);
+      reject.call(command, err);
+    };
+    return send(command, ...rest);
+  };
 }
 
 /**
@@ -83,24 +162,101 @@ function closingOnPurpose(redis: Redis): boolean {
   return (redis as unknown as { manuallyClosing?: unknown }).manuallyClosing === true;
 }
 
+/** The command a Redis error reply answered (ioredis attaches it). */
+function repliedTo(err: Error): { name?: unknown; args?: unknown } | undefined {
+  if (err.name !== 'ReplyError') return undefined;
+  return (err as { command?: { name?: unknown; args?: unknown } }).command;
+}
+
+function selectRefused(err: Error): boolean {
+  return repliedTo(err)?.name === 'select';
+}
+
 /**
- * Connects or rejects with BrokerUnavailableError (and stops the reconnect
- * loop), never hangs; `signal` (the broker's close) ends the wait for a
- * connection that is reconnecting.
+ * What a refusal of the handshake means, or undefined for anything else. A
+ * wrong or missing password, a user without the rights, a database Redis
+ * does not have: none heals by retrying.
+ */
+function refusal(err: Error): string | undefined {
+  if (err.name !== 'ReplyError') return undefined;
+  const command = repliedTo(err);
+  if (command?.name === 'select') {
+    const db = Array.isArray(command.args) ? String(command.args[0]) : '?';
+    return `Redis has no database ${db} (the number at the end of the URL): ${err.message}`;
+  }
+  if (err.message.startsWith('NOAUTH')) return `Redis requires a password and the URL gives none: ${err.message}`;
+  if (/^(WRONGPASS|ERR invalid password)/.test(err.message))
+    return `Redis refused the user or password in the URL: ${err.message}`;
+  if (err.message.startsWith('NOPERM'))
+    return `the URL's Redis user lacks the rights for a command prefork needs: ${err.message}`;
+  return undefined;
+}
+
+/** open()'s own deadline passed: names what did not answer. */
+class OpenTimeout extends Error {}
+
+/**
+ * Connects or rejects, never hangs: within OPEN_TIMEOUT_MS, with
+ * BrokerUnavailableError (unreachable, or no answer), or BrokerRefusedError
+ * when Redis refuses the handshake (a wrong or missing password, a database
+ * it does not have). A connection that never was ready (or ended) gets one
+ * attempt, and no reconnect loop is left behind when it fails. One that was
+ * ready reconnects by itself: open() waits for it, and its owner keeps it
+ * (close() ends it); `signal` (the broker's close) ends that wait.
  */
 export async function open(redis: Redis, displayUrl: string, signal?: AbortSignal): Promise<void> {
   if (redis.status === 'ready') return;
+  if (redis.status === 'wait' || redis.status === 'end') {
+    try {
+      await connectOnce(redis);
+    } catch (err) {
+      redis.disconnect();
+      throw openError(displayUrl, err instanceof OpenTimeout ? err : (lastError.get(redis) ?? err));
+    }
+    return;
+  }
   try {
-    if (redis.status === 'wait' || redis.status === 'end') await redis.connect();
-    else await waitReady(redis, CONNECT_TIMEOUT_MS * 2, signal);
+    await waitReady(redis, OPEN_TIMEOUT_MS, signal);
   } catch (err) {
-    redis.disconnect();
-    throw new BrokerUnavailableError(displayUrl, describeError(err, redis), { cause: err });
+    // An attempt that hangs (a handshake a frozen Redis never answers) is cut, so that the loop starts a fresh one.
+    if (redis.status === 'connect' || redis.status === 'connecting') redis.disconnect(true);
+    throw openError(displayUrl, lastError.get(redis) ?? err);
   }
 }
 
-function describeError(err: unknown, redis: Redis): string {
-  return lastError.get(redis) ?? messageOf(err);
+/** A refusal that retrying will not mend, or else the broker being unavailable; `cause` as Redis (or the timer) said it. */
+function openError(displayUrl: string, cause: unknown): Error {
+  const refused = cause instanceof Error ? refusal(cause) : undefined;
+  if (refused !== undefined)
+    return new BrokerRefusedError(`the broker at ${displayUrl} refused the connection: ${refused}`, { cause });
+  return new BrokerUnavailableError(displayUrl, messageOf(cause), { cause });
+}
+
+/** One connect attempt, bounded by OPEN_TIMEOUT_MS; a failure ends it (no reconnect loop). */
+async function connectOnce(redis: Redis): Promise<void> {
+  lastError.delete(redis);
+  attempting.add(redis);
+  let timer: NodeJS.Timeout | undefined;
+  const connecting = redis.connect();
+  const late = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new OpenTimeout(notAnswered(redis))), OPEN_TIMEOUT_MS);
+    timer.unref();
+  });
+  try {
+    await Promise.race([connecting, late]);
+  } finally {
+    clearTimeout(timer);
+    attempting.delete(redis);
+    // Given up on: its rejection (when the disconnect lands) is not news.
+    connecting.catch(() => undefined);
+  }
+}
+
+function notAnswered(redis: Redis): string {
+  const ms = OPEN_TIMEOUT_MS;
+  if (redis.status === 'connect')
+    return `the server accepted the connection but did not answer within ${ms} ms (not Redis, or a Redis that is stopped or overloaded)`;
+  return `not connected within ${ms} ms (status ${redis.status})`;
 }
 
 /**

@@ -1,5 +1,6 @@
 import { Packr } from 'msgpackr';
-import { messageOf } from '../../errors.js';
+import { describeValue, messageOf, OptionError } from '../../errors.js';
+import { checkJobRecordOptions, isQueueName, throwOptionError } from '../../job-option-checks.js';
 import type { JobOptions } from '../../job-types.js';
 import type { Delivery, JobRecord, NewJob, ResultRecord, WorkflowRef } from '../types.js';
 
@@ -13,7 +14,8 @@ import type { Delivery, JobRecord, NewJob, ResultRecord, WorkflowRef } from '../
 export type EntryFields = (string | Buffer)[];
 
 interface Meta {
-  o?: JobOptions;
+  /** options (read as unknown: checkJobRecordOptions checks them) */
+  o?: unknown;
   e?: number;
   r?: string;
   /** replyInline */
@@ -24,33 +26,68 @@ interface Meta {
   x?: 1;
   /** scheduledFor */
   s?: number;
-  /** workflow: [id, node, queues] */
-  w?: [string, number, string[]];
+  /** workflow: [id, node, queues] (read as unknown: workflowRef checks it) */
+  w?: unknown;
 }
 
-/** The optional parts of a job kept in meta. */
-function readMeta(job: JobRecord, meta: Meta): JobRecord {
+/**
+ * The optional parts of a job kept in meta, and its options; what the
+ * settlement will rely on is checked here, where entries are read: a
+ * problem is returned (the job is then malformed, and gets no workflow).
+ */
+function readMeta(job: JobRecord, meta: Meta): string | undefined {
   if (typeof meta.r === 'string') job.replyTo = meta.r;
   if (meta.i === 1) job.replyInline = true;
   if (typeof meta.u === 'string') job.uniqueKey = meta.u;
   if (meta.x === 1) job.ownId = true;
   if (typeof meta.s === 'number') job.scheduledFor = meta.s;
-  const workflow = workflowRef(meta.w);
-  if (workflow !== undefined) job.workflow = workflow;
-  return job;
+  if (meta.w !== undefined) {
+    const workflow = workflowRef(meta.w);
+    if (typeof workflow === 'string') return `workflow reference ${workflow}`;
+    job.workflow = workflow;
+  }
+  return optionsProblem(job.options);
 }
 
-function workflowRef(w: unknown): WorkflowRef | undefined {
-  if (!Array.isArray(w) || typeof w[0] !== 'string' || typeof w[1] !== 'number' || !Array.isArray(w[2]))
+/**
+ * A job's options as Client.enqueue would have let them through
+ * (checkJobRecordOptions): the OptionError's message naming the field, or undefined.
+ */
+function optionsProblem(options: unknown): string | undefined {
+  try {
+    checkJobRecordOptions(options, throwOptionError);
     return undefined;
-  return { id: w[0], node: w[1], queues: (w[2] as unknown[]).map(String) };
+  } catch (err) {
+    if (err instanceof OptionError) return err.message;
+    throw err;
+  }
 }
 
-/** The workflow place a job entry's meta (its JSON) names, if any. */
+/**
+ * A workflow place [id, node, queues] as the fetch and recovery scripts use
+ * it (an id, a node index, the workflow's queues), or what is wrong with it.
+ * lua/lib/workflow.lua wfRefOf reads the same rule.
+ */
+function workflowRef(w: unknown): WorkflowRef | string {
+  if (!Array.isArray(w)) return `${describeValue(w)} is not [id, node, queues]`;
+  const [id, node, queues] = w as unknown[];
+  if (typeof id !== 'string' || id === '') return `has an id ${describeValue(id)} that is not a non-empty string`;
+  if (typeof node !== 'number' || !Number.isSafeInteger(node) || node < 0)
+    return `has a node ${describeValue(node)} that is not an integer >= 0`;
+  if (!Array.isArray(queues) || queues.length === 0)
+    return `has queues ${describeValue(queues)} that are not a non-empty list`;
+  for (const queue of queues as unknown[])
+    if (!isQueueName(queue)) return `has a queue ${describeValue(queue)} that is not a queue name`;
+  return { id, node, queues: queues as string[] };
+}
+
+/** The workflow place a job entry's meta (its JSON) names, if any (undefined too when it is malformed). */
 export function workflowOfMeta(raw: string): WorkflowRef | undefined {
   try {
     const meta = JSON.parse(raw) as Meta | null;
-    return meta === null || typeof meta !== 'object' ? undefined : workflowRef(meta.w);
+    if (meta === null || typeof meta !== 'object' || meta.w === undefined) return undefined;
+    const ref = workflowRef(meta.w);
+    return typeof ref === 'string' ? undefined : ref;
   } catch {
     return undefined;
   }
@@ -119,7 +156,7 @@ function count(map: Map<string, Buffer>, name: string, problems: string[]): numb
   const raw = map.get(name);
   if (raw === undefined) return 0;
   const n = Number(raw.toString());
-  if (Number.isInteger(n) && n >= 0) return n;
+  if (Number.isSafeInteger(n) && n >= 0) return n;
   problems.push(`field ${name} is not a count: ${JSON.stringify(raw.toString().slice(0, 40))}`);
   return 0;
 }
@@ -166,10 +203,16 @@ export function decodeJob(
         : new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength),
     attempt: count(map, 'attempt', problems),
     redeliveries: count(map, 'redeliveries', problems),
-    options: meta.o !== null && typeof meta.o === 'object' ? meta.o : {},
+    options: meta.o === undefined ? {} : (meta.o as JobOptions),
     enqueuedAt: typeof meta.e === 'number' ? meta.e : entryTime(entryId),
   };
-  readMeta(job, meta);
+  const problem = readMeta(job, meta);
+  if (problem !== undefined) {
+    problems.push(problem);
+    // Nothing of what the settlement would rely on is kept from a malformed entry.
+    job.options = {};
+    delete job.workflow;
+  }
   // Written by the fetch script when a rate limit deferred the job to its slot (not canonical: the general path reads it).
   const slot = Number(map.get('slot')?.toString());
   if (Number.isFinite(slot) && slot > 0) job.rateSlot = slot;
@@ -256,10 +299,11 @@ function decodeValues(
     payload: new Uint8Array(payload.buffer, payload.byteOffset, payload.byteLength),
     attempt: att,
     redeliveries: red,
-    options: meta.o !== null && typeof meta.o === 'object' ? meta.o : {},
+    options: meta.o === undefined ? {} : (meta.o as JobOptions),
     enqueuedAt: typeof meta.e === 'number' ? meta.e : entryTime(entryId),
   };
-  return readMeta(job, meta);
+  // Anything wrong: the general path names it.
+  return readMeta(job, meta) === undefined ? job : undefined;
 }
 
 export type StreamKind = 'q' | 'r';

@@ -1,4 +1,5 @@
-import { OptionError } from '../../errors.js';
+import { throwOptionError } from '../../job-option-checks.js';
+import { checkNamespace } from '../broker-options.js';
 
 /** Consumer group every node reads through (one group: a job goes to one node). */
 export const GROUP = 'w';
@@ -16,8 +17,7 @@ export class Keys {
   readonly tag: string;
 
   constructor(readonly namespace: string) {
-    if (namespace === '' || /[{}\s]/.test(namespace))
-      throw new OptionError('namespace', namespace, 'a non-empty name without braces or spaces');
+    checkNamespace('namespace', namespace, throwOptionError);
     this.tag = `{${namespace}}`;
   }
 
@@ -36,6 +36,27 @@ export class Keys {
   /** The four keys of a queue, in the order the fetch script expects. */
   queueKeys(queue: string): [string, string, string, string] {
     return [this.stream(queue), this.rd(queue), this.delayed(queue), this.dead(queue)];
+  }
+
+  /**
+   * The keys a node's fetch and heartbeat touch for `queues`, each with the
+   * Redis type it must hold (or not exist): to name the key another program
+   * wrote over when Redis answers WRONGTYPE.
+   */
+  typedKeys(queues: readonly string[]): [key: string, type: string][] {
+    const typed: [string, string][] = [
+      [this.nodes, 'zset'],
+      [this.recovering, 'zset'],
+      [this.jobs, 'hash'],
+    ];
+    for (const q of queues)
+      typed.push(
+        [this.stream(q), 'stream'],
+        [this.rd(q), 'stream'],
+        [this.delayed(q), 'zset'],
+        [this.dead(q), 'stream'],
+      );
+    return typed;
   }
 
   get nodes(): string {

@@ -53,7 +53,7 @@ import { Revokes } from './revokes.js';
 import { ScheduleStore } from './schedule.js';
 import { packStrings } from './pack.js';
 import { callScript, defineScripts } from './scripts.js';
-import { settleError } from './settle-errors.js';
+import { isRefusal, isWrongType, refusal, settleError } from './reply-errors.js';
 import { Events } from './events.js';
 import { Deliveries } from './deliveries.js';
 import { JobIndex } from './job-index.js';
@@ -200,7 +200,7 @@ export class RedisBroker implements Broker {
     this.eventWaits = new BlockingConnection(url, this.displayUrl, 'prefork:event-wait', this.log, unblocker);
   }
 
-  /** Opens the command connection; rejects with BrokerUnavailableError (never hangs) when Redis is unreachable. */
+  /** Opens the command connection; rejects (never hangs: see open()) with BrokerUnavailableError or BrokerRefusedError. */
   async connect(): Promise<void> {
     await this.redis();
   }
@@ -445,9 +445,16 @@ export class RedisBroker implements Broker {
 
   async fetch(request: FetchRequest): Promise<FetchReply> {
     const redis = await this.redis();
-    return this.outOfMemory.watch('outcomes', request.settle.some(growsRedis), () =>
-      this.deliveries.fetch(redis, request),
-    );
+    try {
+      return await this.outOfMemory.watch('outcomes', request.settle.some(growsRedis), () =>
+        this.deliveries.fetch(redis, request),
+      );
+    } catch (err) {
+      throw await this.refusal(redis, 'the fetch', err, [
+        ...request.plan.map((p) => p.queue),
+        ...request.settle.map((s) => s.delivery.queue),
+      ]);
+    }
   }
 
   async waitForWork(
@@ -460,7 +467,20 @@ export class RedisBroker implements Broker {
   ): Promise<WaitReply> {
     if (queues.length === 0 || signal.aborted) return { deliveries: [], nextDueAt: undefined };
     const redis = await this.redis();
-    return this.deliveries.waitForWork(redis, this.workWaits, nodeId, queues, timeoutMs, signal, count, leaseHeld);
+    try {
+      return await this.deliveries.waitForWork(
+        redis,
+        this.workWaits,
+        nodeId,
+        queues,
+        timeoutMs,
+        signal,
+        count,
+        leaseHeld,
+      );
+    } catch (err) {
+      throw await this.refusal(redis, 'the wait for work', err, queues);
+    }
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
@@ -484,7 +504,38 @@ export class RedisBroker implements Broker {
   }
 
   async heartbeat(nodeId: string, queues: readonly string[], lead?: boolean): Promise<HeartbeatReply> {
-    return this.membership.heartbeat(await this.redis(), nodeId, queues, lead);
+    const redis = await this.redis();
+    try {
+      return await this.membership.heartbeat(redis, nodeId, queues, lead);
+    } catch (err) {
+      throw await this.refusal(redis, 'the heartbeat', err, queues);
+    }
+  }
+
+  /**
+   * A failure of the node's fetch, wait or heartbeat, as the Broker contract
+   * has it (reply-errors.ts): a refusal is a BrokerRefusedError that, for
+   * WRONGTYPE, names the keys of `queues` (and the node keys) that hold
+   * another type than prefork's: Redis's reply does not say which.
+   */
+  private async refusal(redis: Redis, what: string, err: unknown, queues: readonly string[]): Promise<unknown> {
+    if (!isRefusal(err) || !isWrongType(err)) return refusal(what, err);
+    const typed = this.keys.typedKeys([...new Set(queues)]);
+    let wrong: string[] = [];
+    try {
+      const pipe = redis.pipeline();
+      for (const [key] of typed) pipe.type(key);
+      const replies = (await pipe.exec()) ?? [];
+      wrong = typed.flatMap(([key, type], i) => {
+        const held = replies[i]?.[1];
+        return typeof held === 'string' && held !== 'none' && held !== type
+          ? [`${key} is a ${held}, not a ${type}`]
+          : [];
+      });
+    } catch {
+      // Best effort: the refusal is reported either way.
+    }
+    return refusal(what, err, wrong.length > 0 ? ` (${wrong.join('; ')})` : '');
   }
 
   async leader(): Promise<LeaderLease | undefined> {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import type { ChainableCommander, Pipeline, Redis } from 'ioredis';
 import { InvalidStateError } from '../../errors.js';
@@ -98,6 +99,24 @@ export function defineScripts(redis: Redis): void {
     else redis.defineCommand(name, { lua, numberOfKeys });
     delete set[name];
   }
+}
+
+let byText: Map<string, ScriptName> | undefined;
+
+/**
+ * The script a command's first argument is (EVAL: its source; EVALSHA: its
+ * hash), or undefined: so an error names the script, not its 35 KB source.
+ */
+export function scriptNameOf(arg: unknown): ScriptName | undefined {
+  if (typeof arg !== 'string' && !Buffer.isBuffer(arg)) return undefined;
+  if (byText === undefined) {
+    byText = new Map();
+    for (const [name, { lua }] of load()) {
+      byText.set(lua, name);
+      byText.set(createHash('sha1').update(lua).digest('hex'), name);
+    }
+  }
+  return byText.get(arg.toString());
 }
 
 /**

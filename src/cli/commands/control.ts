@@ -1,7 +1,7 @@
 import { Option, type Command } from 'commander';
 import type { BrokerPauses, ControlCommand, ControlReply } from '../../broker/types.js';
 import { checkQueueName } from '../../job-option-checks.js';
-import { parseAutoscale } from '../../util/units.js';
+import { integerRange, MAX_PROCESSES, parseAutoscale, parseInteger } from '../../util/units.js';
 import { withBroker } from '../connect.js';
 import { askNodes, failure, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import * as parse from '../parsers.js';
@@ -55,17 +55,18 @@ export function parseControl(
     case 'grow':
     case 'shrink': {
       const n = oneArgument();
-      if (!/^\d+$/.test(n) || Number(n) < 1)
-        throw new UsageError(`control ${command}: argument '${n}' is invalid. expected an integer >= 1`);
-      return { command, args: [Number(n)] };
+      const count = parseInteger(n);
+      if (count === undefined || count < 1 || count > MAX_PROCESSES)
+        throw new UsageError(
+          `control ${command}: argument '${n}' is invalid. expected ${integerRange(1, MAX_PROCESSES)}`,
+        );
+      return { command, args: [count] };
     }
     case 'autoscale': {
       const arg = oneArgument();
       const bounds = parseAutoscale(arg);
       if (bounds === undefined)
-        throw new UsageError(
-          `control autoscale: argument '${arg}' is invalid. expected MAX,MIN integers with MAX >= 1 and 0 <= MIN <= MAX, e.g. 10,3`,
-        );
+        throw new UsageError(`control autoscale: argument '${arg}' is invalid. expected ${parse.AUTOSCALE_ARGUMENT}`);
       return { command, args: bounds };
     }
     case 'pause':

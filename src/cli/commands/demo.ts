@@ -6,7 +6,7 @@ export function registerDemo(program: Command): void {
     .command('demo')
     .description('run a demo of the pool on the embedded memory:// broker (no Redis needed)')
     .option('--jobs <n>', 'how many jobs', parse.positiveInt, 240)
-    .option('-c, --concurrency <n>', 'child processes', parse.positiveInt, 3)
+    .option('-c, --concurrency <n>', 'child processes', parse.processCount, 3)
     .action(async (flags: { jobs: number; concurrency: number }) => {
       // Loaded here: only this command runs the demo.
       const { runDemo } = await import('../../demo/run.js');

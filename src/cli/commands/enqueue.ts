@@ -33,11 +33,11 @@ export function registerEnqueue(program: Command): void {
   program
     .command('enqueue')
     .description('enqueue a job; arguments are JSON (a bare word is a string)')
-    .argument('<task>', 'task name')
+    .argument('<task>', 'task name', parse.taskName)
     .argument('[args...]', 'task arguments, e.g. 3 \'"text"\' \'{"a":1}\'')
     .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
     .option('-q, --queue <name>', 'queue', parse.queueName, 'default')
-    .option('--delay <duration>', 'run after this long (e.g. 30s, 5m; a bare number is ms)', parse.duration)
+    .option('--delay <duration>', 'run after this long (e.g. 30s, 5m; a bare number is ms)', parse.delay)
     .option('--eta <time>', 'run at this time: an ISO date-time (2030-01-31T09:00:00Z) or epoch ms', parse.eta)
     .option('--retries <n>', 'retries after the first attempt (default: the task’s own, else 0)', parse.nonNegativeInt)
     .option(

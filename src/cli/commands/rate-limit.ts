@@ -1,6 +1,6 @@
 import type { BrokerRateLimits } from '../../broker/types.js';
 import { rateSetting } from '../../broker/rate-setting.js';
-import { messageOf } from '../../errors.js';
+import { messageOf, OptionError } from '../../errors.js';
 import { askNodes, NoSuchNodeError, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import { printJson } from '../print.js';
 import { UsageError } from '../usage-error.js';
@@ -15,7 +15,9 @@ export function parseRateLimitArgs(rest: readonly string[]): [task: string, rate
   try {
     return [task, rateSetting(task, rate).text];
   } catch (err) {
-    throw new UsageError(`control rate-limit: argument '${rate}' is invalid: ${messageOf(err)}`);
+    // rateSetting names what it refused: the task or the rate.
+    const arg = err instanceof OptionError && err.option === 'task' ? task : rate;
+    throw new UsageError(`control rate-limit: argument '${arg}' is invalid: ${messageOf(err)}`);
   }
 }
 

@@ -53,11 +53,11 @@ export function registerWorker(program: Command): void {
       'broker URL (default $PREFORK_BROKER_URL, else redis://127.0.0.1:6379)',
       parse.brokerUrl,
     )
-    .option('-c, --concurrency <n>', 'number of child processes (default: CPUs)', parse.positiveInt)
+    .option('-c, --concurrency <n>', 'number of child processes (default: CPUs)', parse.processCount)
     .option(
       '--max-concurrency <n>',
       'the most child processes `control grow` may reach (default: 4 x CPUs)',
-      parse.positiveInt,
+      parse.processCount,
     )
     .option(
       '--autoscale <max,min>',
@@ -78,8 +78,8 @@ export function registerWorker(program: Command): void {
     )
     .option(
       '--prefetch-multiplier <n>',
-      'jobs held per process, buffered + running (default: sized by the node)',
-      parse.positiveInt,
+      'jobs held per process, buffered + running, up to 1024 (default: sized by the node)',
+      parse.prefetchMultiplier,
     )
     .option('--max-tasks-per-child <n>', 'replace a child after this many jobs', parse.positiveInt)
     .option('--max-memory-per-child <size>', 'replace a child whose RSS after a job is above this', parse.size)

@@ -5,6 +5,7 @@
  */
 import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
+import { Client, Worker } from 'prefork';
 import { createBroker } from '../../../dist/broker/index.js';
 import { OptionError } from '../../../dist/errors.js';
 
@@ -31,12 +32,46 @@ describe('deadMax: how many dead jobs a queue keeps', () => {
   ])('%s refuses deadMax %s, naming the option', (url, deadMax) => {
     const err = rejectionOf(() => createBroker(url, { deadMax: deadMax as number, logger: silent }));
     expect(err.option).toBe('deadMax');
-    expect(err.message).toContain('an integer >= 0');
+    expect(err.message).toContain('an integer from 0 to 2^53-1');
   });
 
   it('accepts 0 (keep no dead job) and a positive integer', async () => {
     for (const deadMax of [0, 5]) {
       const broker = createBroker('memory://broker-options', { deadMax, logger: silent });
+      await broker.close();
+    }
+  });
+});
+
+describe('namespace', () => {
+  // A number or an array became a string ("42", "arr") and was used as the key prefix.
+  const bad: unknown[] = [42, ['arr'], { toString: () => 'obj' }, null, '', 'a b', '{x}'];
+  it.each(['memory://broker-options', 'redis://127.0.0.1:1'])('%s refuses one that is not a usable string', (url) => {
+    for (const namespace of bad) {
+      const err = rejectionOf(() => createBroker(url, { namespace: namespace as string, logger: silent }));
+      expect(err.option).toBe('namespace');
+      expect(err.value).toBe(namespace);
+      expect(err.message).toContain('a non-empty string without braces or spaces');
+    }
+  });
+
+  it.each([
+    [
+      'Worker',
+      (namespace: unknown) => new Worker({ app: '/srv/app/tasks.mjs', namespace: namespace as string, logger: silent }),
+    ],
+    [
+      'Client',
+      (namespace: unknown) =>
+        new Client({ broker: 'redis://127.0.0.1:1', namespace: namespace as string, logger: silent }),
+    ],
+  ])('new %s refuses one too', (_what, make) => {
+    for (const namespace of bad) expect(rejectionOf(() => make(namespace)).option).toBe('namespace');
+  });
+
+  it('takes any other string, ":" included', async () => {
+    for (const namespace of ['app', 'app:prod', 'é', '__proto__']) {
+      const broker = createBroker('memory://broker-options', { namespace, logger: silent });
       await broker.close();
     }
   });

@@ -43,4 +43,30 @@ describe('node health', () => {
     expect(liveness(cut).ok).toBe(true);
     expect(readiness(cut).checks.broker).toBe('unreachable: the last 3 calls failed');
   });
+
+  it('says what the broker calls fail with, and a broker that refuses them is not called unreachable', () => {
+    const away = {
+      ...running,
+      consumer: {
+        ...running.consumer,
+        brokerFailures: 2,
+        lastFailure: { message: 'Connection is closed.', refused: false },
+      },
+    };
+    expect(readiness(away).checks.broker).toBe('unreachable: the last 2 calls failed (Connection is closed.)');
+    const refused = {
+      ...running,
+      heartbeat: {
+        ...running.heartbeat,
+        failures: 6,
+        lastFailure: {
+          message: 'Redis refused the heartbeat: WRONGTYPE … ({p}:nodes is a string, not a zset)',
+          refused: true,
+        },
+      },
+    };
+    expect(readiness(refused).checks.broker).toBe(
+      'refusing: the last 6 calls failed (Redis refused the heartbeat: WRONGTYPE … ({p}:nodes is a string, not a zset))',
+    );
+  });
 });

@@ -117,6 +117,17 @@ describe('resolvePoolOptions', () => {
     ['maxProcesses', 0],
     ['maxProcesses', 2.5],
     ['maxProcesses', 'many'],
+    // Counts past their bounds: 4096 children, 2^53-1 (past it a number is no longer exact), 2^32-1 bytes a frame.
+    ['processes', 4097],
+    ['processes', 1e20],
+    ['maxProcesses', 4097],
+    ['autoscale', '99999999999999999999,1'],
+    ['autoscale', '4097,1'],
+    ['autoscale', [1e20, 1]],
+    ['maxTasksPerChild', 2 ** 53],
+    ['maxRestarts', 1e20],
+    ['maxMemoryPerChild', 1e20],
+    ['maxFrameSize', 2 ** 32],
   ];
 
   it.each(invalid)('rejects %s = %j, naming the option and the value', (option, value) => {

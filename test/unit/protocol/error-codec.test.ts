@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  ErrorSerializationError,
   PayloadDecodeError,
   RemoteTaskError,
   ResultSerializationError,
@@ -9,6 +10,7 @@ import {
 } from 'prefork';
 import { decodeBody, encodeBody } from '../../../dist/protocol/codec.js';
 import { deserializeError, serializeError } from '../../../dist/protocol/error-codec.js';
+import { messageOf } from '../../../dist/errors.js';
 import type { SerializedError } from '../../../dist/job-types.js';
 
 /** serialize → msgpack → bytes → msgpack → deserialize: the trip an error makes from child to parent. */
@@ -110,6 +112,72 @@ describe('error codec', () => {
     expect(back).toBeInstanceOf(Retry);
     expect((back as Retry).delay).toBe(1500);
     expect(back.message).toBe('later');
+  });
+
+  describe('a thrown value whose reads throw', () => {
+    const boom = (what: string) => (): never => {
+      throw new Error(what);
+    };
+    const trapAll = (target: object): object =>
+      new Proxy(target, { get: boom('get trap'), ownKeys: boom('ownKeys trap'), getPrototypeOf: boom('proto trap') });
+
+    it.each([
+      [
+        'a name getter',
+        Object.defineProperty(new Error('x'), 'name', { get: boom('name boom') }),
+        'name threw: name boom',
+      ],
+      [
+        'a message getter',
+        Object.defineProperty(new Error('x'), 'message', { get: boom('message boom') }),
+        'message threw: message boom',
+      ],
+      ['a Proxy whose traps throw', trapAll({}), 'prototype threw: proto trap'],
+      ['an object whose toString throws', { toString: boom('toString boom') }, 'string form threw: toString boom'],
+      ['an object without a prototype', Object.create(null) as object, 'string form threw: '],
+    ])('%s: replaced by ErrorSerializationError saying why, never a throw', (_, thrown, why) => {
+      const back = roundTrip(thrown);
+      expect(back).toBeInstanceOf(ErrorSerializationError);
+      expect(back.message).toContain(`the value thrown cannot be read: reading its ${why}`);
+      expect(deserializeError(serializeError(thrown, 'resize')).message).toMatch(
+        /^the value task resize threw cannot be read/,
+      );
+    });
+
+    it('a cause, stack or property that cannot be read is left out; the name and message stay', () => {
+      const err = new RangeError('kept');
+      Object.defineProperty(err, 'cause', { get: boom('cause boom') });
+      Object.defineProperty(err, 'stack', { get: boom('stack boom') });
+      Object.defineProperty(err, 'extra', { get: boom('extra boom'), enumerable: true });
+      const back = roundTrip(err) as RemoteTaskError;
+      expect(back).toMatchObject({ name: 'RangeError', message: 'kept' });
+      expect(back.cause).toBe('the cause cannot be read: reading it threw: cause boom');
+      expect('extra' in back).toBe(false);
+    });
+
+    it('an error whose own keys cannot be listed keeps its name and message; an unreadable cause is replaced', () => {
+      const listless = new Proxy(new Error('listless'), { ownKeys: boom('ownKeys trap') });
+      expect(roundTrip(listless)).toMatchObject({ name: 'Error', message: 'listless' });
+      const back = roundTrip(new Error('outer', { cause: trapAll({}) }));
+      expect(back.message).toBe('outer');
+      expect(back.cause).toBeInstanceOf(ErrorSerializationError);
+    });
+
+    it('messageOf never throws either', () => {
+      expect(messageOf(trapAll({}))).toBe('(object that cannot be read: proto trap)');
+      expect(messageOf({ toString: boom('toString boom') })).toBe('(object that cannot be read: toString boom)');
+      expect(messageOf(Object.defineProperty(new Error('x'), 'message', { get: boom('m boom') }))).toBe(
+        '(object that cannot be read: m boom)',
+      );
+      // What a failed read threw cannot be read either: said so, without a second try.
+      const throwing = (value: unknown) => (): never => {
+        throw value;
+      };
+      for (const thrown of [Object.create(null) as unknown, { toString: boom('toString boom') }])
+        expect(messageOf({ toString: throwing(thrown) })).toBe(
+          '(object that cannot be read: something that cannot be read either)',
+        );
+    });
   });
 
   it('rebuilds unknown error names as RemoteTaskError, an Error', () => {

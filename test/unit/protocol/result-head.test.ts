@@ -4,10 +4,13 @@ import { MessageType } from '../../../dist/protocol/messages.js';
 import { resultOkSeq } from '../../../dist/protocol/result-head.js';
 
 describe('resultOkSeq: the seq of a RESULT_OK frame, from its head alone', () => {
-  it.each([0, 5, 127, 200, 70_000, 2 ** 31, 2 ** 32 - 1])('reads seq %d, whatever the frame carries after it', (seq) => {
-    expect(resultOkSeq(encodeBody([MessageType.RESULT_OK, seq, { any: 'value' }]))).toBe(seq);
-    expect(resultOkSeq(encodeBody([MessageType.RESULT_OK, seq, 1, null, 1_700_000_000_000]))).toBe(seq);
-  });
+  it.each([0, 5, 127, 200, 70_000, 2 ** 31, 2 ** 32 - 1])(
+    'reads seq %d, whatever the frame carries after it',
+    (seq) => {
+      expect(resultOkSeq(encodeBody([MessageType.RESULT_OK, seq, { any: 'value' }]))).toBe(seq);
+      expect(resultOkSeq(encodeBody([MessageType.RESULT_OK, seq, 1, null, 1_700_000_000_000]))).toBe(seq);
+    },
+  );
 
   it.each([
     ['a RESULT_ERROR', [MessageType.RESULT_ERROR, 5, { name: 'Error', message: 'x' }]],

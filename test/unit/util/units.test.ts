@@ -1,5 +1,13 @@
 import { describe, expect, it } from 'vitest';
-import { MAX_TIMER_MS, parseAutoscale, parseDuration, parseSize, timerMs } from '../../../dist/util/units.js';
+import {
+  checkInteger,
+  MAX_PROCESSES,
+  MAX_TIMER_MS,
+  parseAutoscale,
+  parseDuration,
+  parseSize,
+  timerMs,
+} from '../../../dist/util/units.js';
 
 describe('parseDuration', () => {
   it.each([
@@ -105,8 +113,43 @@ describe('parseAutoscale', () => {
     null,
     undefined,
     { max: 4, min: 1 },
+    // Past MAX_PROCESSES (4096), or past 2^53-1 where the number is no longer the one typed.
+    '4097,1',
+    '99999999999999999999,1',
+    [4097, 0],
+    [1e20, 1],
   ])('%j is invalid', (input) => {
     expect(parseAutoscale(input)).toBeUndefined();
+  });
+
+  it('takes MAX_PROCESSES as a max', () => {
+    expect(parseAutoscale(`${MAX_PROCESSES},0`)).toEqual([MAX_PROCESSES, 0]);
+  });
+});
+
+describe('checkInteger', () => {
+  const bad = (option: string, value: unknown, expected: string): never => {
+    throw new Error(`${option} ${String(value)}: expected ${expected}`);
+  };
+
+  it('takes an integer in its range', () => {
+    expect(checkInteger('n', 0, bad, 0)).toBe(0);
+    expect(checkInteger('n', Number.MAX_SAFE_INTEGER, bad, 0)).toBe(Number.MAX_SAFE_INTEGER);
+    expect(checkInteger('n', 10, bad, 1, 10)).toBe(10);
+  });
+
+  it.each([
+    [2 ** 53, 'an integer from 0 to 2^53-1'],
+    [1e20, 'an integer from 0 to 2^53-1'],
+    [-1, 'an integer from 0 to 2^53-1'],
+    [1.5, 'an integer from 0 to 2^53-1'],
+    ['3', 'an integer from 0 to 2^53-1'],
+  ])('refuses %j, naming the range', (value, expected) => {
+    expect(() => checkInteger('n', value, bad, 0)).toThrow(`expected ${expected}`);
+  });
+
+  it('names a tighter max', () => {
+    expect(() => checkInteger('n', 11, bad, 1, 10)).toThrow('expected an integer from 1 to 10');
   });
 });
 

@@ -286,7 +286,9 @@ local function wfSettleRecord(ctx, members)
 end
 
 -- A job's place in its workflow from its entry's meta (entry-codec.ts: key w, [id, node, queues]):
--- the workflow's id, the node, the queue names; nil for a job of no workflow.
+-- the workflow's id, the node, the queue names; nil for a job of no workflow, and for a place
+-- entry-codec.ts workflowRef refuses (the same rule: a non-empty id, an integer node >= 0, a
+-- non-empty list of queue names), whose job is malformed and belongs to no workflow.
 local function wfRefOf(fields)
   local meta = getField(fields, 'meta')
   -- Most jobs belong to no workflow: no JSON decoded for them. The key w, quoted, then a colon (inside
@@ -294,9 +296,14 @@ local function wfRefOf(fields)
   if type(meta) ~= 'string' or not string.find(meta, '"[w]":') then return nil end
   local ok, decoded = pcall(cjson.decode, meta)
   if not ok or type(decoded) ~= 'table' or type(decoded.w) ~= 'table' then return nil end
-  local w = decoded.w
-  if type(w[1]) ~= 'string' or type(w[2]) ~= 'number' or type(w[3]) ~= 'table' then return nil end
-  return w[1], w[2], w[3]
+  local id, node, queues = decoded.w[1], decoded.w[2], decoded.w[3]
+  if type(id) ~= 'string' or id == '' or type(node) ~= 'number' or type(queues) ~= 'table' then return nil end
+  if node < 0 or node > MAX_INT or node ~= math.floor(node) or #queues == 0 then return nil end
+  for i = 1, #queues do
+    -- job-option-checks.ts isQueueName: letters, digits, "_", "-" or "."
+    if type(queues[i]) ~= 'string' or not string.find(queues[i], '^[%w_.%-]+$') then return nil end
+  end
+  return id, node, queues
 end
 
 -- The failure of a job that left its workflow without a node's settlement, shaped as

@@ -1,0 +1,47 @@
+/**
+ * A redis:// URL is checked whole at createBroker, before anything connects:
+ * ioredis reads the database with parseInt, so "/abc" became `SELECT NaN` (an
+ * uncaught error) and "/2x" or "/2/3" silently database 2. Whether Redis has
+ * the database is Redis's to say, when the connection opens.
+ */
+import { pino } from 'pino';
+import { describe, expect, it } from 'vitest';
+import { createBroker } from '../../../dist/broker/index.js';
+import { OptionError } from '../../../dist/errors.js';
+
+const silent = pino({ level: 'silent' });
+
+describe('the database in a redis:// URL', () => {
+  it.each([
+    ['redis://127.0.0.1:6379/abc', 'redis://127.0.0.1:6379/abc'],
+    ['redis://127.0.0.1:6379/2x', 'redis://127.0.0.1:6379/2x'],
+    ['redis://127.0.0.1:6379/2/3', 'redis://127.0.0.1:6379/2/3'],
+    ['redis://127.0.0.1:6379/-1', 'redis://127.0.0.1:6379/-1'],
+    ['redis://127.0.0.1:6379/1.5', 'redis://127.0.0.1:6379/1.5'],
+    ['rediss://127.0.0.1:6379?db=abc', 'rediss://127.0.0.1:6379?db=abc'],
+    ['redis://user:s3cret@127.0.0.1:6379/abc', 'redis://user:***@127.0.0.1:6379/abc'],
+  ])('%s is refused, naming the URL (password masked) and what a database is', (url, shown) => {
+    let err: unknown;
+    try {
+      createBroker(url, { logger: silent });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(OptionError);
+    expect((err as OptionError).option).toBe('broker');
+    expect((err as OptionError).value).toBe(shown);
+    expect((err as OptionError).message).toContain('the db a whole number >= 0');
+    expect((err as OptionError).message).not.toContain('s3cret');
+  });
+
+  it.each([
+    'redis://127.0.0.1:6379',
+    'redis://127.0.0.1:6379/',
+    'redis://127.0.0.1:6379/0',
+    'redis://127.0.0.1:6379/15',
+    'redis://127.0.0.1:6379/1000',
+    'rediss://127.0.0.1:6379?db=3',
+  ])('%s is accepted', async (url) => {
+    await createBroker(url, { logger: silent }).close();
+  });
+});
