@@ -687,13 +687,13 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
     });
 
     it('a poison job buried by a recovery fails: a WorkerLostError naming why, stored and announced to its client', async () => {
-      const short = await broker({ leaseMs: 200 });
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
       const long = await broker({ leaseMs: 60_000 });
       const a = await node(short, 'node-a');
       const bNode = await node(long, 'node-b');
       await long.enqueue([job('poison', 'q', { redeliveries: 2, replyTo: 'c1' })]);
       await fetchAll(short, a, ['q'], 1);
-      await sleep(350);
+      await sleep(MIN_LEASE_MS + 150);
       expect(await long.recover(a, bNode, 2)).toBe(1);
       const failure = {
         id: 'poison',

@@ -11,6 +11,7 @@ import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { EVENTS_PER_WRITE, EventBuffer } from '../../dist/events/event-buffer.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Delivery, Settlement } from '../../dist/broker/types.js';
+import type { NodeEvent } from 'prefork';
 import { fetchFrom, ids, job, registerNode, result, Scope, sleep, eachNode } from './redis-helpers.js';
 
 const silentLog = pino({ level: 'silent' });
@@ -147,11 +148,22 @@ describe('RedisBroker: batched settlements', () => {
     expect(await scope.raw.xlen(scope.key('q:x'))).toBe(3);
   });
 
+  /** A job-received event as a node writes it (the fields its type always carries: read back, one without them is skipped). */
+  const received = (i: number): NodeEvent => ({
+    type: 'job-received',
+    at: i,
+    node: NODE,
+    jobId: `j${i}`,
+    task: 't',
+    queue: 'x',
+    attempt: 0,
+  });
+
   it('carries every event the node holds with its fetch, an entry per EVENTS_PER_WRITE', async () => {
     // A node whose fetches bring many jobs makes more events between two writes than one entry holds.
     const events = new EventBuffer(NODE, () => Promise.reject(new Error('no write of their own here')), silentLog);
     const n = EVENTS_PER_WRITE * 3 + 10;
-    for (let i = 0; i < n; i++) events.push({ type: 'job-received', at: i, node: NODE, jobId: `j${i}` });
+    for (let i = 0; i < n; i++) events.push(received(i));
     broker.carryEvents(events);
     await fetchFrom(broker, NODE, ['x'], 1);
     expect(await scope.raw.xlen(scope.key('events'))).toBe(4);
@@ -166,12 +178,12 @@ describe('RedisBroker: batched settlements', () => {
     await scope.raw.set(scope.key('events'), 'not a stream');
     const events = new EventBuffer(NODE, (batch) => broker.publishEvents(batch), silentLog);
     const n = EVENTS_PER_WRITE * 2 + 10;
-    for (let i = 0; i < n; i++) events.push({ type: 'job-received', at: i, node: NODE, jobId: `j${i}` });
+    for (let i = 0; i < n; i++) events.push(received(i));
     broker.carryEvents(events);
     const got = await fetchFrom(broker, NODE, ['x'], 1);
     expect(got.deliveries).toHaveLength(1);
     await scope.raw.del(scope.key('events'));
-    events.push({ type: 'job-received', at: n, node: NODE, jobId: `j${n}` });
+    events.push(received(n));
     // The buffer tries again on its own (its flush timer), the oldest first.
     await expect.poll(async () => (await broker.recentEvents(n + 10)).events.length, { timeout: 10_000 }).toBe(n + 1);
     const page = await broker.recentEvents(n + 10);
