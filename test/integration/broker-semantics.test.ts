@@ -5,6 +5,7 @@
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { createBroker, type Broker, type NewJob } from 'prefork/broker';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { brokerFor, silent, uniqueName } from '../helpers/worker.js';
 
 const open: Broker[] = [];
@@ -142,13 +143,13 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
   });
 
   it('a live node keeps its jobs; once its lease expires another node recovers them, served first, redeliveries + 1', async () => {
-    const b = await broker(300);
+    const b = await broker(MIN_LEASE_MS);
     const a = await node(b, 'node-a');
     const other = await node(b, 'node-b');
     await b.enqueue([job('a'), job('b'), job('c')]);
     const held = await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 2 }], count: 2, settle: [] });
     expect(await b.recover(a, other, 5)).toBe(0); // still alive
-    await new Promise((resolve) => setTimeout(resolve, 400));
+    await new Promise((resolve) => setTimeout(resolve, MIN_LEASE_MS + 100));
     const beat = await b.heartbeat(other, ['q']);
     expect(beat.fenced).toBe(true); // node-b did not beat either: its lease expired too
     await node(b, 'node-c');
@@ -173,11 +174,11 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
   });
 
   it('a job redelivered more than maxRedeliveries times is a poison job: dead set', async () => {
-    const b = await broker(200);
+    const b = await broker(MIN_LEASE_MS);
     await b.enqueue([job('p', 'q', { redeliveries: 2 })]);
     const a = await node(b, 'node-a');
     await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
-    await new Promise((resolve) => setTimeout(resolve, 300));
+    await new Promise((resolve) => setTimeout(resolve, MIN_LEASE_MS + 100));
     await node(b, 'node-b');
     expect(await b.recover(a, 'node-b', 2)).toBe(1);
     const [dead] = await b.listDead('q', 1);
