@@ -9,6 +9,7 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ControlRequest } from '../../dist/broker/types.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
 import { startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
 import { fetchFrom, job, log, registerNode } from './redis-helpers.js';
 
@@ -103,8 +104,8 @@ describe('RedisBroker heartbeat: commands per beat', () => {
       expect((await fetchFrom(long, `n${i}`, ['a'], 1)).deliveries).toHaveLength(1);
     }
     // Every consumer idle for longer than two of the beating node's leases.
-    await new Promise((resolve) => setTimeout(resolve, 450));
-    const short = await broker('cost4', 200);
+    await new Promise((resolve) => setTimeout(resolve, 2 * MIN_LEASE_MS + 250));
+    const short = await broker('cost4', MIN_LEASE_MS);
     await registerNode(short, 'me', ['a']);
     for (let i = 0; i < 31; i++) expect((await short.heartbeat('me', ['a'])).fenced).toBe(false);
     const sweep = await counted(async () => void (await short.heartbeat('me', ['a'])));
