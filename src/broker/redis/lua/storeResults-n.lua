@@ -62,13 +62,15 @@ for j = 1, nl do
   local n = redis.pcall('LLEN', KEYS[nr + j])
   if type(n) == 'number' then lengths[j] = n else bad = bad or KEYS[nr + j] end
 end
--- Usually empty: one SMEMBERS per batch, not a check per result.
+-- Usually empty: one SMEMBERS per batch, not a check per result. Deleted at
+-- the end, not here: a DEL first would make Redis let every later write of
+-- this script through at maxmemory (a script that has written is let finish),
+-- where the first SET must be refused and the batch kept for later.
 local late = nil
 local left = redis.call('SMEMBERS', unapplied)
 if #left > 0 then
   late = {}
   for _, id in ipairs(left) do late[id] = true end
-  redis.call('DEL', unapplied)
 end
 -- One LPUSH per list (of its entries in settlement order), not one per result.
 local pushes = {}
@@ -120,6 +122,7 @@ for j = 1, nl do
     redis.call('PEXPIRE', list, replyTtl)
   end
 end
+if late then redis.call('DEL', unapplied) end
 if bad then
   return redis.error_reply('WRONGTYPE prefork: the reply list ' .. bad .. ' holds another type: results stored, not announced to it')
 end
