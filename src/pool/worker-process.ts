@@ -4,7 +4,7 @@ import { encodeFrame } from '../protocol/frame-encoder.js';
 import { FrameDecoder } from '../protocol/frame-decoder.js';
 import { ProtocolError, ResultSerializationError, messageOf } from '../errors.js';
 import { serializeError } from '../protocol/error-codec.js';
-import { resultOkSeq } from '../protocol/result-head.js';
+import { frameSeq } from '../protocol/result-head.js';
 import { deathSignalLauncher, withDeathSignal } from './death-signal.js';
 import {
   CHILD_CONFIG_ENV,
@@ -12,6 +12,7 @@ import {
   type ChildConfig,
   type ChildMessage,
   type ParentMessage,
+  type ProgressFrame,
   type ResultErrorFrame,
 } from '../protocol/messages.js';
 import { START_RECORD_FD, StartRecordReader } from '../protocol/start-record.js';
@@ -353,22 +354,21 @@ export class WorkerProcess {
   }
 
   /**
-   * A whole RESULT_OK frame whose value does not decode here (a Map with
-   * object keys: the child's encoder takes it, this decoder does not): its
+   * A whole frame whose value does not decode here (a Map with object keys:
+   * the child's encoder takes it, this decoder does not). A RESULT_OK: its
    * job fails with ResultSerializationError, as one the child could not
-   * encode, and the child lives on. Any other undecodable frame is a
-   * protocol error.
+   * encode. A PROGRESS: the progress says so instead of its value. The child
+   * lives on either way. Any other undecodable frame is a protocol error.
    */
-  private undecodableResult(body: Buffer, err: unknown): ResultErrorFrame {
-    const seq = resultOkSeq(body);
+  private undecodable(body: Buffer, err: unknown): ResultErrorFrame | ProgressFrame {
+    const result = frameSeq(body, MessageType.RESULT_OK);
+    const seq = result ?? frameSeq(body, MessageType.PROGRESS);
     let job: PoolJob | undefined;
     if (seq !== undefined) for (const j of this.inFlight) if (j.seq === seq) job = j;
     if (seq === undefined || job === undefined) throw err;
-    const failure = new ResultSerializationError(
-      job.name,
-      `its value does not decode in the parent: ${messageOf(err)}`,
-    );
-    return [MessageType.RESULT_ERROR, seq, serializeError(failure)];
+    const why = `does not decode in the parent: ${messageOf(err)}`;
+    if (result === undefined) return [MessageType.PROGRESS, seq, `(the progress value ${why})`];
+    return [MessageType.RESULT_ERROR, seq, serializeError(new ResultSerializationError(job.name, `its value ${why}`))];
   }
 
   private onData(chunk: Buffer): void {
@@ -383,7 +383,7 @@ export class WorkerProcess {
             throw new ProtocolError(`child ${this.pid} sent a frame that is not a message tuple`);
           this.owner.onMessage(this, msg as ChildMessage);
         },
-        (body, err) => this.undecodableResult(body, err),
+        (body, err) => this.undecodable(body, err),
       );
     } catch (err) {
       this.owner.onProtocolError(this, err as Error);

@@ -73,6 +73,20 @@ describe('task failures', () => {
     expect(pool.stats().totals).toMatchObject({ restarts: 0, lost: 0 });
   });
 
+  it('a progress value the parent cannot decode is reported as such; the job and its child go on', async () => {
+    const pool = await startPool({ processes: 1 });
+    const [pid] = pids(pool);
+    const seen: unknown[] = [];
+    await expect(pool.apply('progressObjectKeyedMap', [], { onProgress: (value) => seen.push(value) })).resolves.toBe(
+      'done',
+    );
+    expect(seen).toEqual([
+      expect.stringMatching(/^\(the progress value does not decode in the parent: .*non-string keys/),
+    ]);
+    await expect(pool.apply('pid')).resolves.toBe(pid);
+    expect(pool.stats().totals).toMatchObject({ restarts: 0, lost: 0 });
+  });
+
   it('fails undecodable argument bytes with PayloadDecodeError; the same child runs the next job', async () => {
     const pool = await startPool({ processes: 1 });
     const [pid] = pids(pool);

@@ -1,9 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { encodeBody } from '../../../dist/protocol/codec.js';
 import { MessageType } from '../../../dist/protocol/messages.js';
-import { resultOkSeq } from '../../../dist/protocol/result-head.js';
+import { frameSeq } from '../../../dist/protocol/result-head.js';
 
-describe('resultOkSeq: the seq of a RESULT_OK frame, from its head alone', () => {
+const resultOkSeq = (body: Buffer): number | undefined => frameSeq(body, MessageType.RESULT_OK);
+
+describe('frameSeq: the seq of a RESULT_OK or PROGRESS frame, from its head alone', () => {
   it.each([0, 5, 127, 200, 70_000, 2 ** 31, 2 ** 32 - 1])(
     'reads seq %d, whatever the frame carries after it',
     (seq) => {
@@ -25,5 +27,11 @@ describe('resultOkSeq: the seq of a RESULT_OK frame, from its head alone', () =>
   it('says nothing of an empty or cut frame', () => {
     expect(resultOkSeq(Buffer.alloc(0))).toBeUndefined();
     expect(resultOkSeq(encodeBody([MessageType.RESULT_OK, 70_000, 1]).subarray(0, 4))).toBeUndefined();
+  });
+
+  it("reads a PROGRESS frame's seq, and only when asked for PROGRESS", () => {
+    const progress = encodeBody([MessageType.PROGRESS, 300, { any: 'value' }]);
+    expect(frameSeq(progress, MessageType.PROGRESS)).toBe(300);
+    expect(frameSeq(progress, MessageType.RESULT_OK)).toBeUndefined();
   });
 });
