@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { BrokerUnavailableError, Client } from 'prefork';
+import { createConnection } from '../../dist/broker/redis/connection.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitUntil } from '../helpers/wait.js';
 import { log, redisUrl } from './redis-helpers.js';
@@ -57,5 +58,34 @@ describe('an enqueue whose reply is lost', () => {
     // The client works again, and the lost enqueue was not sent a second time.
     await client.enqueue('add', [3, 3], { ignoreResult: true });
     expect(await raw.xlen(stream)).toBe(4);
+  });
+
+  it('a command nobody awaits, cut the same way, is no unhandled rejection', async () => {
+    const key = `lost-unawaited-${randomUUID()}`;
+    const raw = new Redis(redisUrl());
+    const proxy = await TcpProxy.start(redisUrl());
+    const conn = createConnection(proxy.url, 'command', 'prefork:commands', log);
+    cleanups.push(async () => {
+      conn.disconnect();
+      await proxy.close();
+      await raw.del(key);
+      raw.disconnect();
+    });
+    await conn.connect();
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    cleanups.push(() => Promise.resolve(void process.off('unhandledRejection', onUnhandled)));
+    proxy.holdReplies();
+    // Sent and never awaited: as a fire-and-forget write is.
+    void conn.set(key, '1');
+    await waitUntil(async () => (await raw.get(key)) === '1', 'Redis ran it');
+    const closed = new Promise((resolve) => conn.once('close', resolve));
+    proxy.dropAll();
+    proxy.releaseReplies();
+    await closed;
+    // Node reports an unhandled rejection once the microtasks of the turn that made it ran: a turn later.
+    for (let i = 0; i < 2; i++) await new Promise((resolve) => setImmediate(resolve));
+    expect(unhandled).toEqual([]);
   });
 });

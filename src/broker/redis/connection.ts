@@ -122,10 +122,13 @@ export function createConnection(url: string, role: ConnectionRole, name: string
  */
 function failUnanswered(redis: Redis, displayUrl: string): void {
   const own = redis as unknown as {
-    commandQueue: { length: number };
+    commandQueue: { length: number; toArray(): { command: { promise?: Promise<unknown> } }[] };
     flushQueue(err: Error, options: { offlineQueue: boolean; commandQueue: boolean }): void;
   };
   if (own.commandQueue.length === 0) return;
+  // One nobody awaits (sent and not waited for) must not become an unhandled rejection, which
+  // ends a Node process by default; whoever awaits one still gets the error.
+  for (const item of own.commandQueue.toArray()) item.command.promise?.catch(() => undefined);
   own.flushQueue(
     new BrokerUnavailableError(
       displayUrl,
