@@ -738,6 +738,35 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect((await long.counts(['q']))[0]).toEqual({ queue: 'q', waiting: 0, reserved: 0, delayed: 0, dead: 0 });
     });
 
+    it("a fenced node's late results overwrite none the run that replaced it stored, and stand where none is", async () => {
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const bNode = await node(long, 'node-b');
+      await long.enqueue([job('j1', 'q', { replyTo: 'c1' }), job('j2', 'q', { replyTo: 'c1' })]);
+      const [h1, h2] = await fetchAll(short, a, ['q'], 2);
+      await sleep(MIN_LEASE_MS + 150);
+      expect(await long.recover(a, bNode, 5)).toBe(2);
+      const mine = await fetchAll(long, bNode, ['q'], 10);
+      const live1 = mine.find((d) => d.job.id === 'j1')!;
+      await long.settle([ack(live1, result(live1, 'SUCCESS', { value: 'live', node: bNode }))]);
+      expect((await long.waitForResults('c1', LONG)).records).toMatchObject([{ id: 'j1', value: 'live' }]);
+      const late = await short.fetch({
+        nodeId: a,
+        plan: [{ queue: 'q', quota: 2 }],
+        count: 2,
+        settle: [
+          { kind: 'dead', delivery: h1!, reason: 'late', result: result(h1!, 'FAILURE', { node: a }) },
+          ack(h2!, result(h2!, 'SUCCESS', { value: 'late', node: a })),
+        ],
+      });
+      expect(late).toMatchObject({ fenced: true, deliveries: [] });
+      // j1's live outcome stays, and is not announced again; j2 has no other outcome yet, so the late one stands.
+      expect(await long.getResult('j1')).toMatchObject({ state: 'SUCCESS', value: 'live', node: bNode });
+      expect(await long.getResult('j2')).toMatchObject({ state: 'SUCCESS', value: 'late', node: a });
+      expect((await long.waitForResults('c1', LONG)).records.map((r) => r.id)).toEqual(['j2']);
+    });
+
     it('a fenced node (unregistered) fetches nothing and its late acks leave the jobs for others', async () => {
       const b = await broker();
       const a = await node(b, 'node-a');

@@ -54,6 +54,12 @@ export class ResultStore {
     return structuredClone(stored.record);
   }
 
+  /** Whether a live result of job `id` is stored (without copying it). */
+  has(id: string, now: number): boolean {
+    const stored = this.results.get(id);
+    return stored !== undefined && stored.expiresAt > now;
+  }
+
   /** Tells `clientId` that the result of job `id` is ready (a final state). */
   announce(clientId: string, id: string): void {
     const list = this.replies.get(clientId);

@@ -19,15 +19,19 @@ export interface SettleContext {
  * dead: dead set; giveBack: front of its queue, redeliveries + 1 unless `spread`; defer:
  * delayed, marked with its rate-limit slot when `slot`). A receipt
  * no longer held (a fenced node's late settle: the job was recovered and
- * delivered again under a new receipt) moves nothing. The result is written
- * either way, unless the job asked for none, and a final state is announced
- * to the client waiting for it.
+ * delivered again under a new receipt) moves nothing, and its result is
+ * written only where none is stored (the run that replaced it keeps its
+ * outcome; storeResults-n.lua does the same with the unapplied set). A
+ * result is written unless the job asked for none, and a final state is
+ * announced to the client waiting for it.
  */
 export function applySettlements(ctx: SettleContext, settlements: readonly Settlement[]): void {
   const { state, now } = ctx;
   for (const s of settlements) {
+    let late = false;
     if (s.kind !== 'progress') {
       const held = state.reservations.release(s.delivery.receipt);
+      late = held === undefined;
       if (held !== undefined) {
         const { queue, job } = held.delivery;
         const q = state.queue(queue);
@@ -55,6 +59,7 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
     if (s.kind === 'giveBack' || s.kind === 'defer' || s.result === undefined) continue;
     const { job } = s.delivery;
     if (job.options.ignoreResult === true) continue;
+    if (late && state.results.has(s.result.id, now)) continue;
     state.results.set(s.result, resultTtlOf(job.options, ctx.resultTtl), now);
     if (job.replyTo !== undefined && isFinalState(s.result.state)) state.results.announce(job.replyTo, s.result.id);
   }
