@@ -767,6 +767,24 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect((await long.waitForResults('c1', LONG)).records.map((r) => r.id)).toEqual(['j2']);
     });
 
+    it("a fenced node's late ack frees no unique key that the recovered copy of its job still holds", async () => {
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const bNode = await node(long, 'node-b');
+      expect(await long.enqueue([job('j1', 'q', { uniqueKey: 'k1' })])).toEqual([undefined]);
+      const [h1] = await fetchAll(short, a, ['q'], 1);
+      await sleep(MIN_LEASE_MS + 150);
+      expect(await long.recover(a, bNode, 5)).toBe(1);
+      const [live] = await fetchAll(long, bNode, ['q'], 5);
+      const late = await short.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [ack(h1!)] });
+      expect(late).toMatchObject({ fenced: true, deliveries: [] });
+      // j1 still runs on node-b: the key is still its.
+      expect(await long.enqueue([job('j2', 'q', { uniqueKey: 'k1' })])).toEqual(['j1']);
+      await long.settle([ack(live!)]);
+      expect(await long.enqueue([job('j3', 'q', { uniqueKey: 'k1' })])).toEqual([undefined]);
+    });
+
     it('a fenced node (unregistered) fetches nothing and its late acks leave the jobs for others', async () => {
       const b = await broker();
       const a = await node(b, 'node-a');

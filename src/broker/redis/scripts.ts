@@ -16,7 +16,7 @@ const SCRIPTS = {
   enqueueJobs: 'enqueueJobs-2.lua',
   enqueueOnce: 'enqueueOnce-n.lua',
   enqueueWorkflow: 'enqueueWorkflow-n.lua',
-  releaseUnique: 'releaseUnique-1.lua',
+  releaseUnique: 'releaseUnique-2.lua',
   fetchJobs: 'fetchJobs-n.lua',
   registerNode: 'registerNode-3.lua',
   adoptEntries: 'adoptEntries-n.lua',

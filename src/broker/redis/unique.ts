@@ -25,13 +25,15 @@ export function addEndedMarks(pipe: ChainableCommander, keys: Keys, settle: Sett
 
 /**
  * Queued after the settle script: the unique keys of jobs that ended are
- * released (each only while its job still holds it). A key whose job left
- * the job index is free anyway (enqueueOnce-n.lua): this only frees memory.
+ * released (each only while its job still holds it, and only once it left
+ * the job index: a settlement the script did not apply leaves the key to
+ * the job's recovered copy). A key whose job left the index is free anyway
+ * (enqueueOnce-n.lua): this only frees memory.
  */
 export function addUniqueReleases(pipe: ChainableCommander, keys: Keys, settle: Settled): void {
   for (const s of settle) {
     const { job } = s.delivery;
     if (ends(s.kind) && job.uniqueKey !== undefined)
-      callScript(pipe, 'releaseUnique', [keys.unique(job.uniqueKey)], [job.id]);
+      callScript(pipe, 'releaseUnique', [keys.unique(job.uniqueKey), keys.jobs], [job.id]);
   }
 }
