@@ -265,7 +265,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         : new Scheduler(this.broker, o.schedule, this.log.child({ component: 'schedule' }));
     this.leadership = new Leadership(
       () => this.nodeIdValue,
-      async () => void (await dropUnusedEntries(this.broker, this.log)),
+      async (lease) => void (await dropUnusedEntries(this.broker, lease, this.log)),
       this.log.child({ component: 'leader' }),
     );
     // The id the current beat was sent under (beats are sequential), so a fencing it reports names the id it saw.

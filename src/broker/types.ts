@@ -1057,6 +1057,13 @@ export interface BrokerSchedule {
   scheduleNames(): Promise<string[]>;
   /** Forgets entries (no node runs them any more); returns how many were stored. */
   dropSchedule(names: readonly string[]): Promise<number>;
+  /**
+   * The leader's housekeeping: forgets the entries no live node registered,
+   * in one atomic step and only while `leader` still holds the leader lease
+   * (a leader stalled past its lease would find no live node and drop the
+   * entries every node runs). Returns the names dropped.
+   */
+  dropUnusedSchedule(leader: LeaderLease): Promise<string[]>;
 }
 
 // Workflows: what the Client compiles and a broker keeps (src/workflow/ makes and reads them).

@@ -19,7 +19,8 @@ export class Leadership {
 
   constructor(
     private readonly me: () => string,
-    private readonly duties: () => Promise<void>,
+    /** Given the lease they run under: the broker fences what they change with it. */
+    private readonly duties: (lease: LeaderLease) => Promise<void>,
     private readonly log: Logger,
   ) {}
 
@@ -40,7 +41,7 @@ export class Leadership {
       this.beats = 0;
     }
     if (!this.leading || this.beats++ % DUTY_EVERY !== 0 || this.running !== undefined) return;
-    this.running = this.duties()
+    this.running = this.duties(lease)
       .catch((err: unknown) => this.log.warn({ err }, `the leader's housekeeping failed: ${messageOf(err)}`))
       .finally(() => (this.running = undefined));
   }

@@ -1,20 +1,21 @@
 import type { Logger } from 'pino';
-import type { BrokerMembership, BrokerSchedule } from '../broker/types.js';
+import type { BrokerSchedule, LeaderLease } from '../broker/types.js';
 
 /**
  * The leader's schedule duty: forget the entries no live node runs any more
  * (removed from every node's schedule), so `prefork schedule list` shows
- * what runs. The stored names are read before the nodes: a node stores its
- * entries only after it registered, so an entry just added is never taken
- * for an unused one. Returns the names dropped.
+ * what runs. The broker checks the live nodes and this node's hold on the
+ * lease in the same step as the drop (dropUnusedSchedule): a leader stalled
+ * past its lease between reading the entries and the nodes would find no
+ * live node, itself included, and drop the entries every node runs, losing
+ * their missed ticks. Returns the names dropped.
  */
-export async function dropUnusedEntries(broker: BrokerMembership & BrokerSchedule, log: Logger): Promise<string[]> {
-  const stored = await broker.scheduleNames();
-  if (stored.length === 0) return [];
-  const inUse = new Set((await broker.listNodes()).flatMap((n) => n.schedule ?? []));
-  const unused = stored.filter((name) => !inUse.has(name));
-  if (unused.length === 0) return [];
-  await broker.dropSchedule(unused);
-  log.info({ entries: unused }, `dropped schedule entries no live node runs: ${unused.join(', ')}`);
+export async function dropUnusedEntries(broker: BrokerSchedule, lease: LeaderLease, log: Logger): Promise<string[]> {
+  const unused = await broker.dropUnusedSchedule(lease);
+  if (unused.length > 0)
+    log.info(
+      { entries: unused, token: lease.token },
+      `dropped schedule entries no live node runs: ${unused.join(', ')}`,
+    );
   return unused;
 }

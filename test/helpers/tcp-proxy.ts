@@ -32,6 +32,8 @@ export class TcpProxy {
   private swallow: { text: string; done: () => void } | undefined;
   /** Replies of the server held back (holdReplies), in order, with their link. */
   private heldReplies: [Link, Buffer][] | undefined;
+  /** Start holding replies once a request contains `text` (holdRepliesAfter). */
+  private holdAfter: { text: string; done: () => void } | undefined;
   private readonly acceptWaiters: (() => void)[] = [];
   /** Redis's side of abandoned connections, closed with the proxy. */
   private readonly abandoned = new Set<Socket>();
@@ -159,6 +161,15 @@ export class TcpProxy {
     this.heldReplies ??= [];
   }
 
+  /**
+   * Holds back what the server sends, as holdReplies(), from the next request
+   * containing `pattern` on (its reply included): the client that sent it
+   * waits on it, however long the test likes. Resolves once it is held.
+   */
+  holdRepliesAfter(pattern: string): Promise<void> {
+    return new Promise((resolve) => (this.holdAfter = { text: pattern.toLowerCase(), done: resolve }));
+  }
+
   /** Passes on the replies held back, in order, and stops holding. */
   releaseReplies(): void {
     const held = this.heldReplies ?? [];
@@ -200,6 +211,12 @@ export class TcpProxy {
         if (!text.includes(pattern)) continue;
         this.sent.set(pattern, (this.sent.get(pattern) ?? 0) + 1);
         link.pending.add(pattern);
+      }
+      const holdAfter = this.holdAfter;
+      if (holdAfter !== undefined && text.includes(holdAfter.text)) {
+        this.holdAfter = undefined;
+        this.holdReplies();
+        holdAfter.done();
       }
       server.write(chunk);
     });

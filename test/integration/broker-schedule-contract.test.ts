@@ -229,6 +229,29 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
     }
   });
 
+  it('dropUnusedSchedule drops the entries no live node registered, only for the holder of the lease it names', async () => {
+    const b = await broker({ leaseMs: 600_000 });
+    await b.publishSchedule([def('x'), def('y')]);
+    await b.register({
+      id: 'n1',
+      name: 'n1@test',
+      host: 'test',
+      pid: process.pid,
+      queues: ['q'],
+      concurrency: '1',
+      startedAt: Date.now(),
+      schedule: ['x'],
+    });
+    const lease = (await b.heartbeat('n1', ['q'], true)).leader!;
+    expect(lease.nodeId).toBe('n1');
+    // A lease that is not the holder's (a stale token, another node): nothing is dropped.
+    expect(await b.dropUnusedSchedule({ nodeId: 'n1', token: lease.token - 1 })).toEqual([]);
+    expect(await b.dropUnusedSchedule({ nodeId: 'other', token: lease.token })).toEqual([]);
+    expect((await b.scheduleNames()).sort()).toEqual(['x', 'y']);
+    expect(await b.dropUnusedSchedule(lease)).toEqual(['y']);
+    expect(await b.scheduleNames()).toEqual(['x']);
+  });
+
   it('the stored entry names, and the schedule entries each node registered', async () => {
     const b = await broker();
     await b.publishSchedule([def('x'), def('y')]);

@@ -700,4 +700,17 @@ export class MemoryBroker implements Broker {
   async dropSchedule(names: readonly string[]): Promise<number> {
     return this.state.schedules.drop(names);
   }
+
+  async dropUnusedSchedule(leader: LeaderLease): Promise<string[]> {
+    const inUse = new Set((await this.listNodes()).flatMap((n) => n.schedule ?? []));
+    // Checked after the await, with the drop: nothing runs in between.
+    const holder = this.state.leadership.holder(Date.now());
+    if (holder?.nodeId !== leader.nodeId || holder.token !== leader.token) return [];
+    const unused = this.state.schedules
+      .list()
+      .map((s) => s.name)
+      .filter((name) => !inUse.has(name));
+    this.state.schedules.drop(unused);
+    return unused;
+  }
 }

@@ -701,6 +701,10 @@ export class RedisBroker implements Broker {
     return (await this.redis()).smembers(this.keys.schedules);
   }
 
+  async dropUnusedSchedule(leader: LeaderLease): Promise<string[]> {
+    return this.schedules.dropUnused(await this.redis(), leader);
+  }
+
   async dropSchedule(names: readonly string[]): Promise<number> {
     return this.schedules.drop(await this.redis(), names);
   }

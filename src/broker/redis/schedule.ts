@@ -1,5 +1,13 @@
 import type { Redis } from 'ioredis';
-import type { ClaimOutcome, ClaimReply, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
+import type {
+  ClaimOutcome,
+  ClaimReply,
+  LeaderLease,
+  PublishReply,
+  ScheduleDefinition,
+  ScheduleState,
+  TickClaim,
+} from '../types.js';
 import { encodeJob } from './entry-codec.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
@@ -83,6 +91,14 @@ export class ScheduleStore {
       states.push(state);
     });
     return states;
+  }
+
+  /** dropUnusedSchedule-3.lua: the entries no live node registered, dropped while `leader` holds the lease. */
+  async dropUnused(redis: Redis, leader: LeaderLease): Promise<string[]> {
+    const keys = [this.keys.schedules, this.keys.nodes, this.keys.leader];
+    const args = [leader.nodeId, leader.token, this.keys.node(''), this.keys.scheduleEntry('')];
+    const dropped = (await callScript(redis, 'dropUnusedSchedule', keys, args)) as Buffer[];
+    return dropped.map((name) => name.toString());
   }
 
   async drop(redis: Redis, names: readonly string[]): Promise<number> {

@@ -41,6 +41,7 @@ const SCRIPTS = {
   setRateLimit: 'setRateLimit-n.lua',
   publishSchedule: 'publishSchedule-n.lua',
   claimTicks: 'claimTicks-n.lua',
+  dropUnusedSchedule: 'dropUnusedSchedule-3.lua',
 } as const;
 
 export type ScriptName = keyof typeof SCRIPTS;
