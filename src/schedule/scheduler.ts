@@ -129,11 +129,6 @@ export class Scheduler {
       if (last === undefined) continue;
       const plan = planTicks(entry.rule, entry.misfire, last, now);
       if (plan === undefined) continue;
-      if (plan.fire.length !== 1 || plan.fire[0] !== entry.rule.next(last))
-        this.log.info(
-          { entry: entry.name, misfire: entry.misfire, since: last, firing: plan.fire.length },
-          `schedule entry ${entry.name} missed ticks (no node ran it, or the broker was away): misfire '${entry.misfire}' fires ${plan.fire.length}`,
-        );
       claims.push({
         name: entry.name,
         hash: entry.hash,
@@ -149,6 +144,12 @@ export class Scheduler {
       const claim = claims[i] as TickClaim;
       const live = this.live.get(claim.name) as Live;
       if (outcome === 'claimed') {
+        // Said only by the node whose claim won: a node that was paused finds ticks missed that another fired.
+        if (claim.jobs.length !== 1 || claim.jobs[0]?.scheduledFor !== live.entry.rule.next(claim.expectedLast))
+          this.log.info(
+            { entry: claim.name, misfire: live.entry.misfire, since: claim.expectedLast, firing: claim.jobs.length },
+            `schedule entry ${claim.name} missed ticks (no node ran it, or the broker was away): misfire '${live.entry.misfire}' fires ${claim.jobs.length}`,
+          );
         live.last = claim.newLast;
         for (const job of claim.jobs)
           this.log.debug({ entry: claim.name, jobId: job.id, scheduledFor: job.scheduledFor }, 'schedule tick fired');
