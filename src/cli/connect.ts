@@ -4,6 +4,7 @@ import type { Broker } from '../broker/types.js';
 import type { Client } from '../client.js';
 import { createStderrLogger, envLogLevel } from '../logger.js';
 import { defaultBrokerUrl } from '../broker/default-url.js';
+import { namespaceOf, type BrokerFlags } from './broker-flags.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -30,8 +31,14 @@ function oneShotUrl(url: string | undefined): string {
   );
 }
 
-export async function withBroker<T>(url: string | undefined, fn: (broker: Broker) => Promise<T>): Promise<T> {
-  const broker = createBroker(oneShotUrl(url), { logger: quietLogger() });
+/** A one-shot command's broker, at the URL and in the namespace its flags (or the environment) name. */
+function oneShotBroker(target: BrokerFlags, logger: Logger): Broker {
+  const namespace = namespaceOf(target);
+  return createBroker(oneShotUrl(target.broker), { logger, ...(namespace === undefined ? {} : { namespace }) });
+}
+
+export async function withBroker<T>(target: BrokerFlags, fn: (broker: Broker) => Promise<T>): Promise<T> {
+  const broker = oneShotBroker(target, quietLogger());
   await broker.connect();
   try {
     return await fn(broker);
@@ -42,11 +49,11 @@ export async function withBroker<T>(url: string | undefined, fn: (broker: Broker
 
 /** A Client on a broker the command opens; `fn` gets the whole broker too (a Client uses only its producer and results roles). */
 export async function withClient<T>(
-  url: string | undefined,
+  target: BrokerFlags,
   fn: (client: Client, broker: Broker) => Promise<T>,
 ): Promise<T> {
   const logger = quietLogger();
-  const broker = createBroker(oneShotUrl(url), { logger });
+  const broker = oneShotBroker(target, logger);
   // Loaded here: \`prefork worker\` never needs the Client.
   const { Client } = await import('../client.js');
   const client = new Client({ broker, logger });

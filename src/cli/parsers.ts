@@ -1,8 +1,16 @@
 import { InvalidArgumentError } from 'commander';
 import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
 import type { ListedState } from '../broker/types.js';
+import { checkLease, checkNamespace } from '../broker/broker-options.js';
 import { describeValue, messageOf } from '../errors.js';
-import { checkBackoff, checkDelay, checkEta, checkQueueName, checkRateLimit } from '../job-option-checks.js';
+import {
+  checkBackoff,
+  checkDelay,
+  checkEta,
+  checkQueueName,
+  checkRateLimit,
+  checkResultTtl,
+} from '../job-option-checks.js';
 import type { BackoffOptions } from '../job-types.js';
 import { LOG_LEVELS } from '../logger.js';
 import { UsageError } from './usage-error.js';
@@ -167,6 +175,21 @@ export function brokerUrl(value: string): string {
   if (!/^(redis|rediss|memory):\/\//.test(value))
     throw new InvalidArgumentError('expected a redis://, rediss:// or memory:// URL');
   return value;
+}
+
+/** The broker's key namespace (--namespace): what checkNamespace takes. */
+export function namespace(value: string): string {
+  return checkNamespace('', value, invalid);
+}
+
+/** A node's lease (--lease): at least 1 s. */
+export function lease(value: string): number {
+  return checkLease('', value, invalid);
+}
+
+/** How long results are kept (--result-ttl). */
+export function resultTtl(value: string): number {
+  return checkResultTtl('', value, invalid);
 }
 
 export function queueName(value: string): string {

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import { withBroker } from '../connect.js';
 import { changeDead, inWorkflowLines, retryAllDead } from '../dead-jobs.js';
 import { argsJson, argsText, isoTime } from '../job-format.js';
@@ -12,10 +13,11 @@ export function registerAdmin(program: Command): void {
     .command('purge')
     .description('drop every waiting and delayed job of a queue')
     .argument('<queue>', 'queue name', parse.queueName)
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--json', 'print JSON')
-    .action(async (queue: string, flags: { broker?: string; json?: boolean }) => {
-      const n = await withBroker(flags.broker, (b) => b.purge(queue));
+    .action(async (queue: string, flags: { broker?: string; namespace?: string; json?: boolean }) => {
+      const n = await withBroker(flags, (b) => b.purge(queue));
       if (flags.json) printJson({ queue, purged: n });
       else process.stdout.write(`purged ${n} job(s) from ${queue}\n`);
     });
@@ -24,12 +26,13 @@ export function registerAdmin(program: Command): void {
   dead
     .command('list')
     .description('list dead jobs')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('-q, --queue <name>', 'only this queue', parse.queueName)
     .option('--limit <n>', 'at most this many per queue', parse.positiveInt, 50)
     .option('--json', 'print a JSON array')
-    .action(async (flags: { broker?: string; queue?: string; limit: number; json?: boolean }) => {
-      await withBroker(flags.broker, async (b) => {
+    .action(async (flags: { broker?: string; namespace?: string; queue?: string; limit: number; json?: boolean }) => {
+      await withBroker(flags, async (b) => {
         const dead: Record<string, unknown>[] = [];
         const rows: (string | number)[][] = [];
         for (const queue of await queuesOf(b, flags.queue)) {
@@ -66,43 +69,50 @@ export function registerAdmin(program: Command): void {
     .description('put dead jobs back on their queue')
     .argument('[ids...]', 'job ids')
     .option('--all', 'every dead job')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('-q, --queue <name>', 'only this queue', parse.queueName)
     .option('--json', 'print JSON')
-    .action(async (ids: string[], flags: { all?: boolean; broker?: string; queue?: string; json?: boolean }) => {
-      if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
-      if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
-      const { requeued, unknown, inWorkflow } = await withBroker(flags.broker, async (b) => {
-        if (flags.all) {
-          // What --all leaves: the workflows' jobs (a retry never moves them).
-          const { count, inWorkflow } = await retryAllDead(b, await queuesOf(b, flags.queue));
-          return { requeued: count, unknown: [], inWorkflow };
+    .action(
+      async (
+        ids: string[],
+        flags: { all?: boolean; broker?: string; namespace?: string; queue?: string; json?: boolean },
+      ) => {
+        if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
+        if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
+        const { requeued, unknown, inWorkflow } = await withBroker(flags, async (b) => {
+          if (flags.all) {
+            // What --all leaves: the workflows' jobs (a retry never moves them).
+            const { count, inWorkflow } = await retryAllDead(b, await queuesOf(b, flags.queue));
+            return { requeued: count, unknown: [], inWorkflow };
+          }
+          const { count, notDead, inWorkflow } = await changeDead(b, 'retry', ids, flags.queue);
+          return { requeued: count, unknown: notDead, inWorkflow };
+        });
+        // inWorkflow only when there are some: the usual document stays as it was.
+        if (flags.json) printJson({ requeued, notDead: unknown, ...(inWorkflow.length > 0 ? { inWorkflow } : {}) });
+        else process.stdout.write(`requeued ${requeued} dead job(s)\n`);
+        // Asked for by id, a workflow's job is refused (exit 1); --all skips them, with a warning.
+        const label = flags.all ? 'warning: left dead:' : 'error: not retried:';
+        for (const line of inWorkflowLines(inWorkflow)) process.stderr.write(`${label} ${line}\n`);
+        if (!flags.all && inWorkflow.length > 0) process.exitCode = 1;
+        if (unknown.length > 0) {
+          const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
+          process.stderr.write(`error: not in ${where}: ${unknown.join(', ')}\n`);
+          process.exitCode = 1;
         }
-        const { count, notDead, inWorkflow } = await changeDead(b, 'retry', ids, flags.queue);
-        return { requeued: count, unknown: notDead, inWorkflow };
-      });
-      // inWorkflow only when there are some: the usual document stays as it was.
-      if (flags.json) printJson({ requeued, notDead: unknown, ...(inWorkflow.length > 0 ? { inWorkflow } : {}) });
-      else process.stdout.write(`requeued ${requeued} dead job(s)\n`);
-      // Asked for by id, a workflow's job is refused (exit 1); --all skips them, with a warning.
-      const label = flags.all ? 'warning: left dead:' : 'error: not retried:';
-      for (const line of inWorkflowLines(inWorkflow)) process.stderr.write(`${label} ${line}\n`);
-      if (!flags.all && inWorkflow.length > 0) process.exitCode = 1;
-      if (unknown.length > 0) {
-        const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
-        process.stderr.write(`error: not in ${where}: ${unknown.join(', ')}\n`);
-        process.exitCode = 1;
-      }
-    });
+      },
+    );
   dead
     .command('delete')
     .description('drop dead jobs by id')
     .argument('<ids...>', 'job ids')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('-q, --queue <name>', 'only this queue', parse.queueName)
     .option('--json', 'print JSON')
-    .action(async (ids: string[], flags: { broker?: string; queue?: string; json?: boolean }) => {
-      const { count, notDead } = await withBroker(flags.broker, (b) => changeDead(b, 'delete', ids, flags.queue));
+    .action(async (ids: string[], flags: { broker?: string; namespace?: string; queue?: string; json?: boolean }) => {
+      const { count, notDead } = await withBroker(flags, (b) => changeDead(b, 'delete', ids, flags.queue));
       if (flags.json) printJson({ deleted: count, notDead });
       else process.stdout.write(`deleted ${count} dead job(s)\n`);
       if (notDead.length > 0) {
@@ -114,11 +124,12 @@ export function registerAdmin(program: Command): void {
   dead
     .command('purge')
     .description('drop dead jobs')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('-q, --queue <name>', 'only this queue', parse.queueName)
     .option('--json', 'print JSON')
-    .action(async (flags: { broker?: string; queue?: string; json?: boolean }) => {
-      const n = await withBroker(flags.broker, async (b) => {
+    .action(async (flags: { broker?: string; namespace?: string; queue?: string; json?: boolean }) => {
+      const n = await withBroker(flags, async (b) => {
         let total = 0;
         for (const queue of await queuesOf(b, flags.queue)) total += await b.purgeDead(queue);
         return total;

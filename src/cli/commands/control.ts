@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import type { BrokerPauses, ControlCommand, ControlReply } from '../../broker/types.js';
 import { checkQueueName } from '../../job-option-checks.js';
 import { integerRange, MAX_PROCESSES, parseAutoscale, parseInteger } from '../../util/units.js';
@@ -25,6 +26,7 @@ const USAGE =
 
 interface ControlFlags {
   broker?: string;
+  namespace?: string;
   node?: string;
   timeout: number;
   json?: boolean;
@@ -169,7 +171,8 @@ export function registerControl(program: Command): void {
       '[args...]',
       'N for grow and shrink, MAX,MIN for autoscale, a queue for pause and resume, TASK RATE|off for rate-limit',
     )
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--node <name>', 'only this node (its name, or its id from inspect nodes)')
     .addOption(timeoutOption('how long to wait for the replies'))
     .option('--json', 'print the replies as JSON')
@@ -179,7 +182,7 @@ export function registerControl(program: Command): void {
         if (flags.node !== undefined)
           throw new UsageError('control rate-limit: a rate limit is cluster-wide; --node is not accepted');
         const [task, rate] = parsed.args as [string, string];
-        const ok = await withBroker(flags.broker, (b) =>
+        const ok = await withBroker(flags, (b) =>
           setRateLimit(b, task, rate, flags.timeout, flags.json === true, (answers) =>
             printAnswers('rate-limit', answers, flags.json === true, flags.timeout),
           ),
@@ -187,7 +190,7 @@ export function registerControl(program: Command): void {
         if (!ok) process.exitCode = 1;
         return;
       }
-      const { said, answers } = await withBroker(flags.broker, (b) => runControl(b, parsed, flags.node, flags.timeout));
+      const { said, answers } = await withBroker(flags, (b) => runControl(b, parsed, flags.node, flags.timeout));
       if (said !== undefined && flags.json !== true) process.stdout.write(`${said}\n`);
       if (!printAnswers(parsed.command, answers, flags.json === true, flags.timeout)) process.exitCode = 1;
     });

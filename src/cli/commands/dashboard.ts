@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import { createStderrLogger, envLogLevel } from '../../logger.js';
 import { isLoopback } from '../../dashboard/guard.js';
 import { DASHBOARD_DEFAULTS } from '../../dashboard/options.js';
@@ -7,6 +8,7 @@ import * as parse from '../parsers.js';
 
 interface DashboardFlags {
   broker?: string;
+  namespace?: string;
   port: number;
   host: string;
   authToken?: string;
@@ -18,7 +20,8 @@ export function registerDashboard(program: Command): void {
   program
     .command('dashboard')
     .description('serve a live web page of the nodes, their children, the queues and the jobs, with actions')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--port <n>', 'port to listen on (0: any free port)', parse.port, DASHBOARD_DEFAULTS.port)
     .option('--host <address>', 'address to bind (0.0.0.0: every interface)', DASHBOARD_DEFAULTS.host)
     .addOption(
@@ -40,7 +43,7 @@ async function serve(flags: DashboardFlags): Promise<void> {
   const log = createStderrLogger(envLogLevel('warn'));
   // Loaded here: the other commands never need the dashboard.
   const { startDashboard } = await import('../../dashboard/dashboard.js');
-  await withClient(flags.broker, async (client, broker) => {
+  await withClient(flags, async (client, broker) => {
     const dashboard = await startDashboard(broker, client, {
       port: flags.port,
       host: flags.host,

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import type { BrokerMembership } from '../../broker/types.js';
 import type { EnqueueOptions } from '../../client.js';
 import type { BackoffOptions } from '../../job-types.js';
@@ -11,6 +12,7 @@ import { UsageError } from '../usage-error.js';
 
 interface EnqueueFlags {
   broker?: string;
+  namespace?: string;
   queue: string;
   delay?: number;
   eta?: number;
@@ -35,7 +37,8 @@ export function registerEnqueue(program: Command): void {
     .description('enqueue a job; arguments are JSON (a bare word is a string)')
     .argument('<task>', 'task name', parse.taskName)
     .argument('[args...]', 'task arguments, e.g. 3 \'"text"\' \'{"a":1}\'')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('-q, --queue <name>', 'queue', parse.queueName, 'default')
     .option('--delay <duration>', 'run after this long (e.g. 30s, 5m; a bare number is ms)', parse.delay)
     .option('--eta <time>', 'run at this time: an ISO date-time (2030-01-31T09:00:00Z) or epoch ms', parse.eta)
@@ -105,7 +108,7 @@ function optionsOf(flags: EnqueueFlags): EnqueueOptions {
 
 async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Promise<void> {
   const options = optionsOf(flags);
-  await withClient(flags.broker, async (client, broker) => {
+  await withClient(flags, async (client, broker) => {
     const handle = await client.enqueue(task, args, options);
     if (handle.duplicate)
       process.stderr.write(

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import { describeEvent, type NodeEventType } from '../../events/node-event.js';
 import { followEvents } from '../../events/follow.js';
 import { createStderrLogger, envLogLevel } from '../../logger.js';
@@ -7,6 +8,7 @@ import * as parse from '../parsers.js';
 
 interface EventsFlags {
   broker?: string;
+  namespace?: string;
   follow?: boolean;
   json?: boolean;
   task?: string;
@@ -21,7 +23,8 @@ export function registerEvents(program: Command): void {
     .description(
       'print the events of every node: jobs received, started, succeeded, failed, retried, lost, deferred by a rate limit; children; scaling; nodes',
     )
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('-f, --follow', 'keep printing events as they come (until Ctrl-C)')
     .option('--json', 'one JSON object per line (NDJSON)')
     .option('--task <name>', "only this task's job events")
@@ -39,7 +42,7 @@ async function printEvents(flags: EventsFlags): Promise<void> {
   // A reader that went away (`| head`) ends the command quietly.
   process.stdout.on('error', () => stop.abort());
   try {
-    await withBroker(flags.broker, async (broker) => {
+    await withBroker(flags, async (broker) => {
       const events = followEvents(
         broker,
         { recent: flags.last, follow: flags.follow === true, task: flags.task, node: flags.node, types: flags.type },

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import type { BrokerAdmin, BrokerMembership, BrokerPauses, BrokerRevokes } from '../../broker/types.js';
 import type { JobView } from '../../cluster/job-view.js';
 import type { PoolStats } from '../../pool/stats.js';
@@ -13,6 +14,7 @@ import { timeoutOption } from './control.js';
 
 interface InspectFlags {
   broker?: string;
+  namespace?: string;
   node?: string;
   queue?: string;
   limit: number;
@@ -58,7 +60,8 @@ export function registerInspect(program: Command): void {
       },
       'nodes',
     )
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--node <name>', 'stats, active, reserved, registered: only this node (its name or id)')
     .option('-q, --queue <name>', 'scheduled: only this queue', parse.queueName)
     .option('--limit <n>', 'scheduled: at most this many per queue (the soonest due)', parse.positiveInt, 50)
@@ -66,7 +69,7 @@ export function registerInspect(program: Command): void {
     .option('--json', 'print JSON')
     .action(async (what: string, flags: InspectFlags) => {
       const subject = SUBJECTS.get(what) as Subject;
-      await withBroker(flags.broker, (b) => subject(b, flags));
+      await withBroker(flags, (b) => subject(b, flags));
     });
 }
 

@@ -1,4 +1,5 @@
 import type { Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import type { ListedState } from '../../broker/types.js';
 import { withBroker } from '../connect.js';
 import { argsText, isoTime, listedJobJson } from '../job-format.js';
@@ -7,6 +8,7 @@ import { printJson, printTable } from '../print.js';
 
 interface JobsFlags {
   broker?: string;
+  namespace?: string;
   state: ListedState;
   limit: number;
   cursor?: string;
@@ -19,7 +21,8 @@ export function registerJobs(program: Command): void {
     .command('jobs')
     .description("page through a queue's jobs (waiting, delayed or dead) without reading it whole")
     .argument('<queue>', 'queue name', parse.queueName)
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option(
       '--state <state>',
       'waiting (in fetch order), delayed (soonest due first) or dead (newest first)',
@@ -30,7 +33,7 @@ export function registerJobs(program: Command): void {
     .option('--cursor <cursor>', 'start where the previous page ended (it prints the cursor)')
     .option('--json', 'print JSON: {queue, state, jobs, next}')
     .action(async (queue: string, flags: JobsFlags) => {
-      const page = await withBroker(flags.broker, (b) => b.listJobs(queue, flags.state, flags.limit, flags.cursor));
+      const page = await withBroker(flags, (b) => b.listJobs(queue, flags.state, flags.limit, flags.cursor));
       if (flags.json) {
         printJson({ queue, state: flags.state, jobs: page.jobs.map(listedJobJson), next: page.next ?? null });
         return;

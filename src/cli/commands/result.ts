@@ -1,6 +1,6 @@
 import type { Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import { withClient } from '../connect.js';
-import * as parse from '../parsers.js';
 import { printJson, printRecord } from '../print.js';
 import { printWorkflow } from '../workflow-tree.js';
 
@@ -9,10 +9,11 @@ export function registerResult(program: Command): void {
     .command('result')
     .description("print a job's state and outcome, or a workflow's tree with each member's state")
     .argument('<id>', 'job id or workflow id')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--json', 'print JSON')
-    .action(async (id: string, flags: { broker?: string; json?: boolean }) => {
-      await withClient(flags.broker, async (client) => {
+    .action(async (id: string, flags: { broker?: string; namespace?: string; json?: boolean }) => {
+      await withClient(flags, async (client) => {
         const workflow = await client.getWorkflowState(id);
         if (workflow !== undefined) {
           printWorkflow(workflow, flags.json === true);

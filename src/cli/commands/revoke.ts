@@ -1,4 +1,5 @@
 import { Option, type Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import type { RevokeOutcome } from '../../broker/types.js';
 import { DEFAULT_REVOKE_GRACE_MS } from '../../broker/revoke-record.js';
 import { withClient } from '../connect.js';
@@ -7,6 +8,7 @@ import { printJson } from '../print.js';
 
 interface RevokeFlags {
   broker?: string;
+  namespace?: string;
   terminate?: boolean;
   grace: number;
   json?: boolean;
@@ -37,7 +39,8 @@ export function registerRevoke(program: Command): void {
       ...(previous ?? []),
       parse.jobId(value),
     ])
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--terminate', 'also stop a running job: its signal aborts, its child is killed after --grace')
     .addOption(
       new Option(
@@ -49,7 +52,7 @@ export function registerRevoke(program: Command): void {
     )
     .option('--json', 'print a JSON array, one outcome per id')
     .action(async (ids: string[], flags: RevokeFlags) => {
-      const outcomes = await withClient(flags.broker, (client) =>
+      const outcomes = await withClient(flags, (client) =>
         client.revokeMany(ids, { terminate: flags.terminate === true, grace: flags.grace }),
       );
       if (flags.json) printJson(outcomes);

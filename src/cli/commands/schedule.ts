@@ -1,8 +1,8 @@
 import type { Command } from 'commander';
+import { brokerOption, namespaceOption } from '../broker-flags.js';
 import type { ScheduleState } from '../../broker/types.js';
 import { messageOf } from '../../errors.js';
 import { withBroker } from '../connect.js';
-import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
@@ -33,10 +33,11 @@ export function registerSchedule(program: Command): void {
   schedule
     .command('list')
     .description('each entry: its task, when it runs next (in its time zone), its last run and the job it enqueued')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--json', 'print a JSON array')
-    .action(async (flags: { broker?: string; json?: boolean }) => {
-      const states = await withBroker(flags.broker, (b) => b.listSchedule());
+    .action(async (flags: { broker?: string; namespace?: string; json?: boolean }) => {
+      const states = await withBroker(flags, (b) => b.listSchedule());
       const views = await Promise.all(states.map((s) => view(s, Date.now())));
       if (flags.json) {
         printJson(views);
@@ -58,12 +59,13 @@ export function registerSchedule(program: Command): void {
     .command('run')
     .description("enqueue an entry's job now, as its next tick would")
     .argument('<name>', 'the entry')
-    .option('-b, --broker <url>', 'broker URL', parse.brokerUrl)
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option('--json', 'print JSON')
-    .action(async (name: string, flags: { broker?: string; json?: boolean }) => {
+    .action(async (name: string, flags: { broker?: string; namespace?: string; json?: boolean }) => {
       const { entryFromDefinition } = await import('../../schedule/define.js');
       const { tickJob } = await import('../../schedule/tick-job.js');
-      const job = await withBroker(flags.broker, async (b) => {
+      const job = await withBroker(flags, async (b) => {
         const states = await b.listSchedule();
         const state = states.find((s) => s.name === name);
         if (state?.definition === undefined)

@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
+import { brokerOption, namespaceOf, namespaceOption } from '../broker-flags.js';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import type { Worker } from '../../worker.js';
 import { defaultBrokerUrl } from '../../broker/default-url.js';
@@ -18,6 +19,9 @@ const COLD_EXIT_MS = 10_000;
 interface WorkerFlags {
   app: string;
   broker?: string;
+  namespace?: string;
+  lease?: number;
+  resultTtl?: number;
   concurrency?: number;
   maxConcurrency?: number;
   autoscale?: string;
@@ -48,10 +52,17 @@ export function registerWorker(program: Command): void {
     .command('worker')
     .description('start a worker node: fetch jobs from the broker and run them in a pool of child processes')
     .requiredOption('-A, --app <module>', 'task module (its default export is defineTasks({...}))')
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
     .option(
-      '-b, --broker <url>',
-      'broker URL (default $PREFORK_BROKER_URL, else redis://127.0.0.1:6379)',
-      parse.brokerUrl,
+      '--lease <duration>',
+      'how long a silent node keeps its jobs before another node recovers them, at least 1s (default: 20s)',
+      parse.lease,
+    )
+    .option(
+      '--result-ttl <duration>',
+      'how long results are kept, unless a job says otherwise (default: 1d)',
+      parse.resultTtl,
     )
     .option('-c, --concurrency <n>', 'number of child processes (default: CPUs)', parse.processCount)
     .option(
@@ -127,6 +138,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       'give -c/--concurrency or --autoscale, not both: with --autoscale the pool sizes itself between MAX and MIN',
     );
   checkLimitFlags(flags.timeLimit, flags.softTimeLimit);
+  const namespace = namespaceOf(flags);
   const schedule = flags.schedule === undefined ? undefined : await loadSchedule(flags.schedule);
   const log = createCliLogger(flags.logLevel);
   setDefaultLogger(log);
@@ -138,6 +150,9 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     worker = new Worker({
       app,
       broker,
+      namespace,
+      lease: flags.lease,
+      resultTtl: flags.resultTtl,
       concurrency: flags.concurrency,
       maxConcurrency: flags.maxConcurrency,
       autoscale: flags.autoscale,
@@ -175,7 +190,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     : `concurrency ${pool.processes}`;
   const queues = worker.options.queues.map((q) => (q.weight === 1 ? q.name : `${q.name}:${q.weight}`)).join(',');
   process.stdout.write(
-    `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`,
+    `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl}${namespace === undefined ? '' : ` · namespace ${namespace}`} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`,
   );
   onPoolSignals(worker, log);
   onStopSignals(log, (mode) => {
