@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { DEFAULT_COMMAND_TIMEOUT_MS } from '../broker/broker-options.js';
 import { createBroker } from '../broker/index.js';
 import type { Broker } from '../broker/types.js';
 import type { Client } from '../client.js';
@@ -30,8 +31,19 @@ function oneShotUrl(url: string | undefined): string {
   );
 }
 
+/**
+ * A one-shot command's broker. Its commands are bounded (the Client's
+ * default commandTimeout): on a Redis that stops answering once connected
+ * the command fails with one line and exit 1, instead of hanging; the
+ * connect has its own bound. Blocking waits (--wait, control replies,
+ * events --follow) are not cut by it: they have their own timeouts.
+ */
+function oneShotBroker(url: string | undefined, logger: Logger): Broker {
+  return createBroker(oneShotUrl(url), { logger, commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS });
+}
+
 export async function withBroker<T>(url: string | undefined, fn: (broker: Broker) => Promise<T>): Promise<T> {
-  const broker = createBroker(oneShotUrl(url), { logger: quietLogger() });
+  const broker = oneShotBroker(url, quietLogger());
   await broker.connect();
   try {
     return await fn(broker);
@@ -46,7 +58,7 @@ export async function withClient<T>(
   fn: (client: Client, broker: Broker) => Promise<T>,
 ): Promise<T> {
   const logger = quietLogger();
-  const broker = createBroker(oneShotUrl(url), { logger });
+  const broker = oneShotBroker(url, logger);
   // Loaded here: \`prefork worker\` never needs the Client.
   const { Client } = await import('../client.js');
   const client = new Client({ broker, logger });
