@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import type { Logger } from 'pino';
-import { checkNamespace } from './broker/broker-options.js';
+import { checkNamespace, DEFAULT_COMMAND_TIMEOUT_MS } from './broker/broker-options.js';
 import { defaultBrokerUrl } from './broker/default-url.js';
 import { createBroker } from './broker/index.js';
 import { isFinalState } from './broker/job-state.js';
@@ -111,6 +111,23 @@ export interface ClientOptions {
    */
   maxFrameSize?: number | string;
   /**
+   * How long a call waits for Redis to answer (ms or "10s"), or `false` for
+   * no bound, when `broker` is a URL. Once Redis has sent nothing for this
+   * long while a command of an enqueue, a read (`getResult`, `state()`,
+   * `progress()`), a revoke or `close()` waits for its reply (a Redis that
+   * is stopped, overloaded or out of reach), the call rejects with
+   * BrokerTimeoutError, which says that what was sent may or may not have
+   * been applied: Redis runs what it received if it resumes, and the client
+   * works again then. Counted from Redis's last reply, not from the call: a
+   * large `enqueueMany`, answered batch by batch, is not cut. Waits are not
+   * bounded by it: `result({ timeout })` bounds a wait. A broker object
+   * brings its own bound (`createBroker(url, { commandTimeout })`): a
+   * Worker refuses a bounded broker, so a broker object shared with a
+   * Worker has none.
+   * @defaultValue 10000 (10 s, as long as a connect may take)
+   */
+  commandTimeout?: number | string | false;
+  /**
    * Where the client logs (a pino logger).
    * @defaultValue pino on stderr at `warn` (`$PREFORK_LOG_LEVEL` overrides): nothing on the application's stdout
    */
@@ -119,7 +136,7 @@ export interface ClientOptions {
 
 const UNIQUE_KEYS = new Set(['key', 'ttl']);
 const REVOKE_KEYS = new Set(['terminate', 'grace']);
-const CLIENT_KEYS = new Set(['broker', 'namespace', 'resultTtl', 'maxFrameSize', 'logger']);
+const CLIENT_KEYS = new Set(['broker', 'namespace', 'resultTtl', 'maxFrameSize', 'commandTimeout', 'logger']);
 const ENQUEUE_KEYS = new Set([
   'queue',
   'delay',
@@ -361,12 +378,25 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.log = base.child({ component: 'client' });
     this.resultTtl = options.resultTtl === undefined ? undefined : checkResultTtl('resultTtl', options.resultTtl, bad);
     if (options.namespace !== undefined) checkNamespace('namespace', options.namespace, bad);
+    // Set on a broker object itself: on the one this client opens, it bounds only this client's calls.
+    if (options.commandTimeout !== undefined && typeof broker !== 'string')
+      bad(
+        'commandTimeout',
+        options.commandTimeout,
+        'no commandTimeout with a broker object: give it to createBroker(url, { commandTimeout })',
+      );
     this.maxFrameSize =
       options.maxFrameSize === undefined
         ? DEFAULT_MAX_FRAME_SIZE
         : checkSize('maxFrameSize', options.maxFrameSize, bad, MAX_FRAME_SIZE);
     this.broker =
-      typeof broker === 'string' ? createBroker(broker, { namespace: options.namespace, logger: base }) : broker;
+      typeof broker === 'string'
+        ? createBroker(broker, {
+            namespace: options.namespace,
+            logger: base,
+            commandTimeout: options.commandTimeout ?? DEFAULT_COMMAND_TIMEOUT_MS,
+          })
+        : broker;
   }
 
   /**
@@ -374,9 +404,11 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * Rejects with OptionError for a bad name or option, ArgumentSerializationError
    * when the arguments do not encode, ArgumentsTooLargeError past
    * `maxFrameSize`, ClientClosedError after close(), BrokerUnavailableError
-   * when the broker cannot be reached (or does not answer within 10 s), and
-   * BrokerRefusedError when it refuses the connection (a wrong password, a
-   * database Redis does not have).
+   * when the broker cannot be reached (or does not answer within 10 s of
+   * connecting), BrokerTimeoutError (a BrokerUnavailableError) when it
+   * stops answering (`commandTimeout`: the job may or may not be queued),
+   * and BrokerRefusedError when it refuses the connection (a wrong
+   * password, a database Redis does not have).
    */
   enqueue<N extends TaskName<R>>(
     name: N,
@@ -441,8 +473,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * Many jobs in one go (pipelined): the bulk path. Every job is checked
    * before any is enqueued; rejects as enqueue() does. The pipeline is not
    * a transaction: should Redis refuse part of it after some jobs landed
-   * (it filled up, a value over its proto-max-bulk-len), it rejects with
-   * EnqueueIncompleteError, whose `enqueued` and `notEnqueued` name them.
+   * (it filled up, a value over its proto-max-bulk-len), or stop answering
+   * (`commandTimeout`), it rejects with EnqueueIncompleteError, whose
+   * `enqueued`, `notEnqueued` and `unconfirmed` name them.
    */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
     if (this.closed) throw new ClientClosedError();

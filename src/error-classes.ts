@@ -37,4 +37,5 @@ export {
   EnqueueIncompleteError,
   BrokerClosedError,
   BrokerUnavailableError,
+  BrokerTimeoutError,
 } from './errors.js';

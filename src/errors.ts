@@ -360,6 +360,29 @@ export class BrokerUnavailableError extends PreforkError {
   }
 }
 
+/** What a call that got no answer says of what it sent: Redis may have run it before the answer was lost or late. */
+export const MAY_HAVE_BEEN_APPLIED = 'what was sent may or may not have been applied';
+
+/**
+ * The broker is connected but did not answer a call within its bound (the
+ * Client's `commandTimeout`, or a one-shot CLI command's): Redis sent
+ * nothing for that long (stopped, overloaded, or out of reach). What was
+ * sent may or may not have been applied: Redis runs what it received if it
+ * resumes, so give jobs an `id` to enqueue them again safely.
+ */
+export class BrokerTimeoutError extends BrokerUnavailableError {
+  static override readonly code: string = 'PREFORK_BROKER_TIMEOUT';
+  /** The bound that ran out, in ms. */
+  readonly timeoutMs: number;
+  /** The URL (password masked), what was not answered (a command, a script), and the bound in ms. */
+  constructor(url: string, what: string, timeoutMs: number) {
+    super(url, `no answer to ${what} within ${timeoutMs} ms`);
+    // Connected, yet silent: not BrokerUnavailableError's "cannot connect".
+    this.message = `the broker at ${url} did not answer ${what} within ${timeoutMs} ms (commandTimeout; a Redis that is stopped, overloaded or out of reach): ${MAY_HAVE_BEEN_APPLIED}`;
+    this.timeoutMs = timeoutMs;
+  }
+}
+
 /**
  * The broker understood a request and refused it (Redis: an error reply such
  * as WRONGTYPE), or the request cannot even be encoded: sent again, it would
@@ -370,10 +393,14 @@ export class BrokerRefusedError extends PreforkError {
 }
 
 /**
- * Redis refused part of an enqueue of many jobs (it filled up half way, a
- * value over its proto-max-bulk-len, a key of the wrong type): those in
- * `enqueued` are in their queues and will run, those in `notEnqueued` are
- * not. Enqueue only those again. `cause` is Redis's error.
+ * Part of an enqueue of many jobs failed after other parts landed. Redis
+ * refused some (it filled up half way, a value over its proto-max-bulk-len,
+ * a key of the wrong type), or stopped answering (BrokerTimeoutError):
+ * those in `enqueued` are in their queues and will run, those in
+ * `notEnqueued` are not (enqueue only those again), and those in
+ * `unconfirmed` got no answer: they may or may not be queued (with an own
+ * `id` each, enqueueing them again adds none twice). `cause` is Redis's
+ * refusal, or the timeout.
  */
 export class EnqueueIncompleteError extends PreforkError {
   static override readonly code: string = 'PREFORK_ENQUEUE_INCOMPLETE';
@@ -381,14 +408,20 @@ export class EnqueueIncompleteError extends PreforkError {
   readonly enqueued: string[];
   /** Ids of those that were not. */
   readonly notEnqueued: string[];
-  /** What landed and what did not, and Redis's refusal as `cause`. */
-  constructor(enqueued: string[], notEnqueued: string[], cause: unknown) {
-    super(
-      `${enqueued.length} of ${enqueued.length + notEnqueued.length} jobs were enqueued, then the broker refused the rest (their ids: err.notEnqueued): ${messageOf(cause)}`,
-      { cause },
-    );
+  /** Ids of those Redis did not answer for in time: they may or may not be enqueued. */
+  readonly unconfirmed: string[];
+  /** What landed, what did not, what is not known, and Redis's refusal (or the timeout) as `cause`. */
+  constructor(enqueued: string[], notEnqueued: string[], cause: unknown, unconfirmed: string[] = []) {
+    const total = enqueued.length + notEnqueued.length + unconfirmed.length;
+    const rest =
+      unconfirmed.length === 0
+        ? 'then the broker refused the rest (their ids: err.notEnqueued)'
+        : `then the broker did not answer for ${unconfirmed.length}: they may or may not be enqueued (their ids: err.unconfirmed)` +
+          (notEnqueued.length === 0 ? '' : `, and refused ${notEnqueued.length} (their ids: err.notEnqueued)`);
+    super(`${enqueued.length} of ${total} jobs were enqueued, ${rest}: ${messageOf(cause)}`, { cause });
     this.enqueued = enqueued;
     this.notEnqueued = notEnqueued;
+    this.unconfirmed = unconfirmed;
   }
 }
 

@@ -43,7 +43,8 @@ export interface WorkerOptions {
   app: string;
   /**
    * A broker URL (`redis://`, `rediss://`, `memory://[name]`) or a Broker
-   * instance (which the worker then does not close).
+   * instance (which the worker then does not close), without a
+   * `commandTimeout`.
    * @defaultValue `$PREFORK_BROKER_URL`, else `redis://127.0.0.1:6379`
    */
   broker?: string | WorkerBroker;
@@ -316,6 +317,14 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
   ) {
     throw new OptionError('broker', broker, 'a broker URL or a Broker');
   }
+  // A fetch cut short that Redis runs later leaves the jobs it reserved with no one to run them;
+  // the node rides out a frozen Redis with its stall detection and its lease instead.
+  if (typeof broker !== 'string' && broker.commandTimeoutMs !== undefined)
+    throw new OptionError(
+      'broker',
+      broker.displayUrl,
+      "a broker without commandTimeout: a Worker's fetches, settlements and heartbeats must wait for Redis's reply, not be cut short (give the Worker a broker of its own)",
+    );
   const queues = parseQueues(input.queues ?? 'default');
   const weighted = queues.some((q) => q.weight !== 1);
   const queueOrder = input.queueOrder ?? (weighted ? 'weighted' : 'round-robin');

@@ -34,6 +34,24 @@ export function checkLease(option: string, value: unknown, bad: Bad): number {
   return ms;
 }
 
+/**
+ * The bound a producer's broker gets unless told otherwise: the Client's
+ * `commandTimeout` and every one-shot CLI command's. 10 s, as long as a
+ * connect may take: a healthy Redis answers in milliseconds, and the bound
+ * counts from its last reply, so a long batch is not cut; past it, Redis is
+ * frozen or out of reach, not slow. A broker has no bound unless given one
+ * (a Worker's must not: see BrokerOptions.commandTimeout).
+ */
+export const DEFAULT_COMMAND_TIMEOUT_MS = 10_000;
+
+/** A `commandTimeout` in ms, or undefined for `false` (no bound); a bad one goes to `bad`. */
+export function checkCommandTimeout(option: string, value: unknown, bad: Bad): number | undefined {
+  if (value === false) return undefined;
+  return checkDuration(option, value, 'timer', (name, given, expected) =>
+    bad(name, given, `${expected}, or false for no bound`),
+  );
+}
+
 export const BROKER_DEFAULTS = {
   namespace: 'prefork',
   resultTtl: 86_400_000,
@@ -56,6 +74,8 @@ export interface ResolvedBrokerOptions {
   /** Most revoked ids remembered. */
   revokeMax: number;
   eventsMaxLen: number;
+  /** Whole ms; undefined: commands wait for their reply for ever. */
+  commandTimeoutMs: number | undefined;
 }
 
 const KNOWN = new Set([
@@ -66,6 +86,7 @@ const KNOWN = new Set([
   'revokeTtl',
   'revokeMax',
   'eventsMaxLen',
+  'commandTimeout',
   'logger',
 ]);
 
@@ -92,6 +113,10 @@ export function resolveBrokerOptions(options: BrokerOptions): ResolvedBrokerOpti
       options.eventsMaxLen === undefined
         ? BROKER_DEFAULTS.eventsMaxLen
         : checkCount('eventsMaxLen', options.eventsMaxLen, 1),
+    commandTimeoutMs:
+      options.commandTimeout === undefined
+        ? undefined
+        : checkCommandTimeout('commandTimeout', options.commandTimeout, throwOptionError),
   };
 }
 

@@ -567,6 +567,8 @@ export interface AnnouncedResults {
 export interface BrokerConnection {
   /** The URL with any password masked, for banners and logs. */
   readonly displayUrl: string;
+  /** The bound on its commands, in ms (BrokerOptions.commandTimeout), when it has one. */
+  readonly commandTimeoutMs?: number;
   /**
    * Opens the connection; never hangs. Rejects with BrokerUnavailableError
    * when the broker cannot be reached or does not answer (Redis: within
@@ -952,6 +954,23 @@ export interface BrokerOptions {
    * @defaultValue 1000
    */
   eventsMaxLen?: number;
+  /**
+   * How long a command waits for Redis to answer (ms or "10s"), or `false`
+   * for no bound: once Redis has sent nothing for this long while a command
+   * waits (a Redis that is stopped, overloaded or out of reach), the call
+   * rejects with BrokerTimeoutError, which says that what was sent may or
+   * may not have been applied. Counted from Redis's last reply, so a long
+   * batch that Redis answers command by command is not cut. Blocking waits
+   * (results, control replies, events) are not bounded by it. For a
+   * producer's or a tool's broker (the Client sets it on the broker it
+   * opens, 10 s by default; so does every one-shot CLI command): a Worker
+   * refuses a broker with one, since a fetch cut short that Redis runs
+   * later would leave the jobs it reserved with no one to run them (a
+   * Worker rides out a frozen Redis with its leases). The memory broker,
+   * which cannot stop answering, ignores it.
+   * @defaultValue none: commands wait for their reply
+   */
+  commandTimeout?: number | string | false;
   /**
    * A pino logger; the broker logs through a child of it.
    * @defaultValue pino on stdout at `info` (`$PREFORK_LOG_LEVEL` overrides), or the CLI's logger

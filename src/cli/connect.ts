@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { DEFAULT_COMMAND_TIMEOUT_MS } from '../broker/broker-options.js';
 import { createBroker } from '../broker/index.js';
 import type { Broker } from '../broker/types.js';
 import type { Client } from '../client.js';
@@ -31,10 +32,21 @@ function oneShotUrl(url: string | undefined): string {
   );
 }
 
-/** A one-shot command's broker, at the URL and in the namespace its flags (or the environment) name. */
+/**
+ * A one-shot command's broker, at the URL and in the namespace its flags
+ * (or the environment) name. Its commands are bounded (the Client's default
+ * commandTimeout): on a Redis that stops answering once connected the
+ * command fails with one line and exit 1, instead of hanging; the connect
+ * has its own bound. Blocking waits (--wait, control replies, events
+ * --follow) are not cut by it: they have their own timeouts.
+ */
 function oneShotBroker(target: BrokerFlags, logger: Logger): Broker {
   const namespace = namespaceOf(target);
-  return createBroker(oneShotUrl(target.broker), { logger, ...(namespace === undefined ? {} : { namespace }) });
+  return createBroker(oneShotUrl(target.broker), {
+    logger,
+    commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS,
+    ...(namespace === undefined ? {} : { namespace }),
+  });
 }
 
 export async function withBroker<T>(target: BrokerFlags, fn: (broker: Broker) => Promise<T>): Promise<T> {

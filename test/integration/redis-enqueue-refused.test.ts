@@ -7,31 +7,20 @@
  */
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { EnqueueIncompleteError } from 'prefork';
-import { startRedisServer } from '../../scripts/redis.mjs';
-import { cleanup, makeClient, uniqueName } from '../helpers/worker.js';
+import { ownRedisPerTest } from '../helpers/own-redis.js';
+import { makeClient, uniqueName } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
-let server: Awaited<ReturnType<typeof startRedisServer>>;
-let raw: Redis;
-beforeEach(async () => {
-  server = await startRedisServer();
-  raw = new Redis(server.url);
-});
-afterEach(async () => {
-  await cleanup();
-  raw.disconnect();
-  await server.stop();
-});
+const own = ownRedisPerTest();
 
 describe('an enqueue Redis refuses in part', () => {
   it('names the jobs that were enqueued and those that were not', async () => {
-    await raw.config('SET', 'proto-max-bulk-len', String(1024 * 1024));
+    await own.raw.config('SET', 'proto-max-bulk-len', String(1024 * 1024));
     const namespace = uniqueName('ns');
-    const client = makeClient(server.url, namespace);
+    const client = makeClient(own.server.url, namespace);
     const item = (arg: unknown): { name: string; args: unknown[] } => ({ name: 'echo', args: [arg] });
     // The third is over what Redis takes in one value: its chunk is refused, and with it the rest.
     const err = await client
@@ -41,28 +30,28 @@ describe('an enqueue Redis refuses in part', () => {
     const { enqueued, notEnqueued, message } = err as EnqueueIncompleteError;
     expect([enqueued.length, notEnqueued.length]).toEqual([2, 3]);
     expect(message).toMatch(/^2 of 5 jobs were enqueued, then the broker refused the rest .*bulk length/);
-    expect(await raw.xlen(`{${namespace}}:q:default`)).toBe(2);
+    expect(await own.raw.xlen(`{${namespace}}:q:default`)).toBe(2);
     for (const id of enqueued) expect(await client.handle(id).state()).toMatchObject({ state: 'PENDING' });
     for (const id of notEnqueued) expect(await client.handle(id).state()).toBeUndefined();
   });
 
   it('adds nothing when the job index is of the wrong type', async () => {
     const namespace = uniqueName('ns');
-    await raw.set(`{${namespace}}:jobs`, 'not a hash');
-    const client = makeClient(server.url, namespace);
+    await own.raw.set(`{${namespace}}:jobs`, 'not a hash');
+    const client = makeClient(own.server.url, namespace);
     await expect(client.enqueue('add', [1, 2])).rejects.toThrow(
       /WRONGTYPE prefork: the job index \{.*\}:jobs is a string, not a hash: nothing was enqueued/,
     );
     await expect(client.enqueue('add', [1, 2], { delay: 60_000 })).rejects.toThrow(/WRONGTYPE prefork/);
     await expect(client.enqueue('add', [1, 2], { id: 'own-id' })).rejects.toThrow(/WRONGTYPE prefork/);
-    expect(await raw.exists(`{${namespace}}:q:default`, `{${namespace}}:delayed:default`)).toBe(0);
+    expect(await own.raw.exists(`{${namespace}}:q:default`, `{${namespace}}:delayed:default`)).toBe(0);
   });
 
   it('enqueue --wait: a failure to list the nodes is a warning naming the job, not a failed enqueue', async () => {
-    await raw.set('{prefork}:nodes', 'not a sorted set');
+    await own.raw.set('{prefork}:nodes', 'not a sorted set');
     const r = spawnSync(
       process.execPath,
-      [CLI, 'enqueue', 'add', '1', '2', '--wait', '--timeout', '1s', '-b', server.url],
+      [CLI, 'enqueue', 'add', '1', '2', '--wait', '--timeout', '1s', '-b', own.server.url],
       {
         encoding: 'utf8',
         timeout: 60_000,
@@ -75,6 +64,6 @@ describe('an enqueue Redis refuses in part', () => {
     // It waited for the result (no node runs it): the wait's own timeout ends it.
     expect(r.stderr).toMatch(new RegExp(`no result for job ${id} within 1000 ms`));
     expect(r.status).toBe(1);
-    expect(await raw.xlen('{prefork}:q:default')).toBe(1);
+    expect(await own.raw.xlen('{prefork}:q:default')).toBe(1);
   });
 });

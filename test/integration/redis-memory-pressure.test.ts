@@ -7,28 +7,17 @@
  * is warned about at connect. maxmemory is server-wide, so each test has a
  * redis-server of its own.
  */
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { Client } from 'prefork';
-import { startRedisServer } from '../../scripts/redis.mjs';
-import { captureLog, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
+import { ownRedisPerTest } from '../helpers/own-redis.js';
+import { captureLog, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
 import { waitUntil } from '../helpers/wait.js';
 
-let server: Awaited<ReturnType<typeof startRedisServer>>;
-let raw: Redis;
-beforeEach(async () => {
-  server = await startRedisServer();
-  raw = new Redis(server.url);
-});
-afterEach(async () => {
-  await raw.config('SET', 'maxmemory', '0');
-  await cleanup();
-  raw.disconnect();
-  await server.stop();
-});
+// Room again before the workers stop: they write what they held.
+const own = ownRedisPerTest({ beforeCleanup: (raw) => raw.config('SET', 'maxmemory', '0') });
 
 async function redisNow(): Promise<number> {
-  const [seconds, micros] = await raw.time();
+  const [seconds, micros] = await own.raw.time();
   return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
 }
 
@@ -41,18 +30,18 @@ describe('Redis under memory pressure', () => {
     const ledger = newLedger();
     const { log, lines } = captureLog();
     const leaseMs = 1_500;
-    const worker = makeWorker({ broker: server.url, namespace, ledger, concurrency: 1, leaseMs, logger: log });
+    const worker = makeWorker({ broker: own.server.url, namespace, ledger, concurrency: 1, leaseMs, logger: log });
     await worker.start();
     const nodeId = worker.nodeId;
-    const job = await makeClient(server.url, namespace).enqueue('record', [500]);
+    const job = await makeClient(own.server.url, namespace).enqueue('record', [500]);
     await waitUntil(() => readLedger(ledger).length === 1, 'the job runs');
 
     // Full from now on: every write that would grow Redis is refused (noeviction is the default policy).
-    await raw.config('SET', 'maxmemory', '1');
-    const deadline = Number(await raw.zscore(`{${namespace}}:nodes`, nodeId));
+    await own.raw.config('SET', 'maxmemory', '1');
+    const deadline = Number(await own.raw.zscore(`{${namespace}}:nodes`, nodeId));
     await waitUntil(async () => (await redisNow()) > deadline + leaseMs, 'a whole lease passed since Redis filled up');
     // Heartbeats went through: the lease runs on, the node was never fenced.
-    expect(Number(await raw.zscore(`{${namespace}}:nodes`, nodeId))).toBeGreaterThan(await redisNow());
+    expect(Number(await own.raw.zscore(`{${namespace}}:nodes`, nodeId))).toBeGreaterThan(await redisNow());
     expect(worker.nodeId).toBe(nodeId);
     expect(said(lines, /fenced|registration vanished/)).toEqual([]);
 
@@ -66,7 +55,7 @@ describe('Redis under memory pressure', () => {
 
     // A producer is refused too: the enqueue rejects, and its log says once what to do.
     const producerLog = captureLog();
-    const producer = new Client({ broker: server.url, namespace, logger: producerLog.log });
+    const producer = new Client({ broker: own.server.url, namespace, logger: producerLog.log });
     try {
       await expect(producer.enqueue('add', [1, 1])).rejects.toThrow(/^OOM/);
       await expect(producer.enqueue('add', [2, 2])).rejects.toThrow(/^OOM/);
@@ -78,7 +67,7 @@ describe('Redis under memory pressure', () => {
     expect(refusals[0]?.msg).toMatch(/refused to enqueue jobs.*retry it/);
 
     // Room again: the outcome the node held lands.
-    await raw.config('SET', 'maxmemory', '0');
+    await own.raw.config('SET', 'maxmemory', '0');
     expect(await job.result({ timeout: 30_000 })).toBe(job.id);
     // Logged once the write's reply is in, which may come after the client heard of the result.
     await waitUntil(() => said(lines, /Redis has room again/).length > 0, 'the node says Redis has room');
@@ -88,27 +77,27 @@ describe('Redis under memory pressure', () => {
 
   it('a node started while Redis is full registers and keeps its lease; once there is room it runs what waited', async () => {
     const namespace = uniqueName('ns');
-    const job = await makeClient(server.url, namespace).enqueue('add', [2, 3]);
-    await raw.config('SET', 'maxmemory', '1');
+    const job = await makeClient(own.server.url, namespace).enqueue('add', [2, 3]);
+    await own.raw.config('SET', 'maxmemory', '1');
     const leaseMs = 1_500;
-    const worker = makeWorker({ broker: server.url, namespace, leaseMs });
+    const worker = makeWorker({ broker: own.server.url, namespace, leaseMs });
     await worker.start();
     const nodeId = worker.nodeId;
-    const deadline = Number(await raw.zscore(`{${namespace}}:nodes`, nodeId));
+    const deadline = Number(await own.raw.zscore(`{${namespace}}:nodes`, nodeId));
     expect(deadline).toBeGreaterThan(0);
     await waitUntil(async () => (await redisNow()) > deadline + leaseMs, 'a whole lease passed since it registered');
-    expect(Number(await raw.zscore(`{${namespace}}:nodes`, nodeId))).toBeGreaterThan(await redisNow());
+    expect(Number(await own.raw.zscore(`{${namespace}}:nodes`, nodeId))).toBeGreaterThan(await redisNow());
     expect(worker.nodeId).toBe(nodeId);
     expect(await job.state()).toBeUndefined();
 
-    await raw.config('SET', 'maxmemory', '0');
+    await own.raw.config('SET', 'maxmemory', '0');
     expect(await job.result({ timeout: 30_000 })).toBe(5);
   });
 
   it('a maxmemory-policy that evicts is warned about when a node or a client connects, naming noeviction', async () => {
-    await raw.config('SET', 'maxmemory-policy', 'volatile-lru');
+    await own.raw.config('SET', 'maxmemory-policy', 'volatile-lru');
     const { log, lines } = captureLog();
-    await makeWorker({ broker: server.url, namespace: uniqueName('ns'), logger: log }).start();
+    await makeWorker({ broker: own.server.url, namespace: uniqueName('ns'), logger: log }).start();
     await waitUntil(() => lines.some((l) => l.maxmemoryPolicy === 'volatile-lru'), 'the policy is warned about');
     const warning = lines.find((l) => l.maxmemoryPolicy === 'volatile-lru');
     expect(warning?.level).toBe(40);
@@ -116,7 +105,7 @@ describe('Redis under memory pressure', () => {
 
     // A producer too: its results are the ones that would vanish.
     const producer = captureLog();
-    const client = new Client({ broker: server.url, namespace: uniqueName('ns'), logger: producer.log });
+    const client = new Client({ broker: own.server.url, namespace: uniqueName('ns'), logger: producer.log });
     try {
       await client.enqueue('add', [1, 1]);
       await waitUntil(() => producer.lines.some((l) => l.maxmemoryPolicy === 'volatile-lru'), 'the client warns too');

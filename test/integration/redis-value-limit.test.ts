@@ -5,32 +5,23 @@
  * FAILURE that says why instead, for a job and for a workflow's member.
  * proto-max-bulk-len is server-wide, so the test has a redis-server of its own.
  */
-import { Redis } from 'ioredis';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { chain, task } from 'prefork';
-import { startRedisServer } from '../../scripts/redis.mjs';
-import { cleanup, makeClient, makeWorker, uniqueName } from '../helpers/worker.js';
+import { ownRedisPerTest } from '../helpers/own-redis.js';
+import { makeClient, makeWorker, uniqueName } from '../helpers/worker.js';
 
 const MB = 1024 * 1024;
-let server: Awaited<ReturnType<typeof startRedisServer>>;
-let raw: Redis;
+const own = ownRedisPerTest();
 beforeEach(async () => {
-  server = await startRedisServer();
-  raw = new Redis(server.url);
-  await raw.config('SET', 'proto-max-bulk-len', String(MB));
-});
-afterEach(async () => {
-  await cleanup();
-  raw.disconnect();
-  await server.stop();
+  await own.raw.config('SET', 'proto-max-bulk-len', String(MB));
 });
 
 describe('a result larger than Redis takes', () => {
   it('is stored as a FAILURE naming the limit, and the node goes on', async () => {
     const namespace = uniqueName('ns');
-    const worker = makeWorker({ broker: server.url, namespace });
+    const worker = makeWorker({ broker: own.server.url, namespace });
     await worker.start();
-    const client = makeClient(server.url, namespace);
+    const client = makeClient(own.server.url, namespace);
     const big = await client.enqueue('sized', [MB + 1000]);
     await expect(big.result({ timeout: '20s' })).rejects.toThrow(
       /result of task sized cannot be serialized: it is \d+ bytes of msgpack, and Redis takes values of at most 1048576 bytes \(proto-max-bulk-len\)/,
@@ -44,9 +35,9 @@ describe('a result larger than Redis takes', () => {
 
   it("fails the workflow's member that returned it, saying why", async () => {
     const namespace = uniqueName('ns');
-    const worker = makeWorker({ broker: server.url, namespace });
+    const worker = makeWorker({ broker: own.server.url, namespace });
     await worker.start();
-    const client = makeClient(server.url, namespace);
+    const client = makeClient(own.server.url, namespace);
     const flow = await client.enqueue(chain(task('sized', [MB + 1000]), task('echo')));
     await expect(flow.result({ timeout: '20s' })).rejects.toThrow(/proto-max-bulk-len/);
     await expect((await client.enqueue('add', [2, 2])).result({ timeout: '20s' })).resolves.toBe(4);

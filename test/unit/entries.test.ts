@@ -41,8 +41,14 @@ describe('the package entries', () => {
   });
 
   it("'prefork/broker' exports createBroker and the errors a broker throws", async () => {
-    expect(Object.keys(spi).sort()).toEqual(['BrokerRefusedError', 'BrokerUnavailableError', 'createBroker']);
+    expect(Object.keys(spi).sort()).toEqual([
+      'BrokerRefusedError',
+      'BrokerTimeoutError',
+      'BrokerUnavailableError',
+      'createBroker',
+    ]);
     expect(spi.BrokerRefusedError).toBe(full.BrokerRefusedError);
+    expect(spi.BrokerTimeoutError).toBe(full.BrokerTimeoutError);
     expect(spi.BrokerUnavailableError).toBe(full.BrokerUnavailableError);
     const broker = spi.createBroker('memory://entries');
     expect(broker.displayUrl).toBe('memory://entries');

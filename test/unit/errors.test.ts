@@ -60,9 +60,11 @@ const samples: Record<string, () => PreforkError> = {
     ),
   ClientClosedError: () => new prefork.ClientClosedError(),
   BrokerUnavailableError: () => new prefork.BrokerUnavailableError('redis://127.0.0.1:1', 'connection refused'),
+  BrokerTimeoutError: () => new prefork.BrokerTimeoutError('redis://127.0.0.1:6379', 'the script enqueueJobs', 10_000),
   BrokerClosedError: () => new prefork.BrokerClosedError(),
   BrokerRefusedError: () => new prefork.BrokerRefusedError('the settlements were refused by Redis: WRONGTYPE'),
-  EnqueueIncompleteError: () => new prefork.EnqueueIncompleteError(['a'], ['b'], new Error('OOM command not allowed')),
+  EnqueueIncompleteError: () =>
+    new prefork.EnqueueIncompleteError(['a'], ['b'], new Error('OOM command not allowed'), ['c']),
   EndpointError: () =>
     new prefork.EndpointError(
       '0.0.0.0',

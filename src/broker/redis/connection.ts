@@ -3,6 +3,7 @@ import type { Logger } from 'pino';
 import { BrokerRefusedError, BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
 import { shedCommand } from './reply-errors.js';
 import { scriptNameOf } from './scripts.js';
+import { AnswerBound, failUnanswered } from './unanswered.js';
 
 /** ioredis's own limit on the TCP connect. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -61,13 +62,21 @@ export type ConnectionRole = 'command' | 'blocking';
 
 /**
  * A connection for one role. Command connections fail a command after two
- * reconnect attempts (callers retry with their own backoff). Blocking
- * connections never queue offline and never re-send a block after a
- * reconnect: the caller re-arms it, so no stale block reserves jobs that no
- * one reads. Only a connection that has been ready reconnects by itself;
- * until then each attempt is open()'s, which reports its failure.
+ * reconnect attempts (callers retry with their own backoff), and, given
+ * `commandTimeoutMs`, one Redis leaves unanswered that long (AnswerBound).
+ * Blocking connections never queue offline and never re-send a block after
+ * a reconnect: the caller re-arms it, so no stale block reserves jobs that
+ * no one reads; no bound cuts a block (a watchdog catches one that hangs).
+ * Only a connection that has been ready reconnects by itself; until then
+ * each attempt is open()'s, which reports its failure.
  */
-export function createConnection(url: string, role: ConnectionRole, name: string, log: Logger): Redis {
+export function createConnection(
+  url: string,
+  role: ConnectionRole,
+  name: string,
+  log: Logger,
+  commandTimeoutMs?: number,
+): Redis {
   const options: RedisOptions = {
     lazyConnect: true,
     enableAutoPipelining: false,
@@ -80,7 +89,11 @@ export function createConnection(url: string, role: ConnectionRole, name: string
   };
   const redis = new Redis(url, options);
   let wasReady = false;
-  shedCommandsOfErrors(redis);
+  const bound =
+    role === 'command' && commandTimeoutMs !== undefined
+      ? new AnswerBound(redis, maskUrl(url), commandTimeoutMs)
+      : undefined;
+  wrapCommands(redis, bound);
   let down = false;
   redis.on('error', (err: Error) => {
     lastError.set(redis, err);
@@ -110,41 +123,14 @@ export function createConnection(url: string, role: ConnectionRole, name: string
 }
 
 /**
- * Fails the commands a closing command connection sent and got no reply
- * for, rather than letting ioredis send them again once it reconnects
- * (autoResendUnfulfilledCommands): Redis may have run them before the
- * reply was lost, and an enqueue run twice adds its jobs twice. Callers see
- * an error instead: the broker's callers retry what is safe to run again,
- * and an enqueue's caller learns that its jobs may or may not be queued.
- * Runs on the 'close' event, after ioredis set those commands aside to
- * re-send and before the reconnect: emptying the queue they are in leaves
- * nothing to re-send.
- */
-function failUnanswered(redis: Redis, displayUrl: string): void {
-  const own = redis as unknown as {
-    commandQueue: { length: number; toArray(): { command: { promise?: Promise<unknown> } }[] };
-    flushQueue(err: Error, options: { offlineQueue: boolean; commandQueue: boolean }): void;
-  };
-  if (own.commandQueue.length === 0) return;
-  // One nobody awaits (sent and not waited for) must not become an unhandled rejection, which
-  // ends a Node process by default; whoever awaits one still gets the error.
-  for (const item of own.commandQueue.toArray()) item.command.promise?.catch(() => undefined);
-  own.flushQueue(
-    new BrokerUnavailableError(
-      displayUrl,
-      'the connection closed before Redis answered: what was sent may or may not have been applied',
-    ),
-    { offlineQueue: false, commandQueue: true },
-  );
-}
-
-/**
  * Every command sent on `redis` (alone, in a pipeline or a MULTI: they all
  * go through its sendCommand) rejects with an error whose attached command
  * is cut down (shedCommand): ioredis attaches the whole command, and a
- * script's first call on a connection carries its source.
+ * script's first call on a connection carries its source. With `bound`,
+ * each command is timed too: one wrapper for both, as it runs for every
+ * command.
  */
-function shedCommandsOfErrors(redis: Redis): void {
+function wrapCommands(redis: Redis, bound: AnswerBound | undefined): void {
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = (command, ...rest) => {
     const reject = command.reject;
@@ -152,6 +138,7 @@ function shedCommandsOfErrors(redis: Redis): void {
       shedCommand(err, scriptNameOf);
       reject.call(command, err);
     };
+    bound?.watch(command);
     return send(command, ...rest);
   };
 }

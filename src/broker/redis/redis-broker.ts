@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { BrokerClosedError, EnqueueIncompleteError, messageOf } from '../../errors.js';
+import { BrokerClosedError, messageOf } from '../../errors.js';
 import type { EventBatch } from '../../events/event-batch.js';
 import { defaultLogger } from '../../logger.js';
 import type {
@@ -44,6 +44,8 @@ import { BlockingConnection } from './blocking.js';
 import { checkUrl, createConnection, maskUrl, open } from './connection.js';
 import { Control } from './control.js';
 import { encodeJob, type EntryFields } from './entry-codec.js';
+import { enqueueFailure } from './enqueue-outcome.js';
+import { owesLateReplies } from './unanswered.js';
 import { Keys } from './keys.js';
 import { Membership } from './membership.js';
 import { Pauses } from './pauses.js';
@@ -123,6 +125,7 @@ function* chunks<T extends readonly (string | Buffer)[]>(
 export class RedisBroker implements Broker {
   readonly displayUrl: string;
   readonly leaseMs: number;
+  readonly commandTimeoutMs: number | undefined;
   private readonly keys: Keys;
   private readonly log: Logger;
   private readonly results: Results;
@@ -158,9 +161,10 @@ export class RedisBroker implements Broker {
   ) {
     this.displayUrl = maskUrl(url);
     checkUrl(url);
-    const { namespace, resultTtl, leaseMs, deadMax, revokeTtl, revokeMax, eventsMaxLen } =
+    const { namespace, resultTtl, leaseMs, deadMax, revokeTtl, revokeMax, eventsMaxLen, commandTimeoutMs } =
       resolveBrokerOptions(options);
     this.leaseMs = leaseMs;
+    this.commandTimeoutMs = commandTimeoutMs;
     this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
     this.results = new Results(this.keys, resultTtl, this.log);
@@ -209,7 +213,8 @@ export class RedisBroker implements Broker {
     // Once open, the connection reconnects by itself; commands wait for it (briefly) or fail.
     if (this.commands !== undefined) return Promise.resolve(this.commands);
     this.connecting ??= (async () => {
-      const conn = createConnection(this.url, 'command', 'prefork:commands', this.log);
+      // Bounded only when asked: a producer's or a tool's broker (a Worker refuses a bounded one).
+      const conn = createConnection(this.url, 'command', 'prefork:commands', this.log, this.commandTimeoutMs);
       defineScripts(conn);
       // A reply lost with the connection may have reserved entries: look for them on the next fetch.
       conn.on('close', () => this.deliveries.markSuspect());
@@ -257,7 +262,8 @@ export class RedisBroker implements Broker {
     const conn = this.commands;
     this.commands = undefined;
     if (conn === undefined) return;
-    if (conn.status !== 'ready') {
+    // A QUIT would queue behind the commands Redis left unanswered (owesLateReplies), and time out in turn.
+    if (conn.status !== 'ready' || owesLateReplies(conn)) {
       conn.disconnect();
       return;
     }
@@ -384,29 +390,20 @@ export class RedisBroker implements Broker {
   }
 
   /**
-   * Throws when Redis refused a command of an enqueue's pipeline. The
-   * pipeline is not a transaction: when some jobs landed (Redis filled up
-   * half way, one value over its proto-max-bulk-len), the error says which
-   * did (EnqueueIncompleteError), so a caller does not enqueue them twice.
-   * Only the queue's listing refused (every job landed): logged, not thrown.
+   * Throws when a command of an enqueue's pipeline failed (enqueueFailure):
+   * when some jobs landed, the error says which (EnqueueIncompleteError), so
+   * a caller does not enqueue them twice. Only the queue's listing failed
+   * (every job landed): logged, not thrown.
    */
   private refusedPart(replies: [Error | null, unknown][], adds: ReadonlyMap<number, string[]>, added: string[]): void {
-    let refusal: Error | undefined;
-    const enqueued: string[] = [];
-    const notEnqueued: string[] = [];
-    for (const [i, [err]] of replies.entries()) {
-      const ids = adds.get(i);
-      if (err) refusal ??= err;
-      if (ids !== undefined) (err ? notEnqueued : enqueued).push(...ids);
-    }
-    if (refusal === undefined) return;
+    const failure = enqueueFailure(replies, adds);
+    if (failure === undefined) return;
     for (const q of added) this.knownLocally.delete(q);
-    if (enqueued.length === 0) throw refusal;
-    if (notEnqueued.length === 0) {
-      this.log.warn({ err: messageOf(refusal), queues: added }, 'jobs enqueued, but their queue names were not listed');
-      return;
-    }
-    throw new EnqueueIncompleteError(enqueued, notEnqueued, refusal);
+    if (failure.kind === 'failed') throw failure.err;
+    this.log.warn(
+      { err: messageOf(failure.err), queues: added },
+      'jobs enqueued, but their queue names were not listed',
+    );
   }
 
   // results
