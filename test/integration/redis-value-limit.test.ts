@@ -33,6 +33,20 @@ describe('a result larger than Redis takes', () => {
     await expect((await client.enqueue('add', [1, 2])).result({ timeout: '20s' })).resolves.toBe(3);
   });
 
+  it('lowered while the node runs: the settlement Redis refuses is stored as such a FAILURE on reconnect', async () => {
+    await own.raw.config('SET', 'proto-max-bulk-len', String(512 * MB));
+    const namespace = uniqueName('ns');
+    const worker = makeWorker({ broker: own.server.url, namespace });
+    await worker.start();
+    const client = makeClient(own.server.url, namespace);
+    await expect((await client.enqueue('add', [1, 1])).result({ timeout: '20s' })).resolves.toBe(2);
+    // The node read 512 MB at connect; Redis now refuses the result's value and drops the connection.
+    await own.raw.config('SET', 'proto-max-bulk-len', String(MB));
+    const big = await client.enqueue('sized', [MB + 1000]);
+    await expect(big.result({ timeout: '20s' })).rejects.toThrow(/at most 1048576 bytes \(proto-max-bulk-len\)/);
+    await expect((await client.enqueue('add', [2, 3])).result({ timeout: '20s' })).resolves.toBe(5);
+  });
+
   it("fails the workflow's member that returned it, saying why", async () => {
     const namespace = uniqueName('ns');
     const worker = makeWorker({ broker: own.server.url, namespace });

@@ -226,6 +226,9 @@ export class RedisBroker implements Broker {
       this.commands = conn;
       void checkEvictionPolicy(conn, this.log, this.displayUrl);
       await this.results.limit.read(conn, this.log);
+      // Read again on each reconnect: Redis drops a connection that sends a value over a limit lowered
+      // since (CONFIG SET), and the settlement it refused is then sent again, to be fitted under the new one.
+      conn.on('ready', () => void this.results.limit.read(conn, this.log));
       return conn;
     })();
     return this.connecting;

@@ -5,10 +5,14 @@ import { BrokerRefusedError, messageOf } from '../../errors.js';
  * loading, failing over, out of memory or out of connections, or a blocking
  * read's stream was deleted under it (UNBLOCKED: the next read makes it
  * again). Sending the same command later can succeed, so these are retried
- * like a lost connection.
+ * like a lost connection. So is a value over proto-max-bulk-len ("invalid
+ * bulk length"): the broker checks values against the limit it read, so
+ * the limit was lowered since; Redis drops the connection, the broker reads
+ * the limit again on the reconnect, and the command sent again is fitted
+ * under it (results.ts).
  */
 const TRANSIENT_REPLIES =
-  /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|CLUSTERDOWN|NOREPLICAS|MISCONF|OOM|NOSCRIPT|MOVED|ASK|UNBLOCKED)\b|^ERR max number of clients reached/;
+  /^(LOADING|BUSY|TRYAGAIN|MASTERDOWN|READONLY|CLUSTERDOWN|NOREPLICAS|MISCONF|OOM|NOSCRIPT|MOVED|ASK|UNBLOCKED)\b|^ERR max number of clients reached|^ERR Protocol error: invalid bulk length/;
 
 /** What Redis puts in front of an error raised by a command inside a script ("ERR user_script:12: WRONGTYPE ..."). */
 const SCRIPT_ERROR_PREFIX = /^ERR user_script:\d+: /;

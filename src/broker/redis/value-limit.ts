@@ -16,7 +16,7 @@ export const DEFAULT_VALUE_MAX = 512 * 1024 * 1024;
 export class ValueLimit {
   bytes = DEFAULT_VALUE_MAX;
 
-  /** Reads proto-max-bulk-len once the connection is up; a Redis that refuses CONFIG keeps the default. */
+  /** Reads proto-max-bulk-len once the connection is up (and after each reconnect); a Redis that refuses CONFIG keeps the default. */
   async read(redis: Redis, log: Logger): Promise<void> {
     try {
       const reply: unknown = await redis.config('GET', 'proto-max-bulk-len');
