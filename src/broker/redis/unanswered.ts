@@ -41,6 +41,14 @@ export function failUnanswered(redis: Redis, displayUrl: string): void {
 /** Each bounded connection's bound. */
 const bounds = new WeakMap<Redis, AnswerBound>();
 
+/** A command timed by an AnswerBound. */
+interface Timed {
+  command: Command;
+  sentAt: number;
+  /** Answered, failed or timed out: nothing more to time. */
+  done: boolean;
+}
+
 /**
  * The bound on a command connection (the broker's `commandTimeout`): a
  * command fails with BrokerTimeoutError once Redis has sent nothing on the
@@ -51,18 +59,25 @@ const bounds = new WeakMap<Redis, AnswerBound>();
  * were queued; the handshake of a connection is not timed (open() bounds a
  * connect, and a reconnect's is no caller's).
  *
+ * One timer per connection, not one per command (a timer per call cost a
+ * single enqueue about 5% of its rate): Redis answers in order, so the
+ * oldest command waiting is the first to run out; the timer is armed for
+ * it and, when it fires, fails every command whose time is up and waits
+ * for the next.
+ *
  * A timed-out command stays in ioredis's queue of commands sent, and the
  * connection stays open: if Redis resumes, the late reply is matched to the
  * command it answers and dropped (its promise has settled), so no later
  * command is handed another's reply.
  */
 export class AnswerBound {
-  /** Timed commands waiting for their reply. */
-  private waiting = 0;
+  /** Timed commands in the order sent; answered ones are dropped from the front as they go. */
+  private readonly queue: Timed[] = [];
   /** Commands that timed out and whose late reply has not come (nor the connection closed). */
   private overdue = 0;
   /** When Redis last sent anything (performance.now()), noted while timed commands wait. */
   private answeredAt = 0;
+  private timer: NodeJS.Timeout | undefined;
   private readonly timed = new WeakSet<Command>();
 
   constructor(
@@ -74,7 +89,7 @@ export class AnswerBound {
     // A new socket for each connect and reconnect: listen to each one's bytes.
     redis.on('connect', () =>
       redis.stream.on('data', () => {
-        if (this.waiting > 0) this.answeredAt = performance.now();
+        if (this.queue.length > 0) this.answeredAt = performance.now();
       }),
     );
   }
@@ -91,10 +106,8 @@ export class AnswerBound {
     // ioredis's own set-up of a connection, sent while it is at 'connect' (a caller's command then waits offline).
     if (this.redis.status === 'connect' && Command.checkFlag('HANDSHAKE_COMMANDS', command.name)) return;
     this.timed.add(command);
-    this.waiting++;
-    const sentAt = performance.now();
-    let timer: NodeJS.Timeout | undefined;
-    let done = false;
+    const entry: Timed = { command, sentAt: performance.now(), done: false };
+    this.queue.push(entry);
     let late = false;
     const { resolve, reject } = command;
     // Called by the reply (or the failure) of the command, and by its late reply after a timeout.
@@ -103,30 +116,52 @@ export class AnswerBound {
         late = false;
         this.overdue--;
       }
-      if (done) return;
-      done = true;
-      clearTimeout(timer);
-      this.waiting--;
+      if (entry.done) return;
+      entry.done = true;
+      this.dropAnswered();
     };
     command.resolve = (value: unknown) => {
       finish();
       return resolve.call(command, value);
     };
     command.reject = (err: Error) => {
-      finish();
-      reject.call(command, err);
-    };
-    const check = (): void => {
-      const silent = performance.now() - Math.max(sentAt, this.answeredAt);
-      if (silent + TIMER_SLACK_MS < this.ms) timer = setTimeout(check, this.ms - silent);
-      else {
-        command.reject(new BrokerTimeoutError(this.displayUrl, describe(command), this.ms));
-        // Counted once rejected: the reply still to come (or the close that fails it) ends it.
+      if (err instanceof BrokerTimeoutError && !entry.done) {
+        // Timed out (check()): its reply, or the close that fails it, is still to come.
+        entry.done = true;
         late = true;
         this.overdue++;
-      }
+      } else finish();
+      reject.call(command, err);
     };
-    timer = setTimeout(check, this.ms);
+    if (this.timer === undefined) this.arm(this.ms);
+  }
+
+  /** Unref'd: a command waiting keeps its socket, and so the process, alive; an idle connection's timer must not. */
+  private arm(ms: number): void {
+    this.timer = setTimeout(() => this.check(), ms);
+    this.timer.unref();
+  }
+
+  private dropAnswered(): void {
+    while (this.queue.length > 0 && (this.queue[0] as Timed).done) this.queue.shift();
+  }
+
+  /** Fails the commands whose time is up, then waits for the oldest one left. */
+  private check(): void {
+    this.timer = undefined;
+    this.dropAnswered();
+    const now = performance.now();
+    for (const entry of this.queue) {
+      if (entry.done) continue;
+      const silent = now - Math.max(entry.sentAt, this.answeredAt);
+      // Sent later, or Redis spoke since: this one and those after it still have time.
+      if (silent + TIMER_SLACK_MS < this.ms) {
+        this.arm(this.ms - silent);
+        break;
+      }
+      entry.command.reject(new BrokerTimeoutError(this.displayUrl, describe(entry.command), this.ms));
+    }
+    this.dropAnswered();
   }
 }
 
