@@ -5,7 +5,7 @@
  * resumes). The replies here are as ioredis gives them: [error, value].
  */
 import { describe, expect, it } from 'vitest';
-import { BrokerTimeoutError, EnqueueIncompleteError } from 'prefork';
+import { BrokerTimeoutError, BrokerUnavailableError, EnqueueIncompleteError } from 'prefork';
 import { enqueueFailure } from '../../../dist/broker/redis/enqueue-outcome.js';
 
 type Reply = [Error | null, unknown];
@@ -53,6 +53,18 @@ describe('the outcome of an enqueue pipeline', () => {
     const batch = timedOut('the script enqueueJobs');
     const failure = enqueueFailure([listing, batch, timedOut('the script enqueueJobs'), refused()], adds);
     expect(failure).toEqual({ kind: 'failed', err: batch[0] });
+  });
+
+  it('a refusal, then the connection closed before the rest were answered: those are unconfirmed, not refused', () => {
+    const closed: Reply = [
+      new BrokerUnavailableError(
+        'redis://r:6379',
+        'the connection closed before Redis answered: what was sent may or may not have been applied',
+      ),
+      null,
+    ];
+    const err = enqueueFailure([ok, ok, refused(), closed], adds)?.err as EnqueueIncompleteError;
+    expect([err.enqueued, err.notEnqueued, err.unconfirmed]).toEqual([['a1', 'a2'], ['b1'], ['c1', 'c2']]);
   });
 
   it('only refusals: as before, EnqueueIncompleteError with the refused ones, or the refusal when none landed', () => {
