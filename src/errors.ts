@@ -395,12 +395,13 @@ export class BrokerRefusedError extends PreforkError {
 /**
  * Part of an enqueue of many jobs failed after other parts landed. Redis
  * refused some (it filled up half way, a value over its proto-max-bulk-len,
- * a key of the wrong type), or stopped answering (BrokerTimeoutError):
+ * a key of the wrong type), or left some unanswered (BrokerTimeoutError, or
+ * a connection that closed before the answer: BrokerUnavailableError):
  * those in `enqueued` are in their queues and will run, those in
  * `notEnqueued` are not (enqueue only those again), and those in
  * `unconfirmed` got no answer: they may or may not be queued (with an own
  * `id` each, enqueueing them again adds none twice). `cause` is Redis's
- * refusal, or the timeout.
+ * refusal, or the error of the first unanswered part.
  */
 export class EnqueueIncompleteError extends PreforkError {
   static override readonly code: string = 'PREFORK_ENQUEUE_INCOMPLETE';
@@ -408,9 +409,9 @@ export class EnqueueIncompleteError extends PreforkError {
   readonly enqueued: string[];
   /** Ids of those that were not. */
   readonly notEnqueued: string[];
-  /** Ids of those Redis did not answer for in time: they may or may not be enqueued. */
+  /** Ids of those Redis did not answer for (timed out, or the connection closed first): they may or may not be enqueued. */
   readonly unconfirmed: string[];
-  /** What landed, what did not, what is not known, and Redis's refusal (or the timeout) as `cause`. */
+  /** What landed, what did not, what is not known, and Redis's refusal (or the first unanswered part's error) as `cause`. */
   constructor(enqueued: string[], notEnqueued: string[], cause: unknown, unconfirmed: string[] = []) {
     const total = enqueued.length + notEnqueued.length + unconfirmed.length;
     const rest =
