@@ -72,7 +72,6 @@ export async function withClient<T>(
   try {
     return await fn(client, broker);
   } finally {
-    await client.close();
-    await broker.close();
+    await Promise.all([client.close(), broker.close()]);
   }
 }

@@ -13,7 +13,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BrokerTimeoutError, BrokerUnavailableError, ResultTimeoutError } from 'prefork';
+import { BrokerTimeoutError, BrokerUnavailableError, ClientClosedError, ResultTimeoutError } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
 import { waitUntil } from '../helpers/wait.js';
@@ -92,6 +92,19 @@ describe('a Client on a Redis that is frozen once connected', () => {
     await expect(job.result({ timeout: 1_000 })).rejects.toBeInstanceOf(ResultTimeoutError);
     // Its QUIT is never answered: bounded like any command, then the socket is ended.
     await client.close();
+  });
+
+  it('close() ends while Redis is frozen even with no bound: Redis silent, the socket is closed instead of waiting for the QUIT', async () => {
+    // No commandTimeout: nothing bounds the QUIT, nor the CLIENT UNBLOCK that ends the wait's block.
+    // Before Redis had to answer them, and this close() waited until it resumed (here: never, in the test).
+    const client = makeClient(own.server.url, uniqueName('ns'), { commandTimeout: false });
+    const job = await client.enqueue('add', [1, 2]);
+    const waiting = job.result().catch((e: unknown) => e);
+    await waitUntil(async () => (await connectionNames()).includes('prefork:result-wait'), 'the client waits');
+    own.server.pause();
+    await client.close();
+    // Reached with Redis still frozen (it is thawed only after the test): the close did not wait for it.
+    expect(await waiting).toBeInstanceOf(ClientClosedError);
   });
 });
 

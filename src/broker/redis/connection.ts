@@ -14,6 +14,13 @@ const CONNECT_TIMEOUT_MS = 5_000;
  * Redis) would otherwise hold a connect for ever.
  */
 const OPEN_TIMEOUT_MS = 2 * CONNECT_TIMEOUT_MS;
+/**
+ * How long a socket we end waits for Redis to close its side before it is
+ * destroyed (ioredis's disconnectTimeout, 2 s by default). A healthy Redis
+ * closes at once; one that is frozen, or a peer gone silently (the watchdog's
+ * case), never does, and every close and reconnect would wait the whole of it.
+ */
+const DISCONNECT_TIMEOUT_MS = 250;
 
 /** The URL with any password masked: `redis://user:***@host:port/db`. */
 export function maskUrl(url: string): string {
@@ -81,6 +88,7 @@ export function createConnection(
     lazyConnect: true,
     enableAutoPipelining: false,
     connectTimeout: CONNECT_TIMEOUT_MS,
+    disconnectTimeout: DISCONNECT_TIMEOUT_MS,
     retryStrategy: (times) => (attempting.has(redis) ? null : backoff(times)),
     connectionName: name,
     ...(role === 'command'
@@ -273,5 +281,55 @@ export function waitReady(redis: Redis, ms: number, signal?: AbortSignal): Promi
     redis.once('ready', onReady);
     redis.once('end', onEnd);
     signal?.addEventListener('abort', onEnd, { once: true });
+  });
+}
+
+/**
+ * How long a closing connection waits for Redis to say anything before it
+ * closes the socket instead of waiting for its QUIT's reply. Redis answers a
+ * QUIT at once, or after the commands sent before it: each reply of theirs
+ * restarts the wait, so a long pipeline still finishes.
+ */
+export const QUIT_SILENCE_MS = 1_000;
+
+/**
+ * Ends a connection with QUIT, or closes the socket once Redis has been
+ * silent for `silenceMs`. A Redis that stopped answering (SIGSTOP, CLIENT
+ * PAUSE) would otherwise hold the close until the connection's bound ran
+ * out, or for ever on a connection without one. Commands still unanswered
+ * then fail as on any closed connection (failUnanswered: they may or may not
+ * have been applied).
+ */
+export function quit(redis: Redis, silenceMs = QUIT_SILENCE_MS): Promise<void> {
+  // Not connected (reconnecting, never opened): nothing to say goodbye on.
+  if (redis.status !== 'ready') {
+    redis.disconnect();
+    return Promise.resolve();
+  }
+  return new Promise((resolve) => {
+    let heardAt = performance.now();
+    const onData = (): void => {
+      heardAt = performance.now();
+    };
+    const stream = redis.stream;
+    stream.on('data', onData);
+    let timer: NodeJS.Timeout | undefined;
+    const check = (): void => {
+      const silent = performance.now() - heardAt;
+      if (silent >= silenceMs) redis.disconnect();
+      else timer = setTimeout(check, silenceMs - silent);
+    };
+    timer = setTimeout(check, silenceMs);
+    const done = (): void => {
+      clearTimeout(timer);
+      stream.off('data', onData);
+      redis.off('end', done);
+      resolve();
+    };
+    redis.once('end', done);
+    redis.quit().then(done, () => {
+      redis.disconnect();
+      done();
+    });
   });
 }

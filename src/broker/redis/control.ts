@@ -10,6 +10,7 @@ import {
 import type { ControlReply, ControlRequest } from '../types.js';
 import type { BlockingConnection } from './blocking.js';
 import type { Keys } from './keys.js';
+import { quit } from './connection.js';
 import { callScript } from './scripts.js';
 
 /**
@@ -52,7 +53,7 @@ export class Control {
     });
     await conn.subscribe(this.keys.controlWake);
     return async () => {
-      await conn.quit().catch(() => conn.disconnect());
+      await quit(conn);
     };
   }
 

@@ -41,7 +41,7 @@ import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause } from '../paused-queues.js';
 import { QueueAdmin } from './queue-admin.js';
 import { BlockingConnection } from './blocking.js';
-import { checkUrl, createConnection, maskUrl, open } from './connection.js';
+import { checkUrl, createConnection, maskUrl, open, quit } from './connection.js';
 import { Control } from './control.js';
 import { encodeJob, type EntryFields } from './entry-codec.js';
 import { enqueueFailure } from './enqueue-outcome.js';
@@ -270,7 +270,7 @@ export class RedisBroker implements Broker {
       conn.disconnect();
       return;
     }
-    await conn.quit().catch(() => conn.disconnect());
+    await quit(conn);
   }
 
   // producer
