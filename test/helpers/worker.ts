@@ -1,7 +1,8 @@
 /**
  * Helpers for the Worker's integration tests: a fresh namespace per test,
  * in-process workers and clients that are always stopped, worker nodes in
- * their own processes, and the ledger that task `record` appends to.
+ * their own processes (a fixture script, or the `prefork worker` CLI), and
+ * the ledger that task `record` appends to.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
@@ -16,7 +17,9 @@ import { Client, Worker, type ClientOptions, type WorkerOptions } from 'prefork'
 import { inject } from 'vitest';
 import type { Broker, QueueCounts } from '../../dist/broker/types.js';
 import '../setup/provided.js';
+import { WAIT } from './wait.js';
 
+const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 export const silent = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
 const stoppers: (() => Promise<unknown>)[] = [];
 
@@ -116,10 +119,16 @@ export async function cleanup(): Promise<void> {
   for (const stop of stoppers.splice(0).reverse()) await stop();
 }
 
+/** How a process ended, as its 'exit' event says. */
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
 export interface NodeProcess {
   proc: ChildProcess;
   nodeId: string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  exited: Promise<ProcessExit>;
 }
 
 /** A worker node in its own process (test/fixtures/worker-node.mjs, or `script`); resolves once it consumes. */
@@ -136,9 +145,7 @@ export function startNode(
       env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
     },
   );
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    proc.once('exit', (code, signal) => resolve({ code, signal })),
-  );
+  const exited = new Promise<ProcessExit>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
   stoppers.push(async () => {
     if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
     await exited;
@@ -154,4 +161,71 @@ export function startNode(
       reject(new Error(`worker node exited before it was ready (code ${code}, signal ${signal})`)),
     );
   });
+}
+
+export interface CliWorker {
+  proc: ChildProcess;
+  /** What it has written to stdout so far (its banner first, then its log lines). */
+  stdout: () => string;
+  /** Its stdout and stderr so far, interleaved as they arrived. */
+  output: () => string;
+  /**
+   * Resolves once it logs "worker ready". Rejects, with its output, if it
+   * exits first or is not ready within WAIT.timeout (a hang, not a speed).
+   */
+  ready: Promise<void>;
+  /** Resolves when it exits (the 'exit' event, as a test asserting the exit status waits for). */
+  exited: Promise<ProcessExit>;
+  /** Sends `signal` (SIGTERM: a warm stop) and resolves with how it exited. */
+  stop: (signal?: NodeJS.Signals) => Promise<ProcessExit>;
+}
+
+/**
+ * `prefork worker <args>` (node dist/cli/main.js) in a child process, its
+ * environment this one's plus `env`. Its stdout and stderr are collected
+ * (both are read, so neither pipe can fill and block it). Killed, if it
+ * still runs, by cleanup().
+ */
+export function spawnCliWorker(args: string[], options: { env?: Record<string, string> } = {}): CliWorker {
+  const proc = spawn(process.execPath, [CLI, 'worker', ...args], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    env: { ...process.env, ...options.env },
+  });
+  let stdout = '';
+  let output = '';
+  proc.stdout.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout += chunk;
+    output += chunk;
+  });
+  proc.stderr.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+  const exited = new Promise<ProcessExit>((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+  stoppers.push(async () => {
+    if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
+    await exited;
+  });
+  const ready = new Promise<void>((resolve, reject) => {
+    const fail = (why: string): void => reject(new Error(`prefork worker ${why}; its output:\n${output}`));
+    const timer = setTimeout(() => fail(`was not ready within ${WAIT.timeout} ms`), WAIT.timeout);
+    proc.stdout.on('data', () => {
+      if (!stdout.includes('worker ready')) return;
+      clearTimeout(timer);
+      resolve();
+    });
+    // 'close', not 'exit': by then all of its output has been read, so the error shows why it ended.
+    proc.once('close', (code, signal) => {
+      clearTimeout(timer);
+      fail(`exited before it was ready (code ${code}, signal ${signal})`);
+    });
+  });
+  return {
+    proc,
+    stdout: () => stdout,
+    output: () => output,
+    ready,
+    exited,
+    stop: (signal = 'SIGTERM') => {
+      proc.kill(signal);
+      return exited;
+    },
+  };
 }

@@ -3,11 +3,10 @@
  * (naming the flag as typed), `--wait` on a queue nobody consumes, `dead
  * retry` of an id that is not dead, and one `--json` convention.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WAIT } from '../helpers/wait.js';
-import { emptyRedisDb, fixture, newLedger } from '../helpers/worker.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, emptyRedisDb, fixture, newLedger, spawnCliWorker } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 11;
@@ -102,25 +101,13 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
 // Each test runs several commands one after the other: on a loaded machine that takes a while.
 describe('enqueue options against a worker on Redis', { timeout: 120_000 }, () => {
   let url = '';
-  let worker: ChildProcess | undefined;
   beforeAll(async () => {
     url = await emptyRedisDb(DB);
-    worker = spawn(
-      process.execPath,
-      [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1'],
-      {
-        stdio: ['ignore', 'pipe', 'inherit'],
-        env: { ...process.env, PREFORK_TEST_LEDGER: newLedger() },
-      },
-    );
-    let out = '';
-    worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    // In a hook: vi.waitFor (expect.poll runs only inside a test).
-    await vi.waitFor(() => expect(out, 'the worker is ready').toContain('worker ready'), WAIT);
+    await spawnCliWorker(['--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1'], {
+      env: { PREFORK_TEST_LEDGER: newLedger() },
+    }).ready;
   });
-  afterAll(() => {
-    if (worker?.exitCode === null) worker.kill('SIGKILL');
-  });
+  afterAll(cleanup);
 
   const result = (id: string): Record<string, unknown> =>
     JSON.parse(run(['result', id, '--json', '--broker', url]).stdout) as Record<string, unknown>;

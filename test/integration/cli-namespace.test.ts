@@ -5,12 +5,11 @@
  * --result-ttl reach its broker. A bad name is one line naming the flag (or
  * the variable), exit 2.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WAIT } from '../helpers/wait.js';
-import { emptyRedisDb, fixture, newLedger } from '../helpers/worker.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, emptyRedisDb, fixture, newLedger, spawnCliWorker } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 52;
@@ -54,14 +53,10 @@ describe('a bad namespace is one line naming where it came from, exit 2', () => 
 
 describe('a worker and the one-shot commands in a namespace', { timeout: 120_000 }, () => {
   let url = '';
-  let worker: ChildProcess | undefined;
   beforeAll(async () => {
     url = await emptyRedisDb(DB);
-    worker = spawn(
-      process.execPath,
+    await spawnCliWorker(
       [
-        CLI,
-        'worker',
         '--app',
         fixture('worker-tasks.mjs'),
         '--broker',
@@ -75,15 +70,10 @@ describe('a worker and the one-shot commands in a namespace', { timeout: 120_000
         '--result-ttl',
         '1h',
       ],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PREFORK_TEST_LEDGER: newLedger() } },
-    );
-    let out = '';
-    worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    await vi.waitFor(() => expect(out, 'the worker is ready').toContain('worker ready'), WAIT);
+      { env: { PREFORK_TEST_LEDGER: newLedger() } },
+    ).ready;
   });
-  afterAll(() => {
-    if (worker?.exitCode === null) worker.kill('SIGKILL');
-  });
+  afterAll(cleanup);
 
   it('runs what is enqueued in its namespace, by flag or by $PREFORK_NAMESPACE; results are read there', () => {
     const byFlag = run(['enqueue', 'add', '2', '3', '--wait', '--json', '--broker', url, '--namespace', 'app-one']);

@@ -3,11 +3,10 @@
  * `--track-started` the record is STARTED, shown as running with its node and
  * pid, never as PENDING.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WAIT } from '../helpers/wait.js';
-import { cleanup, emptyRedisDb, fixture, newLedger } from '../helpers/worker.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, emptyRedisDb, fixture, newLedger, spawnCliWorker } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 6;
@@ -19,22 +18,13 @@ function run(args: string[]): { code: number | null; stdout: string; stderr: str
 
 describe('prefork result of a running job', { timeout: 120_000 }, () => {
   let url = '';
-  let worker: ChildProcess | undefined;
   beforeAll(async () => {
     url = await emptyRedisDb(DB);
-    worker = spawn(
-      process.execPath,
-      [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '--track-started'],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PREFORK_TEST_LEDGER: newLedger() } },
-    );
-    let out = '';
-    worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    await vi.waitFor(() => expect(out, 'the worker is ready').toContain('worker ready'), WAIT);
+    await spawnCliWorker(['--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '--track-started'], {
+      env: { PREFORK_TEST_LEDGER: newLedger() },
+    }).ready;
   });
-  afterAll(async () => {
-    if (worker?.exitCode === null) worker.kill('SIGKILL');
-    await cleanup();
-  });
+  afterAll(cleanup);
 
   it('says STARTED (running), with the node and the pid, as text and as JSON', async () => {
     const id = run(['enqueue', 'record', '60000', '--broker', url]).stdout.trim();

@@ -4,12 +4,11 @@
  * it, a finished job is said to be finished (exit 0), and the revoked ids
  * are listed with when they were revoked and until when they are remembered.
  */
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { spawnSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { WAIT } from '../helpers/wait.js';
-import { cleanup, emptyRedisDb, fixture, newLedger } from '../helpers/worker.js';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { cleanup, emptyRedisDb, fixture, newLedger, spawnCliWorker } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 20;
@@ -22,7 +21,6 @@ function run(args: string[]): { code: number | null; stdout: string; stderr: str
 describe('prefork revoke', { timeout: 120_000 }, () => {
   let url = '';
   let ledger = '';
-  let worker: ChildProcess | undefined;
   const ran = (): string[] => {
     try {
       return readFileSync(ledger, 'utf8').split('\n').filter(Boolean);
@@ -33,19 +31,11 @@ describe('prefork revoke', { timeout: 120_000 }, () => {
   beforeAll(async () => {
     url = await emptyRedisDb(DB);
     ledger = newLedger();
-    worker = spawn(
-      process.execPath,
-      [CLI, 'worker', '--app', fixture('tasks-revoke.mjs'), '--broker', url, '-c', '1', '-O', 'fair'],
-      { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, PREFORK_TEST_LEDGER: ledger } },
-    );
-    let out = '';
-    worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    await vi.waitFor(() => expect(out, 'the worker is ready').toContain('worker ready'), WAIT);
+    await spawnCliWorker(['--app', fixture('tasks-revoke.mjs'), '--broker', url, '-c', '1', '-O', 'fair'], {
+      env: { PREFORK_TEST_LEDGER: ledger },
+    }).ready;
   });
-  afterAll(async () => {
-    if (worker?.exitCode === null) worker.kill('SIGKILL');
-    await cleanup();
-  });
+  afterAll(cleanup);
 
   it('a waiting job is revoked: taken out of its queue, it never runs, and result says REVOKED', async () => {
     const busy = run(['enqueue', 'stubborn', '600000', '--broker', url]).stdout.trim();

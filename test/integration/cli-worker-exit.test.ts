@@ -4,62 +4,38 @@
  * pool fails while the node runs or while it is stopping warm. A supervisor
  * must not take a node that gave up for one that finished cleanly.
  */
-import { spawn } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
-import { cleanup, emptyRedisDb, fixture, makeClient, newLedger, readLedger, silent } from '../helpers/worker.js';
+import {
+  cleanup,
+  emptyRedisDb,
+  fixture,
+  makeClient,
+  newLedger,
+  readLedger,
+  silent,
+  spawnCliWorker,
+  type CliWorker,
+} from '../helpers/worker.js';
 
-const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 9;
 let url = '';
 
 beforeAll(async () => {
   url = await emptyRedisDb(DB);
 });
-const procs: ReturnType<typeof spawn>[] = [];
-afterEach(async () => {
-  for (const proc of procs.splice(0)) if (proc.exitCode === null && proc.signalCode === null) proc.kill('SIGKILL');
-  await cleanup();
-});
+afterEach(cleanup);
 
-interface Node {
-  output: () => string;
-  exited: Promise<{ code: number | null; signal: string | null }>;
-  kill: (signal: NodeJS.Signals) => void;
-}
-
-async function startNode(queue: string, ledger: string, marker: string, concurrency: number): Promise<Node> {
-  const proc = spawn(
-    process.execPath,
-    [
-      CLI,
-      'worker',
-      '--app',
-      fixture('crashes-when-broken.mjs'),
-      '--broker',
-      url,
-      '-c',
-      String(concurrency),
-      '-Q',
-      queue,
-    ],
-    {
-      stdio: ['ignore', 'pipe', 'pipe'],
-      env: { ...process.env, PREFORK_TEST_LEDGER: ledger, PREFORK_TEST_BREAK: marker },
-    },
+/** A node on crashes-when-broken.mjs, whose children cannot load it once `marker` exists; resolves once ready. */
+async function startNode(queue: string, ledger: string, marker: string, concurrency: number): Promise<CliWorker> {
+  const node = spawnCliWorker(
+    ['--app', fixture('crashes-when-broken.mjs'), '--broker', url, '-c', String(concurrency), '-Q', queue],
+    { env: { PREFORK_TEST_LEDGER: ledger, PREFORK_TEST_BREAK: marker } },
   );
-  let out = '';
-  proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-  proc.stderr.on('data', (c: Buffer) => (out += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-    proc.once('exit', (code, signal) => resolve({ code, signal })),
-  );
-  procs.push(proc);
-  await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
-  return { output: () => out, exited, kill: (signal) => proc.kill(signal) };
+  await node.ready;
+  return node;
 }
 
 async function counts(queue: string): Promise<unknown> {
@@ -95,7 +71,7 @@ describe('prefork worker whose pool fails', () => {
     await client.enqueue('record', [600_000], { queue });
     await client.enqueue('crashWhenBroken', [], { queue });
     await expect.poll(() => readLedger(ledger).length, { message: 'both jobs started' }).toBe(2);
-    node.kill('SIGTERM');
+    node.proc.kill('SIGTERM');
     // The warm stop waits for the long job; only then does a child die and the pool fail.
     await expect.poll(() => node.output(), { message: 'the worker is stopping' }).toContain('worker stopping');
     writeFileSync(marker, '');

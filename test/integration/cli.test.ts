@@ -5,9 +5,9 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createServer, type Socket } from 'node:net';
 import { fileURLToPath } from 'node:url';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
-import { cleanup, emptyRedisDb, fixture, newLedger, readLedger, silent } from '../helpers/worker.js';
+import { cleanup, emptyRedisDb, fixture, newLedger, readLedger, silent, spawnCliWorker } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 7;
@@ -194,40 +194,13 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     url = await emptyRedisDb(DB);
   });
 
-  let worker: ReturnType<typeof spawn> | undefined;
-  afterAll(() => {
-    if (worker && worker.exitCode === null) worker.kill('SIGKILL');
-  });
-
   it('a worker prints its banner, runs jobs, and stops warm on SIGTERM with exit 0', async () => {
-    worker = spawn(
-      process.execPath,
-      [
-        CLI,
-        'worker',
-        '--app',
-        fixture('worker-tasks.mjs'),
-        '--broker',
-        url,
-        '-c',
-        '2',
-        '-n',
-        'cli-node',
-        '-Q',
-        'default,other',
-      ],
-      {
-        stdio: ['ignore', 'pipe', 'pipe'],
-        env: { ...process.env, PREFORK_TEST_LEDGER: '/dev/null' },
-      },
+    const worker = spawnCliWorker(
+      ['--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '2', '-n', 'cli-node', '-Q', 'default,other'],
+      { env: { PREFORK_TEST_LEDGER: '/dev/null' } },
     );
-    let out = '';
-    worker.stdout!.on('data', (c: Buffer) => (out += c.toString()));
-    const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-      worker!.once('exit', (code, signal) => resolve({ code, signal })),
-    );
-    await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
-    const banner = out.split('\n')[0] ?? '';
+    await worker.ready;
+    const banner = worker.stdout().split('\n')[0] ?? '';
     expect(banner).toMatch(/^prefork worker cli-node \(pid \d+\)/);
     expect(banner).toContain('queues default,other');
     expect(banner).toContain('concurrency 2');
@@ -261,8 +234,7 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     expect(dead.stdout).toContain('noSuchTask');
     expect(run(['dead', 'purge', '--broker', url]).stdout).toMatch(/purged 1 dead job/);
 
-    worker.kill('SIGTERM');
-    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(await worker.stop('SIGTERM')).toEqual({ code: 0, signal: null });
   });
 
   it('purge drops waiting and delayed jobs', () => {
@@ -353,27 +325,17 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     async (_, signals) => {
       const ledger = newLedger();
       const queue = `cold${signals.length}`;
-      const proc = spawn(
-        process.execPath,
-        [CLI, 'worker', '--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue],
-        {
-          stdio: ['ignore', 'pipe', 'pipe'],
-          env: { ...process.env, PREFORK_TEST_LEDGER: ledger },
-        },
-      );
-      let out = '';
-      proc.stdout.on('data', (c: Buffer) => (out += c.toString()));
-      const exited = new Promise<{ code: number | null; signal: string | null }>((resolve) =>
-        proc.once('exit', (code, signal) => resolve({ code, signal })),
-      );
-      await expect.poll(() => out, { message: 'the worker is ready' }).toContain('worker ready');
+      const worker = spawnCliWorker(['--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue], {
+        env: { PREFORK_TEST_LEDGER: ledger },
+      });
+      await worker.ready;
       run(['enqueue', 'record', '60000', '--queue', queue, '--broker', url]);
       await expect.poll(() => readLedger(ledger).length, { message: 'the long job started' }).toBe(1);
       for (const signal of signals) {
-        proc.kill(signal);
+        worker.proc.kill(signal);
         await new Promise((resolve) => setTimeout(resolve, 50));
       }
-      expect(await exited).toEqual({ code: 0, signal: null });
+      expect(await worker.exited).toEqual({ code: 0, signal: null });
       const broker = createBroker(url, { logger: silent });
       await broker.connect();
       try {
