@@ -4,7 +4,7 @@
  * read-only mode, paging without reading a queue whole, and each action
  * doing what its CLI command does.
  */
-import { request } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
@@ -275,5 +275,63 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     await reader.cancel();
     expect(snapshots.length).toBeGreaterThan(1);
     expect(snapshots.at(-1)?.nodes[0]?.stats?.pool.totals.done).toBe(5);
+  });
+});
+
+/** A request through node:http (what fetch cannot send: a declared length it never sends, a HEAD it reads to the end). */
+function send(
+  base: string,
+  options: { method: string; path: string; headers?: Record<string, string>; body?: Buffer },
+): Promise<{ status: number | undefined; headers: IncomingHttpHeaders; text: string }> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: options.method,
+      path: options.path,
+      headers: options.headers,
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        resolve({ status: res.statusCode, headers: res.headers, text });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.flushHeaders();
+  });
+}
+
+describe('dashboard requests from outside', { timeout: 60_000 }, () => {
+  it('an action body over 64 KiB is answered 413 naming the limit (streamed or declared), and the server serves on', async () => {
+    const { url: base } = await makeDashboard(url);
+    const streamed = await send(base, {
+      method: 'POST',
+      path: '/api/actions/revoke',
+      headers: { 'Content-Type': 'application/json' },
+      body: Buffer.alloc(64 * 1024 + 1, 'x'),
+    });
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.text)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/over 65536 bytes/) as unknown,
+    });
+    const declared = await send(base, {
+      method: 'POST',
+      path: '/api/actions/control',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': String(1024 * 1024) },
+    });
+    expect(declared.status).toBe(413);
+    expect(declared.headers.connection).toBe('close');
+    expect(JSON.parse(declared.text)).toEqual({
+      ok: false,
+      error: 'the body is over 65536 bytes (an action takes a JSON object of a few fields)',
+    });
+    expect((await getJson(base, '/api/overview')).status).toBe(200);
   });
 });
