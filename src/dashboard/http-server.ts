@@ -98,7 +98,7 @@ export class DashboardServer {
       }
       if (url.pathname === '/') return this.page(res, url);
       if (url.pathname === '/favicon.ico') return void res.writeHead(204).end();
-      if (url.pathname === '/api/stream') return this.routes.stream.hub.add(res, this.routes.stream.first());
+      if (url.pathname === '/api/stream') return this.routes.stream.hub.add(req, res, this.routes.stream.first());
       const asset = this.routes.assets.get(url.pathname);
       if (asset !== undefined) {
         res.writeHead(200, { 'Content-Type': asset.type });

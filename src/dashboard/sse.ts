@@ -1,7 +1,13 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A comment line this often keeps proxies and the browser from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
+
+const HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-store',
+  Connection: 'keep-alive',
+};
 
 /** The browsers following the page's server-sent events: each sample is sent to all of them. */
 export class SseHub {
@@ -15,13 +21,14 @@ export class SseHub {
     this.keepalive.unref();
   }
 
-  /** Starts a stream on `res`, with `first` as its first event. */
-  add(res: ServerResponse, first: { event: string; data: unknown } | undefined): void {
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      Connection: 'keep-alive',
-    });
+  /**
+   * Starts a stream on `res`, with `first` as its first event. A HEAD
+   * request gets the stream's headers and its end: a response to HEAD has
+   * no body, so a stream kept open would never send even the headers.
+   */
+  add(req: IncomingMessage, res: ServerResponse, first: { event: string; data: unknown } | undefined): void {
+    if (req.method === 'HEAD') return void res.writeHead(200, HEADERS).end();
+    res.writeHead(200, HEADERS);
     res.write('retry: 2000\n\n');
     if (first !== undefined) res.write(frame(first.event, first.data));
     this.clients.add(res);

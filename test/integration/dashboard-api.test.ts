@@ -334,4 +334,20 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
     });
     expect((await getJson(base, '/api/overview')).status).toBe(200);
   });
+
+  it('HEAD on every GET path answers its status and headers and ends, the event stream included', async () => {
+    const { url: base } = await makeDashboard(url);
+    for (const [path, type] of [
+      ['/', 'text/html'],
+      ['/api/overview', 'application/json'],
+      ['/assets/app.js', 'text/javascript'],
+      ['/api/stream', 'text/event-stream'],
+    ] as const) {
+      const head = await send(base, { method: 'HEAD', path });
+      expect(head.status, path).toBe(200);
+      expect(head.headers['content-type'], path).toMatch(new RegExp(`^${type}`));
+      expect(head.text, path).toBe('');
+    }
+    expect((await getJson(base, '/api/overview')).status).toBe(200);
+  });
 });
