@@ -3,6 +3,15 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 /** A comment line this often keeps proxies and the browser from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
 
+/**
+ * Bytes a stream may hold in the dashboard's memory, past what its socket
+ * took, when the next frame is due: a browser that keeps up holds none. One
+ * that holds more (it stopped reading, or reads slower than the samples
+ * come) is dropped: its EventSource reconnects and starts from the latest
+ * snapshot, rather than the dashboard buffering for it without end.
+ */
+const BACKLOG_MAX = 1024 * 1024;
+
 const HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-store',
@@ -16,7 +25,7 @@ export class SseHub {
 
   constructor() {
     this.keepalive = setInterval(() => {
-      for (const res of this.clients) res.write(': keepalive\n\n');
+      for (const res of this.clients) this.send(res, ': keepalive\n\n');
     }, KEEPALIVE_MS);
     this.keepalive.unref();
   }
@@ -38,7 +47,13 @@ export class SseHub {
   broadcast(event: string, data: unknown): void {
     if (this.clients.size === 0) return;
     const text = frame(event, data);
-    for (const res of this.clients) res.write(text);
+    for (const res of this.clients) this.send(res, text);
+  }
+
+  private send(res: ServerResponse, text: string): void {
+    if (res.writableLength <= BACKLOG_MAX) return void res.write(text);
+    this.clients.delete(res);
+    res.destroy();
   }
 
   close(): void {

@@ -5,6 +5,7 @@
  * doing what its CLI command does.
  */
 import { request, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
@@ -349,5 +350,45 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
       expect(head.text, path).toBe('');
     }
     expect((await getJson(base, '/api/overview')).status).toBe(200);
+  });
+
+  it('an event stream nobody reads is dropped once its backlog grows, and the streams that read go on', async () => {
+    // Snapshots of about 1 MB (100 queues with long names): a few fill what the kernel holds for a socket.
+    const client = makeClient(url);
+    await client.enqueueMany(
+      Array.from({ length: 100 }, (_, i) => ({
+        name: 'work',
+        args: [i],
+        options: { queue: `q${i}-${'n'.repeat(4000)}` },
+      })),
+    );
+    const { url: base } = await makeDashboard(url);
+    const { port } = new URL(base);
+    const stalled = connect(Number(port), '127.0.0.1');
+    let closed = false;
+    stalled.on('close', () => (closed = true));
+    stalled.on('error', () => undefined);
+    stalled.write('GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    stalled.pause();
+    // While it reads nothing, another stream takes 30 snapshots (some 30 MB), each of them as it comes.
+    const res = await fetch(`${base}/api/stream`);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let snapshots = 0;
+    let tail = '';
+    while (snapshots < 30) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const parts = (tail + decoder.decode(value, { stream: true })).split('event: snapshot\n');
+      snapshots += parts.length - 1;
+      // Shorter than the marker: a marker split across two reads is counted once.
+      tail = (parts.at(-1) ?? '').slice(-15);
+    }
+    await reader.cancel();
+    expect(snapshots).toBe(30);
+    // The dashboard let go of the stalled stream: read now, it ends after what the kernel held.
+    stalled.on('data', () => undefined);
+    stalled.resume();
+    await expect.poll(() => closed).toBe(true);
   });
 });
