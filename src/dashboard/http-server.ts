@@ -90,8 +90,17 @@ export class DashboardServer {
         ? json(res, refused.status, { ok: false, error: refused.message })
         : text(res, refused.status, refused.message);
     try {
-      if (req.method === 'POST' && url.pathname.startsWith('/api/actions/'))
-        return await this.action(req, res, url.pathname.slice('/api/actions/'.length));
+      const actionName = url.pathname.startsWith('/api/actions/')
+        ? url.pathname.slice('/api/actions/'.length)
+        : undefined;
+      if (actionName !== undefined && req.method === 'POST') return await this.action(req, res, actionName);
+      if (actionName !== undefined && this.routes.actions.has(actionName)) {
+        res.setHeader('Allow', 'POST');
+        return json(res, 405, {
+          ok: false,
+          error: `${req.method ?? ''} not allowed on ${url.pathname}: an action is a POST with a JSON body`,
+        });
+      }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('Allow', 'GET, HEAD');
         return text(res, 405, `${req.method ?? ''} not allowed on ${url.pathname}`);

@@ -391,4 +391,30 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
     stalled.resume();
     await expect.poll(() => closed).toBe(true);
   });
+  it('another method than POST on an action is 405 with Allow: POST; a cross-site preflight is granted nothing', async () => {
+    const { url: base } = await makeDashboard(url);
+    for (const method of ['GET', 'HEAD', 'PUT', 'DELETE']) {
+      const res = await send(base, { method, path: '/api/actions/control' });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.allow, method).toBe('POST');
+      if (method !== 'HEAD')
+        expect(JSON.parse(res.text), method).toEqual({
+          ok: false,
+          error: `${method} not allowed on /api/actions/control: an action is a POST with a JSON body`,
+        });
+    }
+    const preflight = await send(base, {
+      method: 'OPTIONS',
+      path: '/api/actions/revoke',
+      headers: {
+        Origin: 'http://evil.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(405);
+    expect(preflight.headers.allow).toBe('POST');
+    expect(Object.keys(preflight.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+    expect((await send(base, { method: 'GET', path: '/api/actions/no-such' })).status).toBe(404);
+  });
 });
