@@ -7,7 +7,7 @@ import { NoSuchNodeError } from '../cli/control-request.js';
 import { UsageError } from '../cli/usage-error.js';
 import type { Asset } from './assets.js';
 import { TOKEN_COOKIE, type RequestGuard } from './guard.js';
-import { parseBody, type Body } from './request-input.js';
+import { parseBody, queryParams, type Body } from './request-input.js';
 import type { SseHub } from './sse.js';
 
 /** A GET route's answer: JSON, with a status. */
@@ -115,7 +115,7 @@ export class DashboardServer {
       }
       const route = url.pathname.startsWith('/api/') ? this.routes.get.get(url.pathname.slice(5)) : undefined;
       if (route === undefined) return text(res, 404, `no such path: ${url.pathname}`);
-      const reply = await route(url.searchParams);
+      const reply = await route(queryParams(url.search));
       json(res, reply.status, reply.body);
     } catch (err) {
       this.failed(res, url.pathname, err);

@@ -60,6 +60,20 @@ export function stringList(body: Body, name: string): string[] {
   return v as string[];
 }
 
+/**
+ * The query of a GET route, read strictly: a parameter given more than once
+ * is an OptionError naming it (which value would win is an accident of the
+ * reader, so a URL that repeats one is refused rather than half read).
+ */
+export function queryParams(search: string): URLSearchParams {
+  const params = new URLSearchParams(search);
+  for (const name of new Set(params.keys())) {
+    const values = params.getAll(name);
+    if (values.length > 1) throw new OptionError(name, values, `one value, not ${values.length}`);
+  }
+  return params;
+}
+
 /** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; `listJobs` checks `state`. */
 export function pageQuery(params: URLSearchParams): {
   queue: string;

@@ -417,4 +417,14 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
     expect(Object.keys(preflight.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
     expect((await send(base, { method: 'GET', path: '/api/actions/no-such' })).status).toBe(404);
   });
+  it('a query parameter given twice is 400 naming it, not half read', async () => {
+    const { url: base } = await makeDashboard(url);
+    for (const [query, error] of [
+      ['/api/jobs?queue=default&queue=other', 'invalid option queue: ["default","other"] (expected one value, not 2)'],
+      ['/api/jobs?queue=default&limit=5&limit=50', 'invalid option limit: ["5","50"] (expected one value, not 2)'],
+      ['/api/job?id=a&id=b&id=c', 'invalid option id: ["a","b","c"] (expected one value, not 3)'],
+    ]) {
+      expect(await getJson(base, query as string), query).toEqual({ status: 400, body: { ok: false, error } });
+    }
+  });
 });
