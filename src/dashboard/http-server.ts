@@ -175,7 +175,7 @@ function statusOf(err: unknown): number {
  * connection, and what is left is read into nothing. Destroying the request
  * instead would cut the socket before any answer.
  */
-function readBody(req: IncomingMessage, res: ServerResponse): Promise<string> {
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
   const tooLarge = (): BodyTooLargeError => {
     res.setHeader('Connection', 'close');
     req.removeAllListeners('data');
@@ -191,7 +191,7 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<string> {
       if (size > BODY_MAX) reject(tooLarge());
       else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

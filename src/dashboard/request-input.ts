@@ -10,8 +10,16 @@ import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.j
  */
 export type Body = Record<string, unknown>;
 
-/** A JSON body that is an object, or an OptionError. */
-export function parseBody(text: string): Body {
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A JSON body in UTF-8 that is an object, or an OptionError (bytes that are not UTF-8 are refused, not read as U+FFFD). */
+export function parseBody(bytes: Buffer): Body {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new OptionError('body', `${bytes.byteLength} bytes`, 'JSON in UTF-8');
+  }
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
@@ -63,9 +71,19 @@ export function stringList(body: Body, name: string): string[] {
 /**
  * The query of a GET route, read strictly: a parameter given more than once
  * is an OptionError naming it (which value would win is an accident of the
- * reader, so a URL that repeats one is refused rather than half read).
+ * reader, so a URL that repeats one is refused rather than half read), and
+ * so is one whose percent-encoding is not UTF-8 (URLSearchParams would read
+ * `%E0%A4%A` as U+FFFD and go on with a value nobody sent).
  */
 export function queryParams(search: string): URLSearchParams {
+  for (const part of search.replace(/^\?/, '').split('&')) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      const eq = part.indexOf('=');
+      throw new OptionError(eq < 0 ? part : part.slice(0, eq), part, 'percent-encoded UTF-8 (e.g. %C3%A9 for é)');
+    }
+  }
   const params = new URLSearchParams(search);
   for (const name of new Set(params.keys())) {
     const values = params.getAll(name);

@@ -427,4 +427,30 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
       expect(await getJson(base, query as string), query).toEqual({ status: 400, body: { ok: false, error } });
     }
   });
+  it('percent-encoding or a body that is not UTF-8 is 400 naming the parameter or the body, not read as U+FFFD', async () => {
+    const { url: base } = await makeDashboard(url);
+    expect(await getJson(base, '/api/job?id=%E0%A4%A')).toEqual({
+      status: 400,
+      body: {
+        ok: false,
+        error: 'invalid option id: "id=%E0%A4%A" (expected percent-encoded UTF-8 (e.g. %C3%A9 for é))',
+      },
+    });
+    const cursor = await getJson(base, '/api/jobs?queue=default&cursor=%FF');
+    expect(cursor.status).toBe(400);
+    expect(cursor.body.error).toMatch(/^invalid option cursor: "cursor=%FF" \(expected percent-encoded UTF-8/);
+    expect((await getJson(base, '/api/job?id=%C3%A9')).body).toMatchObject({ id: 'é', unknown: true });
+    const body = Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xe0, 0xa4]), Buffer.from('"}')]);
+    const revoke = await send(base, {
+      method: 'POST',
+      path: '/api/actions/revoke',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.byteLength) },
+      body,
+    });
+    expect(revoke.status).toBe(400);
+    expect(JSON.parse(revoke.text)).toEqual({
+      ok: false,
+      error: 'invalid option body: "11 bytes" (expected JSON in UTF-8)',
+    });
+  });
 });
