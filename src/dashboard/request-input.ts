@@ -92,6 +92,24 @@ export function queryParams(search: string): URLSearchParams {
   return params;
 }
 
+/** What the guard reads from any query (`?token=`): allowed beside every route's own parameters. */
+const GUARD_PARAMS = ['token'];
+
+/**
+ * Refuses a parameter that is not one of `names` (or the guard's): a
+ * misspelt one (`limt=5`) would otherwise be ignored and the route answer
+ * something else than was asked, with nothing saying so.
+ */
+export function onlyParams(params: URLSearchParams, names: readonly string[]): void {
+  for (const name of params.keys())
+    if (!names.includes(name) && !GUARD_PARAMS.includes(name))
+      throw new OptionError(
+        name,
+        params.get(name),
+        names.length === 0 ? 'no query parameter here' : `a known parameter: ${names.join(', ')}`,
+      );
+}
+
 /** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; `listJobs` checks `state`. */
 export function pageQuery(params: URLSearchParams): {
   queue: string;
@@ -99,6 +117,7 @@ export function pageQuery(params: URLSearchParams): {
   limit: number;
   cursor: string | undefined;
 } {
+  onlyParams(params, ['queue', 'state', 'limit', 'cursor']);
   const queue = params.get('queue') ?? '';
   checkQueueName('queue', queue, throwOptionError);
   const state = (params.get('state') ?? 'waiting') as ListedState;
@@ -110,8 +129,10 @@ export function pageQuery(params: URLSearchParams): {
   return { queue, state, limit, cursor: cursor === '' ? undefined : cursor };
 }
 
-/** A job id from a query: a non-empty string. */
-export function checkJobId(id: string | null): string {
+/** One job's query: `id`, a non-empty string. */
+export function jobIdQuery(params: URLSearchParams): string {
+  onlyParams(params, ['id']);
+  const id = params.get('id');
   if (id === null || id === '') throw new OptionError('id', id ?? undefined, 'a job id');
   return id;
 }

@@ -453,4 +453,19 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
       error: 'invalid option body: "11 bytes" (expected JSON in UTF-8)',
     });
   });
+  it('a query parameter a route does not take is 400 naming it and the ones it takes (the token aside)', async () => {
+    const { url: base } = await makeDashboard(url, { authToken: 't' });
+    for (const [query, error] of [
+      [
+        '/api/jobs?queue=default&limt=5',
+        'invalid option limt: "5" (expected a known parameter: queue, state, limit, cursor)',
+      ],
+      ['/api/job?id=x&__proto__=1', 'invalid option __proto__: "1" (expected a known parameter: id)'],
+      ['/api/overview?constructor=', 'invalid option constructor: "" (expected no query parameter here)'],
+    ]) {
+      expect(await getJson(base, `${query}&token=t`), query).toEqual({ status: 400, body: { ok: false, error } });
+    }
+    expect((await getJson(base, '/api/overview?token=t')).status).toBe(200);
+    expect((await getJson(base, '/api/jobs?queue=default&token=t')).status).toBe(200);
+  });
 });
