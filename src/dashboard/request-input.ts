@@ -41,10 +41,16 @@ export function requiredString(body: Body, name: string): string {
   return v;
 }
 
+/**
+ * A field that may be left out (absent or null). Given, it is a non-empty
+ * string: an empty one (an unset variable in a script) would otherwise read
+ * as left out, and a `node` or `queue` that narrows an action would widen
+ * it to every node or queue.
+ */
 export function optionalString(body: Body, name: string): string | undefined {
   const v = field(body, name);
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw new OptionError(name, v, 'a string');
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v === '') throw new OptionError(name, v, `a non-empty string, or no ${name} field`);
   return v;
 }
 

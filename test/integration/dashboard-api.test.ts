@@ -468,4 +468,23 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
     expect((await getJson(base, '/api/overview?token=t')).status).toBe(200);
     expect((await getJson(base, '/api/jobs?queue=default&token=t')).status).toBe(200);
   });
+  it('an empty node or queue in an action is 400, never read as "every node" or "every queue"', async () => {
+    const worker = startWorker();
+    await worker.start();
+    const { url: base } = await makeDashboard(url);
+    expect(await postAction(base, 'control', { command: 'shutdown', node: '' })).toEqual({
+      status: 400,
+      body: { ok: false, error: 'invalid option node: "" (expected a non-empty string, or no node field)' },
+    });
+    expect(worker.stats().pool.processes.some((p) => p.state !== 'exited')).toBe(true);
+    expect(await postAction(base, 'dead-delete', { id: 'x', queue: '' })).toEqual({
+      status: 400,
+      body: { ok: false, error: 'invalid option queue: "" (expected a non-empty string, or no queue field)' },
+    });
+    // Left out (or null), each still means every node, every queue.
+    expect(await postAction(base, 'control', { command: 'ping', node: null })).toMatchObject({
+      status: 200,
+      body: { ok: true },
+    });
+  });
 });
