@@ -248,10 +248,15 @@ export function taskName(value: string): string {
   return value;
 }
 
-/** A job id of your own. */
+/** A job id: of your own (`--id`), or one to look up or act on (`result`, `revoke`, `dead retry|delete`). */
 export function jobId(value: string): string {
   if (value.trim() === '') throw new InvalidArgumentError('expected a non-empty id');
   return value;
+}
+
+/** Job ids of a variadic argument (`<ids...>`), each checked by jobId. */
+export function jobIds(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), jobId(value)];
 }
 
 export function uniqueKey(value: string): string {

@@ -8,6 +8,7 @@ import { loadAssets } from './assets.js';
 import { jobPage, oneJob } from './data.js';
 import { EventTally } from './event-tally.js';
 import { RequestGuard } from './guard.js';
+import { onlyParams } from './request-input.js';
 import { DashboardServer, type JsonReply } from './http-server.js';
 import { DASHBOARD_DEFAULTS, HISTORY_SAMPLES, type DashboardOptions } from './options.js';
 import { Sampler } from './sampler.js';
@@ -68,7 +69,13 @@ export async function startDashboard(
   const server = new DashboardServer(
     {
       get: new Map([
-        ['overview', () => Promise.resolve(ok({ config, snapshot: sampler.latest(), history: sampler.history.all() }))],
+        [
+          'overview',
+          (params: URLSearchParams) => {
+            onlyParams(params, []);
+            return Promise.resolve(ok({ config, snapshot: sampler.latest(), history: sampler.history.all() }));
+          },
+        ],
         ['jobs', async (params: URLSearchParams) => ok(await jobPage(broker, params))],
         [
           'job',

@@ -2,7 +2,7 @@ import type { BrokerAdmin, ResultRecord } from '../broker/types.js';
 import { listedJobJson } from '../cli/job-format.js';
 import { recordJson } from '../cli/print.js';
 import type { JobTrails, TrailStep } from './job-trails.js';
-import { checkJobId, pageQuery } from './request-input.js';
+import { jobIdQuery, pageQuery } from './request-input.js';
 
 /** One page of a queue's jobs, as `prefork jobs --json` prints it. */
 export async function jobPage(
@@ -24,7 +24,7 @@ export async function oneJob(
   trails: JobTrails,
   params: URLSearchParams,
 ): Promise<{ found: boolean; job: Record<string, unknown> }> {
-  const id = checkJobId(params.get('id'));
+  const id = jobIdQuery(params);
   const history: TrailStep[] = trails.of(id);
   const record = await client.getState(id);
   if (record === undefined) return { found: false, job: { id, state: 'PENDING', unknown: true, history } };

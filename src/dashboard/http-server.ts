@@ -1,13 +1,13 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { OptionError } from '../errors.js';
+import { OptionError, PreforkError } from '../errors.js';
 import { HttpListener } from '../observe/http-listener.js';
 import { PausedEverywhereError } from '../cli/commands/control-pause.js';
 import { NoSuchNodeError } from '../cli/control-request.js';
 import { UsageError } from '../cli/usage-error.js';
 import type { Asset } from './assets.js';
 import { TOKEN_COOKIE, type RequestGuard } from './guard.js';
-import { parseBody, type Body } from './request-input.js';
+import { parseBody, queryParams, type Body } from './request-input.js';
 import type { SseHub } from './sse.js';
 
 /** A GET route's answer: JSON, with a status. */
@@ -29,6 +29,14 @@ export interface DashboardRoutes {
 
 /** Largest action body read (the page sends a few fields). */
 const BODY_MAX = 64 * 1024;
+
+/** An action's body over BODY_MAX bytes: answered 413, the rest is not read and the connection closes. */
+class BodyTooLargeError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BODY_TOO_LARGE';
+  constructor(readonly limit: number) {
+    super(`the body is over ${limit} bytes (an action takes a JSON object of a few fields)`);
+  }
+}
 
 /** What every answer carries: the page runs only its own scripts, in no frame, and nothing is cached. */
 const SECURITY_HEADERS: [string, string][] = [
@@ -82,15 +90,24 @@ export class DashboardServer {
         ? json(res, refused.status, { ok: false, error: refused.message })
         : text(res, refused.status, refused.message);
     try {
-      if (req.method === 'POST' && url.pathname.startsWith('/api/actions/'))
-        return await this.action(req, res, url.pathname.slice('/api/actions/'.length));
+      const actionName = url.pathname.startsWith('/api/actions/')
+        ? url.pathname.slice('/api/actions/'.length)
+        : undefined;
+      if (actionName !== undefined && req.method === 'POST') return await this.action(req, res, actionName);
+      if (actionName !== undefined && this.routes.actions.has(actionName)) {
+        res.setHeader('Allow', 'POST');
+        return json(res, 405, {
+          ok: false,
+          error: `${req.method ?? ''} not allowed on ${url.pathname}: an action is a POST with a JSON body`,
+        });
+      }
       if (req.method !== 'GET' && req.method !== 'HEAD') {
         res.setHeader('Allow', 'GET, HEAD');
         return text(res, 405, `${req.method ?? ''} not allowed on ${url.pathname}`);
       }
       if (url.pathname === '/') return this.page(res, url);
       if (url.pathname === '/favicon.ico') return void res.writeHead(204).end();
-      if (url.pathname === '/api/stream') return this.routes.stream.hub.add(res, this.routes.stream.first());
+      if (url.pathname === '/api/stream') return this.routes.stream.hub.add(req, res, this.routes.stream.first());
       const asset = this.routes.assets.get(url.pathname);
       if (asset !== undefined) {
         res.writeHead(200, { 'Content-Type': asset.type });
@@ -98,7 +115,7 @@ export class DashboardServer {
       }
       const route = url.pathname.startsWith('/api/') ? this.routes.get.get(url.pathname.slice(5)) : undefined;
       if (route === undefined) return text(res, 404, `no such path: ${url.pathname}`);
-      const reply = await route(url.searchParams);
+      const reply = await route(queryParams(url.search));
       json(res, reply.status, reply.body);
     } catch (err) {
       this.failed(res, url.pathname, err);
@@ -127,7 +144,7 @@ export class DashboardServer {
       });
     if (this.readOnly)
       return json(res, 403, { ok: false, error: `the dashboard is read-only (--read-only): ${name} refused` });
-    const body = parseBody(await readBody(req));
+    const body = parseBody(await readBody(req, res));
     const result = await action(body);
     json(res, 200, result);
   }
@@ -146,23 +163,35 @@ export class DashboardServer {
 /** Bad input is the asker's (400); a node or a pause that is not there is a conflict with the cluster's state (404, 409). */
 function statusOf(err: unknown): number {
   if (err instanceof OptionError || err instanceof UsageError) return 400;
+  if (err instanceof BodyTooLargeError) return 413;
   if (err instanceof NoSuchNodeError) return 404;
   if (err instanceof PausedEverywhereError) return 409;
   return 500;
 }
 
-function readBody(req: IncomingMessage): Promise<string> {
+/**
+ * An action's body, refused past BODY_MAX bytes (by its Content-Length, or
+ * as it arrives when it has none): the answer then says so and closes the
+ * connection, and what is left is read into nothing. Destroying the request
+ * instead would cut the socket before any answer.
+ */
+function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
+  const tooLarge = (): BodyTooLargeError => {
+    res.setHeader('Connection', 'close');
+    req.removeAllListeners('data');
+    req.resume();
+    return new BodyTooLargeError(BODY_MAX);
+  };
+  if (Number(req.headers['content-length'] ?? 0) > BODY_MAX) return Promise.reject(tooLarge());
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     req.on('data', (chunk: Buffer) => {
       size += chunk.byteLength;
-      if (size > BODY_MAX) {
-        reject(new OptionError('body', `more than ${BODY_MAX} bytes`, `at most ${BODY_MAX} bytes`));
-        req.destroy();
-      } else chunks.push(chunk);
+      if (size > BODY_MAX) reject(tooLarge());
+      else chunks.push(chunk);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+    req.on('end', () => resolve(Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

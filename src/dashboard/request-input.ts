@@ -10,8 +10,16 @@ import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.j
  */
 export type Body = Record<string, unknown>;
 
-/** A JSON body that is an object, or an OptionError. */
-export function parseBody(text: string): Body {
+const UTF8 = new TextDecoder('utf-8', { fatal: true });
+
+/** A JSON body in UTF-8 that is an object, or an OptionError (bytes that are not UTF-8 are refused, not read as U+FFFD). */
+export function parseBody(bytes: Buffer): Body {
+  let text: string;
+  try {
+    text = UTF8.decode(bytes);
+  } catch {
+    throw new OptionError('body', `${bytes.byteLength} bytes`, 'JSON in UTF-8');
+  }
   let value: unknown;
   try {
     value = text.trim() === '' ? {} : JSON.parse(text);
@@ -33,10 +41,16 @@ export function requiredString(body: Body, name: string): string {
   return v;
 }
 
+/**
+ * A field that may be left out (absent or null). Given, it is a non-empty
+ * string: an empty one (an unset variable in a script) would otherwise read
+ * as left out, and a `node` or `queue` that narrows an action would widen
+ * it to every node or queue.
+ */
 export function optionalString(body: Body, name: string): string | undefined {
   const v = field(body, name);
-  if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string') throw new OptionError(name, v, 'a string');
+  if (v === undefined || v === null) return undefined;
+  if (typeof v !== 'string' || v === '') throw new OptionError(name, v, `a non-empty string, or no ${name} field`);
   return v;
 }
 
@@ -60,6 +74,48 @@ export function stringList(body: Body, name: string): string[] {
   return v as string[];
 }
 
+/**
+ * The query of a GET route, read strictly: a parameter given more than once
+ * is an OptionError naming it (which value would win is an accident of the
+ * reader, so a URL that repeats one is refused rather than half read), and
+ * so is one whose percent-encoding is not UTF-8 (URLSearchParams would read
+ * `%E0%A4%A` as U+FFFD and go on with a value nobody sent).
+ */
+export function queryParams(search: string): URLSearchParams {
+  for (const part of search.replace(/^\?/, '').split('&')) {
+    try {
+      decodeURIComponent(part.replace(/\+/g, ' '));
+    } catch {
+      const eq = part.indexOf('=');
+      throw new OptionError(eq < 0 ? part : part.slice(0, eq), part, 'percent-encoded UTF-8 (e.g. %C3%A9 for é)');
+    }
+  }
+  const params = new URLSearchParams(search);
+  for (const name of new Set(params.keys())) {
+    const values = params.getAll(name);
+    if (values.length > 1) throw new OptionError(name, values, `one value, not ${values.length}`);
+  }
+  return params;
+}
+
+/** What the guard reads from any query (`?token=`): allowed beside every route's own parameters. */
+const GUARD_PARAMS = ['token'];
+
+/**
+ * Refuses a parameter that is not one of `names` (or the guard's): a
+ * misspelt one (`limt=5`) would otherwise be ignored and the route answer
+ * something else than was asked, with nothing saying so.
+ */
+export function onlyParams(params: URLSearchParams, names: readonly string[]): void {
+  for (const name of params.keys())
+    if (!names.includes(name) && !GUARD_PARAMS.includes(name))
+      throw new OptionError(
+        name,
+        params.get(name),
+        names.length === 0 ? 'no query parameter here' : `a known parameter: ${names.join(', ')}`,
+      );
+}
+
 /** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; `listJobs` checks `state`. */
 export function pageQuery(params: URLSearchParams): {
   queue: string;
@@ -67,6 +123,7 @@ export function pageQuery(params: URLSearchParams): {
   limit: number;
   cursor: string | undefined;
 } {
+  onlyParams(params, ['queue', 'state', 'limit', 'cursor']);
   const queue = params.get('queue') ?? '';
   checkQueueName('queue', queue, throwOptionError);
   const state = (params.get('state') ?? 'waiting') as ListedState;
@@ -78,8 +135,10 @@ export function pageQuery(params: URLSearchParams): {
   return { queue, state, limit, cursor: cursor === '' ? undefined : cursor };
 }
 
-/** A job id from a query: a non-empty string. */
-export function checkJobId(id: string | null): string {
+/** One job's query: `id`, a non-empty string. */
+export function jobIdQuery(params: URLSearchParams): string {
+  onlyParams(params, ['id']);
+  const id = params.get('id');
   if (id === null || id === '') throw new OptionError('id', id ?? undefined, 'a job id');
   return id;
 }

@@ -1,7 +1,22 @@
-import type { ServerResponse } from 'node:http';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 
 /** A comment line this often keeps proxies and the browser from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
+
+/**
+ * Bytes a stream may hold in the dashboard's memory, past what its socket
+ * took, when the next frame is due: a browser that keeps up holds none. One
+ * that holds more (it stopped reading, or reads slower than the samples
+ * come) is dropped: its EventSource reconnects and starts from the latest
+ * snapshot, rather than the dashboard buffering for it without end.
+ */
+const BACKLOG_MAX = 1024 * 1024;
+
+const HEADERS = {
+  'Content-Type': 'text/event-stream; charset=utf-8',
+  'Cache-Control': 'no-store',
+  Connection: 'keep-alive',
+};
 
 /** The browsers following the page's server-sent events: each sample is sent to all of them. */
 export class SseHub {
@@ -10,18 +25,19 @@ export class SseHub {
 
   constructor() {
     this.keepalive = setInterval(() => {
-      for (const res of this.clients) res.write(': keepalive\n\n');
+      for (const res of this.clients) this.send(res, ': keepalive\n\n');
     }, KEEPALIVE_MS);
     this.keepalive.unref();
   }
 
-  /** Starts a stream on `res`, with `first` as its first event. */
-  add(res: ServerResponse, first: { event: string; data: unknown } | undefined): void {
-    res.writeHead(200, {
-      'Content-Type': 'text/event-stream; charset=utf-8',
-      'Cache-Control': 'no-store',
-      Connection: 'keep-alive',
-    });
+  /**
+   * Starts a stream on `res`, with `first` as its first event. A HEAD
+   * request gets the stream's headers and its end: a response to HEAD has
+   * no body, so a stream kept open would never send even the headers.
+   */
+  add(req: IncomingMessage, res: ServerResponse, first: { event: string; data: unknown } | undefined): void {
+    if (req.method === 'HEAD') return void res.writeHead(200, HEADERS).end();
+    res.writeHead(200, HEADERS);
     res.write('retry: 2000\n\n');
     if (first !== undefined) res.write(frame(first.event, first.data));
     this.clients.add(res);
@@ -31,7 +47,13 @@ export class SseHub {
   broadcast(event: string, data: unknown): void {
     if (this.clients.size === 0) return;
     const text = frame(event, data);
-    for (const res of this.clients) res.write(text);
+    for (const res of this.clients) this.send(res, text);
+  }
+
+  private send(res: ServerResponse, text: string): void {
+    if (res.writableLength <= BACKLOG_MAX) return void res.write(text);
+    this.clients.delete(res);
+    res.destroy();
   }
 
   close(): void {

@@ -73,6 +73,12 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     // A weight is a share: bounded (10,000), so no fetch pays for a huge one.
     [['worker', '--app', 'x.mjs', '-Q', 'a:99999999999999999999'], '-Q, --queues <list>', 'a:99999999999999999999'],
     [['worker', '--app', 'x.mjs', '-Q', 'default:10001,b'], '-Q, --queues <list>', 'default:10001,b'],
+    // An empty job id names no job: refused before the broker is asked (as revoke always did).
+    [['result', '', '--broker', 'redis://127.0.0.1:1'], "argument 'id'", ''],
+    [['result', ' ', '--broker', 'redis://127.0.0.1:1'], "argument 'id'", ' '],
+    [['dead', 'retry', 'a', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
+    [['dead', 'delete', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
+    [['revoke', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
   ])('%j', (args, flag, value) => {
     const r = run(args);
     expect(r.code).toBe(2);

@@ -4,7 +4,8 @@
  * read-only mode, paging without reading a queue whole, and each action
  * doing what its CLI command does.
  */
-import { request } from 'node:http';
+import { request, type IncomingHttpHeaders } from 'node:http';
+import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
@@ -275,5 +276,215 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     await reader.cancel();
     expect(snapshots.length).toBeGreaterThan(1);
     expect(snapshots.at(-1)?.nodes[0]?.stats?.pool.totals.done).toBe(5);
+  });
+});
+
+/** A request through node:http (what fetch cannot send: a declared length it never sends, a HEAD it reads to the end). */
+function send(
+  base: string,
+  options: { method: string; path: string; headers?: Record<string, string>; body?: Buffer },
+): Promise<{ status: number | undefined; headers: IncomingHttpHeaders; text: string }> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const req = request({
+      host: '127.0.0.1',
+      port,
+      method: options.method,
+      path: options.path,
+      headers: options.headers,
+    });
+    req.on('response', (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => {
+        resolve({ status: res.statusCode, headers: res.headers, text });
+        req.destroy();
+      });
+    });
+    req.on('error', reject);
+    if (options.body !== undefined) req.write(options.body);
+    req.flushHeaders();
+  });
+}
+
+describe('dashboard requests from outside', { timeout: 60_000 }, () => {
+  it('an action body over 64 KiB is answered 413 naming the limit (streamed or declared), and the server serves on', async () => {
+    const { url: base } = await makeDashboard(url);
+    const streamed = await send(base, {
+      method: 'POST',
+      path: '/api/actions/revoke',
+      headers: { 'Content-Type': 'application/json' },
+      body: Buffer.alloc(64 * 1024 + 1, 'x'),
+    });
+    expect(streamed.status).toBe(413);
+    expect(JSON.parse(streamed.text)).toMatchObject({
+      ok: false,
+      error: expect.stringMatching(/over 65536 bytes/) as unknown,
+    });
+    const declared = await send(base, {
+      method: 'POST',
+      path: '/api/actions/control',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': String(1024 * 1024) },
+    });
+    expect(declared.status).toBe(413);
+    expect(declared.headers.connection).toBe('close');
+    expect(JSON.parse(declared.text)).toEqual({
+      ok: false,
+      error: 'the body is over 65536 bytes (an action takes a JSON object of a few fields)',
+    });
+    expect((await getJson(base, '/api/overview')).status).toBe(200);
+  });
+
+  it('HEAD on every GET path answers its status and headers and ends, the event stream included', async () => {
+    const { url: base } = await makeDashboard(url);
+    for (const [path, type] of [
+      ['/', 'text/html'],
+      ['/api/overview', 'application/json'],
+      ['/assets/app.js', 'text/javascript'],
+      ['/api/stream', 'text/event-stream'],
+    ] as const) {
+      const head = await send(base, { method: 'HEAD', path });
+      expect(head.status, path).toBe(200);
+      expect(head.headers['content-type'], path).toMatch(new RegExp(`^${type}`));
+      expect(head.text, path).toBe('');
+    }
+    expect((await getJson(base, '/api/overview')).status).toBe(200);
+  });
+
+  it('an event stream nobody reads is dropped once its backlog grows, and the streams that read go on', async () => {
+    // Snapshots of about 1 MB (100 queues with long names): a few fill what the kernel holds for a socket.
+    const client = makeClient(url);
+    await client.enqueueMany(
+      Array.from({ length: 100 }, (_, i) => ({
+        name: 'work',
+        args: [i],
+        options: { queue: `q${i}-${'n'.repeat(4000)}` },
+      })),
+    );
+    const { url: base } = await makeDashboard(url);
+    const { port } = new URL(base);
+    const stalled = connect(Number(port), '127.0.0.1');
+    let closed = false;
+    stalled.on('close', () => (closed = true));
+    stalled.on('error', () => undefined);
+    stalled.write('GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+    stalled.pause();
+    // While it reads nothing, another stream takes 30 snapshots (some 30 MB), each of them as it comes.
+    const res = await fetch(`${base}/api/stream`);
+    const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let snapshots = 0;
+    let tail = '';
+    while (snapshots < 30) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      const parts = (tail + decoder.decode(value, { stream: true })).split('event: snapshot\n');
+      snapshots += parts.length - 1;
+      // Shorter than the marker: a marker split across two reads is counted once.
+      tail = (parts.at(-1) ?? '').slice(-15);
+    }
+    await reader.cancel();
+    expect(snapshots).toBe(30);
+    // The dashboard let go of the stalled stream: read now, it ends after what the kernel held.
+    stalled.on('data', () => undefined);
+    stalled.resume();
+    await expect.poll(() => closed).toBe(true);
+  });
+  it('another method than POST on an action is 405 with Allow: POST; a cross-site preflight is granted nothing', async () => {
+    const { url: base } = await makeDashboard(url);
+    for (const method of ['GET', 'HEAD', 'PUT', 'DELETE']) {
+      const res = await send(base, { method, path: '/api/actions/control' });
+      expect(res.status, method).toBe(405);
+      expect(res.headers.allow, method).toBe('POST');
+      if (method !== 'HEAD')
+        expect(JSON.parse(res.text), method).toEqual({
+          ok: false,
+          error: `${method} not allowed on /api/actions/control: an action is a POST with a JSON body`,
+        });
+    }
+    const preflight = await send(base, {
+      method: 'OPTIONS',
+      path: '/api/actions/revoke',
+      headers: {
+        Origin: 'http://evil.example',
+        'Access-Control-Request-Method': 'POST',
+        'Access-Control-Request-Headers': 'content-type',
+      },
+    });
+    expect(preflight.status).toBe(405);
+    expect(preflight.headers.allow).toBe('POST');
+    expect(Object.keys(preflight.headers).filter((h) => h.startsWith('access-control-'))).toEqual([]);
+    expect((await send(base, { method: 'GET', path: '/api/actions/no-such' })).status).toBe(404);
+  });
+  it('a query parameter given twice is 400 naming it, not half read', async () => {
+    const { url: base } = await makeDashboard(url);
+    for (const [query, error] of [
+      ['/api/jobs?queue=default&queue=other', 'invalid option queue: ["default","other"] (expected one value, not 2)'],
+      ['/api/jobs?queue=default&limit=5&limit=50', 'invalid option limit: ["5","50"] (expected one value, not 2)'],
+      ['/api/job?id=a&id=b&id=c', 'invalid option id: ["a","b","c"] (expected one value, not 3)'],
+    ]) {
+      expect(await getJson(base, query as string), query).toEqual({ status: 400, body: { ok: false, error } });
+    }
+  });
+  it('percent-encoding or a body that is not UTF-8 is 400 naming the parameter or the body, not read as U+FFFD', async () => {
+    const { url: base } = await makeDashboard(url);
+    expect(await getJson(base, '/api/job?id=%E0%A4%A')).toEqual({
+      status: 400,
+      body: {
+        ok: false,
+        error: 'invalid option id: "id=%E0%A4%A" (expected percent-encoded UTF-8 (e.g. %C3%A9 for é))',
+      },
+    });
+    const cursor = await getJson(base, '/api/jobs?queue=default&cursor=%FF');
+    expect(cursor.status).toBe(400);
+    expect(cursor.body.error).toMatch(/^invalid option cursor: "cursor=%FF" \(expected percent-encoded UTF-8/);
+    expect((await getJson(base, '/api/job?id=%C3%A9')).body).toMatchObject({ id: 'é', unknown: true });
+    const body = Buffer.concat([Buffer.from('{"id":"'), Buffer.from([0xe0, 0xa4]), Buffer.from('"}')]);
+    const revoke = await send(base, {
+      method: 'POST',
+      path: '/api/actions/revoke',
+      headers: { 'Content-Type': 'application/json', 'Content-Length': String(body.byteLength) },
+      body,
+    });
+    expect(revoke.status).toBe(400);
+    expect(JSON.parse(revoke.text)).toEqual({
+      ok: false,
+      error: 'invalid option body: "11 bytes" (expected JSON in UTF-8)',
+    });
+  });
+  it('a query parameter a route does not take is 400 naming it and the ones it takes (the token aside)', async () => {
+    const { url: base } = await makeDashboard(url, { authToken: 't' });
+    for (const [query, error] of [
+      [
+        '/api/jobs?queue=default&limt=5',
+        'invalid option limt: "5" (expected a known parameter: queue, state, limit, cursor)',
+      ],
+      ['/api/job?id=x&__proto__=1', 'invalid option __proto__: "1" (expected a known parameter: id)'],
+      ['/api/overview?constructor=', 'invalid option constructor: "" (expected no query parameter here)'],
+    ]) {
+      expect(await getJson(base, `${query}&token=t`), query).toEqual({ status: 400, body: { ok: false, error } });
+    }
+    expect((await getJson(base, '/api/overview?token=t')).status).toBe(200);
+    expect((await getJson(base, '/api/jobs?queue=default&token=t')).status).toBe(200);
+  });
+  it('an empty node or queue in an action is 400, never read as "every node" or "every queue"', async () => {
+    const worker = startWorker();
+    await worker.start();
+    const { url: base } = await makeDashboard(url);
+    expect(await postAction(base, 'control', { command: 'shutdown', node: '' })).toEqual({
+      status: 400,
+      body: { ok: false, error: 'invalid option node: "" (expected a non-empty string, or no node field)' },
+    });
+    expect(worker.stats().pool.processes.some((p) => p.state !== 'exited')).toBe(true);
+    expect(await postAction(base, 'dead-delete', { id: 'x', queue: '' })).toEqual({
+      status: 400,
+      body: { ok: false, error: 'invalid option queue: "" (expected a non-empty string, or no queue field)' },
+    });
+    // Left out (or null), each still means every node, every queue.
+    expect(await postAction(base, 'control', { command: 'ping', node: null })).toMatchObject({
+      status: 200,
+      body: { ok: true },
+    });
   });
 });

@@ -67,7 +67,7 @@ export function registerAdmin(program: Command): void {
   dead
     .command('retry')
     .description('put dead jobs back on their queue')
-    .argument('[ids...]', 'job ids')
+    .argument('[ids...]', 'job ids', parse.jobIds)
     .option('--all', 'every dead job')
     .addOption(brokerOption())
     .addOption(namespaceOption())
@@ -106,7 +106,7 @@ export function registerAdmin(program: Command): void {
   dead
     .command('delete')
     .description('drop dead jobs by id')
-    .argument('<ids...>', 'job ids')
+    .argument('<ids...>', 'job ids', parse.jobIds)
     .addOption(brokerOption())
     .addOption(namespaceOption())
     .option('-q, --queue <name>', 'only this queue', parse.queueName)

@@ -1,6 +1,7 @@
 import type { Command } from 'commander';
 import { brokerOption, namespaceOption } from '../broker-flags.js';
 import { withClient } from '../connect.js';
+import * as parse from '../parsers.js';
 import { printJson, printRecord } from '../print.js';
 import { printWorkflow } from '../workflow-tree.js';
 
@@ -8,7 +9,7 @@ export function registerResult(program: Command): void {
   program
     .command('result')
     .description("print a job's state and outcome, or a workflow's tree with each member's state")
-    .argument('<id>', 'job id or workflow id')
+    .argument('<id>', 'job id or workflow id', parse.jobId)
     .addOption(brokerOption())
     .addOption(namespaceOption())
     .option('--json', 'print JSON')

@@ -35,10 +35,7 @@ export function registerRevoke(program: Command): void {
   program
     .command('revoke')
     .description('revoke jobs: one not started never runs; with --terminate a running one is stopped')
-    .argument('<ids...>', 'job ids', (value: string, previous: string[] | undefined) => [
-      ...(previous ?? []),
-      parse.jobId(value),
-    ])
+    .argument('<ids...>', 'job ids', parse.jobIds)
     .addOption(brokerOption())
     .addOption(namespaceOption())
     .option('--terminate', 'also stop a running job: its signal aborts, its child is killed after --grace')
