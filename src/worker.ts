@@ -57,6 +57,13 @@ const DROPPED_IDS_LOGGED = 50;
 const QUEUE_COUNTS_TIMEOUT_MS = 2_000;
 /** A stop waits this long for its last events to be written (Redis may be away). */
 const EVENTS_FLUSH_MS = 1_000;
+/**
+ * A stop waits this long to leave the cluster (the heartbeat and leadership
+ * ended, the node unregistered) once its settlements are through: a Redis
+ * that stopped answering would hold it for ever, and the node's lease
+ * expiring does the same as leaving, only later.
+ */
+const LEAVE_MS = 5_000;
 
 /** What `Worker.stop(options)` accepts. */
 export interface StopOptions {
@@ -442,8 +449,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * stop({ cold: true }) during a warm stop escalates it. Either way, once
    * the children are done, settlements the broker has not confirmed within
    * `deadline` (default 30 s; Redis may be away) are logged and dropped: at
-   * least once, their jobs come back when the node's lease expires. Every
-   * call returns the same stop; rejects with OptionError for a bad deadline.
+   * least once, their jobs come back when the node's lease expires. A
+   * broker that stopped answering holds the stop no longer than that, 5 s
+   * for the fetch in flight and 5 s to leave the cluster. Every call
+   * returns the same stop; rejects with OptionError for a bad deadline.
    */
   stop(options: StopOptions = {}): Promise<void> {
     let deadline: number;
@@ -565,19 +574,37 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.nodeEvent('node-offline');
       await within(this.events?.flush() ?? Promise.resolve(), EVENTS_FLUSH_MS);
       this.events?.close();
-      await this.unwatchControl?.();
-      await this.heartbeat.stop();
-      await this.adopting;
-      await this.leadership.stop();
-      await this.broker
-        .unregister(this.nodeIdValue)
-        .catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
+      const given = { up: false };
+      if (
+        (await within(
+          this.leave(given).then(() => true),
+          LEAVE_MS,
+        )) !== true
+      ) {
+        given.up = true;
+        this.log.warn(
+          { leaveMs: LEAVE_MS },
+          `could not leave the cluster within ${LEAVE_MS} ms (the broker does not answer): the node's lease expires by itself`,
+        );
+      }
     }
     if (this.ownsBroker) await this.broker.close();
     this.state = 'stopped';
     await this.endpointsOpen?.close();
     this.log.info({ givenBack: this.consumer.counts.givenBack, withdrawn }, 'worker stopped');
     this.emit('stopped');
+  }
+
+  /** Ends the node's part in the cluster; once `given.up` (the stop went on without it), unregisters no more. */
+  private async leave(given: { up: boolean }): Promise<void> {
+    await this.unwatchControl?.();
+    await this.heartbeat.stop();
+    await this.adopting;
+    await this.leadership.stop();
+    if (given.up) return;
+    await this.broker
+      .unregister(this.nodeIdValue)
+      .catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
   }
 
   /** The rates set at run time (`prefork control rate-limit`); later changes come as control requests. */

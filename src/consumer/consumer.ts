@@ -34,6 +34,7 @@ import type { QueueSelection } from './queue-selection.js';
 import type { BrokerFailure } from '../observe/node-health.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
+import { within } from '../util/within.js';
 
 /**
  * A blocking wait never outlives this. Wake-ups are not lost (new entries and
@@ -45,6 +46,15 @@ import { abortableSleep } from '../util/sleep.js';
 const MAX_WAIT_MS = 600_000;
 /** Pauses between failed fetches: 0.1 s doubling to 5 s. */
 const FETCH_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
+/**
+ * How long stopFetching() waits for the loop's call in flight (a fetch, a
+ * block being ended, a rate-limit bucket's answer). A Redis that answers
+ * takes milliseconds; one that stopped answering would hold the stop for
+ * ever. Past it, what that call brings is not run here: Redis holds those
+ * jobs as this node's, and they go back to their queues when it leaves the
+ * cluster (its unregister comes after the fetch) or its lease expires.
+ */
+export const STOP_FETCH_MS = 5_000;
 
 export interface ConsumerSettings {
   broker: BrokerConsumer;
@@ -121,6 +131,8 @@ export class Consumer {
   private readonly jobLog: JobLog;
   private loop: Promise<void> | undefined;
   private stopping = false;
+  /** stopFetching() gave up on the loop's call in flight: what it brings is not run (STOP_FETCH_MS). */
+  private abandoned = false;
   /** Aborted by stopFetching(): cuts a retry pause short. */
   private stopController = new AbortController();
   /** Set when the pool failed: a job whose child it killed goes back to its queue. */
@@ -242,8 +254,17 @@ export class Consumer {
     this.waitController?.abort();
     this.roomWaiter?.();
     this.pauseWaiter?.();
-    await this.loop;
-    await Promise.all(this.admitting);
+    const stopped = (async () => {
+      await this.loop;
+      await Promise.all(this.admitting);
+      return true;
+    })();
+    if ((await within(stopped, STOP_FETCH_MS)) === true) return;
+    this.abandoned = true;
+    this.settings.log.warn(
+      { stopFetchMs: STOP_FETCH_MS },
+      `the broker did not answer the node's last fetch within ${STOP_FETCH_MS} ms: the jobs it may bring are not run here: they go back to their queues when the node leaves the cluster or its lease expires`,
+    );
   }
 
   /**
@@ -462,7 +483,7 @@ export class Consumer {
   }
 
   private dispatchAll(deliveries: readonly Delivery[]): void {
-    if (deliveries.length === 0) return;
+    if (deliveries.length === 0 || this.abandoned) return;
     const queues = new Set<string>();
     let limited: Limited[] | undefined;
     for (const delivery of deliveries) {
@@ -498,6 +519,8 @@ export class Consumer {
   private admit(limited: readonly Limited[]): void {
     const epoch = this.epoch;
     const done = this.settings.rates.admit(limited).then(({ start, wait }) => {
+      // The stop went on without this answer: these jobs are not run here (STOP_FETCH_MS).
+      if (this.abandoned) return;
       // Fenced meanwhile: these jobs were recovered and belong to another node.
       if (epoch !== this.epoch) {
         for (let i = 0; i < limited.length; i++) this.release();

@@ -178,3 +178,45 @@ describe('a Worker on a Redis frozen mid-drain', () => {
     }
   });
 });
+
+describe('a Worker stopped warm on a frozen Redis', () => {
+  // Its calls are never bounded (a freeze mid-drain is ridden out), but a stop must end: what Redis
+  // does not answer is left to the node's lease, as docs/failure-modes.md says.
+  it('idle, blocked waiting for work: the stop ends while Redis is still frozen', async () => {
+    const namespace = uniqueName('ns');
+    const worker = makeWorker({ broker: own.server.url, namespace });
+    await worker.start();
+    const job = await makeClient(own.server.url, namespace).enqueue('add', [1, 2]);
+    expect(await job.result({ timeout: 10_000 })).toBe(3);
+    await waitUntil(async () => (await connectionNames()).includes('prefork:work-wait'), 'the node blocks');
+    own.server.pause();
+    // The block's CLIENT UNBLOCK and the node's leaving go unanswered: before, this waited until Redis resumed.
+    await worker.stop();
+    expect(worker.stats().consumer.succeeded).toBe(1);
+  });
+
+  it('busy, its next fetch unanswered: the stop ends while frozen, and once Redis resumes every job runs', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    // A short lease: what it held comes back soon after the stop.
+    const worker = makeWorker({ broker: own.server.url, namespace, ledger, concurrency: 2, lease: 2_000 });
+    await worker.start();
+    const client = makeClient(own.server.url, namespace);
+    const jobs = await client.enqueueMany(Array.from({ length: 200 }, () => ({ name: 'record', args: [20] })));
+    await waitUntil(() => readLedger(ledger).length >= 10, 'the node drains the queue');
+    own.server.pause();
+    // The jobs it held finish; the fetch that would bring more is on the wire, unanswered.
+    await waitUntil(
+      () => worker.stats().pool.processes.every((p) => p.state === 'idle') && worker.stats().pool.reserved === 0,
+      'the jobs held finish',
+    );
+    await worker.stop({ deadline: 500 });
+    own.server.resume();
+
+    // What the stopped node held unconfirmed comes back with its lease (at least once): all run.
+    const second = makeWorker({ broker: own.server.url, namespace, ledger, concurrency: 2 });
+    await second.start();
+    expect(await Promise.all(jobs.map((j) => j.result({ timeout: 60_000 })))).toEqual(jobs.map((j) => j.id));
+    expect(new Set(readLedger(ledger).map((r) => r.id))).toEqual(new Set(jobs.map((j) => j.id)));
+  }, 60_000);
+});
