@@ -4,6 +4,23 @@ import type { Logger } from 'pino';
 import { EndpointError } from '../errors.js';
 
 /**
+ * Connections open at once; one past it is closed as it comes. A metrics or
+ * health port bound to a network address faces whoever can reach it, and
+ * each socket is a file descriptor of the node's own process, which its
+ * children's pipes and its Redis connections need too.
+ */
+export const MAX_CONNECTIONS = 128;
+/**
+ * A request's headers, and then its whole body, must arrive within this
+ * (Node's defaults: 60 s and 300 s), or it is answered 408 and closed: a
+ * client that trickles them (slowloris) holds a connection no longer. A
+ * response may take as long as it needs (the dashboard's event stream).
+ */
+export const REQUEST_TIMEOUT_MS = 10_000;
+/** How often Node looks for requests past REQUEST_TIMEOUT_MS (its default, 30 s, would triple it). */
+const TIMEOUT_CHECK_MS = 1_000;
+
+/**
  * Node's http server on one address, as a node's endpoints and the
  * dashboard use it: listen() rejects with EndpointError naming the address
  * and what it was to serve; close() also ends open connections, so a
@@ -17,7 +34,15 @@ export class HttpListener {
     handler: (req: IncomingMessage, res: ServerResponse) => void,
     private readonly log: Logger,
   ) {
-    this.server = createServer(handler);
+    this.server = createServer(
+      {
+        headersTimeout: REQUEST_TIMEOUT_MS,
+        requestTimeout: REQUEST_TIMEOUT_MS,
+        connectionsCheckingInterval: TIMEOUT_CHECK_MS,
+      },
+      handler,
+    );
+    this.server.maxConnections = MAX_CONNECTIONS;
     // Probes, scrapers and pages reconnect often: idle sockets must not linger.
     this.server.keepAliveTimeout = 5_000;
   }
