@@ -19,6 +19,8 @@ export const MAX_CONNECTIONS = 128;
 export const REQUEST_TIMEOUT_MS = 10_000;
 /** How often Node looks for requests past REQUEST_TIMEOUT_MS (its default, 30 s, would triple it). */
 const TIMEOUT_CHECK_MS = 1_000;
+/** At most one warning per this long about connections dropped at MAX_CONNECTIONS. */
+const DROP_WARN_MS = 60_000;
 
 /**
  * Node's http server on one address, as a node's endpoints and the
@@ -29,6 +31,9 @@ const TIMEOUT_CHECK_MS = 1_000;
 export class HttpListener {
   private readonly server: Server;
   private bound: AddressInfo | undefined;
+  /** Connections dropped at MAX_CONNECTIONS since the last warning, and when that was. */
+  private dropped = 0;
+  private warnedAt = -Infinity;
 
   constructor(
     handler: (req: IncomingMessage, res: ServerResponse) => void,
@@ -43,6 +48,18 @@ export class HttpListener {
       handler,
     );
     this.server.maxConnections = MAX_CONNECTIONS;
+    // Probes share the cap: a port that drops connections must say so, once a minute at most.
+    this.server.on('drop', (data?: { remoteAddress?: string }) => {
+      this.dropped++;
+      const now = performance.now();
+      if (now - this.warnedAt < DROP_WARN_MS) return;
+      this.log.warn(
+        { dropped: this.dropped, maxConnections: MAX_CONNECTIONS, remoteAddress: data?.remoteAddress },
+        `${MAX_CONNECTIONS} connections are open already: ${this.dropped} more closed as they came (health probes share this cap)`,
+      );
+      this.dropped = 0;
+      this.warnedAt = now;
+    });
     // Probes, scrapers and pages reconnect often: idle sockets must not linger.
     this.server.keepAliveTimeout = 5_000;
   }
