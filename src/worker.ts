@@ -450,9 +450,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * the children are done, settlements the broker has not confirmed within
    * `deadline` (default 30 s; Redis may be away) are logged and dropped: at
    * least once, their jobs come back when the node's lease expires. A
-   * broker that stopped answering holds the stop no longer than that, 5 s
-   * for the fetch in flight and 5 s to leave the cluster. Every call
-   * returns the same stop; rejects with OptionError for a bad deadline.
+   * broker that stopped answering adds to that at most 5 s for the call in
+   * flight, 1 s for the last events, 5 s to leave the cluster and about 1 s
+   * to close. Every call returns the same stop; rejects with OptionError
+   * for a bad deadline.
    */
   stop(options: StopOptions = {}): Promise<void> {
     let deadline: number;
@@ -604,7 +605,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     if (given.up) return;
     await this.broker
       .unregister(this.nodeIdValue)
-      .catch((err: unknown) => this.log.warn({ err }, 'could not unregister the node'));
+      // Given up on meanwhile, it failed when the broker closed: the lease was left to expire, as logged.
+      .catch((err: unknown) => this.log[given.up ? 'debug' : 'warn']({ err }, 'could not unregister the node'));
   }
 
   /** The rates set at run time (`prefork control rate-limit`); later changes come as control requests. */

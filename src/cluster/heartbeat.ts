@@ -220,7 +220,8 @@ export class Heartbeat {
       this.failures++;
       const refused = err instanceof BrokerRefusedError;
       this.lastFailure = { message: messageOf(err), refused };
-      this.log.warn(
+      // Stopped meanwhile (a stop that gave up waiting for this beat closed the broker): no later beat comes.
+      this.log[this.running ? 'warn' : 'debug'](
         { err, failures: this.failures },
         refused
           ? `heartbeat refused by the broker: ${messageOf(err)}; the lease expires unless a later one succeeds`

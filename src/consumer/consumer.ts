@@ -263,7 +263,7 @@ export class Consumer {
     this.abandoned = true;
     this.settings.log.warn(
       { stopFetchMs: STOP_FETCH_MS },
-      `the broker did not answer the node's last fetch within ${STOP_FETCH_MS} ms: the jobs it may bring are not run here: they go back to their queues when the node leaves the cluster or its lease expires`,
+      `the node's last call to the broker (a fetch, or a wait for work) did not end within ${STOP_FETCH_MS} ms: the jobs it may bring are not run here: they go back to their queues when the node leaves the cluster or its lease expires`,
     );
   }
 
@@ -376,8 +376,8 @@ export class Consumer {
       const refused = err instanceof BrokerRefusedError;
       if (refused && refusalIsFinal()) throw err;
       this.lastFailure = { message: messageOf(err), refused };
-      // One warning per episode; the retries that follow are debug.
-      const level = this.failures === 0 ? 'warn' : 'debug';
+      // One warning per episode; the retries that follow are debug, as is a call cut by the stop (no retry comes).
+      const level = this.failures === 0 && !this.stopping ? 'warn' : 'debug';
       const wait = retryDelay(this.failures++, FETCH_RETRY);
       this.expectWithin(wait);
       this.settings.log[level](
@@ -520,7 +520,10 @@ export class Consumer {
     const epoch = this.epoch;
     const done = this.settings.rates.admit(limited).then(({ start, wait }) => {
       // The stop went on without this answer: these jobs are not run here (STOP_FETCH_MS).
-      if (this.abandoned) return;
+      if (this.abandoned) {
+        for (let i = 0; i < limited.length; i++) this.release();
+        return;
+      }
       // Fenced meanwhile: these jobs were recovered and belong to another node.
       if (epoch !== this.epoch) {
         for (let i = 0; i < limited.length; i++) this.release();

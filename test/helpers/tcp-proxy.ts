@@ -35,7 +35,7 @@ export class TcpProxy {
   /** Start holding replies once a request contains `text` (holdRepliesAfter). */
   private holdAfter: { text: string; done: () => void } | undefined;
   private readonly acceptWaiters: (() => void)[] = [];
-  /** Redis's side of abandoned connections, closed with the proxy. */
+  /** The side left open of abandoned and silenced connections, closed with the proxy. */
   private readonly abandoned = new Set<Socket>();
   /** Connections accepted so far (forwarded, refused or held). */
   accepted = 0;
@@ -124,6 +124,31 @@ export class TcpProxy {
       link.server.on('data', () => undefined);
       this.abandoned.add(link.server);
       link.client.resetAndDestroy();
+    }
+    return links.length;
+  }
+
+  /**
+   * The other way round: for the connections whose first bytes contain
+   * `pattern`, Redis's side is cut (Redis frees that client, and a block it
+   * ran ends) while the client's side stays open and silent, as when a load
+   * balancer drops an idle flow: the client never learns, and what it sends
+   * goes nowhere. Returns how many.
+   */
+  silenceWhere(pattern: string): number {
+    const links = [...this.links].filter((link) => link.opening.includes(pattern.toLowerCase()));
+    for (const link of links) {
+      this.links.delete(link);
+      link.server.removeAllListeners('close');
+      link.client.removeAllListeners('data');
+      link.client.removeAllListeners('close');
+      link.client.on('data', () => undefined);
+      // Nor does it answer the client's FIN: a peer gone silent never closes its side (the socket's
+      // own 'end' listeners would end it, as a server not made with allowHalfOpen does).
+      link.client.removeAllListeners('end');
+      link.client.allowHalfOpen = true;
+      this.abandoned.add(link.client);
+      link.server.destroy();
     }
     return links.length;
   }

@@ -186,6 +186,30 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     }
   });
 
+  it('stop() while its blocking read is on a connection Redis dropped silently: the stop ends, nothing throws, nothing is logged after it', async () => {
+    const proxy = await TcpProxy.start(inject('redisUrl'));
+    try {
+      const { log, lines } = captureLog();
+      // The BLOCK argument of the node's XREADGROUP (the fetch script's source names XREADGROUP too).
+      proxy.watch('$5\r\nblock\r\n');
+      const worker = makeWorker({ broker: proxy.url, namespace: uniqueName('ns'), concurrency: 1, logger: log });
+      await worker.start();
+      await expect.poll(() => proxy.sentCount('$5\r\nblock\r\n'), { message: 'the node blocks for work' }).toBe(1);
+      // Redis frees the blocked client; the node's side stays open and hears nothing (a dropped idle flow).
+      // Its CLIENT UNBLOCK then finds no block (0), and is asked again every 25 ms until the block ends.
+      expect(proxy.silenceWhere('prefork:work-wait')).toBe(1);
+      await worker.stop();
+      // A retry that came after the broker closed threw (the process died of it, after "worker stopped").
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      const stopped = lines.findIndex((l) => l.msg === 'worker stopped');
+      expect(stopped).toBeGreaterThan(-1);
+      expect(lines.slice(stopped + 1).filter((l) => Number(l.level) >= 40)).toEqual([]);
+    } finally {
+      await cleanup();
+      await proxy.close();
+    }
+  });
+
   it('stop() refuses an option it does not know, naming it', async () => {
     const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
     await expect(worker.stop({ timeout: 5_000 } as never)).rejects.toThrow(

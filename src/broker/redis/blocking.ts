@@ -163,9 +163,12 @@ export class BlockingConnection {
         clearTimeout(watchdog);
         conn.off('close', onClose);
         signal?.removeEventListener('abort', onAbort);
+        this.closing.signal.removeEventListener('abort', onClosing);
         resolve(o);
       };
       const onClose = (): void => finish({ kind: 'lost' });
+      // close() ends the block at once: its socket's 'close' may come late (a peer that went silent).
+      const onClosing = (): void => finish({ kind: 'reply', value: null });
       const watchdog = setTimeout(() => {
         this.log.warn({ blockMs, connection: this.name }, 'a blocking read outlived its timeout; reconnecting');
         finish({ kind: 'lost' });
@@ -175,7 +178,14 @@ export class BlockingConnection {
         const unblock = (): void => {
           if (settled) return;
           const id = this.clientId;
-          const sent = id === undefined ? Promise.resolve(0) : this.unblocker().client('UNBLOCK', id);
+          let sent: Promise<unknown>;
+          try {
+            sent = id === undefined ? Promise.resolve(0) : this.unblocker().client('UNBLOCK', id);
+          } catch {
+            // No connection to send it on (the broker is closing): nothing more to ask.
+            finish({ kind: 'reply', value: null });
+            return;
+          }
           sent.then(
             (n) => {
               // 0: the block has not reached Redis yet (or just ended): try again until it ends.
@@ -188,6 +198,7 @@ export class BlockingConnection {
       };
       conn.once('close', onClose);
       signal?.addEventListener('abort', onAbort, { once: true });
+      this.closing.signal.addEventListener('abort', onClosing, { once: true });
       call(conn, blockMs).then(
         (value) => finish({ kind: 'reply', value }),
         (err: unknown) => finish(conn.status === 'ready' ? { kind: 'error', err } : { kind: 'lost' }),

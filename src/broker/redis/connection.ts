@@ -297,10 +297,11 @@ export const QUIT_SILENCE_MS = 1_000;
  * silent for `silenceMs`. A Redis that stopped answering (SIGSTOP, CLIENT
  * PAUSE) would otherwise hold the close until the connection's bound ran
  * out, or for ever on a connection without one. Commands still unanswered
- * then fail as on any closed connection (failUnanswered: they may or may not
- * have been applied).
+ * then fail with BrokerUnavailableError, saying they may or may not have
+ * been applied (failUnanswered; ioredis would fail them with a bare
+ * "Connection is closed.").
  */
-export function quit(redis: Redis, silenceMs = QUIT_SILENCE_MS): Promise<void> {
+export function quit(redis: Redis, displayUrl: string, silenceMs = QUIT_SILENCE_MS): Promise<void> {
   // Not connected (reconnecting, never opened): nothing to say goodbye on.
   if (redis.status !== 'ready') {
     redis.disconnect();
@@ -316,8 +317,12 @@ export function quit(redis: Redis, silenceMs = QUIT_SILENCE_MS): Promise<void> {
     let timer: NodeJS.Timeout | undefined;
     const check = (): void => {
       const silent = performance.now() - heardAt;
-      if (silent >= silenceMs) redis.disconnect();
-      else timer = setTimeout(check, silenceMs - silent);
+      if (silent < silenceMs) {
+        timer = setTimeout(check, silenceMs - silent);
+        return;
+      }
+      failUnanswered(redis, displayUrl);
+      redis.disconnect();
     };
     timer = setTimeout(check, silenceMs);
     const done = (): void => {

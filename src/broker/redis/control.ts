@@ -47,13 +47,13 @@ export class Control {
   }
 
   /** Subscribes `conn` (a connection of its own) to the wake channel. */
-  async watch(conn: Redis, wake: (nodeId: string) => void): Promise<() => Promise<void>> {
+  async watch(conn: Redis, wake: (nodeId: string) => void, displayUrl: string): Promise<() => Promise<void>> {
     conn.on('message', (channel: string, nodeId: string) => {
       if (channel === this.keys.controlWake) wake(nodeId);
     });
     await conn.subscribe(this.keys.controlWake);
     return async () => {
-      await quit(conn);
+      await quit(conn, displayUrl);
     };
   }
 

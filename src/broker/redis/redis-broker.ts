@@ -270,7 +270,7 @@ export class RedisBroker implements Broker {
       conn.disconnect();
       return;
     }
-    await quit(conn);
+    await quit(conn, this.displayUrl);
   }
 
   // producer
@@ -564,7 +564,7 @@ export class RedisBroker implements Broker {
     const conn = createConnection(this.url, 'command', 'prefork:control-watch', this.log);
     try {
       await this.openUnlessClosed(conn);
-      return await this.control.watch(conn, wake);
+      return await this.control.watch(conn, wake, this.displayUrl);
     } catch (err) {
       conn.disconnect();
       throw err;
