@@ -60,7 +60,8 @@ export class RequestGuard {
         message:
           'this dashboard needs its token: open /?token=<token>, or send the header Authorization: Bearer <token>',
       };
-    if (req.method === 'POST' && !(req.headers['content-type'] ?? '').startsWith('application/json'))
+    // Media types are case-insensitive (RFC 9110): Application/JSON is JSON too.
+    if (req.method === 'POST' && !(req.headers['content-type'] ?? '').toLowerCase().startsWith('application/json'))
       return { status: 403, message: 'actions take a JSON body (Content-Type: application/json)' };
     return undefined;
   }

@@ -231,6 +231,13 @@ describe('dashboard API', { timeout: 60_000 }, () => {
       body: '{"command":',
     });
     expect(notJson.status).toBe(400);
+    // The media type in any case is JSON (the body is read: 400 for its bad JSON, not 403).
+    const upper = await fetch(`${base}/api/actions/control`, {
+      method: 'POST',
+      headers: { 'Content-Type': 'Application/JSON; charset=UTF-8' },
+      body: '{"command":',
+    });
+    expect(upper.status).toBe(400);
   });
 
   it('bound to 127.0.0.1, it refuses a request addressed to another host name (DNS rebinding)', async () => {
