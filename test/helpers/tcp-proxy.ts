@@ -115,17 +115,7 @@ export class TcpProxy {
    * (a block it was running stays in Redis). Returns how many.
    */
   abandonWhere(pattern: string): number {
-    const links = [...this.links].filter((link) => link.opening.includes(pattern.toLowerCase()));
-    for (const link of links) {
-      this.links.delete(link);
-      link.client.removeAllListeners('close');
-      link.server.removeAllListeners('data');
-      link.server.removeAllListeners('close');
-      link.server.on('data', () => undefined);
-      this.abandoned.add(link.server);
-      link.client.resetAndDestroy();
-    }
-    return links.length;
+    return this.leaveHalf(pattern, 'server', (link) => link.client.resetAndDestroy());
   }
 
   /**
@@ -136,19 +126,31 @@ export class TcpProxy {
    * goes nowhere. Returns how many.
    */
   silenceWhere(pattern: string): number {
-    const links = [...this.links].filter((link) => link.opening.includes(pattern.toLowerCase()));
-    for (const link of links) {
-      this.links.delete(link);
-      link.server.removeAllListeners('close');
-      link.client.removeAllListeners('data');
-      link.client.removeAllListeners('close');
-      link.client.on('data', () => undefined);
+    return this.leaveHalf(pattern, 'client', (link) => {
       // Nor does it answer the client's FIN: a peer gone silent never closes its side (the socket's
       // own 'end' listeners would end it, as a server not made with allowHalfOpen does).
       link.client.removeAllListeners('end');
       link.client.allowHalfOpen = true;
-      this.abandoned.add(link.client);
       link.server.destroy();
+    });
+  }
+
+  /**
+   * Unlinks the connections whose first bytes contain `pattern`, keeping
+   * the `open` side open with what it sends dropped (closed with the
+   * proxy), and lets `end` close the other; returns how many.
+   */
+  private leaveHalf(pattern: string, open: 'client' | 'server', end: (link: Link) => void): number {
+    const links = [...this.links].filter((link) => link.opening.includes(pattern.toLowerCase()));
+    for (const link of links) {
+      this.links.delete(link);
+      const kept = link[open];
+      link.client.removeAllListeners('close');
+      link.server.removeAllListeners('close');
+      kept.removeAllListeners('data');
+      kept.on('data', () => undefined);
+      this.abandoned.add(kept);
+      end(link);
     }
     return links.length;
   }
