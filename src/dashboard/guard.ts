@@ -1,5 +1,6 @@
 import { timingSafeEqual } from 'node:crypto';
 import type { IncomingMessage } from 'node:http';
+import { BlockList, isIP } from 'node:net';
 
 /** The cookie the page gets after `/?token=`: the browser sends it with every request, SSE included. */
 export const TOKEN_COOKIE = 'prefork_dashboard_token';
@@ -10,12 +11,21 @@ export interface Refusal {
   message: string;
 }
 
-/** Names of this machine: a dashboard bound to one of them answers only requests addressed to one of them. */
-const LOOPBACK = new Set(['127.0.0.1', 'localhost', '::1', '[::1]']);
+/**
+ * Addresses of this machine: all of 127.0.0.0/8 and ::1, in any spelling
+ * (`::ffff:127.0.0.2`, `0:0:0:0:0:0:0:1`). A dashboard bound to one answers
+ * only requests addressed to one, or to localhost.
+ */
+const LOOPBACK = new BlockList();
+LOOPBACK.addSubnet('127.0.0.0', 8, 'ipv4');
+LOOPBACK.addAddress('::1', 'ipv6');
 
 /** Whether `host` (an address to bind, or a Host header's name) is one only this machine reaches. */
 export function isLoopback(host: string): boolean {
-  return LOOPBACK.has(host);
+  const name = host.toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  if (name === 'localhost') return true;
+  const family = isIP(name);
+  return family !== 0 && LOOPBACK.check(name, family === 4 ? 'ipv4' : 'ipv6');
 }
 
 /**

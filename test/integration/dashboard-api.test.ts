@@ -240,22 +240,25 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     expect(upper.status).toBe(400);
   });
 
-  it('bound to 127.0.0.1, it refuses a request addressed to another host name (DNS rebinding)', async () => {
-    const { url: base } = await makeDashboard(url);
-    const { port } = new URL(base);
-    const status = (host: string): Promise<number | undefined> =>
-      new Promise((resolve, reject) => {
-        const req = request({ host: '127.0.0.1', port, path: '/api/overview', headers: { Host: host } }, (res) => {
-          res.resume();
-          resolve(res.statusCode);
+  it.each(['127.0.0.1', '127.0.0.2'])(
+    'bound to %s, it refuses a request addressed to another host name (DNS rebinding)',
+    async (bind) => {
+      const { url: base } = await makeDashboard(url, { host: bind });
+      const { port } = new URL(base);
+      const status = (host: string): Promise<number | undefined> =>
+        new Promise((resolve, reject) => {
+          const req = request({ host: bind, port, path: '/api/overview', headers: { Host: host } }, (res) => {
+            res.resume();
+            resolve(res.statusCode);
+          });
+          req.on('error', reject);
+          req.end();
         });
-        req.on('error', reject);
-        req.end();
-      });
-    expect(await status(`evil.example:${port}`)).toBe(403);
-    expect(await status(`127.0.0.1:${port}`)).toBe(200);
-    expect(await status(`localhost:${port}`)).toBe(200);
-  });
+      expect(await status(`evil.example:${port}`)).toBe(403);
+      expect(await status(`${bind}:${port}`)).toBe(200);
+      expect(await status(`localhost:${port}`)).toBe(200);
+    },
+  );
 
   it('the event stream sends a snapshot at once and another per sample, with the counts moving', async () => {
     await startWorker().start();
