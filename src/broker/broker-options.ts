@@ -3,13 +3,35 @@ import { checkDuration, checkInteger, type Bad } from '../util/units.js';
 import type { BrokerOptions } from './types.js';
 
 /**
+ * The kinds of the Redis broker's keys that sit outside the hash tag,
+ * `<namespace>:<kind>:<name>` (Keys.result, reply, controlWake, controlReply).
+ */
+export const UNTAGGED_KEY_KINDS: readonly string[] = ['res', 'reply', 'ctl-wake', 'ctl-reply'];
+
+/**
  * A namespace: a non-empty string without braces or white space (the Redis
  * broker puts it in a hash tag, `{<namespace>}`). Checked for its type too:
  * a number or an array would have been turned into a string and used.
+ *
+ * No `:`-separated part after the first may be one of UNTAGGED_KEY_KINDS:
+ * namespace "app:res" would otherwise share keys with namespace "app" (the
+ * result of its job "x" is `app:res:res:x`, the result of app's job "res:x").
+ * A namespace then never spells another's key: where two differ first, one
+ * has a kind and the other a part of its namespace, or their parts differ.
  */
 export function checkNamespace(option: string, value: unknown, bad: Bad): string {
   if (typeof value !== 'string' || value === '' || /[{}\s]/.test(value))
     bad(option, value, 'a non-empty string without braces or spaces');
+  const kind = value
+    .split(':')
+    .slice(1)
+    .find((part) => UNTAGGED_KEY_KINDS.includes(part));
+  if (kind !== undefined)
+    bad(
+      option,
+      value,
+      `a namespace with no ":${kind}" part (${UNTAGGED_KEY_KINDS.map((k) => `"${k}"`).join(', ')} after a ":" would share result, reply or control keys with the namespace before it)`,
+    );
   return value;
 }
 

@@ -911,10 +911,10 @@ export interface BrokerOptions {
   /**
    * Key namespace (Redis hash tag `{<namespace>}`; for memory://, part of
    * the name): producers and workers must share it. A non-empty string
-   * without braces or spaces. Results and reply lists are keyed
-   * `<namespace>:res:<job id>`, outside the tag: two namespaces one of which
-   * is the other followed by ":" (`app`, `app:res`) can name the same key,
-   * so keep a namespace from being another's prefix up to a ":".
+   * without braces or spaces, in which no part after a ":" is `res`,
+   * `reply`, `ctl-wake` or `ctl-reply`: results and reply lists are keyed
+   * `<namespace>:res:<job id>`, outside the tag, so namespace `app:res`
+   * would share keys with namespace `app`.
    * @defaultValue `"prefork"`
    */
   namespace?: string;

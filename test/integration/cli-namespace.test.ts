@@ -32,6 +32,8 @@ describe('a bad namespace is one line naming where it came from, exit 2', () => 
     [['worker', '--app', 'x.mjs', '--namespace', '{x}'], {}, "'--namespace <name>' argument '{x}'"],
     [['enqueue', 'add', '1', '2', '--namespace', ''], {}, "'--namespace <name>' argument ''"],
     [['inspect', 'queues'], { PREFORK_NAMESPACE: 'a{b' }, "$PREFORK_NAMESPACE 'a{b'"],
+    [['result', 'x', '--namespace', 'app:res'], {}, 'a namespace with no ":res" part'],
+    [['inspect', 'queues'], { PREFORK_NAMESPACE: 'app:reply' }, 'a namespace with no ":reply" part'],
   ])('%j %j', (args, env, named) => {
     const r = run(args, env);
     expect(r.code).toBe(2);

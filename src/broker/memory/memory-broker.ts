@@ -105,7 +105,8 @@ export class MemoryBroker implements Broker {
       throw new OptionError('broker', url, 'a memory://[name] URL');
     const name = url.slice('memory://'.length) || 'default';
     const settings = resolveBrokerOptions(options);
-    const key = `${settings.namespace}/${name}`;
+    // A pair, not "<namespace>/<name>": namespace "a/b" with name "c" is not namespace "a" with name "b/c".
+    const key = JSON.stringify([settings.namespace, name]);
     return new MemoryBroker(key, acquireState(key), `memory://${name}`, settings, options.logger);
   }
 

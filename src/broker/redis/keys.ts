@@ -12,6 +12,8 @@ export const GROUP = 'w';
  * word, so no name chosen by a user (a queue, a job id) can spell another
  * key: a queue named "default:delayed" (refused anyway) would be
  * `{ns}:q:default:delayed`, never the delayed set `{ns}:delayed:default`.
+ * The kinds outside the tag are UNTAGGED_KEY_KINDS, which checkNamespace
+ * keeps out of a namespace's parts: no namespace spells another's keys.
  */
 export class Keys {
   readonly tag: string;

@@ -69,8 +69,25 @@ describe('namespace', () => {
     for (const namespace of bad) expect(rejectionOf(() => make(namespace)).option).toBe('namespace');
   });
 
+  it.each(['memory://broker-options', 'redis://127.0.0.1:1'])(
+    '%s refuses one that would share result, reply or control keys with another',
+    (url) => {
+      // "app:res"'s result of job "x" and "app"'s of job "res:x" are both the key app:res:res:x.
+      for (const [namespace, kind] of [
+        ['app:res', 'res'],
+        ['app:reply:x', 'reply'],
+        ['a:b:ctl-reply', 'ctl-reply'],
+        ['app:ctl-wake', 'ctl-wake'],
+      ]) {
+        const err = rejectionOf(() => createBroker(url, { namespace, logger: silent }));
+        expect(err.option).toBe('namespace');
+        expect(err.message).toContain(`a namespace with no ":${kind}" part`);
+      }
+    },
+  );
+
   it('takes any other string, ":" included', async () => {
-    for (const namespace of ['app', 'app:prod', 'é', '__proto__']) {
+    for (const namespace of ['app', 'app:prod', 'é', '__proto__', 'res', 'reply:app', 'app:results', 'app:']) {
       const broker = createBroker('memory://broker-options', { namespace, logger: silent });
       await broker.close();
     }

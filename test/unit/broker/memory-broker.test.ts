@@ -49,6 +49,14 @@ describe('MemoryBroker handles', () => {
     expect((await broker(name, 'elsewhere').counts(['q']))[0]!.waiting).toBe(0);
   });
 
+  it('a "/" in the namespace or the name does not make two pairs one broker', async () => {
+    // Namespace "a/b" with name "c" was the key "a/b/c", as namespace "a" with name "b/c".
+    const id = randomUUID();
+    await broker(`memory://c-${id}`, 'a/b').enqueue([job('x')]);
+    expect((await broker(`memory://b/c-${id}`, 'a').counts(['q']))[0]!.waiting).toBe(0);
+    expect((await broker(`memory://c-${id}`, 'a/b').counts(['q']))[0]!.waiting).toBe(1);
+  });
+
   it('memory:// alone names the default broker', () => {
     expect(broker('memory://').displayUrl).toBe('memory://default');
   });
