@@ -34,6 +34,7 @@ import {
   checkDelay,
   checkEta,
   checkJobOptionFields,
+  checkJobId,
   checkKnownKeys,
   waitTimeout,
   checkResultTtl,
@@ -554,7 +555,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /** A handle for a job enqueued elsewhere (its result is not announced to this client, so waiting re-reads it). */
   handle<T = unknown>(id: string): JobHandle<T> {
-    if (typeof id !== 'string' || id === '') bad('id', id, 'a non-empty job id');
+    checkJobId('id', id, bad);
     return new JobHandle<T>(id, this.untyped, false, false);
   }
 
@@ -590,7 +591,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   async revokeMany(ids: readonly string[], options: RevokeJobOptions = {}): Promise<RevokeOutcome[]> {
     if (this.closed) throw new ClientClosedError();
     if (!Array.isArray(ids)) bad('ids', ids, 'an array of job ids');
-    for (const id of ids) if (typeof id !== 'string' || id === '') bad('id', id, 'a non-empty job id');
+    for (const id of ids) checkJobId('id', id, bad);
     if (typeof options !== 'object' || options === null) bad('options', options, 'an object');
     checkKnownKeys(options, REVOKE_KEYS, 'revoke() option', bad);
     if (options.terminate !== undefined && typeof options.terminate !== 'boolean')
@@ -741,8 +742,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     // The client's resultTtl stands in for a job's own; a job that keeps no result keeps no ttl.
     if (jobOptions.ignoreResult === true) delete jobOptions.resultTtl;
     else if (jobOptions.resultTtl === undefined && this.resultTtl !== undefined) jobOptions.resultTtl = this.resultTtl;
-    if (options.id !== undefined && (typeof options.id !== 'string' || options.id === ''))
-      bad('id', options.id, 'a non-empty string');
+    if (options.id !== undefined) checkJobId('id', options.id, bad);
     const delay = options.delay === undefined ? undefined : checkDelay('delay', options.delay, bad);
     const eta = options.eta === undefined ? undefined : checkEta('eta', options.eta, bad);
     // Both would leave one silently ignored: say which to give, as the CLI does.

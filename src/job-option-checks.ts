@@ -28,6 +28,21 @@ export function isQueueName(value: unknown): value is string {
 }
 
 /**
+ * A job id, checked the same way wherever one comes in (an enqueue's own id,
+ * a lookup, a revoke, the CLI, the dashboard): any non-empty string. White
+ * space counts: a job enqueued with id " " can be looked up as " ".
+ */
+export function checkJobId(option: string, value: unknown, bad: Bad): string {
+  if (!isJobId(value)) bad(option, value, 'a non-empty job id');
+  return value;
+}
+
+/** checkJobId's rule, as a test. */
+export function isJobId(value: unknown): value is string {
+  return typeof value === 'string' && value !== '';
+}
+
+/**
  * Refuses the first key of `options` that is not in `known`, naming it and
  * the known ones: a misspelt option would otherwise be silently ignored.
  * `what` names the set ("Client option"); `prefix` qualifies nested keys.

@@ -7,6 +7,7 @@ import {
   checkBackoff,
   checkDelay,
   checkEta,
+  checkJobId,
   checkQueueName,
   checkRateLimit,
   checkResultTtl,
@@ -250,8 +251,7 @@ export function taskName(value: string): string {
 
 /** A job id: of your own (`--id`), or one to look up or act on (`result`, `revoke`, `dead retry|delete`). */
 export function jobId(value: string): string {
-  if (value.trim() === '') throw new InvalidArgumentError('expected a non-empty id');
-  return value;
+  return checkJobId('id', value, invalid);
 }
 
 /** Job ids of a variadic argument (`<ids...>`), each checked by jobId. */

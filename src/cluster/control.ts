@@ -2,7 +2,7 @@ import type { Logger } from 'pino';
 import type { BrokerControl, ControlCommand, ControlReply, ControlRequest, RevokeOptions } from '../broker/types.js';
 import { LEADER_RELEASED } from '../broker/control-codec.js';
 import { OptionError, messageOf } from '../errors.js';
-import { checkQueueName, throwOptionError } from '../job-option-checks.js';
+import { checkQueueName, isJobId, throwOptionError } from '../job-option-checks.js';
 import type { PauseScope } from './pauses.js';
 
 /** What a node exposes to control requests (the Worker). */
@@ -141,7 +141,7 @@ function revoke(target: ControlTarget, args: readonly (string | number)[]): unkn
     throw new OptionError('grace', grace, 'whole ms >= 0', 'control revoke');
   if (typeof expiresAt !== 'number' || !Number.isFinite(expiresAt))
     throw new OptionError('expiresAt', expiresAt, 'epoch ms', 'control revoke');
-  const bad = ids.find((id) => typeof id !== 'string' || id === '');
+  const bad = ids.find((id) => !isJobId(id));
   if (ids.length === 0 || bad !== undefined)
     throw new OptionError('ids', bad, 'job ids (non-empty strings)', 'control revoke');
   return target.revoke(ids as string[], { terminate: terminate === 1, grace }, expiresAt);

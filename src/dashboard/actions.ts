@@ -8,6 +8,7 @@ import {
   optionalBoolean,
   optionalQueue,
   optionalString,
+  requiredJobId,
   requiredString,
   stringList,
   type Body,
@@ -43,7 +44,7 @@ export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
 ]);
 
 async function dead(ctx: ActionContext, body: Body, action: 'retry' | 'delete'): Promise<ActionResult> {
-  const id = requiredString(body, 'id');
+  const id = requiredJobId(body);
   const { count, notDead, inWorkflow } = await changeDead(ctx.broker, action, [id], optionalQueue(body, 'queue'));
   const lines = [`${action === 'retry' ? 'requeued' : 'deleted'} ${count} dead job(s)`, ...inWorkflowLines(inWorkflow)];
   if (notDead.length > 0) lines.push(`not in the dead set: ${notDead.join(', ')}`);
@@ -51,7 +52,7 @@ async function dead(ctx: ActionContext, body: Body, action: 'retry' | 'delete'):
 }
 
 async function revoke(ctx: ActionContext, body: Body): Promise<ActionResult> {
-  const id = requiredString(body, 'id');
+  const id = requiredJobId(body);
   const outcomes = await ctx.revoke([id], {
     terminate: optionalBoolean(body, 'terminate'),
     grace: DEFAULT_REVOKE_GRACE_MS,

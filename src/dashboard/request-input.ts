@@ -1,6 +1,6 @@
 import type { ListedState } from '../broker/types.js';
 import { OptionError } from '../errors.js';
-import { checkQueueName, throwOptionError } from '../job-option-checks.js';
+import { checkJobId, checkQueueName, throwOptionError } from '../job-option-checks.js';
 import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
 
 /**
@@ -33,6 +33,11 @@ export function parseBody(bytes: Buffer): Body {
 
 function field(body: Body, name: string): unknown {
   return Object.hasOwn(body, name) ? body[name] : undefined;
+}
+
+/** An action's `id`: a job id, as checkJobId takes it. */
+export function requiredJobId(body: Body): string {
+  return checkJobId('id', field(body, 'id'), throwOptionError);
 }
 
 export function requiredString(body: Body, name: string): string {
@@ -139,6 +144,5 @@ export function pageQuery(params: URLSearchParams): {
 export function jobIdQuery(params: URLSearchParams): string {
   onlyParams(params, ['id']);
   const id = params.get('id');
-  if (id === null || id === '') throw new OptionError('id', id ?? undefined, 'a job id');
-  return id;
+  return checkJobId('id', id ?? undefined, throwOptionError);
 }

@@ -40,4 +40,13 @@ describe('prefork result of a running job', { timeout: 120_000 }, () => {
       pid: expect.any(Number) as number,
     });
   });
+
+  it('finds a job whose id is white space, as the library enqueued it (the same rule: a non-empty id)', () => {
+    const enqueued = run(['enqueue', 'record', '1', '--id', ' ', '--broker', url]);
+    expect(enqueued.code).toBe(0);
+    expect(enqueued.stdout).toBe(' \n');
+    const shown = run(['result', ' ', '--json', '--broker', url]);
+    expect(shown.code).toBe(0);
+    expect(JSON.parse(shown.stdout)).toMatchObject({ id: ' ' });
+  });
 });
