@@ -35,12 +35,36 @@ describe('the database in a redis:// URL', () => {
   });
 
   it.each([
+    ['redis://127.0.0.1:6379?retryStrategy=1', 'redis://127.0.0.1:6379?retryStrategy=1'],
+    ['redis://127.0.0.1:6379/0?commandTimeout=5', 'redis://127.0.0.1:6379/0?commandTimeout=5'],
+    ['redis://127.0.0.1:6379?keyPrefix=x:', 'redis://127.0.0.1:6379?keyPrefix=x:'],
+    ['redis://127.0.0.1:6379?password=s3cret', 'redis://127.0.0.1:6379?password=***'],
+    ['redis://127.0.0.1:6379?db=1&db=abc', 'redis://127.0.0.1:6379?db=1&db=abc'],
+    ['redis://127.0.0.1:6379?family=5', 'redis://127.0.0.1:6379?family=5'],
+    ['redis://127.0.0.1:6379?__proto__=1', 'redis://127.0.0.1:6379?__proto__=1'],
+  ])('%s is refused: ioredis would make any other parameter a connection option, over prefork’s', (url, shown) => {
+    let err: unknown;
+    try {
+      createBroker(url, { logger: silent });
+    } catch (e) {
+      err = e;
+    }
+    expect(err).toBeInstanceOf(OptionError);
+    expect((err as OptionError).option).toBe('broker');
+    expect((err as OptionError).value).toBe(shown);
+    expect((err as OptionError).message).toContain('with no URL parameter but db');
+    expect((err as OptionError).message).not.toContain('s3cret');
+  });
+
+  it.each([
     'redis://127.0.0.1:6379',
     'redis://127.0.0.1:6379/',
     'redis://127.0.0.1:6379/0',
     'redis://127.0.0.1:6379/15',
     'redis://127.0.0.1:6379/1000',
     'rediss://127.0.0.1:6379?db=3',
+    'redis://localhost:6379/0?family=6',
+    'redis://127.0.0.1:6379?db=2&family=4',
   ])('%s is accepted', async (url) => {
     await createBroker(url, { logger: silent }).close();
   });
