@@ -99,8 +99,10 @@ export interface PoolOptions {
    */
   procAliveTimeout?: number | string;
   /**
-   * Children that die before becoming ready, or while idle, more than this
-   * many times within `restartWindow` fail the pool (PoolFailedError).
+   * Children that die before becoming ready, or while idle before settling
+   * any job, more than this many times within `restartWindow` fail the pool
+   * (PoolFailedError). A child that did work and dies idle is replaced
+   * without counting (its replacements cannot loop faster than jobs run).
    * @defaultValue 10
    */
   maxRestarts?: number;
