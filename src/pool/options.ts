@@ -74,7 +74,8 @@ export interface PoolOptions {
   maxTasksPerChild?: number;
   /**
    * Replace a child once its resident set size after a job is above this
-   * (bytes or "512MB"); the job itself completes.
+   * (bytes or "512MB"); the job itself completes, and the jobs written to
+   * the child ahead of it run on other children.
    * @defaultValue none: no memory limit
    */
   maxMemoryPerChild?: number | string;
