@@ -48,6 +48,8 @@ export class JobRunner {
   private turnTaken: NodeJS.Immediate | undefined;
   private current: JobContext | undefined;
   private stopping = false;
+  /** A RESULT's RSS was above maxMemoryPerChild: it gave back what it held and runs nothing more. */
+  private overMemory = false;
 
   constructor(
     private readonly tasks: ReadonlyMap<string, TaskFunction>,
@@ -59,6 +61,8 @@ export class JobRunner {
     private record: StartRecordWriter | undefined,
     /** Where each job is claimed before it starts (claim-pipe.ts); undefined: every job received runs. */
     private readonly claims: ClaimTaker | undefined,
+    /** maxMemoryPerChild in bytes (see overLimit); undefined: none. */
+    private readonly memoryLimit: number | undefined = undefined,
   ) {}
 
   push(job: JobFrame): void {
@@ -230,12 +234,31 @@ export class JobRunner {
 
   private succeed(ctx: JobContext, value: unknown): void {
     ctx.end();
+    const rss = this.reportMemory ? process.memoryUsage.rss() : null;
     try {
-      const rss = this.reportMemory ? process.memoryUsage.rss() : null;
       this.channel.send([MessageType.RESULT_OK, ctx.seq, value, rss, ctx.startedAt]);
     } catch (err) {
       this.fail(ctx, new ResultSerializationError(ctx.name, messageOf(err)));
+      return;
     }
+    this.overLimit(rss);
+  }
+
+  /**
+   * After a RESULT whose RSS is above maxMemoryPerChild, the parent retires
+   * this child, but jobs it wrote ahead (fcfs fills the pipe; fair writes a
+   * few ahead) sit in this queue before that SHUTDOWN, and would all run
+   * here first: a leaking child could grow without bound past the limit that
+   * exists to stop it. So it stops here, as on SHUTDOWN: the jobs it holds go
+   * back unstarted (WITHDRAWN, after the RESULT: they run elsewhere), later
+   * ones too, and it exits once idle.
+   */
+  private overLimit(rss: number | null): void {
+    // Also when SHUTDOWN came already (maxTasksPerChild, a reload): the jobs sent before it would still run here.
+    if (this.memoryLimit === undefined || rss === null || rss <= this.memoryLimit || this.overMemory) return;
+    this.overMemory = true;
+    this.stopping = true;
+    this.withdraw();
   }
 
   private fail(ctx: JobContext, thrown: unknown): void {
@@ -262,6 +285,7 @@ export class JobRunner {
         rss,
       );
     }
+    this.overLimit(rss);
   }
 
   private sendError(ctx: JobContext, wire: SerializedError, rss: number | null): void {

@@ -83,7 +83,7 @@ function exitWhenFlushed(): void {
   channel.flushAndWait(() => process.exit(0));
 }
 
-async function load({ app, reportMemory, startRecord, claims }: ChildConfig): Promise<void> {
+async function load({ app, reportMemory, memoryLimit, startRecord, claims }: ChildConfig): Promise<void> {
   const url = pathToFileURL(isAbsolute(app) ? app : resolve(app)).href;
   let mod: { default?: unknown };
   try {
@@ -104,7 +104,8 @@ async function load({ app, reportMemory, startRecord, claims }: ChildConfig): Pr
   }
   const record = startRecord === true ? new StartRecordWriter(START_RECORD_FD) : undefined;
   const claimTaker = claims === true ? new ClaimTaker(CLAIM_FD) : undefined;
-  runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed, record, claimTaker);
+  const limit = typeof memoryLimit === 'number' ? memoryLimit : undefined;
+  runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed, record, claimTaker, limit);
   // Options go as [name, options] pairs: a task name is data, never an object key.
   channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
   channel.flush();

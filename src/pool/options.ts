@@ -74,7 +74,8 @@ export interface PoolOptions {
   maxTasksPerChild?: number;
   /**
    * Replace a child once its resident set size after a job is above this
-   * (bytes or "512MB"); the job itself completes.
+   * (bytes or "512MB"); the job itself completes, and the jobs written to
+   * the child ahead of it run on other children.
    * @defaultValue none: no memory limit
    */
   maxMemoryPerChild?: number | string;
@@ -99,8 +100,10 @@ export interface PoolOptions {
    */
   procAliveTimeout?: number | string;
   /**
-   * Children that die before becoming ready, or while idle, more than this
-   * many times within `restartWindow` fail the pool (PoolFailedError).
+   * Children that die before becoming ready, or while idle before settling
+   * any job, more than this many times within `restartWindow` fail the pool
+   * (PoolFailedError). A child that did work and dies idle is replaced
+   * without counting (its replacements cannot loop faster than jobs run).
    * @defaultValue 10
    */
   maxRestarts?: number;

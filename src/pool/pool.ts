@@ -187,6 +187,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
             app: o.app,
             maxFrameSize: o.maxFrameSize,
             reportMemory: o.maxMemoryPerChild !== undefined,
+            memoryLimit: o.maxMemoryPerChild,
             parentPid: process.pid,
           },
           execPath: o.execPath,

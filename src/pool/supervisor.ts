@@ -195,10 +195,14 @@ export class Supervisor {
     else this.hooks.onProcessDown(proc, exitCode, signal, expected);
     if (!this.running) return;
     if (!expected || proc.killReason !== undefined) this.restarts++;
-    // A death that no job explains (before WORKER_UP, or while idle) counts toward the fork-loop guard,
-    // also when the parent killed it for breaking the protocol: a replacement would break it the same way.
+    // A death that no job explains (before WORKER_UP, or while idle before its first job) counts toward the
+    // fork-loop guard, also when the parent killed it for breaking the protocol: a replacement would break it
+    // the same way. A child that settled a job did work: dying idle after it (a task's unhandled rejection
+    // once it returned) is the job's harm, not a module that cannot work, and its replacements cannot loop
+    // faster than jobs run; counting it would fail a healthy pool over a task's bug.
     const brokeProtocol = proc.killReason instanceof ProtocolError;
-    if ((!proc.retiring || brokeProtocol) && started.length === 0 && this.limiter.record()) {
+    const didWork = proc.jobsDone > 0;
+    if ((!proc.retiring || brokeProtocol) && started.length === 0 && !didWork && this.limiter.record()) {
       this.fail(proc, exitCode, signal, detail, cause);
       return;
     }

@@ -23,6 +23,8 @@ import type { PoolJob } from './job.js';
 
 /** After a child exits, how long to keep reading frames still in its outq. */
 const OUTQ_DRAIN_MS = 1_000;
+/** How long a child whose end of a pipe closed may take to exit before it is taken for one that lives on without it. */
+const PIPE_CLOSED_GRACE_MS = 1_000;
 const CHILD_MAIN = fileURLToPath(new URL('../child/main.js', import.meta.url));
 
 /**
@@ -103,6 +105,8 @@ export class WorkerProcess {
   /** Its resident memory, read from /proc (stats()). */
   private readonly procRss: ProcRss;
   private finished = false;
+  /** Armed once an end of its pipes closed while it ran (pipeClosed). */
+  private pipeWatch: NodeJS.Timeout | undefined;
   private settleExit!: () => void;
 
   constructor(
@@ -153,9 +157,12 @@ export class WorkerProcess {
       this.blocked = false;
       this.owner.onDrain(this);
     });
-    // EPIPE when the child dies with bytes queued: its exit settles everything.
-    stdin.on('error', () => undefined);
+    // EPIPE when the child dies with bytes queued: its exit settles everything. Or the child closed fd 0 and
+    // lives on (see pipeClosed).
+    stdin.on('error', () => this.pipeClosed('inq', 0));
     stdout.on('error', () => undefined);
+    // EOF on outq: the child is exiting, or it closed fd 1 and lives on (see pipeClosed).
+    stdout.once('end', () => this.pipeClosed('outq', 1));
     child.once('exit', (code, signal) => {
       // The last frames (a RESULT sent just before exiting) may still be in the pipe when 'exit' fires:
       // read them before settling. A grandchild holding outq open must not stall us, hence the cap.
@@ -328,11 +335,33 @@ export class WorkerProcess {
     return this.procRss.read() ?? this.rss;
   }
 
+  /**
+   * The child's end of inq or outq is gone. A child on its way out closes
+   * both as it exits; one that lives on without them (a task that closed fd 1
+   * to reopen it on a file, the C idiom for sending stdout elsewhere, or that
+   * closed fd 0) can never again hear a job or send a RESULT: what it holds
+   * would wait for ever, and so would every stop. Past a grace for a normal
+   * exit it broke the protocol: killed and replaced, its jobs settled so.
+   */
+  private pipeClosed(pipe: 'inq' | 'outq', fd: number): void {
+    if (this.finished || this.pipeWatch !== undefined) return;
+    this.pipeWatch = setTimeout(() => {
+      if (this.finished || this.killReason !== undefined) return;
+      const lost = pipe === 'outq' ? 'send a result' : 'receive a job';
+      this.owner.onProtocolError(
+        this,
+        new ProtocolError(`child ${this.pid} closed its ${pipe} (fd ${fd}) and lives on: it can no longer ${lost}`),
+      );
+    }, PIPE_CLOSED_GRACE_MS);
+    this.pipeWatch.unref();
+  }
+
   /** Settles the child's end once: after 'exit' (and outq drained), or when it could not be spawned. */
   private finish(code: number | null, signal: NodeJS.Signals | null): void {
     if (this.finished) return;
     this.finished = true;
     this.state = 'exited';
+    clearTimeout(this.pipeWatch);
     // What the child started before it died: read before its jobs are split into lost and unstarted.
     this.learnStarts();
     this.record?.close();

@@ -119,6 +119,11 @@ export interface ChildConfig {
   app: string;
   maxFrameSize: number;
   reportMemory: boolean;
+  /**
+   * The pool's maxMemoryPerChild in bytes, if it has one: a child whose RSS after a job is above it runs no
+   * other job (it gives back those it holds and exits), as the parent retires it on reading that RESULT.
+   */
+  memoryLimit?: number;
   /** The pool's process: the child's watchdog kills the child once it is gone. */
   parentPid: number;
   /** True when fd START_RECORD_FD holds the child's start record (start-record.ts); else every start is an ACK frame. */

@@ -37,4 +37,33 @@ describe('recycling children', () => {
     expect(next).not.toBe(first);
     expect(pool.stats().totals).toMatchObject({ failed: 0, lost: 0 });
   });
+
+  it.each([
+    { strategy: 'fair' as StrategyName, maxTasksPerChild: undefined },
+    { strategy: 'fcfs' as StrategyName, maxTasksPerChild: undefined },
+    // The quota retires the child as its sixth job is written: it reads that SHUTDOWN before the leak ends.
+    { strategy: 'fcfs' as StrategyName, maxTasksPerChild: 6 },
+  ])(
+    'maxMemoryPerChild ($strategy, maxTasksPerChild $maxTasksPerChild): no job written ahead to the child runs on it once it is over the limit; they run on its replacement',
+    async ({ strategy, maxTasksPerChild }) => {
+      const pool = await startPool({
+        app: fixture('leaky.mjs'),
+        processes: 1,
+        maxMemoryPerChild: '150MiB',
+        strategy,
+        maxTasksPerChild,
+      });
+      const [first] = pids(pool);
+      const down = nextEvent(pool, 'process-down', (e) => e.pid === first);
+      // Applied together: fcfs writes them all into the one child's pipe behind the leak (fair may write some ahead).
+      const leak = pool.apply('leakLater', [256, 50]);
+      const after = Array.from({ length: 5 }, () => pool.apply('pid'));
+      await expect(leak).resolves.toBe(first);
+      const ranOn = (await Promise.all(after)) as number[];
+      expect(ranOn.filter((pid) => pid === first)).toEqual([]);
+      const [downEvent] = await down;
+      expect(downEvent).toMatchObject({ pid: first, exitCode: 0, signal: null, expected: true });
+      expect(pool.stats().totals).toMatchObject({ done: 6, failed: 0, lost: 0 });
+    },
+  );
 });
