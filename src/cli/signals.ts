@@ -55,9 +55,11 @@ export function onPoolSignals(worker: Worker, log: Logger): void {
   });
   process.on('SIGHUP', () => {
     log.info({ signal: 'SIGHUP' }, 'SIGHUP: reloading the task module: replacing the children one by one');
-    void pool
-      .reload()
-      .then((replaced) => log.info({ signal: 'SIGHUP', replaced }, `SIGHUP: ${replaced} children replaced`));
+    void pool.reload().then((replaced) => {
+      // A stop or a failure ends a reload early (logged on its own): "N replaced" would read as a reload done.
+      if (pool.running) log.info({ signal: 'SIGHUP', replaced }, `SIGHUP: ${replaced} children replaced`);
+      else log.debug({ signal: 'SIGHUP', replaced }, 'SIGHUP: the reload ended with the pool (stopped or failed)');
+    });
   });
   process.on('SIGUSR1', () => logStats(worker, log));
   process.on('SIGTSTP', () => {

@@ -355,6 +355,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     return this.pending;
   }
 
+  /** True from start() until close() begins or the pool fails: it takes jobs and keeps its children. */
+  get running(): boolean {
+    return this.state === 'running';
+  }
+
   /** The task names the app registers (known once a child is up). */
   get taskNames(): readonly string[] {
     return this.registered;

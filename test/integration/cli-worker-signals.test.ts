@@ -200,6 +200,21 @@ describe('signals of prefork worker', { timeout: 90_000 }, () => {
     expect(node.out()).not.toMatch(/child died|WorkerLostError/);
   });
 
+  it('SIGHUP with a module that no longer loads: the worker fails, and no line says children were replaced', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prefork-reload-'));
+    dirs.push(dir);
+    const tasks = join(dir, 'tasks.mjs');
+    writeTasks(tasks, 1);
+    const node = await worker(['--app', tasks, '-c', '2', '-n', 'sig-broken', '-Q', 'sig-broken']);
+    writeFileSync(tasks, 'export default {\n');
+    node.proc.kill('SIGHUP');
+    expect(await node.exited).toEqual({ code: 1, signal: null });
+    expect(node.out()).toMatch(/SIGHUP: reloading the task module/);
+    expect(node.out()).toMatch(/worker stopped: /);
+    // It read as a reload done, logged after the failure (its count the children retired before it).
+    expect(node.out()).not.toMatch(/children replaced/);
+  });
+
   it("SIGUSR1 logs the pool's stats and the job each child runs", async () => {
     const queue = 'sig-usr1';
     const ledger = newLedger();
