@@ -136,7 +136,7 @@ const globals = globalThis as unknown as Record<symbol, AsyncLocalStorage<TaskCo
 export const taskContextStore: AsyncLocalStorage<TaskContext> = (globals[STORE] ??=
   new AsyncLocalStorage<TaskContext>());
 
-/** The running task's id, name, queue, retries and abort signal. Throws InvalidStateError outside a task. */
+/** The running task's context: its id, name, queue, retries, abort signal, progress() and scheduledFor. Throws InvalidStateError outside a task. */
 export function currentTask(): TaskContext {
   const ctx = taskContextStore.getStore();
   if (ctx === undefined) throw new InvalidStateError('currentTask() was called outside a running task');

@@ -12,10 +12,12 @@ export function onStopSignals(log: Logger, stop: (mode: StopMode) => void): void
   let interrupts = 0;
   const handle = (signal: NodeJS.Signals): void => {
     const mode: StopMode = signal === 'SIGQUIT' || (signal === 'SIGINT' && ++interrupts > 1) ? 'cold' : 'warm';
+    // Only a second SIGINT goes cold: after a SIGTERM, one ^C would be a first SIGINT, warm again.
+    const cold = signal === 'SIGINT' ? '^C again' : 'SIGQUIT';
     log.warn(
       { signal },
       mode === 'warm'
-        ? `${signal}: warm shutdown (finishing jobs in flight; ^C again for a cold shutdown)`
+        ? `${signal}: warm shutdown (finishing jobs in flight; ${cold} for a cold shutdown)`
         : `${signal}: cold shutdown`,
     );
     stop(mode);

@@ -351,6 +351,32 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     },
   );
 
+  it("SIGTERM's log line names a cold stop that works (SIGQUIT), not a ^C that would only repeat the warm one", async () => {
+    const ledger = newLedger();
+    const queue = 'termhint';
+    const worker = spawnCliWorker(['--app', fixture('worker-tasks.mjs'), '--broker', url, '-c', '1', '-Q', queue], {
+      env: { PREFORK_TEST_LEDGER: ledger },
+    });
+    await worker.ready;
+    run(['enqueue', 'record', '60000', '--queue', queue, '--broker', url]);
+    await expect.poll(() => readLedger(ledger).length, { message: 'the long job started' }).toBe(1);
+    worker.proc.kill('SIGTERM');
+    await expect.poll(worker.output).toMatch(/SIGTERM: warm shutdown \(.*\)/);
+    const hint = /SIGTERM: warm shutdown \((.*?)\)"/.exec(worker.output())?.[1];
+    expect(hint).toContain('SIGQUIT');
+    expect(hint).not.toContain('^C');
+    // The way it names stops the node cold: the running job is killed and goes back to its queue.
+    worker.proc.kill('SIGQUIT');
+    expect(await worker.exited).toEqual({ code: 0, signal: null });
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    try {
+      expect(await broker.counts([queue])).toEqual([{ queue, waiting: 1, reserved: 0, delayed: 0, dead: 0 }]);
+    } finally {
+      await broker.close();
+    }
+  });
+
   it('Ctrl-C in a terminal (SIGINT to the whole process group) is a warm shutdown: the running job finishes', async () => {
     const ledger = newLedger();
     const queue = 'ctrlc';

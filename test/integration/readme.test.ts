@@ -135,10 +135,12 @@ describe('README and docs', { timeout: 240_000 }, () => {
     expect(r.code).toBe(0);
     // The lines that do not vary from run to run are as the README shows them.
     const shown = outputOf('quickstart/enqueue.sh').split('\n');
-    const stable = shown.filter((l) => /^(task|queue|state|value|retries):/.test(l));
-    expect(stable).toHaveLength(5);
+    const stable = shown.filter((l) => /^(task|queue|state|args|value|retries):/.test(l));
+    expect(stable).toHaveLength(6);
     for (const line of stable) expect(r.stdout.split('\n')).toContain(line);
-    for (const key of ['id', 'node', 'runtime']) expect(r.stdout).toMatch(new RegExp(`^${key}: +\\S`, 'm'));
+    // Every line printed is shown, in the same order (the varying ones with other values).
+    const labels = (text: string): string[] => [...text.matchAll(/^(\w+): /gm)].map((m) => m[1]!);
+    expect(labels(r.stdout)).toEqual(labels(shown.join('\n')));
 
     await expect.poll(worker.output).toMatch(/add\[[0-9a-f-]{36}\] succeeded in \d+ ms \(pid \d+\)/);
 

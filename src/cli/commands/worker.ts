@@ -84,7 +84,7 @@ export function registerWorker(program: Command): void {
     .option('-Q, --queues <list>', 'queues to consume, name[:weight],...', parse.queues, 'default')
     .option(
       '--queue-order <order>',
-      'round-robin, weighted or strict (default: weighted if a weight is given, else round-robin)',
+      'round-robin, weighted or strict (default: weighted if a queue has a weight other than 1, else round-robin)',
       parse.queueOrder,
     )
     .option(

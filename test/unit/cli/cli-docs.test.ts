@@ -1,6 +1,7 @@
 /**
- * docs/cli.md's command summary is the CLI's: it shows every command and
- * subcommand `prefork` has, and no command or flag it does not have. (The
+ * docs/cli.md's command summary is the CLI's: it shows every command,
+ * subcommand and flag `prefork` has (but --broker and --namespace, which
+ * every command takes), and no command or flag it does not have. (The
  * flag tables under "Every flag" are written from the same definitions by
  * `npm run docs`; generated-docs.test.ts checks that they are current.)
  */
@@ -36,6 +37,11 @@ function flagsOf(command: Command): string[] {
   return [...own, ...command.commands.flatMap(flagsOf)];
 }
 
+/** Every option of a command and its subcommands. */
+function optionsOf(command: Command): Command['options'] {
+  return [...command.options, ...command.commands.flatMap(optionsOf)];
+}
+
 const program = buildProgram();
 
 describe('docs/cli.md', () => {
@@ -50,6 +56,16 @@ describe('docs/cli.md', () => {
       // `--node-arg=--import=tsx` shows a node flag as the value of ours.
       shown.delete('--import');
       expect([...shown].filter((flag) => !parsed.has(flag))).toEqual([]);
+      // And every flag it has, long or short, but the two every command takes (said once, under "Brokers").
+      const shownShort = new Set(text.match(/(?<=^|[\s[|])-[a-zA-Z](?=[\s\]|])/gm) ?? []);
+      const missing = optionsOf(command).filter(
+        (o) =>
+          o.long !== undefined &&
+          !['--broker', '--namespace', '--version'].includes(o.long) &&
+          !shown.has(o.long) &&
+          !(o.short !== undefined && shownShort.has(o.short)),
+      );
+      expect(missing.map((o) => o.flags)).toEqual([]);
     },
   );
 
