@@ -11,6 +11,21 @@ import { OptionError } from '../../../dist/errors.js';
 
 const silent = pino({ level: 'silent' });
 
+/** createBroker(url) throws an OptionError naming the broker, showing `shown` (no password) and saying `expected`. */
+function expectRefused(url: string, shown: string, expected: string): void {
+  let err: unknown;
+  try {
+    createBroker(url, { logger: silent });
+  } catch (e) {
+    err = e;
+  }
+  expect(err).toBeInstanceOf(OptionError);
+  expect((err as OptionError).option).toBe('broker');
+  expect((err as OptionError).value).toBe(shown);
+  expect((err as OptionError).message).toContain(expected);
+  expect((err as OptionError).message).not.toContain('s3cret');
+}
+
 describe('the database in a redis:// URL', () => {
   it.each([
     ['redis://127.0.0.1:6379/abc', 'redis://127.0.0.1:6379/abc'],
@@ -21,17 +36,7 @@ describe('the database in a redis:// URL', () => {
     ['rediss://127.0.0.1:6379?db=abc', 'rediss://127.0.0.1:6379?db=abc'],
     ['redis://user:s3cret@127.0.0.1:6379/abc', 'redis://user:***@127.0.0.1:6379/abc'],
   ])('%s is refused, naming the URL (password masked) and what a database is', (url, shown) => {
-    let err: unknown;
-    try {
-      createBroker(url, { logger: silent });
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(OptionError);
-    expect((err as OptionError).option).toBe('broker');
-    expect((err as OptionError).value).toBe(shown);
-    expect((err as OptionError).message).toContain('the db a whole number >= 0');
-    expect((err as OptionError).message).not.toContain('s3cret');
+    expectRefused(url, shown, 'the db a whole number >= 0');
   });
 
   it.each([
@@ -43,17 +48,7 @@ describe('the database in a redis:// URL', () => {
     ['redis://127.0.0.1:6379?family=5', 'redis://127.0.0.1:6379?family=5'],
     ['redis://127.0.0.1:6379?__proto__=1', 'redis://127.0.0.1:6379?__proto__=1'],
   ])('%s is refused: ioredis would make any other parameter a connection option, over prefork’s', (url, shown) => {
-    let err: unknown;
-    try {
-      createBroker(url, { logger: silent });
-    } catch (e) {
-      err = e;
-    }
-    expect(err).toBeInstanceOf(OptionError);
-    expect((err as OptionError).option).toBe('broker');
-    expect((err as OptionError).value).toBe(shown);
-    expect((err as OptionError).message).toContain('with no URL parameter but db');
-    expect((err as OptionError).message).not.toContain('s3cret');
+    expectRefused(url, shown, 'with no URL parameter but db');
   });
 
   it.each([
