@@ -386,7 +386,9 @@ export class BrokerTimeoutError extends BrokerUnavailableError {
 /**
  * The broker understood a request and refused it (Redis: an error reply such
  * as WRONGTYPE), or the request cannot even be encoded: sent again, it would
- * fail the same way, so it is not retried. `cause` is the broker's own error.
+ * fail the same way, so it is not retried. Also a connection refused (a wrong
+ * password, a database Redis does not have, a server that is not Redis).
+ * `cause` is the broker's own error.
  */
 export class BrokerRefusedError extends PreforkError {
   static override readonly code: string = 'PREFORK_BROKER_REFUSED';

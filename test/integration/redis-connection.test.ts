@@ -93,6 +93,27 @@ describe('open(): a server that accepts the connection and never answers', () =>
   });
 });
 
+describe("open(): a server that answers, but not in Redis's protocol", () => {
+  it('rejects with BrokerRefusedError (retrying cannot mend it) saying so, without "Please report this."', async () => {
+    // An HTTP server at the URL's port: its first reply byte is "H", no RESP type.
+    const server: Server = createServer((socket) => {
+      socket.on('error', () => undefined);
+      socket.once('data', () => socket.end('HTTP/1.1 400 Bad Request\r\n\r\n'));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    closers.push(() => new Promise<void>((resolve) => server.close(() => resolve())));
+    const { port } = server.address() as { port: number };
+    const { redis, readies } = connection(`redis://127.0.0.1:${port}`);
+    const err = await openFailure(redis, 'the-url');
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect(err.message).toContain('the broker at the-url refused the connection');
+    expect(err.message).toContain('does not speak the Redis protocol');
+    expect(err.message).toContain('Protocol error, got "H" as reply type byte');
+    expect(err.message).not.toContain('Please report this');
+    expect(readies()).toBe(0);
+  });
+});
+
 describe('open(): Redis refuses the connection itself', () => {
   it('a database Redis does not have: BrokerRefusedError naming it and the reply; never ready, so nothing lands in database 0', async () => {
     const { redis, readies } = connection(`${redisUrl()}/1000`);

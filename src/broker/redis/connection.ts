@@ -194,9 +194,12 @@ function selectRefused(err: Error): boolean {
 /**
  * What a refusal of the handshake means, or undefined for anything else. A
  * wrong or missing password, a user without the rights, a database Redis
- * does not have: none heals by retrying.
+ * does not have, a server that is not Redis: none heals by retrying.
  */
 function refusal(err: Error): string | undefined {
+  // Bytes that are not RESP (an HTTP server, a TLS port): ioredis's "Please report this." would send users to it.
+  if (err.name === 'ParserError')
+    return `the server at that address does not speak the Redis protocol (another service, or a TLS port: rediss://): ${err.message.replace(/ Please report this\.$/, '')}`;
   if (err.name !== 'ReplyError') return undefined;
   const command = repliedTo(err);
   if (command?.name === 'select') {
