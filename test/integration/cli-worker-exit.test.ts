@@ -8,6 +8,7 @@ import { writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createBroker } from 'prefork/broker';
+import { freePort } from '../../scripts/redis.mjs';
 import {
   cleanup,
   emptyRedisDb,
@@ -47,6 +48,18 @@ async function counts(queue: string): Promise<unknown> {
     await broker.close();
   }
 }
+
+describe('prefork worker stopped before its broker answered', () => {
+  it('SIGTERM while it retries its start: exits 0, says it stopped, and prints no tasks line as if it had started', async () => {
+    const port = await freePort();
+    const node = spawnCliWorker(['--app', fixture('worker-tasks.mjs'), '--broker', `redis://127.0.0.1:${port}`]);
+    node.ready.catch(() => undefined);
+    await expect.poll(node.output, { timeout: 30_000 }).toContain('retrying until it answers');
+    expect(await node.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    expect(node.output()).toContain('worker stopped');
+    expect(node.stdout()).not.toMatch(/^tasks/m);
+  });
+});
 
 describe('prefork worker whose pool fails', () => {
   it('while running: exits 1', async () => {

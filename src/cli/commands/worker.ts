@@ -193,7 +193,9 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl}${namespace === undefined ? '' : ` · namespace ${namespace}`} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`,
   );
   onPoolSignals(worker, log);
+  let stopAsked = false;
   onStopSignals(log, (mode) => {
+    stopAsked = true;
     if (mode === 'cold') {
       // A cold stop must end even if the broker is unreachable: what is unsettled stays reserved
       // in the broker and comes back when this node's lease expires (at least once).
@@ -228,7 +230,8 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   try {
     await worker.start();
     started = true;
-    process.stdout.write(`${tasksLine(worker.pool.taskNames)}\n`);
+    // A stop during start() (the broker not answering yet) ends it too: no tasks line after "worker stopping".
+    if (!stopAsked) process.stdout.write(`${tasksLine(worker.pool.taskNames)}\n`);
   } catch (err) {
     // A task module that does not load: the pool has logged it once, with its file, line and column.
     if (err instanceof PoolFailedError && err.cause instanceof AppLoadError && log.isLevelEnabled('error'))
