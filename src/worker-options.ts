@@ -103,7 +103,9 @@ export interface WorkerOptions {
    */
   maxTasksPerChild?: number;
   /**
-   * Replace a child once its resident set size after a job is above this (bytes or "512MB").
+   * Replace a child once its resident set size after a job is above this
+   * (bytes or "512MB"; a bare number is bytes, where Celery's option counts
+   * KiB). A limit below a child's RSS once it is up is logged as a warning.
    * @defaultValue none: no memory limit
    */
   maxMemoryPerChild?: number | string;

@@ -74,8 +74,10 @@ export interface PoolOptions {
   maxTasksPerChild?: number;
   /**
    * Replace a child once its resident set size after a job is above this
-   * (bytes or "512MB"); the job itself completes, and the jobs written to
-   * the child ahead of it run on other children.
+   * (bytes or "512MB"; a bare number is bytes, where Celery's option counts
+   * KiB); the job itself completes, and the jobs written to the child ahead
+   * of it run on other children. A limit below a child's RSS once it is up
+   * (every child would go after each job) is logged as a warning at start.
    * @defaultValue none: no memory limit
    */
   maxMemoryPerChild?: number | string;

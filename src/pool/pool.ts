@@ -148,6 +148,8 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   private readonly newHeads = new Set<WorkerProcess>();
   private readonly autoscaler: Autoscaler | undefined;
   private state: PoolState = 'created';
+  /** checkMemoryLimit has compared the limit with a child's RSS (once per pool). */
+  private memoryLimitChecked = false;
   private seq = 0;
   private pending = 0;
   private readonly totals: PoolTotals = { applied: 0, done: 0, failed: 0, lost: 0, restarts: 0 };
@@ -226,6 +228,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
         this.registered = tasks;
         this.taskDefaults = options;
         this.supervisor.onWorkerUp(proc);
+        this.checkMemoryLimit(proc);
       },
       onInitError: (proc, err) => this.onLoadError(proc, new AppLoadError(o.app, describeError(err))),
       onStarted: (proc, job) => this.onStarted(proc, job, true),
@@ -777,6 +780,27 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       );
       this.supervisor.retire(proc);
     }
+  }
+
+  /**
+   * Once per pool: a maxMemoryPerChild below what a child takes as soon as it
+   * is up replaces every child after every job. Most likely a unit slip: a
+   * bare number is bytes, and Celery's --max-memory-per-child counts KiB
+   * (its 200000 is "200MB" here). Said, not refused: a small limit is how a
+   * test makes children recycle.
+   */
+  private checkMemoryLimit(proc: WorkerProcess): void {
+    const limit = this.options.maxMemoryPerChild;
+    if (limit === undefined || this.memoryLimitChecked) return;
+    const rss = proc.readRss();
+    if (rss === undefined) return;
+    this.memoryLimitChecked = true;
+    if (rss < limit) return;
+    const mib = (bytes: number): string => `${(bytes / 2 ** 20).toFixed(1)} MiB`;
+    this.log.warn(
+      { maxMemoryPerChild: limit, childPid: proc.pid, rss },
+      `maxMemoryPerChild (${limit} bytes, ${mib(limit)}) is below a child's RSS once it is up (${mib(rss)}): every child will be replaced after each job. A bare number is bytes: "512MB" for megabytes (Celery's --max-memory-per-child counts KiB)`,
+    );
   }
 
   private onJobsOrphaned(proc: WorkerProcess, startedJobs: PoolJob[], unstarted: PoolJob[], lost: Error): void {

@@ -1,6 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { StrategyName } from 'prefork';
 import { fixture, nextEvent, pids, recordEvents, startPool, terminatePools } from '../helpers/pool.js';
+import { captureLog } from '../helpers/worker.js';
 
 afterEach(terminatePools);
 
@@ -22,6 +23,23 @@ describe('recycling children', () => {
       await expect(pool.apply('pid')).resolves.not.toBe(ran[8]);
     },
   );
+
+  it('maxMemoryPerChild below what a child takes once up: one warning naming both and the unit, at start', async () => {
+    // 200000 is Celery's 200 MB (it counts KiB); here it is bytes: every child would go after each job.
+    const small = captureLog();
+    const pool = await startPool({ processes: 2, maxMemoryPerChild: 200000, logger: small.log });
+    await expect.poll(() => small.lines.filter((l) => l.level === 40)).toHaveLength(1);
+    const [warning] = small.lines.filter((l) => l.level === 40);
+    expect(warning).toMatchObject({ maxMemoryPerChild: 200000, rss: expect.any(Number) as number });
+    expect(warning!.msg).toMatch(/maxMemoryPerChild \(200000 bytes, 0\.2 MiB\) is below a child's RSS once it is up/);
+    expect(warning!.msg).toContain("Celery's --max-memory-per-child counts KiB");
+    await pool.close();
+    // A limit above it: nothing said.
+    const fine = captureLog();
+    const other = await startPool({ processes: 2, maxMemoryPerChild: '1GiB', logger: fine.log });
+    await other.apply('pid');
+    expect(fine.lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
+  });
 
   it('maxMemoryPerChild: the child that leaked past the limit finishes its job and is replaced', async () => {
     const pool = await startPool({ app: fixture('leaky.mjs'), processes: 1, maxMemoryPerChild: '150MiB' });

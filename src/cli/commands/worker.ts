@@ -93,7 +93,11 @@ export function registerWorker(program: Command): void {
       parse.prefetchMultiplier,
     )
     .option('--max-tasks-per-child <n>', 'replace a child after this many jobs', parse.positiveInt)
-    .option('--max-memory-per-child <size>', 'replace a child whose RSS after a job is above this', parse.size)
+    .option(
+      '--max-memory-per-child <size>',
+      'replace a child whose RSS after a job is above this (bytes, or 512MB, 1GiB)',
+      parse.size,
+    )
     .option('--time-limit <duration>', 'hard limit per job (e.g. 5m): the child is killed', parse.timerDuration)
     .option(
       '--soft-time-limit <duration>',
