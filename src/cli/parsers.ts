@@ -104,6 +104,21 @@ export function timerDuration(value: string): number {
   return checkDuration('', value, 'timer', invalid);
 }
 
+/**
+ * A time limit (--time-limit, --soft-time-limit): a timerDuration, except a
+ * bare number under 1000. Celery's time limits count seconds: its
+ * `--time-limit 300` is 5 minutes, and here would kill every job after
+ * 300 ms. A sub-second limit takes its unit ("300ms").
+ */
+export function timeLimit(value: string): number {
+  const ms = timerDuration(value);
+  if (ms < 1000 && /^\s*\d+(\.\d+)?\s*$/.test(value))
+    throw new InvalidArgumentError(
+      `expected a duration with its unit, e.g. 300s or 5m: a bare number is milliseconds, and Celery's time limits count seconds (write ${value.trim()}ms for ${value.trim()} ms)`,
+    );
+  return ms;
+}
+
 /** A duration >= 0 short enough for a timer (a grace period). */
 export function waitDuration(value: string): number {
   return checkDuration('', value, 'wait', invalid);

@@ -73,6 +73,14 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     // A weight is a share: bounded (10,000), so no fetch pays for a huge one.
     [['worker', '--app', 'x.mjs', '-Q', 'a:99999999999999999999'], '-Q, --queues <list>', 'a:99999999999999999999'],
     [['worker', '--app', 'x.mjs', '-Q', 'default:10001,b'], '-Q, --queues <list>', 'default:10001,b'],
+    // Celery's time limits count seconds: its --time-limit 300 (5 minutes) would kill every job after 300 ms.
+    [['worker', '--app', 'x.mjs', '--time-limit', '300'], '--time-limit <duration>', '300'],
+    [
+      ['worker', '--app', 'x.mjs', '--soft-time-limit', '60', '--time-limit', '5m'],
+      '--soft-time-limit <duration>',
+      '60',
+    ],
+    [['enqueue', 'add', '--time-limit', '30'], '--time-limit <duration>', '30'],
     // An empty job id names no job: refused before the broker is asked (as revoke always did).
     [['result', '', '--broker', 'redis://127.0.0.1:1'], "argument 'id'", ''],
     [['dead', 'retry', 'a', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
@@ -91,6 +99,21 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     const r = run(['worker', '--app', 'x.mjs', '--bogus']);
     expect(r.code).toBe(2);
     expect(r.stderr).toContain('--bogus');
+  });
+
+  it('a sub-second time limit with its unit, and a bare number of 1000 ms or more, are taken', () => {
+    // Both parsed (the pair check names them in ms), then refused as a pair.
+    const r = run([
+      'worker',
+      '--app',
+      fixture('worker-tasks.mjs'),
+      '--time-limit',
+      '300ms',
+      '--soft-time-limit',
+      '1500',
+    ]);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('--soft-time-limit (1500 ms) must be less than --time-limit (300 ms)');
   });
 
   it('soft time limit not below the hard one is refused before anything starts', () => {

@@ -48,11 +48,15 @@ export function registerEnqueue(program: Command): void {
       'how retries wait: TYPE[:DELAY[:CAP]] (fixed:5s, exponential:1s:10m) or JSON ({"type":"fixed","delay":"5s"})',
       parse.backoff,
     )
-    .option('--time-limit <duration>', 'hard limit for this job (e.g. 5m): its child is killed', parse.timerDuration)
+    .option(
+      '--time-limit <duration>',
+      'hard limit for this job (e.g. 5m; under 1 s with its unit: 300ms): its child is killed',
+      parse.timeLimit,
+    )
     .option(
       '--soft-time-limit <duration>',
       "soft limit for this job (e.g. 4m): the job's signal aborts",
-      parse.timerDuration,
+      parse.timeLimit,
     )
     .option(
       '--rate-limit <rate>',
