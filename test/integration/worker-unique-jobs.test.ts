@@ -7,6 +7,7 @@
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { OptionError } from 'prefork';
+import type { Broker } from '../../dist/broker/types.js';
 import { brokerFor, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
@@ -101,6 +102,38 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
     const next = await client.enqueue('add', [4, 4], { queue: 'nobody', unique: true });
     expect(next.duplicate).toBe(false);
     expect(await next.state()).toMatchObject({ state: 'PENDING', queue: 'nobody' });
+  });
+
+  it('a dead job put back by a dead-set retry holds its key again while it waits', async () => {
+    const { broker, namespace, client } = setup();
+    const key = uniqueName('report');
+    const failing = await client.enqueue('flaky', [uniqueName('k'), 99], { queue: 'once', unique: { key } });
+    const worker = makeWorker({ broker, namespace, queues: 'once' });
+    await worker.start();
+    await expect(failing.result()).rejects.toThrow('flaky attempt 1');
+    await worker.stop();
+    const admin = client.broker as Broker;
+    expect(await admin.retryDead('once', [failing.id])).toBe(1);
+    // It waits again: an equal enqueue returns it rather than adding a second job with its key.
+    expect(await client.enqueue('flaky', [uniqueName('k'), 99], { queue: 'once', unique: { key } })).toMatchObject({
+      id: failing.id,
+      duplicate: true,
+    });
+
+    // A key another job took meanwhile stays that job's: the retry does not take it over.
+    const other = uniqueName('report');
+    const dead = await client.enqueue('flaky', [uniqueName('k'), 99], { queue: 'twice', unique: { key: other } });
+    const second = makeWorker({ broker, namespace, queues: 'twice' });
+    await second.start();
+    await expect(dead.result()).rejects.toThrow('flaky attempt 1');
+    await second.stop();
+    const holder = await client.enqueue('add', [1, 1], { queue: 'nobody', unique: { key: other } });
+    expect(holder.duplicate).toBe(false);
+    expect(await admin.retryDead('twice', [dead.id])).toBe(1);
+    expect(await client.enqueue('add', [2, 2], { queue: 'nobody', unique: { key: other } })).toMatchObject({
+      id: holder.id,
+      duplicate: true,
+    });
   });
 
   it('in one batch, and from clients racing: one job per key', async () => {

@@ -604,7 +604,11 @@ export class MemoryBroker implements Broker {
     for (const [i, id] of (ids ?? []).entries()) if (!order.has(id)) order.set(id, i);
     if (ids !== undefined) taken.sort((a, b) => (order.get(a.job.id) ?? 0) - (order.get(b.job.id) ?? 0));
     if (action === 'retry') {
-      for (const { job } of taken) q.main.push({ ...job, attempt: 0, redeliveries: 0 });
+      const now = Date.now();
+      for (const { job } of taken) {
+        this.state.requeued(job, now);
+        q.main.push({ ...job, attempt: 0, redeliveries: 0 });
+      }
       this.state.waiters.changed([queue]);
     }
     const found = new Set(taken.map((d) => d.job.id));
