@@ -8,7 +8,17 @@
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { OptionError } from 'prefork';
 import type { Broker } from '../../dist/broker/types.js';
-import { brokerFor, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
+import {
+  brokerFor,
+  cleanup,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  startNode,
+  uniqueName,
+} from '../helpers/worker.js';
+import { waitUntil } from '../helpers/wait.js';
 
 afterEach(cleanup);
 
@@ -188,5 +198,32 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
       await expect(client.enqueue('add', [1, 2], { queue: 'nobody', unique: unique as never })).rejects.toThrow(says);
     }
     expect((await client.enqueue('add', [1, 2], { queue: 'nobody', unique: true })).duplicate).toBe(false);
+  });
+});
+
+describe('unique jobs over redis: a poison job', () => {
+  it('with its own id, buried by a recovery: enqueued again while its FAILURE is kept, it is not run again', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const options = { broker: url, namespace, concurrency: 1, leaseMs: 1_500, maxRedeliveries: 0 };
+    const client = makeClient(url, namespace);
+    const id = uniqueName('poison');
+    const key = uniqueName('key');
+    const job = await client.enqueue('record', [600_000], { id, unique: { key } });
+    const node = await startNode({ ...options, name: 'node-a' }, ledger);
+    await waitUntil(() => readLedger(ledger).length === 1, 'node A runs the job');
+    node.proc.kill('SIGKILL');
+    await node.exited;
+    // Recovered past maxRedeliveries: dead, its FAILURE stored by the recovery (no node settles it).
+    await makeWorker({ ...options, ledger, name: 'node-b' }).start();
+    await expect(job.result({ timeout: 20_000 })).rejects.toMatchObject({ name: 'WorkerLostError' });
+    // The same id again: that job (ended, its result kept), not a second run of a job that kills its node.
+    expect(await client.enqueue('record', [600_000], { id })).toMatchObject({ id, duplicate: true });
+    // Its unique key is free: the job failed for good.
+    const next = await client.enqueue('record', [0], { unique: { key } });
+    expect(next.duplicate).toBe(false);
+    await next.result({ timeout: 20_000 });
+    expect(readLedger(ledger).map((r) => r.id)).toEqual([id, next.id]);
   });
 });

@@ -664,11 +664,10 @@ export class MemoryBroker implements Broker {
         const reason = `delivered ${job.redeliveries} times without an outcome (its node died each time)`;
         q.bury({ job, reason, diedAt: now }, this.deadMax);
         // No node will settle it: its FAILURE is stored and its waiting client told (docs/failure-modes.md).
-        this.state.results.set(
-          poisonRecord(job, delivery.queue, reason, now),
-          resultTtlOf(job.options, this.resultTtl),
-          now,
-        );
+        const ttl = resultTtlOf(job.options, this.resultTtl);
+        this.state.results.set(poisonRecord(job, delivery.queue, reason, now), ttl, now);
+        // It ended (as recoverEntries-n.lua records it): its unique key is free, its own id known while its result is kept.
+        this.state.ended(job, job.options.ignoreResult === true ? undefined : now + ttl, now);
         if (job.replyTo !== undefined && job.options.ignoreResult !== true)
           this.state.results.announce(job.replyTo, job.id);
         // As recoverEntries-n.lua records it: a WorkerLostError naming why.
