@@ -191,6 +191,8 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
       [{ ttl: 'soon' }, /unique\.ttl/],
       [{ ttl: 0 }, /unique\.ttl/],
       [{ keys: 'x' }, /keys/],
+      // A lone surrogate: Redis stores it as U+FFFD, so 'x\ud800' and 'x\udc00' would be one key.
+      [{ key: 'x\ud800' }, /unique\.key/],
     ] as const) {
       await expect(client.enqueue('add', [1, 2], { queue: 'nobody', unique: unique as never })).rejects.toThrow(
         OptionError,
@@ -198,6 +200,14 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
       await expect(client.enqueue('add', [1, 2], { queue: 'nobody', unique: unique as never })).rejects.toThrow(says);
     }
     expect((await client.enqueue('add', [1, 2], { queue: 'nobody', unique: true })).duplicate).toBe(false);
+  });
+
+  it('an own id with a lone surrogate is refused: two such ids would be one job in Redis', async () => {
+    const { client } = setup();
+    await expect(client.enqueue('add', [1, 2], { queue: 'nobody', id: 'job-\ud800' })).rejects.toThrow(OptionError);
+    expect((await client.enqueue('add', [1, 2], { queue: 'nobody', id: uniqueName('job-\u{1F600}') })).duplicate).toBe(
+      false,
+    );
   });
 });
 
