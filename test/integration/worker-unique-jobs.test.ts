@@ -11,6 +11,7 @@ import type { Broker } from '../../dist/broker/types.js';
 import {
   brokerFor,
   cleanup,
+  countsOf,
   makeClient,
   makeWorker,
   newLedger,
@@ -112,6 +113,19 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
     const next = await client.enqueue('add', [4, 4], { queue: 'nobody', unique: true });
     expect(next.duplicate).toBe(false);
     expect(await next.state()).toMatchObject({ state: 'PENDING', queue: 'nobody' });
+  });
+
+  it('an own id revoked while it waits is known while its REVOKED result is kept: enqueued again, that job', async () => {
+    const { broker, namespace, client } = setup();
+    const id = uniqueName('job');
+    const first = await client.enqueue('add', [4, 4], { queue: 'q', id });
+    expect(await client.revoke(id)).toMatchObject({ outcome: 'revoked', removed: true });
+    // Not a new job that no node would run (the id is revoked): the one that ended, as after a node settled it.
+    const again = await client.enqueue('add', [4, 4], { queue: 'q', id });
+    expect(again).toMatchObject({ id: first.id, duplicate: true });
+    await makeWorker({ broker, namespace, queues: 'q' }).start();
+    await expect(again.result({ timeout: 20_000 })).rejects.toMatchObject({ name: 'RevokedError' });
+    expect((await countsOf(client, ['q']))[0]).toMatchObject({ waiting: 0, reserved: 0 });
   });
 
   it('a dead job put back by a dead-set retry holds its key again while it waits', async () => {

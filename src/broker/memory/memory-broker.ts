@@ -466,7 +466,10 @@ export class MemoryBroker implements Broker {
         continue;
       }
       const record = revokedRecord(id, stored, held, now);
-      this.state.results.set(record, resultTtlOf(held?.options ?? {}, this.resultTtl), now);
+      const ttl = resultTtlOf(held?.options ?? {}, this.resultTtl);
+      this.state.results.set(record, ttl, now);
+      // Taken out of its queue it ended (revokes.ts marks it likewise): its own id stays known while its result is kept.
+      if (job !== undefined) this.state.ended(job, job.options.ignoreResult === true ? undefined : now + ttl, now);
       // Taken out of its queue, it is settled by no node: the waiting client hears of it now.
       if (job?.replyTo !== undefined && job.options.ignoreResult !== true) this.state.results.announce(job.replyTo, id);
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
