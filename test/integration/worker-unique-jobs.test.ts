@@ -128,6 +128,31 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
     expect((await countsOf(client, ['q']))[0]).toMatchObject({ waiting: 0, reserved: 0 });
   });
 
+  it('a job purged or taken out frees its key: a later job reusing its id does not hold that key', async () => {
+    const { client } = setup();
+    const admin = client.broker as Broker;
+    const key = uniqueName('report');
+    const id = uniqueName('job');
+    await client.enqueue('add', [1, 1], { queue: 'nobody', id, unique: { key } });
+    expect(await admin.purge('nobody')).toBe(1);
+    // Another job, no unique option, with the purged job's id (its own ids are the producer's to reuse).
+    expect((await client.enqueue('echo', ['other'], { queue: 'nobody', id })).duplicate).toBe(false);
+    // The key is free: that job does not hold it.
+    const next = await client.enqueue('add', [1, 1], { queue: 'nobody', unique: { key } });
+    expect(next.duplicate).toBe(false);
+    expect(next.id).not.toBe(id);
+
+    // Taken out of its queue (removeWaiting, as a revoke does), delayed or waiting: the same.
+    for (const delay of [undefined, '1h'] as const) {
+      const taken = uniqueName('job');
+      const other = uniqueName('report');
+      await client.enqueue('add', [2, 2], { queue: 'nobody', id: taken, unique: { key: other }, delay });
+      expect(await admin.removeWaiting(taken)).toBeDefined();
+      expect((await client.enqueue('echo', ['other'], { queue: 'nobody', id: taken })).duplicate).toBe(false);
+      expect((await client.enqueue('add', [2, 2], { queue: 'nobody', unique: { key: other } })).duplicate).toBe(false);
+    }
+  });
+
   it('a dead job put back by a dead-set retry holds its key again while it waits', async () => {
     const { broker, namespace, client } = setup();
     const key = uniqueName('report');

@@ -199,6 +199,8 @@ export class MemoryBroker implements Broker {
     const found = this.state.locate(id);
     if (found?.remove === undefined) return undefined;
     const job = found.remove();
+    // Out for good, no result written: its unique key is free (job-index.ts take, on Redis).
+    if (job !== undefined) this.state.ended(job, undefined, Date.now());
     if (job?.workflow !== undefined) {
       const now = Date.now();
       const touched = new Set<string>();
@@ -551,9 +553,12 @@ export class MemoryBroker implements Broker {
   }
 
   async purge(queue: string): Promise<number> {
-    const n = this.state.peek(queue)?.purge() ?? 0;
+    const dropped = this.state.peek(queue)?.purge() ?? [];
+    // Ended without a result (purgeQueue-4.lua likewise): their unique keys are free.
+    const now = Date.now();
+    for (const job of dropped) this.state.ended(job, undefined, now);
     this.state.waiters.changed([queue]);
-    return n;
+    return dropped.length;
   }
 
   async listDead(queue: string, limit: number): Promise<DeadJob[]> {

@@ -37,12 +37,8 @@ for i = #ARGV, 3, -1 do wanted[ARGV[i]] = i end
 -- job died, stayed free while it waits, and an equal enqueue added a second
 -- job. Held until it ends: the option's ttl is not in the entry.
 local function retakeUnique(job)
-  local meta = getField(job, 'meta')
-  if type(meta) ~= 'string' or not string.find(meta, '"u":', 1, true) then return end
-  local ok, decoded = pcall(cjson.decode, meta)
-  if not ok or type(decoded) ~= 'table' or type(decoded.u) ~= 'string' or decoded.u == '' then return end
-  -- {ns}:unique:<key> (keys.ts unique), the tag taken from the job index's name.
-  local lock = string.match(KEYS[3], '^({[^}]*}):') .. ':unique:' .. decoded.u
+  local lock = uniqueLockOf(KEYS[3], job)
+  if not lock then return end
   local holder = redis.call('GET', lock)
   if holder and redis.call('HEXISTS', KEYS[3], holder) == 1 then return end
   redis.call('SET', lock, jobIdOf(job))

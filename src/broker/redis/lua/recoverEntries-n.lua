@@ -129,6 +129,7 @@ for i, p in ipairs(pending) do
       local reason = 'delivered ' .. n .. ' times without an outcome (its node died each time)'
       deadLetter(dead, deadMax, fields, reason, now)
       unindexJob(jobs, fields, kind, id, queue)
+      releaseUniqueOf(jobs, fields)
       storeLost(fields, reason)
       local wid, wnode = wfRefOf(fields)
       if wid then
