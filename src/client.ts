@@ -35,6 +35,7 @@ import {
   checkEta,
   checkJobOptionFields,
   checkJobId,
+  isWellFormed,
   checkKnownKeys,
   waitTimeout,
   checkResultTtl,
@@ -204,7 +205,9 @@ function checkUnique(unique: unknown): { key?: string; ttl?: number } {
   const out: { key?: string; ttl?: number } = {};
   if (Object.hasOwn(unique, 'key') && (unique as UniqueOptions).key !== undefined) {
     const key = (unique as UniqueOptions).key;
-    if (typeof key !== 'string' || key === '') bad('unique.key', key, 'a non-empty string');
+    // Well-formed: Redis would store a lone surrogate as U+FFFD, making two keys one (isWellFormed).
+    if (typeof key !== 'string' || key === '' || !isWellFormed(key))
+      bad('unique.key', key, 'a non-empty string (well-formed Unicode: no lone surrogate)');
     out.key = `k:${key}`;
   }
   if (Object.hasOwn(unique, 'ttl') && (unique as UniqueOptions).ttl !== undefined)

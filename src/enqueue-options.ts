@@ -40,7 +40,8 @@ export interface EnqueueOptions {
    */
   backoff?: BackoffInput;
   /**
-   * Your own job id (non-empty). Enqueuing an id again while its job waits,
+   * Your own job id (non-empty, well-formed Unicode: a lone surrogate is
+   * refused, Redis would store it as U+FFFD). Enqueuing an id again while its job waits,
    * is delayed or runs, or after it ended while its result is kept, adds
    * nothing: you get that job's handle (`duplicate: true`).
    * @defaultValue a random UUID
@@ -50,8 +51,8 @@ export interface EnqueueOptions {
    * One job at a time per key: while a job with the same key waits, is
    * delayed or runs, enqueueing another adds nothing and returns that job's
    * handle (`duplicate: true`). `true`: the key is the task name and the
-   * arguments (as encoded); `{ key }`: your own key (any non-empty string;
-   * it cannot clash with prefork's keys); `{ ttl }` (ms or "10m"): the key is
+   * arguments (as encoded); `{ key }`: your own key (any non-empty string of
+   * well-formed Unicode, no lone surrogate; it cannot clash with prefork's keys); `{ ttl }` (ms or "10m"): the key is
    * also released after this long, even if the job has not ended. The key
    * is released when the job ends (succeeds or fails for good).
    * @defaultValue false

@@ -27,19 +27,32 @@ export function isQueueName(value: unknown): value is string {
   return typeof value === 'string' && QUEUE_NAME.test(value);
 }
 
+/** A lone UTF-16 surrogate (with `u`, a pair is one code point and does not match). */
+const LONE_SURROGATE = /\p{Cs}/u;
+
+/**
+ * A string Redis stores as given: well-formed Unicode. A lone surrogate is
+ * sent as U+FFFD, so two strings differing only there would be one key
+ * (one job id, one unique key) on Redis and two on the memory broker.
+ */
+export function isWellFormed(value: string): boolean {
+  return !LONE_SURROGATE.test(value);
+}
+
 /**
  * A job id, checked the same way wherever one comes in (an enqueue's own id,
- * a lookup, a revoke, the CLI, the dashboard): any non-empty string. White
- * space counts: a job enqueued with id " " can be looked up as " ".
+ * a lookup, a revoke, the CLI, the dashboard): any non-empty string of
+ * well-formed Unicode (isWellFormed). White space counts: a job enqueued
+ * with id " " can be looked up as " ".
  */
 export function checkJobId(option: string, value: unknown, bad: Bad): string {
-  if (!isJobId(value)) bad(option, value, 'a non-empty job id');
+  if (!isJobId(value)) bad(option, value, 'a non-empty job id (well-formed Unicode: no lone surrogate)');
   return value;
 }
 
 /** checkJobId's rule, as a test. */
 export function isJobId(value: unknown): value is string {
-  return typeof value === 'string' && value !== '';
+  return typeof value === 'string' && value !== '' && isWellFormed(value);
 }
 
 /**

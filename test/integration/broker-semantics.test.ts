@@ -186,6 +186,20 @@ describe.each(['memory', 'redis'] as const)('broker semantics over %s', (kind) =
     expect(dead?.reason).toMatch(/deliver/i);
   });
 
+  it('a poison job with its own id stays known while its FAILURE is kept: enqueued again, it is not added', async () => {
+    const b = await broker(MIN_LEASE_MS);
+    await b.enqueue([job('own', 'q', { ownId: true })]);
+    const a = await node(b, 'node-a');
+    await b.fetch({ nodeId: a, plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+    await new Promise((resolve) => setTimeout(resolve, MIN_LEASE_MS + 100));
+    await node(b, 'node-b');
+    expect(await b.recover(a, 'node-b', 0)).toBe(1);
+    expect(await b.getResult('own')).toMatchObject({ state: 'FAILURE', error: { name: 'WorkerLostError' } });
+    // As when a node settles a job that ended: the id is known while its result is kept.
+    expect(await b.enqueue([job('own', 'q', { ownId: true })])).toEqual(['own']);
+    expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, dead: 1 });
+  });
+
   it('waitForWork wakes on a new job, honours its abort signal, and reserves at most count', async () => {
     const b = await broker();
     const me = await node(b, 'n1');

@@ -7,7 +7,19 @@
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { OptionError } from 'prefork';
-import { brokerFor, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
+import type { Broker } from '../../dist/broker/types.js';
+import {
+  brokerFor,
+  cleanup,
+  countsOf,
+  makeClient,
+  makeWorker,
+  newLedger,
+  readLedger,
+  startNode,
+  uniqueName,
+} from '../helpers/worker.js';
+import { waitUntil } from '../helpers/wait.js';
 
 afterEach(cleanup);
 
@@ -103,6 +115,76 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
     expect(await next.state()).toMatchObject({ state: 'PENDING', queue: 'nobody' });
   });
 
+  it('an own id revoked while it waits is known while its REVOKED result is kept: enqueued again, that job', async () => {
+    const { broker, namespace, client } = setup();
+    const id = uniqueName('job');
+    const first = await client.enqueue('add', [4, 4], { queue: 'q', id });
+    expect(await client.revoke(id)).toMatchObject({ outcome: 'revoked', removed: true });
+    // Not a new job that no node would run (the id is revoked): the one that ended, as after a node settled it.
+    const again = await client.enqueue('add', [4, 4], { queue: 'q', id });
+    expect(again).toMatchObject({ id: first.id, duplicate: true });
+    await makeWorker({ broker, namespace, queues: 'q' }).start();
+    await expect(again.result({ timeout: 20_000 })).rejects.toMatchObject({ name: 'RevokedError' });
+    expect((await countsOf(client, ['q']))[0]).toMatchObject({ waiting: 0, reserved: 0 });
+  });
+
+  it('a job purged or taken out frees its key: a later job reusing its id does not hold that key', async () => {
+    const { client } = setup();
+    const admin = client.broker as Broker;
+    const key = uniqueName('report');
+    const id = uniqueName('job');
+    await client.enqueue('add', [1, 1], { queue: 'nobody', id, unique: { key } });
+    expect(await admin.purge('nobody')).toBe(1);
+    // Another job, no unique option, with the purged job's id (its own ids are the producer's to reuse).
+    expect((await client.enqueue('echo', ['other'], { queue: 'nobody', id })).duplicate).toBe(false);
+    // The key is free: that job does not hold it.
+    const next = await client.enqueue('add', [1, 1], { queue: 'nobody', unique: { key } });
+    expect(next.duplicate).toBe(false);
+    expect(next.id).not.toBe(id);
+
+    // Taken out of its queue (removeWaiting, as a revoke does), delayed or waiting: the same.
+    for (const delay of [undefined, '1h'] as const) {
+      const taken = uniqueName('job');
+      const other = uniqueName('report');
+      await client.enqueue('add', [2, 2], { queue: 'nobody', id: taken, unique: { key: other }, delay });
+      expect(await admin.removeWaiting(taken)).toBeDefined();
+      expect((await client.enqueue('echo', ['other'], { queue: 'nobody', id: taken })).duplicate).toBe(false);
+      expect((await client.enqueue('add', [2, 2], { queue: 'nobody', unique: { key: other } })).duplicate).toBe(false);
+    }
+  });
+
+  it('a dead job put back by a dead-set retry holds its key again while it waits', async () => {
+    const { broker, namespace, client } = setup();
+    const key = uniqueName('report');
+    const failing = await client.enqueue('flaky', [uniqueName('k'), 99], { queue: 'once', unique: { key } });
+    const worker = makeWorker({ broker, namespace, queues: 'once' });
+    await worker.start();
+    await expect(failing.result()).rejects.toThrow('flaky attempt 1');
+    await worker.stop();
+    const admin = client.broker as Broker;
+    expect(await admin.retryDead('once', [failing.id])).toBe(1);
+    // It waits again: an equal enqueue returns it rather than adding a second job with its key.
+    expect(await client.enqueue('flaky', [uniqueName('k'), 99], { queue: 'once', unique: { key } })).toMatchObject({
+      id: failing.id,
+      duplicate: true,
+    });
+
+    // A key another job took meanwhile stays that job's: the retry does not take it over.
+    const other = uniqueName('report');
+    const dead = await client.enqueue('flaky', [uniqueName('k'), 99], { queue: 'twice', unique: { key: other } });
+    const second = makeWorker({ broker, namespace, queues: 'twice' });
+    await second.start();
+    await expect(dead.result()).rejects.toThrow('flaky attempt 1');
+    await second.stop();
+    const holder = await client.enqueue('add', [1, 1], { queue: 'nobody', unique: { key: other } });
+    expect(holder.duplicate).toBe(false);
+    expect(await admin.retryDead('twice', [dead.id])).toBe(1);
+    expect(await client.enqueue('add', [2, 2], { queue: 'nobody', unique: { key: other } })).toMatchObject({
+      id: holder.id,
+      duplicate: true,
+    });
+  });
+
   it('in one batch, and from clients racing: one job per key', async () => {
     const { broker, namespace, client } = setup();
     const batch = await client.enqueueMany([
@@ -148,6 +230,8 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
       [{ ttl: 'soon' }, /unique\.ttl/],
       [{ ttl: 0 }, /unique\.ttl/],
       [{ keys: 'x' }, /keys/],
+      // A lone surrogate: Redis stores it as U+FFFD, so 'x\ud800' and 'x\udc00' would be one key.
+      [{ key: 'x\ud800' }, /unique\.key/],
     ] as const) {
       await expect(client.enqueue('add', [1, 2], { queue: 'nobody', unique: unique as never })).rejects.toThrow(
         OptionError,
@@ -155,5 +239,40 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
       await expect(client.enqueue('add', [1, 2], { queue: 'nobody', unique: unique as never })).rejects.toThrow(says);
     }
     expect((await client.enqueue('add', [1, 2], { queue: 'nobody', unique: true })).duplicate).toBe(false);
+  });
+
+  it('an own id with a lone surrogate is refused: two such ids would be one job in Redis', async () => {
+    const { client } = setup();
+    await expect(client.enqueue('add', [1, 2], { queue: 'nobody', id: 'job-\ud800' })).rejects.toThrow(OptionError);
+    expect((await client.enqueue('add', [1, 2], { queue: 'nobody', id: uniqueName('job-\u{1F600}') })).duplicate).toBe(
+      false,
+    );
+  });
+});
+
+describe('unique jobs over redis: a poison job', () => {
+  it('with its own id, buried by a recovery: enqueued again while its FAILURE is kept, it is not run again', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const options = { broker: url, namespace, concurrency: 1, leaseMs: 1_500, maxRedeliveries: 0 };
+    const client = makeClient(url, namespace);
+    const id = uniqueName('poison');
+    const key = uniqueName('key');
+    const job = await client.enqueue('record', [600_000], { id, unique: { key } });
+    const node = await startNode({ ...options, name: 'node-a' }, ledger);
+    await waitUntil(() => readLedger(ledger).length === 1, 'node A runs the job');
+    node.proc.kill('SIGKILL');
+    await node.exited;
+    // Recovered past maxRedeliveries: dead, its FAILURE stored by the recovery (no node settles it).
+    await makeWorker({ ...options, ledger, name: 'node-b' }).start();
+    await expect(job.result({ timeout: 20_000 })).rejects.toMatchObject({ name: 'WorkerLostError' });
+    // The same id again: that job (ended, its result kept), not a second run of a job that kills its node.
+    expect(await client.enqueue('record', [600_000], { id })).toMatchObject({ id, duplicate: true });
+    // Its unique key is free: the job failed for good.
+    const next = await client.enqueue('record', [0], { unique: { key } });
+    expect(next.duplicate).toBe(false);
+    await next.result({ timeout: 20_000 });
+    expect(readLedger(ledger).map((r) => r.id)).toEqual([id, next.id]);
   });
 });

@@ -199,6 +199,8 @@ export class MemoryBroker implements Broker {
     const found = this.state.locate(id);
     if (found?.remove === undefined) return undefined;
     const job = found.remove();
+    // Out for good, no result written: its unique key is free (job-index.ts take, on Redis).
+    if (job !== undefined) this.state.ended(job, undefined, Date.now());
     if (job?.workflow !== undefined) {
       const now = Date.now();
       const touched = new Set<string>();
@@ -466,7 +468,10 @@ export class MemoryBroker implements Broker {
         continue;
       }
       const record = revokedRecord(id, stored, held, now);
-      this.state.results.set(record, resultTtlOf(held?.options ?? {}, this.resultTtl), now);
+      const ttl = resultTtlOf(held?.options ?? {}, this.resultTtl);
+      this.state.results.set(record, ttl, now);
+      // Taken out of its queue it ended (revokes.ts marks it likewise): its own id stays known while its result is kept.
+      if (job !== undefined) this.state.ended(job, job.options.ignoreResult === true ? undefined : now + ttl, now);
       // Taken out of its queue, it is settled by no node: the waiting client hears of it now.
       if (job?.replyTo !== undefined && job.options.ignoreResult !== true) this.state.results.announce(job.replyTo, id);
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
@@ -548,9 +553,12 @@ export class MemoryBroker implements Broker {
   }
 
   async purge(queue: string): Promise<number> {
-    const n = this.state.peek(queue)?.purge() ?? 0;
+    const dropped = this.state.peek(queue)?.purge() ?? [];
+    // Ended without a result (purgeQueue-4.lua likewise): their unique keys are free.
+    const now = Date.now();
+    for (const job of dropped) this.state.ended(job, undefined, now);
     this.state.waiters.changed([queue]);
-    return n;
+    return dropped.length;
   }
 
   async listDead(queue: string, limit: number): Promise<DeadJob[]> {
@@ -604,7 +612,11 @@ export class MemoryBroker implements Broker {
     for (const [i, id] of (ids ?? []).entries()) if (!order.has(id)) order.set(id, i);
     if (ids !== undefined) taken.sort((a, b) => (order.get(a.job.id) ?? 0) - (order.get(b.job.id) ?? 0));
     if (action === 'retry') {
-      for (const { job } of taken) q.main.push({ ...job, attempt: 0, redeliveries: 0 });
+      const now = Date.now();
+      for (const { job } of taken) {
+        this.state.requeued(job, now);
+        q.main.push({ ...job, attempt: 0, redeliveries: 0 });
+      }
       this.state.waiters.changed([queue]);
     }
     const found = new Set(taken.map((d) => d.job.id));
@@ -660,11 +672,10 @@ export class MemoryBroker implements Broker {
         const reason = `delivered ${job.redeliveries} times without an outcome (its node died each time)`;
         q.bury({ job, reason, diedAt: now }, this.deadMax);
         // No node will settle it: its FAILURE is stored and its waiting client told (docs/failure-modes.md).
-        this.state.results.set(
-          poisonRecord(job, delivery.queue, reason, now),
-          resultTtlOf(job.options, this.resultTtl),
-          now,
-        );
+        const ttl = resultTtlOf(job.options, this.resultTtl);
+        this.state.results.set(poisonRecord(job, delivery.queue, reason, now), ttl, now);
+        // It ended (as recoverEntries-n.lua records it): its unique key is free, its own id known while its result is kept.
+        this.state.ended(job, job.options.ignoreResult === true ? undefined : now + ttl, now);
         if (job.replyTo !== undefined && job.options.ignoreResult !== true)
           this.state.results.announce(job.replyTo, job.id);
         // As recoverEntries-n.lua records it: a WorkerLostError naming why.

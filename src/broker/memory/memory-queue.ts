@@ -98,12 +98,11 @@ export class MemoryQueue {
   }
 
   /** Drops every waiting and delayed job (reserved ones stay with their nodes); returns how many. */
-  purge(): number {
-    const n = this.waiting + this.delayed.length;
-    this.main.drain();
-    this.rd.drain();
+  /** Drops every waiting and delayed job; returns them. */
+  purge(): JobRecord[] {
+    const dropped = [...this.rd.drain(), ...this.main.drain(), ...this.delayed.map((d) => d.job)];
     this.delayed.length = 0;
-    return n;
+    return dropped;
   }
 
   /**

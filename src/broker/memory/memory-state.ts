@@ -138,6 +138,18 @@ export class MemoryState {
     this.uniqueLocks.set(job.uniqueKey, { jobId: job.id, until });
   }
 
+  /**
+   * A dead job put back on its queue takes its unique key again (as
+   * changeDead-3.lua does), unless a job that has not ended holds it: else an
+   * equal enqueue would add a second job while it waits. Held until it ends.
+   */
+  requeued(job: JobRecord, now: number): void {
+    if (job.uniqueKey === undefined) return;
+    const lock = this.uniqueLocks.get(job.uniqueKey);
+    if (lock !== undefined && (lock.until ?? Infinity) > now && this.locate(lock.jobId) !== undefined) return;
+    this.uniqueLocks.set(job.uniqueKey, { jobId: job.id, until: undefined });
+  }
+
   /** A job ended: its unique key is free; its own id stays known until `resultKeptUntil` (none: its result is not kept). */
   ended(job: JobRecord, resultKeptUntil: number | undefined, now: number): void {
     if (job.uniqueKey !== undefined && this.uniqueLocks.get(job.uniqueKey)?.jobId === job.id)

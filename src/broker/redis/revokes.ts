@@ -115,6 +115,12 @@ export class Revokes {
         ),
       );
       if (written !== 1) continue;
+      // Taken out of its queue, a job with its own id ended with its REVOKED result kept: marked as a
+      // node's settlement marks it (unique.ts addEndedMarks), so the same id enqueued again returns it
+      // rather than adding a job no node would run (its id is revoked). (Enqueued between the removal
+      // and this mark, such a job is added, and skipped as revoked as before.)
+      if (found?.removed === true && found.job.ownId === true && found.job.options.ignoreResult !== true)
+        await redis.set(this.keys.unique(`i:${id}`), '1', 'PX', ttl);
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
       if (stored !== undefined) outcome.state = stored.state;
       if (found?.removed === true) outcome.removed = true;

@@ -3,7 +3,8 @@
   dead jobs, in one scan of the dead set for any number of ids. A retry
   leaves a workflow's job dead: its workflow recorded its failure when it
   died (and went on, or ended), so a rerun would belong to nothing. A
-  deleted job is in no index: only its entry goes.
+  deleted job is in no index: only its entry goes. A retried unique job
+  takes its key back unless a live job holds it (retakeUnique).
 
   KEYS[1] {ns}:dead:<q>
   KEYS[2] {ns}:q:<q>        (retry only)
@@ -30,6 +31,19 @@ local all = oneOfArg(2, 'all flag', { '0', '1' }) == '1'
 local wanted = {}
 for i = #ARGV, 3, -1 do wanted[ARGV[i]] = i end
 
+-- A unique job waits again: it takes its key back (enqueueOnce-n.lua's
+-- rules), unless a job still in the index holds it (enqueued while this one
+-- was dead; the key stays with it). Without this the key, released when the
+-- job died, stayed free while it waits, and an equal enqueue added a second
+-- job. Held until it ends: the option's ttl is not in the entry.
+local function retakeUnique(job)
+  local lock = uniqueLockOf(KEYS[3], job)
+  if not lock then return end
+  local holder = redis.call('GET', lock)
+  if holder and redis.call('HEXISTS', KEYS[3], holder) == 1 then return end
+  redis.call('SET', lock, jobIdOf(job))
+end
+
 local function requeue(fields)
   local job = {}
   for i = 1, #fields, 2 do
@@ -39,6 +53,8 @@ local function requeue(fields)
       if f == 'attempt' or f == 'redeliveries' then job[#job + 1] = '0' else job[#job + 1] = fields[i + 1] end
     end
   end
+  local id = jobIdOf(job)
+  if id and id ~= '' then retakeUnique(job) end
   indexJob(KEYS[3], job, 'q', redis.call('XADD', stream, '*', unpack(job)), queueOfKey(stream))
 end
 

@@ -6,7 +6,8 @@
   KEYS[1] {ns}:q:<q>
   KEYS[2] {ns}:rd:<q>
   KEYS[3] {ns}:delayed:<q>
-  KEYS[4] {ns}:jobs         the job index: the dropped jobs leave it
+  KEYS[4] {ns}:jobs         the job index: the dropped jobs leave it (and
+                            free their unique locks: releaseUniqueOf)
 
   Returns how many jobs were dropped (timer markers not counted).
 ]]
@@ -33,7 +34,10 @@ local function purgeStream(stream)
       if not isMarker(e[2]) then
         dropped = dropped + 1
         local jobId = jobIdOf(e[2])
-        if jobId and jobId ~= '' then jobIds[#jobIds + 1] = jobId end
+        if jobId and jobId ~= '' then
+          jobIds[#jobIds + 1] = jobId
+          releaseUniqueOf(KEYS[4], e[2])
+        end
       end
     end
     redis.call('XDEL', stream, unpack(ids))
@@ -49,8 +53,12 @@ while true do
   if #members == 0 then break end
   local jobIds = {}
   for _, m in ipairs(members) do
-    local jobId = jobIdOf(cmsgpack.unpack(m))
-    if jobId and jobId ~= '' then jobIds[#jobIds + 1] = jobId end
+    local fields = cmsgpack.unpack(m)
+    local jobId = jobIdOf(fields)
+    if jobId and jobId ~= '' then
+      jobIds[#jobIds + 1] = jobId
+      releaseUniqueOf(KEYS[4], fields)
+    end
   end
   if #jobIds > 0 then redis.call('HDEL', KEYS[4], unpack(jobIds)) end
   start = start + 500

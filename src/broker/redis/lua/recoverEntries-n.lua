@@ -104,6 +104,12 @@ local function storeLost(fields, reason)
     record.error = { name = 'WorkerLostError', message = reason, props = { code = 'PREFORK_WORKER_LOST' } }
   end
   redis.call('SET', resPrefix .. jobId, cmsgpack.pack(record), 'PX', ttl)
+  -- A job with its own id (meta.x) ended: marked for as long as its result is kept, as a node's
+  -- settlement marks it (unique.ts addEndedMarks), so the same id enqueued again returns it
+  -- (enqueueOnce-n.lua) instead of running a job that killed its nodes once more.
+  if not ignore and meta.x == 1 then
+    redis.call('SET', string.match(jobs, '^({[^}]*}):') .. ':unique:i:' .. jobId, '1', 'PX', ttl)
+  end
   if ignore or type(meta.r) ~= 'string' or meta.r == '' then return end
   -- A reply list of another type (another program wrote it) is skipped, as storeResults does.
   local list = replyPrefix .. meta.r
@@ -123,6 +129,7 @@ for i, p in ipairs(pending) do
       local reason = 'delivered ' .. n .. ' times without an outcome (its node died each time)'
       deadLetter(dead, deadMax, fields, reason, now)
       unindexJob(jobs, fields, kind, id, queue)
+      releaseUniqueOf(jobs, fields)
       storeLost(fields, reason)
       local wid, wnode = wfRefOf(fields)
       if wid then

@@ -170,6 +170,25 @@ local function indexJob(jobs, fields, kind, ref, queue)
   if id and id ~= '' then redis.call('HSET', jobs, id, kind .. ':' .. ref .. ':' .. queue) end
 end
 
+-- The unique lock a job's entry names ({ns}:unique:<meta.u>, keys.ts unique; the tag taken from
+-- the job index's name), or nil. Most jobs have none: no JSON decoded for them.
+local function uniqueLockOf(jobs, fields)
+  local meta = getField(fields, 'meta')
+  if type(meta) ~= 'string' or not string.find(meta, '"u":', 1, true) then return nil end
+  local ok, decoded = pcall(cjson.decode, meta)
+  if not ok or type(decoded) ~= 'table' or type(decoded.u) ~= 'string' or decoded.u == '' then return nil end
+  return string.match(jobs, '^({[^}]*}):') .. ':unique:' .. decoded.u
+end
+
+-- A job that left the index for good without a settlement (purged, buried by a recovery) frees
+-- its unique lock while it holds it (releaseUnique-2.lua does it after a settlement). Left
+-- behind, the lock would name an id that a later, unrelated job may reuse (own ids): that job
+-- would then seem to hold the key (enqueueOnce-n.lua checks only that the holder is indexed).
+local function releaseUniqueOf(jobs, fields)
+  local lock = uniqueLockOf(jobs, fields)
+  if lock and redis.call('GET', lock) == jobIdOf(fields) then redis.call('DEL', lock) end
+end
+
 -- Drops a job from the index only while it is still at that place: a late
 -- settle of an entry recovered meanwhile (a new place) leaves it.
 local function unindexJob(jobs, fields, kind, ref, queue)
