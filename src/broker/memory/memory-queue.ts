@@ -97,8 +97,7 @@ export class MemoryQueue {
     return out;
   }
 
-  /** Drops every waiting and delayed job (reserved ones stay with their nodes); returns how many. */
-  /** Drops every waiting and delayed job; returns them. */
+  /** Drops every waiting and delayed job (reserved ones stay with their nodes); returns them. */
   purge(): JobRecord[] {
     const dropped = [...this.rd.drain(), ...this.main.drain(), ...this.delayed.map((d) => d.job)];
     this.delayed.length = 0;

@@ -42,13 +42,13 @@ describe('MemoryQueue', () => {
     expect(q.nextDueAt).toBeUndefined();
   });
 
-  it('purge drops waiting and delayed jobs and counts them', () => {
+  it('purge drops waiting and delayed jobs and returns them', () => {
     const q = new MemoryQueue();
     q.main.push(job('a'));
     q.rd.push(job('b'));
     q.addDelayed({ dueAt: 5, job: job('c') });
     q.reserved = 2;
-    expect(q.purge()).toBe(3);
+    expect(ids(q.purge()).sort()).toEqual(['a', 'b', 'c']);
     expect([q.waiting, q.delayedCount, q.reserved]).toEqual([0, 0, 2]);
   });
 
