@@ -96,10 +96,7 @@ export class JobIndex {
       const reply = (await callScript(redis, 'removeJob', keys, args)) as number | [number, Buffer, Buffer];
       const removed = Array.isArray(reply) ? reply[0] : Number(reply);
       if (removed === 1) {
-        // Out of the index for good: its unique lock goes (only while it holds it), as after a
-        // settlement (unique.ts). Left, it would name an id a later job may reuse (own ids).
-        if (job.uniqueKey !== undefined)
-          await callScript(redis, 'releaseUnique', [this.keys.unique(job.uniqueKey), this.keys.jobs], [id]);
+        // Its unique lock went in the same script (removeJob-n.lua), while it held it.
         const taken: TakenJob = { job, location: found.location, removed: true };
         if (Array.isArray(reply) && flow !== undefined) taken.ended = { id: flow.id, reply: reply[2].toString() };
         return taken;

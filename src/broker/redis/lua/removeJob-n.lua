@@ -3,7 +3,8 @@
   job index says (the caller located it first) and no node reserved it. A
   workflow's member taken out fails its node in the same step (no node will
   settle it): what follows it carries on as after a failure, or its workflow
-  would wait for ever.
+  would wait for ever. A unique job frees its key in the same step too
+  (releaseUniqueOf): no call after this one that a dead client never makes.
 
   KEYS[1] {ns}:q:<q>
   KEYS[2] {ns}:rd:<q>
@@ -52,8 +53,10 @@ end
 
 if kind == 'd' then
   for _, member in ipairs(redis.call('ZRANGE', KEYS[3], ref, ref, 'BYSCORE')) do
-    if jobIdOf(cmsgpack.unpack(member)) == id then
+    local fields = cmsgpack.unpack(member)
+    if jobIdOf(fields) == id then
       redis.call('ZREM', KEYS[3], member)
+      releaseUniqueOf(jobs, fields)
       return removed()
     end
   end
@@ -63,5 +66,7 @@ local stream = KEYS[1]
 if kind == 'r' then stream = KEYS[2] end
 local pending = redis.pcall('XPENDING', stream, GROUP, ref, ref, 1)
 if type(pending) == 'table' and not pending.err and #pending > 0 then return -1 end
+local entry = redis.call('XRANGE', stream, ref, ref)[1]
 if redis.call('XDEL', stream, ref) == 0 then return 0 end
+if entry then releaseUniqueOf(jobs, entry[2]) end
 return removed()
