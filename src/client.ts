@@ -411,8 +411,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * when the broker cannot be reached (or does not answer within 10 s of
    * connecting), BrokerTimeoutError (a BrokerUnavailableError) when it
    * stops answering (`commandTimeout`: the job may or may not be queued),
-   * and BrokerRefusedError when it refuses the connection (a wrong
-   * password, a database Redis does not have).
+   * BrokerRefusedError when it refuses the connection (a wrong
+   * password, a database Redis does not have), and BrokerFullError when
+   * Redis is full (maxmemory): nothing was enqueued, retry once it has room.
    */
   enqueue<N extends TaskName<R>>(
     name: N,

@@ -34,6 +34,7 @@ export {
   EndpointError,
   Retry,
   BrokerRefusedError,
+  BrokerFullError,
   EnqueueIncompleteError,
   BrokerClosedError,
   BrokerUnavailableError,

@@ -395,6 +395,22 @@ export class BrokerRefusedError extends PreforkError {
 }
 
 /**
+ * Redis is full (it reached maxmemory and, under the noeviction policy
+ * prefork needs, refuses writes): it refused to enqueue, so nothing of the
+ * call was written. Not a refusal for good: the same call succeeds once
+ * Redis has room. `cause` is Redis's OOM reply.
+ */
+export class BrokerFullError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BROKER_FULL';
+  /** The broker's URL, password masked. */
+  readonly url: string;
+  constructor(url: string, message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.url = url;
+  }
+}
+
+/**
  * Part of an enqueue of many jobs failed after other parts landed. Redis
  * refused some (it filled up half way, a value over its proto-max-bulk-len,
  * a key of the wrong type), or left some unanswered (BrokerTimeoutError, or

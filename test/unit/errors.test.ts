@@ -63,6 +63,10 @@ const samples: Record<string, () => PreforkError> = {
   BrokerTimeoutError: () => new prefork.BrokerTimeoutError('redis://127.0.0.1:6379', 'the script enqueueJobs', 10_000),
   BrokerClosedError: () => new prefork.BrokerClosedError(),
   BrokerRefusedError: () => new prefork.BrokerRefusedError('the settlements were refused by Redis: WRONGTYPE'),
+  BrokerFullError: () =>
+    new prefork.BrokerFullError('redis://127.0.0.1:6379', 'Redis at redis://127.0.0.1:6379 is out of memory', {
+      cause: new Error('OOM command not allowed'),
+    }),
   EnqueueIncompleteError: () =>
     new prefork.EnqueueIncompleteError(['a'], ['b'], new Error('OOM command not allowed'), ['c']),
   EndpointError: () =>

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { messageOf } from '../../errors.js';
+import { BrokerFullError, messageOf } from '../../errors.js';
 
 /** Redis's refusal of a write at maxmemory under the noeviction policy ("OOM command not allowed ..."). */
 export function isOutOfMemory(err: unknown): boolean {
@@ -41,13 +41,21 @@ export class OutOfMemoryNotice {
         this.log.info({ broker: this.displayUrl }, `Redis has room again: ${what} are written`);
       return value;
     } catch (err) {
-      if (isOutOfMemory(err) && !this.refusing.has(what)) {
+      if (!isOutOfMemory(err)) throw err;
+      if (!this.refusing.has(what)) {
         this.refusing.add(what);
         this.log.warn(
           { err, broker: this.displayUrl },
           `Redis at ${this.displayUrl} is out of memory (it reached maxmemory and, under the noeviction policy prefork needs, refuses writes instead of deleting data) and refused ${REFUSED[what]}. To make room: ${ADVICE}`,
         );
       }
+      // An enqueue's caller gets a named error saying what to do, not Redis's bare OOM reply.
+      if (what === 'jobs')
+        throw new BrokerFullError(
+          this.displayUrl,
+          `Redis at ${this.displayUrl} is out of memory (maxmemory reached) and refused to enqueue: nothing was enqueued; retry once it has room (${ADVICE})`,
+          { cause: err },
+        );
       throw err;
     }
   }
