@@ -101,6 +101,10 @@ export class Keys {
   unique(name: string): string {
     return `${this.tag}:unique:${name}`;
   }
+  /** The mark of a job with its own id that ended, kept while its result is (unique `i:<job id>`). */
+  endedMark(jobId: string): string {
+    return this.unique(`i:${jobId}`);
+  }
   /** A workflow's record (a HASH; see lua/lib/workflow.lua). */
   workflow(id: string): string {
     return `${this.tag}:wf:${id}`;

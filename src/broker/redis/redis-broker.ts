@@ -80,7 +80,7 @@ function uniqueKeys(keys: Keys, job: NewJob): { spec: string; keys: string[] } {
   const out = { spec: '', keys: [] as string[] };
   if (job.ownId === true) {
     out.spec += 'i';
-    out.keys.push(keys.unique(`i:${job.id}`));
+    out.keys.push(keys.endedMark(job.id));
   }
   if (job.uniqueKey !== undefined) {
     out.spec += 'u';

@@ -120,7 +120,7 @@ export class Revokes {
       // rather than adding a job no node would run (its id is revoked). (Enqueued between the removal
       // and this mark, such a job is added, and skipped as revoked as before.)
       if (found?.removed === true && found.job.ownId === true && found.job.options.ignoreResult !== true)
-        await redis.set(this.keys.unique(`i:${id}`), '1', 'PX', ttl);
+        await redis.set(this.keys.endedMark(id), '1', 'PX', ttl);
       const outcome: RevokeOutcome = { id, outcome: 'revoked' };
       if (stored !== undefined) outcome.state = stored.state;
       if (found?.removed === true) outcome.removed = true;

@@ -19,7 +19,7 @@ export function addEndedMarks(pipe: ChainableCommander, keys: Keys, settle: Sett
   for (const s of settle) {
     const { job } = s.delivery;
     if (!ends(s.kind) || job.ownId !== true || s.result === undefined || job.options.ignoreResult === true) continue;
-    pipe.set(keys.unique(`i:${job.id}`), '1', 'PX', resultTtlOf(job.options, resultTtl));
+    pipe.set(keys.endedMark(job.id), '1', 'PX', resultTtlOf(job.options, resultTtl));
   }
 }
 
