@@ -26,6 +26,7 @@ import {
   MAX_PROCESSES,
   parseAutoscale,
   parseInteger,
+  splitDuration,
   type Bad,
 } from '../util/units.js';
 
@@ -94,39 +95,46 @@ const invalid: Bad = (_flag, _value, expected) => {
   throw new InvalidArgumentError(`expected ${expected}`);
 };
 
+/**
+ * Every duration typed on the command line carries its unit ("30s",
+ * "500ms"); only 0 may go without. A bare number means seconds to people
+ * who come from Celery (`--time-limit 300`, `result_expires = 86400`) or
+ * Sidekiq (`-t 25`), and milliseconds to the library's options: read as
+ * either, it is wrong for someone, silently (`--result-ttl 86400` kept
+ * results 86 s). So it is refused, and the message shows both spellings.
+ */
+function withUnit(value: string, part?: string): string {
+  const text = splitDuration(value);
+  if (text !== undefined && text.unit === undefined && text.amount !== 0) {
+    const n = value.trim();
+    throw new InvalidArgumentError(
+      `expected ${part === undefined ? '' : `${part} to be `}a duration with its unit: ${n}s for seconds or ${n}ms for milliseconds (also m, h, d)`,
+    );
+  }
+  return value;
+}
+
 /** A delay before a job runs (--delay): 0 up to 100 years, checked here so the message shows it as typed. */
 export function delay(value: string): number {
-  return checkDelay('', value, invalid);
+  return checkDelay('', withUnit(value), invalid);
 }
 
-/** A positive duration short enough for a timer (a time limit, a wait). */
+/** A positive duration short enough for a timer (a wait, a read interval). */
 export function timerDuration(value: string): number {
-  return checkDuration('', value, 'timer', invalid);
+  return checkDuration('', withUnit(value), 'timer', invalid);
 }
 
-/**
- * A time limit (--time-limit, --soft-time-limit): a timerDuration, except a
- * bare number under 1000. Celery's time limits count seconds: its
- * `--time-limit 300` is 5 minutes, and here would kill every job after
- * 300 ms. A sub-second limit takes its unit ("300ms").
- */
-export function timeLimit(value: string): number {
-  const ms = timerDuration(value);
-  if (ms < 1000 && /^\s*\d+(\.\d+)?\s*$/.test(value))
-    throw new InvalidArgumentError(
-      `expected a duration with its unit, e.g. 300s or 5m: a bare number is milliseconds, and Celery's time limits count seconds (write ${value.trim()}ms for ${value.trim()} ms)`,
-    );
-  return ms;
-}
+/** A time limit (--time-limit, --soft-time-limit): a timerDuration. */
+export const timeLimit = timerDuration;
 
 /** A duration >= 0 short enough for a timer (a grace period). */
 export function waitDuration(value: string): number {
-  return checkDuration('', value, 'wait', invalid);
+  return checkDuration('', withUnit(value), 'wait', invalid);
 }
 
 /** A positive duration up to 100 years (how long something is kept). */
 export function expiry(value: string): number {
-  return checkDuration('', value, 'expiry', invalid);
+  return checkDuration('', withUnit(value), 'expiry', invalid);
 }
 
 /** A rate limit such as 100/s, 10/m or 1000/h. */
@@ -200,12 +208,12 @@ export function namespace(value: string): string {
 
 /** A node's lease (--lease): at least 1 s. */
 export function lease(value: string): number {
-  return checkLease('', value, invalid);
+  return checkLease('', withUnit(value), invalid);
 }
 
 /** How long results are kept (--result-ttl). */
 export function resultTtl(value: string): number {
-  return checkResultTtl('', value, invalid);
+  return checkResultTtl('', withUnit(value), invalid);
 }
 
 export function queueName(value: string): string {
@@ -255,6 +263,12 @@ export function backoff(value: string): BackoffOptions {
       throw new InvalidArgumentError('expected TYPE[:DELAY[:CAP]] with TYPE fixed or exponential, e.g. fixed:5s');
     input = { type, ...(delay ? { delay } : {}), ...(cap ? { cap } : {}) };
   }
+  // Typed as text, the backoff's durations carry their unit too (a JSON number stays ms, as in the library).
+  if (typeof input === 'object' && input !== null)
+    for (const part of ['delay', 'cap'] as const) {
+      const given: unknown = Object.hasOwn(input, part) ? (input as Record<string, unknown>)[part] : undefined;
+      if (typeof given === 'string') withUnit(given, part);
+    }
   return checkBackoff('backoff', input, invalidPart);
 }
 

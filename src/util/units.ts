@@ -32,13 +32,24 @@ const DURATION_UNITS = new Map([
   ['d', 86_400_000],
 ]);
 
+/** A duration as written: its number and its unit (lower case), undefined when none was written. */
+export interface DurationText {
+  readonly amount: number;
+  readonly unit: string | undefined;
+}
+
+/** "250ms", "30s", "2m", "1.5h", "1d" or a bare number, taken apart; undefined when not valid. */
+export function splitDuration(value: string): DurationText | undefined {
+  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
+  return m === null ? undefined : { amount: Number(m[1]), unit: m[2]?.toLowerCase() };
+}
+
 /** "250ms", "30s", "2m", "1.5h", "1d", or a bare number of milliseconds; undefined when not valid. */
 export function parseDuration(value: string | number): number | undefined {
   if (typeof value === 'number') return Number.isFinite(value) && value >= 0 ? value : undefined;
-  const m = /^\s*(\d+(?:\.\d+)?)\s*(ms|s|m|h|d)?\s*$/i.exec(value);
-  if (m === null) return undefined;
-  const unit = DURATION_UNITS.get((m[2] ?? 'ms').toLowerCase()) as number;
-  return Math.round(Number(m[1]) * unit);
+  const text = splitDuration(value);
+  if (text === undefined) return undefined;
+  return Math.round(text.amount * (DURATION_UNITS.get(text.unit ?? 'ms') as number));
 }
 
 /** A rate limit as the bucket uses it: `count` starts per `periodMs`, one every `intervalMs`. */

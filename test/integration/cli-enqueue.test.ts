@@ -88,13 +88,13 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
     expect(usageError(args)).toContain(says);
   });
 
-  it('--timeout says its unit, and its default with one', () => {
+  it('--timeout shows a duration with its unit, and its default with one', () => {
     for (const command of [['control'], ['inspect']]) {
       const help = run([...command, '--help']).stdout.replace(/\s+/g, ' ');
-      expect(help).toContain('a bare number is ms');
+      expect(help).toContain('(e.g. 5s)');
       expect(help).toContain('(default: 12s)');
     }
-    expect(run(['enqueue', '--help']).stdout.replace(/\s+/g, ' ')).toContain('a bare number is ms; default: no limit');
+    expect(run(['enqueue', '--help']).stdout.replace(/\s+/g, ' ')).toContain('(e.g. 30s, 5m; default: no limit)');
   });
 });
 

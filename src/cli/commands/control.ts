@@ -16,7 +16,7 @@ export const DEFAULT_CONTROL_TIMEOUT_MS = 12_000;
 
 /** `--timeout` for requests to the nodes; the help shows the default with its unit (12s), not a bare 12000. */
 export function timeoutOption(description: string): Option {
-  return new Option('--timeout <duration>', `${description} (e.g. 5s; a bare number is ms)`)
+  return new Option('--timeout <duration>', `${description} (e.g. 5s)`)
     .argParser(parse.timerDuration)
     .default(DEFAULT_CONTROL_TIMEOUT_MS, `${DEFAULT_CONTROL_TIMEOUT_MS / 1000}s`);
 }

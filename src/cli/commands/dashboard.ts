@@ -32,7 +32,7 @@ export function registerDashboard(program: Command): void {
     )
     .option('--read-only', 'show only: refuse every action (retry, delete, revoke, pause, resume, grow, shrink, ...)')
     .addOption(
-      new Option('--interval <duration>', 'how often the counts and the nodes are read (e.g. 2s; a bare number is ms)')
+      new Option('--interval <duration>', 'how often the counts and the nodes are read (e.g. 2s)')
         .argParser(parse.timerDuration)
         .default(DASHBOARD_DEFAULTS.sampleInterval, `${DASHBOARD_DEFAULTS.sampleInterval / 1000}s`),
     )

@@ -40,7 +40,7 @@ export function registerEnqueue(program: Command): void {
     .addOption(brokerOption())
     .addOption(namespaceOption())
     .option('-q, --queue <name>', 'queue', parse.queueName, 'default')
-    .option('--delay <duration>', 'run after this long (e.g. 30s, 5m; a bare number is ms)', parse.delay)
+    .option('--delay <duration>', 'run after this long (e.g. 30s, 5m)', parse.delay)
     .option('--eta <time>', 'run at this time: an ISO date-time (2030-01-31T09:00:00Z) or epoch ms', parse.eta)
     .option('--retries <n>', 'retries after the first attempt (default: the task’s own, else 0)', parse.nonNegativeInt)
     .option(
@@ -48,11 +48,7 @@ export function registerEnqueue(program: Command): void {
       'how retries wait: TYPE[:DELAY[:CAP]] (fixed:5s, exponential:1s:10m) or JSON ({"type":"fixed","delay":"5s"})',
       parse.backoff,
     )
-    .option(
-      '--time-limit <duration>',
-      'hard limit for this job (e.g. 5m; under 1 s with its unit: 300ms): its child is killed',
-      parse.timeLimit,
-    )
+    .option('--time-limit <duration>', 'hard limit for this job (e.g. 5m, 300ms): its child is killed', parse.timeLimit)
     .option(
       '--soft-time-limit <duration>',
       "soft limit for this job (e.g. 4m): the job's signal aborts",
@@ -76,7 +72,7 @@ export function registerEnqueue(program: Command): void {
     .option('--wait', 'wait for the result and print it')
     .option(
       '--timeout <duration>',
-      'with --wait: give up after this long (e.g. 30s, 5m; a bare number is ms; default: no limit)',
+      'with --wait: give up after this long (e.g. 30s, 5m; default: no limit)',
       parse.timerDuration,
     )
     .option('--json', 'print JSON')

@@ -42,7 +42,7 @@ export function registerRevoke(program: Command): void {
     .addOption(
       new Option(
         '--grace <duration>',
-        'with --terminate: how long a running job has to stop before its child is killed (e.g. 10s; a bare number is ms)',
+        'with --terminate: how long a running job has to stop before its child is killed (e.g. 10s)',
       )
         .argParser(parse.waitDuration)
         .default(DEFAULT_REVOKE_GRACE_MS, `${DEFAULT_REVOKE_GRACE_MS / 1000}s`),

@@ -98,11 +98,7 @@ export function registerWorker(program: Command): void {
       'replace a child whose RSS after a job is above this (bytes, or 512MB, 1GiB)',
       parse.size,
     )
-    .option(
-      '--time-limit <duration>',
-      'hard limit per job (e.g. 5m; under 1 s with its unit: 300ms): the child is killed',
-      parse.timeLimit,
-    )
+    .option('--time-limit <duration>', 'hard limit per job (e.g. 5m, 300ms): the child is killed', parse.timeLimit)
     .option(
       '--soft-time-limit <duration>',
       "soft limit per job (e.g. 4m): the job's AbortSignal fires",
