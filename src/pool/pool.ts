@@ -421,11 +421,13 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /**
    * Replaces every child, one at a time, so a new version of the task module
    * is loaded (SIGHUP of `prefork worker`): each child is retired as when
-   * recycled (it finishes the jobs it holds, then exits) once the pool is
-   * back to full strength after the one before, so no job fails or is lost
-   * and capacity never drops by more than one child. Resolves how many were
-   * replaced (0 unless running); a call during a reload makes it go round
-   * again when done. A module that no longer loads fails the pool, as at start.
+   * recycled (it finishes the jobs it holds, then exits) once the
+   * replacement of the one before is up, so no job fails or is lost and the
+   * reload never takes capacity down by more than one child. A child that
+   * goes meanwhile (recycled by maxTasksPerChild, shrunk) is not retired
+   * again. Resolves how many children the reload retired itself (0 unless
+   * running); a call during a reload makes it go round again when done. A
+   * module that no longer loads fails the pool, as at start.
    */
   reload(): Promise<number> {
     if (this.state !== 'running') return Promise.resolve(0);

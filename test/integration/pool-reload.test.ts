@@ -40,6 +40,29 @@ describe('Pool.reload()', () => {
     expect(fewest).toBeGreaterThanOrEqual(2);
   });
 
+  it('finishes under recycling: with maxTasksPerChild 1 and a steady load, some child is nearly always starting', async () => {
+    const pool = await startPool({ processes: 2, maxTasksPerChild: 1 });
+    let stop = false;
+    let done = 0;
+    const feed = async (): Promise<void> => {
+      while (!stop) {
+        await pool.apply('tally', [1]);
+        done++;
+      }
+    };
+    const feeders = Array.from({ length: 4 }, feed);
+    await expect.poll(() => done).toBeGreaterThan(2);
+    const before = new Set(pool.stats().processes.map((p) => p.pid));
+    // Each child there at the start is retired or recycled away; the reload then ends, the load still on.
+    const replaced = await pool.reload();
+    expect(replaced).toBeLessThanOrEqual(2);
+    const after = pool.stats().processes.filter((p) => p.state === 'idle' || p.state === 'busy');
+    for (const p of after) expect(before).not.toContain(p.pid);
+    stop = true;
+    await Promise.all(feeders);
+    expect(pool.stats().totals).toMatchObject({ failed: 0, lost: 0 });
+  });
+
   it('a call during a reload goes round once more; before start and after close it replaces nothing', async () => {
     expect(await makePool({ processes: 2 }).reload()).toBe(0);
     const pool = await startPool({ processes: 2 });
