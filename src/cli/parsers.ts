@@ -237,11 +237,23 @@ export function jsonArg(value: string): unknown {
   }
 }
 
+/**
+ * Epoch milliseconds below this are epoch seconds in all likelihood (as
+ * `date +%s` prints them): as ms they name a moment in 1970–1973, and the
+ * job would run at once.
+ */
+const EPOCH_SECONDS_BELOW = 100_000_000_000;
+
 /** An absolute time: an ISO 8601 date-time or epoch milliseconds. */
 export function eta(value: string): number {
-  const ms = /^\d+$/.test(value.trim()) ? Number(value) : Date.parse(value);
+  const bare = /^\d+$/.test(value.trim());
+  const ms = bare ? Number(value) : Date.parse(value);
   if (!Number.isFinite(ms))
     throw new InvalidArgumentError('expected an ISO date-time such as 2030-01-31T09:00:00Z, or epoch milliseconds');
+  if (bare && ms < EPOCH_SECONDS_BELOW)
+    throw new InvalidArgumentError(
+      `expected epoch milliseconds or an ISO date-time: ${value.trim()} would be in 1970-1973; for epoch seconds write ${value.trim()}000`,
+    );
   return checkEta('eta', ms, invalidPart);
 }
 

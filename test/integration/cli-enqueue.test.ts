@@ -27,6 +27,8 @@ function usageError(args: string[]): string {
 describe('enqueue and worker flags: mistakes are one line naming the flag, exit 2', () => {
   it.each([
     [['enqueue', 'add', '--eta', 'tomorrow'], "'--eta <time>' argument 'tomorrow'"],
+    // Epoch seconds (date +%s) read as ms are 1970: the job would run at once.
+    [['enqueue', 'add', '--eta', '1767225600'], 'for epoch seconds write 1767225600000'],
     [['enqueue', 'add', '--backoff', 'fixed:later'], "'--backoff <spec>' argument 'fixed:later'"],
     [['enqueue', 'add', '--backoff', 'linear'], "'--backoff <spec>' argument 'linear'"],
     [['enqueue', 'add', '--backoff', '{"type":"fixd"}'], '\'--backoff <spec>\' argument \'{"type":"fixd"}\''],
@@ -81,7 +83,7 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
   });
 
   it.each([
-    [['enqueue', 'add', '--delay', '1s', '--eta', '0'], '--delay or --eta'],
+    [['enqueue', 'add', '--delay', '1s', '--eta', '2030-01-31T09:00:00Z'], '--delay or --eta'],
     [['enqueue', 'add', '--wait', '--ignore-result'], '--ignore-result'],
     [['enqueue', 'add', '--timeout', '5s'], 'add --wait'],
   ])('%j is refused', (args, says) => {

@@ -41,7 +41,11 @@ export function registerEnqueue(program: Command): void {
     .addOption(namespaceOption())
     .option('-q, --queue <name>', 'queue', parse.queueName, 'default')
     .option('--delay <duration>', 'run after this long (e.g. 30s, 5m)', parse.delay)
-    .option('--eta <time>', 'run at this time: an ISO date-time (2030-01-31T09:00:00Z) or epoch ms', parse.eta)
+    .option(
+      '--eta <time>',
+      'run at this time: an ISO date-time (2030-01-31T09:00:00Z) or epoch ms (13 digits)',
+      parse.eta,
+    )
     .option('--retries <n>', 'retries after the first attempt (default: the task’s own, else 0)', parse.nonNegativeInt)
     .option(
       '--backoff <spec>',
