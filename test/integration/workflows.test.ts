@@ -359,7 +359,35 @@ describe.each(['memory', 'redis'] as const)('A workflow member that leaves witho
       expect((await handle.state())?.tree.children?.map((c) => c.state)).toEqual(['FAILURE', 'SKIPPED']);
     });
   });
+
+  it('purged with its queue, waiting or delayed, fails its workflow; the callbacks that starts survive', async () => {
+    await withBroker(purged);
+  });
 });
+
+async function purged(b: Broker, client: Client): Promise<void> {
+  const withdrawn = { name: 'JobWithdrawnError', code: 'PREFORK_JOB_WITHDRAWN' };
+  const flow = await client.enqueue(
+    chord(
+      [task('add', [1, 1]), task('add', [2, 2], { delay: '1h', onError: task('note', ['gone'], { queue: 'other' }) })],
+      task('sum'),
+    ),
+  );
+  // Its step's onError lands in the queue being purged: it was not waiting when the purge began.
+  const steps = await client.enqueue(chain(task('add', [1, 1], { onError: task('note', ['stays']) }), task('double')));
+  await client.enqueue('add', [5, 5]);
+  expect(await b.purge('default')).toBe(4);
+  const err = await flow.result({ timeout: 10_000 }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowError);
+  expect((err as WorkflowError).member.error).toMatchObject(withdrawn);
+  expect((await flow.state())?.tree.children?.map((c) => c.state)).toEqual(['FAILURE', 'SKIPPED']);
+  await expect(steps.result({ timeout: 10_000 })).rejects.toMatchObject(withdrawn);
+  const counts = await b.counts(['default', 'other']);
+  expect(counts.map((c) => [c.waiting, c.delayed])).toEqual([
+    [1, 0],
+    [1, 0],
+  ]);
+}
 
 async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
   const handle = await client.enqueue(
