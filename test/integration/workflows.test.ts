@@ -19,6 +19,7 @@ import {
   WorkflowHandle,
   type SignatureOptions,
   type WorkerOptions,
+  type Chain,
 } from 'prefork';
 import { createBroker } from '../../dist/broker/index.js';
 import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
@@ -73,6 +74,23 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
       ['add', 'SUCCESS', 13],
       ['double', 'SUCCESS', 26],
     ]);
+  });
+
+  it('a chain built a step at a time stays flat: runs as written, however many steps', async () => {
+    const { client } = await setup();
+    const short = await client.enqueue(chain(chain(task('add', [1, 2]), task('add', [10])), task('double')));
+    expect(await short.result({ timeout: 30_000 })).toBe(26);
+    expect((await short.state())?.tree.children?.map((c) => c.task)).toEqual(['add', 'add', 'double']);
+    // Each step nested in a new chain would be 5,000 levels deep: past the stack of whoever walks it.
+    // Its first step waits in a queue no node takes from: this one is only enqueued and read.
+    const long = Array.from({ length: 4_998 }, () => task('add', [0])).reduce(
+      (steps: Chain, step) => chain(steps, step),
+      chain(task('add', [1, 1], { queue: 'parked' }), task('add', [0])),
+    );
+    const handle = await client.enqueue(long);
+    const steps = (await handle.state())?.tree.children;
+    expect(steps).toHaveLength(5_000);
+    expect(steps?.slice(0, 2).map((c) => c.state)).toEqual(['PENDING', 'WAITING']);
   });
 
   it('an immutable step ignores the result before it', async () => {
