@@ -93,6 +93,23 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(steps?.slice(0, 2).map((c) => c.state)).toEqual(['PENDING', 'WAITING']);
   });
 
+  it('a step taken out while it waits for a retry fails its chain with why, not the attempt before', async () => {
+    const { client } = await setup();
+    const handle = await client.enqueue(
+      chain(task('boom', [1], { retries: 1, backoff: { type: 'fixed', delay: '1h' } }), task('double')),
+    );
+    await vi.waitFor(async () => expect((await handle.state())?.tree.children?.[0]?.state).toBe('RETRY'), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    // Its stored result is the failed attempt's RETRY, which said nothing of how the step ended.
+    expect(await (client.broker as Broker).purge('default')).toBe(1);
+    await expect(handle.result({ timeout: 30_000 })).rejects.toMatchObject({
+      name: 'JobWithdrawnError',
+      code: 'PREFORK_JOB_WITHDRAWN',
+    });
+  });
+
   it('an immutable step ignores the result before it', async () => {
     const { client } = await setup();
     const handle = await client.enqueue(chain(task('add', [1, 2]), task('echo', ['mine'], { immutable: true })));
