@@ -398,6 +398,22 @@ describe.each(['memory', 'redis'] as const)('A workflow member that leaves witho
   it('purged with its queue, waiting or delayed, fails its workflow; the callbacks that starts survive', async () => {
     await withBroker(purged);
   });
+
+  it('purged with members of more workflows than a Lua unpack takes (8,000): each fails in its own', async () => {
+    await withBroker(async (b, client) => {
+      const n = 8_500;
+      // Each job with a callback is a workflow of its own; its onError lands elsewhere.
+      await client.enqueueMany(
+        Array.from({ length: n }, (_, i) => ({
+          name: 'add',
+          args: [i, 1],
+          options: { onError: task('note', ['gone'], { queue: 'other' }) },
+        })),
+      );
+      expect(await b.purge('default')).toBe(n);
+      expect((await b.counts(['other']))[0]).toMatchObject({ waiting: n });
+    });
+  });
 });
 
 async function purged(b: Broker, client: Client): Promise<void> {

@@ -97,7 +97,12 @@ end
 eachEntry(KEYS[1], check)
 eachEntry(KEYS[2], check)
 eachDelayed(check)
-if #missing > 0 then return { -2, unpack(missing) } end
+-- Not unpack(missing): a queue may hold members of more workflows than unpack takes.
+if #missing > 0 then
+  local out = { -2 }
+  for _, meta in ipairs(missing) do out[#out + 1] = meta end
+  return out
+end
 
 local dropped = 0
 local function drop(fields)
