@@ -20,6 +20,15 @@ export function removedFailure(job: JobRecord): StepFailure {
   );
 }
 
+/** A member dropped by a purge of its queue (purgeQueue-n.lua writes the same on Redis). */
+export function purgedFailure(job: JobRecord, queue: string): StepFailure {
+  return stepFailure(
+    job.id,
+    job.task,
+    new JobWithdrawnError(`job ${job.id} was purged from queue ${queue} before it started`),
+  );
+}
+
 /**
  * The FAILURE result of a poison job buried by a recovery (no node will
  * settle it): a WorkerLostError with its dead letter's `reason`, as the

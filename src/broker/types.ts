@@ -780,7 +780,11 @@ export interface BrokerAdmin {
   knownQueues(): Promise<string[]>;
   /** Waiting, reserved, delayed and dead jobs of each queue. */
   counts(queues: readonly string[]): Promise<QueueCounts[]>;
-  /** Drops every waiting and delayed job of a queue; returns how many. */
+  /**
+   * Drops every waiting and delayed job of a queue; returns how many. A
+   * workflow's member dropped fails in its workflow (`JobWithdrawnError`),
+   * or its workflow would wait for ever.
+   */
   purge(queue: string): Promise<number>;
   /** Up to `limit` dead jobs of a queue, newest first. */
   listDead(queue: string, limit: number): Promise<DeadJob[]>;

@@ -83,8 +83,12 @@ export async function workflowFailure(broker: WorkflowReader, id: string, record
   const view = await viewOf(broker, flow).catch(() => undefined);
   const inGroup = view === undefined ? undefined : groupFailure(view, flow);
   if (inGroup !== undefined) return inGroup;
-  // A chain step failed: its own error, whole (stack and properties) when its result is kept.
+  // A chain step failed: its own error, whole (stack and properties) when its result is kept. Only a
+  // final one: a RETRY record is an attempt's (the step may then have been taken out, or its final
+  // result not written yet), and says nothing of how the step ended.
   const [step] = await broker.getResults([flow.failure.id], { jobsOnly: true }).catch(() => []);
-  if (step?.error !== undefined && step.state !== 'SUCCESS') return deserializeError(step.error);
+  const final = step?.state === 'FAILURE' || step?.state === 'REVOKED';
+  if (final && step.error !== undefined && step.error.name === flow.failure.error.name)
+    return deserializeError(step.error);
   return fallback();
 }

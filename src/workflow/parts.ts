@@ -64,10 +64,23 @@ function checkMembers(members: unknown, where: string): WorkflowPart[] {
   return members.map((m: unknown, i) => checkPart(m, `${where}[${i}]`));
 }
 
-/** Steps run one after another; each receives the previous step's result as its first argument (unless immutable). */
+/**
+ * Steps run one after another; each receives the previous step's result as
+ * its first argument (unless immutable). A chain given as a step is spliced
+ * in (the same steps run the same way, as Celery's `|` does): a chain built
+ * a step at a time, `steps.reduce((c, s) => chain(c, s))`, stays one level
+ * deep however long it grows, where nesting would overflow the stack.
+ */
 export function chain(...steps: WorkflowPart[]): Chain {
   if (steps.length === 0) throw new OptionError('chain', steps, 'at least one step');
-  return new Chain(Object.freeze(steps.map((s: unknown, i) => checkPart(s, `chain step ${i + 1}`))));
+  return new Chain(
+    Object.freeze(
+      steps.flatMap((s: unknown, i) => {
+        const part = checkPart(s, `chain step ${i + 1}`);
+        return part instanceof Chain ? part.steps : [part];
+      }),
+    ),
+  );
 }
 
 /** Members run in parallel, on any nodes; the result is the list of their results, in member order. */

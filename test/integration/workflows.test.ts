@@ -19,6 +19,7 @@ import {
   WorkflowHandle,
   type SignatureOptions,
   type WorkerOptions,
+  type Chain,
 } from 'prefork';
 import { createBroker } from '../../dist/broker/index.js';
 import { MIN_LEASE_MS } from '../../dist/broker/broker-options.js';
@@ -73,6 +74,40 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
       ['add', 'SUCCESS', 13],
       ['double', 'SUCCESS', 26],
     ]);
+  });
+
+  it('a chain built a step at a time stays flat: runs as written, however many steps', async () => {
+    const { client } = await setup();
+    const short = await client.enqueue(chain(chain(task('add', [1, 2]), task('add', [10])), task('double')));
+    expect(await short.result({ timeout: 30_000 })).toBe(26);
+    expect((await short.state())?.tree.children?.map((c) => c.task)).toEqual(['add', 'add', 'double']);
+    // Each step nested in a new chain would be 5,000 levels deep: past the stack of whoever walks it.
+    // Its first step waits in a queue no node takes from: this one is only enqueued and read.
+    const long = Array.from({ length: 4_998 }, () => task('add', [0])).reduce(
+      (steps: Chain, step) => chain(steps, step),
+      chain(task('add', [1, 1], { queue: 'parked' }), task('add', [0])),
+    );
+    const handle = await client.enqueue(long);
+    const steps = (await handle.state())?.tree.children;
+    expect(steps).toHaveLength(5_000);
+    expect(steps?.slice(0, 2).map((c) => c.state)).toEqual(['PENDING', 'WAITING']);
+  });
+
+  it('a step taken out while it waits for a retry fails its chain with why, not the attempt before', async () => {
+    const { client } = await setup();
+    const handle = await client.enqueue(
+      chain(task('boom', [1], { retries: 1, backoff: { type: 'fixed', delay: '1h' } }), task('double')),
+    );
+    await vi.waitFor(async () => expect((await handle.state())?.tree.children?.[0]?.state).toBe('RETRY'), {
+      timeout: 20_000,
+      interval: 50,
+    });
+    // Its stored result is the failed attempt's RETRY, which said nothing of how the step ended.
+    expect(await (client.broker as Broker).purge('default')).toBe(1);
+    await expect(handle.result({ timeout: 30_000 })).rejects.toMatchObject({
+      name: 'JobWithdrawnError',
+      code: 'PREFORK_JOB_WITHDRAWN',
+    });
   });
 
   it('an immutable step ignores the result before it', async () => {
@@ -359,7 +394,51 @@ describe.each(['memory', 'redis'] as const)('A workflow member that leaves witho
       expect((await handle.state())?.tree.children?.map((c) => c.state)).toEqual(['FAILURE', 'SKIPPED']);
     });
   });
+
+  it('purged with its queue, waiting or delayed, fails its workflow; the callbacks that starts survive', async () => {
+    await withBroker(purged);
+  });
+
+  it('purged with members of more workflows than a Lua unpack takes (8,000): each fails in its own', async () => {
+    await withBroker(async (b, client) => {
+      const n = 8_500;
+      // Each job with a callback is a workflow of its own; its onError lands elsewhere.
+      await client.enqueueMany(
+        Array.from({ length: n }, (_, i) => ({
+          name: 'add',
+          args: [i, 1],
+          options: { onError: task('note', ['gone'], { queue: 'other' }) },
+        })),
+      );
+      expect(await b.purge('default')).toBe(n);
+      expect((await b.counts(['other']))[0]).toMatchObject({ waiting: n });
+    });
+  });
 });
+
+async function purged(b: Broker, client: Client): Promise<void> {
+  const withdrawn = { name: 'JobWithdrawnError', code: 'PREFORK_JOB_WITHDRAWN' };
+  const flow = await client.enqueue(
+    chord(
+      [task('add', [1, 1]), task('add', [2, 2], { delay: '1h', onError: task('note', ['gone'], { queue: 'other' }) })],
+      task('sum'),
+    ),
+  );
+  // Its step's onError lands in the queue being purged: it was not waiting when the purge began.
+  const steps = await client.enqueue(chain(task('add', [1, 1], { onError: task('note', ['stays']) }), task('double')));
+  await client.enqueue('add', [5, 5]);
+  expect(await b.purge('default')).toBe(4);
+  const err = await flow.result({ timeout: 10_000 }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowError);
+  expect((err as WorkflowError).member.error).toMatchObject(withdrawn);
+  expect((await flow.state())?.tree.children?.map((c) => c.state)).toEqual(['FAILURE', 'SKIPPED']);
+  await expect(steps.result({ timeout: 10_000 })).rejects.toMatchObject(withdrawn);
+  const counts = await b.counts(['default', 'other']);
+  expect(counts.map((c) => [c.waiting, c.delayed])).toEqual([
+    [1, 0],
+    [1, 0],
+  ]);
+}
 
 async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
   const handle = await client.enqueue(

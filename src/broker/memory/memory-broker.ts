@@ -45,7 +45,7 @@ import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
 import { applySettlements, flowHost } from './settle.js';
-import { poisonFailure, poisonRecord, removedFailure, revokedFailure } from '../member-failures.js';
+import { poisonFailure, poisonRecord, purgedFailure, removedFailure, revokedFailure } from '../member-failures.js';
 import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
 import { workflowResult } from '../../workflow/record.js';
 import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
@@ -554,10 +554,15 @@ export class MemoryBroker implements Broker {
 
   async purge(queue: string): Promise<number> {
     const dropped = this.state.peek(queue)?.purge() ?? [];
-    // Ended without a result (purgeQueue-4.lua likewise): their unique keys are free.
+    // Ended without a result (purgeQueue-n.lua likewise): their unique keys are free.
     const now = Date.now();
+    const touched = new Set<string>([queue]);
     for (const job of dropped) this.state.ended(job, undefined, now);
-    this.state.waiters.changed([queue]);
+    // Workflow members fail in their workflows once all are out: what that starts is not purged.
+    for (const job of dropped)
+      if (job.workflow !== undefined)
+        this.state.workflows.leave(job.workflow, purgedFailure(job, queue), now, flowHost(this.state, touched, now));
+    this.state.waiters.changed(touched);
     return dropped.length;
   }
 

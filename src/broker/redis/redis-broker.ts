@@ -639,7 +639,10 @@ export class RedisBroker implements Broker {
   }
 
   async purge(queue: string): Promise<number> {
-    return this.admin.purge(await this.redis(), queue);
+    const redis = await this.redis();
+    const { dropped, ended } = await this.admin.purge(redis, queue);
+    if (ended.length > 0) await this.workflows.announce(redis, ended);
+    return dropped;
   }
 
   async listDead(queue: string, limit: number): Promise<DeadJob[]> {

@@ -27,7 +27,7 @@ const SCRIPTS = {
   claimRecovery: 'claimRecovery-3.lua',
   recoverEntries: 'recoverEntries-n.lua',
   finishRecovery: 'finishRecovery-n.lua',
-  purgeQueue: 'purgeQueue-4.lua',
+  purgeQueue: 'purgeQueue-n.lua',
   changeDead: 'changeDead-3.lua',
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
@@ -53,6 +53,7 @@ const WITH_WORKFLOWS: ReadonlySet<ScriptName> = new Set([
   'removeJob',
   'recoverEntries',
   'changeDead',
+  'purgeQueue',
 ]);
 type Arg = string | number | Buffer;
 

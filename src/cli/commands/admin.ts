@@ -11,7 +11,7 @@ import { UsageError } from '../usage-error.js';
 export function registerAdmin(program: Command): void {
   program
     .command('purge')
-    .description('drop every waiting and delayed job of a queue')
+    .description('drop every waiting and delayed job of a queue (a workflow member dropped fails its workflow)')
     .argument('<queue>', 'queue name', parse.queueName)
     .addOption(brokerOption())
     .addOption(namespaceOption())
