@@ -103,6 +103,28 @@ describe('Redis under memory pressure', () => {
     expect(await job.result({ timeout: 30_000 })).toBe(5);
   });
 
+  it('at maxmemory a delayed job that is due is promoted, and the jobs queued behind it run', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const client = makeClient(own.server.url, namespace);
+    // ignoreResult: their acks only delete, so they can settle while Redis is full.
+    const delayed = await client.enqueue('record', [], { delay: 50, ignoreResult: true });
+    const queued = await Promise.all([1, 2, 3].map(() => client.enqueue('record', [], { ignoreResult: true })));
+    const dueAt = Number(/^d:(\d+):/.exec((await own.raw.hget(`{${namespace}}:jobs`, delayed.id)) ?? '')?.[1]);
+    await waitUntil(async () => (await redisNow()) > dueAt, 'the delayed job is due');
+    await own.raw.config('SET', 'maxmemory', '1');
+
+    // A promotion moves a job and grows nothing: refused, it failed every fetch, and nothing ran.
+    await makeWorker({ broker: own.server.url, namespace, ledger }).start();
+    const ids = [delayed.id, ...queued.map((h) => h.id)];
+    await waitUntil(() => readLedger(ledger).length >= ids.length, 'every job ran while Redis was full');
+    expect(
+      readLedger(ledger)
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([...ids].sort());
+  });
+
   it('a maxmemory-policy that evicts is warned about when a node or a client connects, naming noeviction', async () => {
     await own.raw.config('SET', 'maxmemory-policy', 'volatile-lru');
     const { log, lines } = captureLog();
