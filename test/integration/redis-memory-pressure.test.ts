@@ -125,6 +125,25 @@ describe('Redis under memory pressure', () => {
     ).toEqual([...ids].sort());
   });
 
+  it('at maxmemory rate-limited jobs still take their turns and run', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const client = makeClient(own.server.url, namespace);
+    const limited = await Promise.all(
+      [1, 2, 3].map(() => client.enqueue('record', [], { rateLimit: '20/s', ignoreResult: true })),
+    );
+    await own.raw.config('SET', 'maxmemory', '1');
+
+    // A turn is one short string in Redis: refused, the jobs asked again every second and never ran.
+    await makeWorker({ broker: own.server.url, namespace, ledger }).start();
+    await waitUntil(() => readLedger(ledger).length >= limited.length, 'every limited job ran while Redis was full');
+    expect(
+      readLedger(ledger)
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(limited.map((h) => h.id).sort());
+  });
+
   it('a maxmemory-policy that evicts is warned about when a node or a client connects, naming noeviction', async () => {
     await own.raw.config('SET', 'maxmemory-policy', 'volatile-lru');
     const { log, lines } = captureLog();
