@@ -998,6 +998,13 @@ export interface ScheduleDefinition {
   definition: string;
   /** A hash of `definition`. */
   hash: string;
+  /**
+   * The latest tick this node saw handled (broker's clock), when it stores
+   * the entry again because its state vanished (Redis lost its data, or the
+   * leader dropped it meanwhile): with no state stored, it resumes from
+   * there, so the ticks since follow the misfire rule instead of being lost.
+   */
+  since?: number;
 }
 
 /** An entry's shared state. */
@@ -1068,7 +1075,8 @@ export interface PublishReply {
 export interface BrokerSchedule {
   /**
    * Stores these definitions (a changed or new one replaces what is stored,
-   * and starts from the broker's now: its next tick fires, none missed before).
+   * and starts from the broker's now: its next tick fires, none missed before;
+   * one with no state stored and a `since` resumes from it, at most now).
    * Returns each entry's state.
    */
   publishSchedule(entries: readonly ScheduleDefinition[]): Promise<PublishReply>;

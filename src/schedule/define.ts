@@ -135,8 +135,8 @@ const ENTRY_NAME = /^[A-Za-z0-9_.:-]{1,200}$/;
  * Declares periodic tasks: entries by name, each a task enqueued at every
  * tick of `every` or `cron`. Every node given the same schedule runs it and
  * each tick fires once per cluster. Throws an OptionError naming the entry
- * and the problem (a cron that does not parse, an unknown time zone, both or
- * neither of every/cron, `every` under 1 s).
+ * and the problem (a cron that does not parse or matches no date, an unknown
+ * time zone, both or neither of every/cron, `every` under 1 s).
  */
 export function defineSchedule(entries: Record<string, ScheduleEntryInput>): Schedule {
   if (typeof entries !== 'object' || entries === null || Array.isArray(entries))
@@ -194,7 +194,11 @@ function checkEntry(name: string, input: unknown): ScheduleEntry {
     stored.cron = e.cron;
     stored.tz = e.tz ?? 'UTC';
   }
-  return entryFromStored(name, stored, JSON.stringify(stored), bad);
+  const entry = entryFromStored(name, stored, JSON.stringify(stored), bad);
+  // A date no year has (February 30, April 31) parses, and would never fire, without a word.
+  if (entry.cron !== undefined && entry.rule.next(Date.now()) === undefined)
+    bad('cron', entry.cron, 'a cron expression that matches some date (this one never does)');
+  return entry;
 }
 
 /** The definition as JSON in the broker: enough for another node to run the entry. */

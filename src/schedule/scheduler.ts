@@ -110,9 +110,16 @@ export class Scheduler {
 
   private async publish(): Promise<void> {
     // Every name in unpublished is one of live's, whose keys are fixed at construction.
-    const entries = [...this.unpublished].map((name) => (this.live.get(name) as Live).entry);
+    const lives = [...this.unpublished].map((name) => this.live.get(name) as Live);
+    // An entry whose state vanished resumes from the latest tick this node saw handled: from the
+    // broker's now, the tick it was claiming (and any missed since) would be lost.
     const reply = await this.broker.publishSchedule(
-      entries.map((e) => ({ name: e.name, definition: e.definition, hash: e.hash })),
+      lives.map(({ entry, last }) => ({
+        name: entry.name,
+        definition: entry.definition,
+        hash: entry.hash,
+        ...(last !== undefined ? { since: last } : {}),
+      })),
     );
     this.skew = reply.skew;
     for (const state of reply.states) {

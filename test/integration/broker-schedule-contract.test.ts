@@ -156,6 +156,24 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
     expect((await b.listSchedule()).map((s) => s.name)).toEqual(['a', 'b']);
   });
 
+  it('an entry stored again after its state vanished resumes from the since it brings (at most now); a stored one keeps its state', async () => {
+    const b = await broker();
+    const { states, skew } = await b.publishSchedule([def('kept')]);
+    const since = Date.now() + skew - 10_000;
+    const again = await b.publishSchedule([
+      { ...def('lost'), since },
+      { ...def('kept'), since },
+      { ...def('ahead'), since: Date.now() + skew + 3_600_000 },
+    ]);
+    const [lost, kept, ahead] = again.states;
+    expect(lost?.last).toBe(since);
+    expect(kept?.last).toBe(states[0]?.last);
+    expect(ahead!.last).toBeLessThan(Date.now() + again.skew + 60_000);
+    // A changed definition over a stored one starts from now, whatever the since.
+    const changed = await b.publishSchedule([{ ...def('kept', '{"v":2}'), since }]);
+    expect(changed.states[0]!.last).toBeGreaterThan(since);
+  });
+
   it("'all' misfires: several jobs of one entry in one claim, in tick order", async () => {
     const b = await broker();
     const me = await node(b, 'n1');

@@ -8,6 +8,7 @@
  */
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client, group, task } from 'prefork';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { startRedisServer, type RedisServer } from '../../scripts/redis.mjs';
 import { ids, job, log, registerNode } from './redis-helpers.js';
@@ -52,6 +53,25 @@ describe('RedisBroker: an idle wait', () => {
     const j = job('q');
     await broker.enqueue([j]);
     expect(ids((await waiting).deliveries)).toEqual([j.id]);
+  });
+
+  it('a block that reads a timer marker together with a job says when to fetch: the delayed job is not left for a heartbeat', async () => {
+    const queue = 'marked';
+    await broker.waitForWork(NODE, [queue], 10, new AbortController().signal, 1); // creates the groups
+    // Room for two: the read takes the marker and the job together.
+    const waiting = broker.waitForWork(NODE, [queue], 60_000, new AbortController().signal, 2);
+    await expect.poll(async () => /flags=b .*cmd=xreadgroup/.test((await raw.client('LIST')) as string)).toBe(true);
+    // One script adds both: a delayed member (first in its delayed set: a timer marker) and a ready one.
+    const client = new Client({ broker: server.url, namespace: 'idle', logger: log });
+    try {
+      await client.enqueue(group([task('add', [1], { queue, delay: 60_000 }), task('add', [2], { queue })]));
+    } finally {
+      await client.close();
+    }
+    const reply = await waiting;
+    expect(reply.deliveries).toHaveLength(1);
+    // The marker was acked with the job (no other node sees it): the caller must ask the broker for the due time.
+    expect(reply.nextDueAt).toBeDefined();
   });
 
   it('ends after the block under way when the connection was lost meanwhile (the next fetch takes back orphans)', async () => {

@@ -103,6 +103,47 @@ describe('Redis under memory pressure', () => {
     expect(await job.result({ timeout: 30_000 })).toBe(5);
   });
 
+  it('at maxmemory a delayed job that is due is promoted, and the jobs queued behind it run', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const client = makeClient(own.server.url, namespace);
+    // ignoreResult: their acks only delete, so they can settle while Redis is full.
+    const delayed = await client.enqueue('record', [], { delay: 50, ignoreResult: true });
+    const queued = await Promise.all([1, 2, 3].map(() => client.enqueue('record', [], { ignoreResult: true })));
+    const dueAt = Number(/^d:(\d+):/.exec((await own.raw.hget(`{${namespace}}:jobs`, delayed.id)) ?? '')?.[1]);
+    await waitUntil(async () => (await redisNow()) > dueAt, 'the delayed job is due');
+    await own.raw.config('SET', 'maxmemory', '1');
+
+    // A promotion moves a job and grows nothing: refused, it failed every fetch, and nothing ran.
+    await makeWorker({ broker: own.server.url, namespace, ledger }).start();
+    const ids = [delayed.id, ...queued.map((h) => h.id)];
+    await waitUntil(() => readLedger(ledger).length >= ids.length, 'every job ran while Redis was full');
+    expect(
+      readLedger(ledger)
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual([...ids].sort());
+  });
+
+  it('at maxmemory rate-limited jobs still take their turns and run', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const client = makeClient(own.server.url, namespace);
+    const limited = await Promise.all(
+      [1, 2, 3].map(() => client.enqueue('record', [], { rateLimit: '20/s', ignoreResult: true })),
+    );
+    await own.raw.config('SET', 'maxmemory', '1');
+
+    // A turn is one short string in Redis: refused, the jobs asked again every second and never ran.
+    await makeWorker({ broker: own.server.url, namespace, ledger }).start();
+    await waitUntil(() => readLedger(ledger).length >= limited.length, 'every limited job ran while Redis was full');
+    expect(
+      readLedger(ledger)
+        .map((e) => e.id)
+        .sort(),
+    ).toEqual(limited.map((h) => h.id).sort());
+  });
+
   it('a maxmemory-policy that evicts is warned about when a node or a client connects, naming noeviction', async () => {
     await own.raw.config('SET', 'maxmemory-policy', 'volatile-lru');
     const { log, lines } = captureLog();

@@ -207,6 +207,30 @@ describe('a schedule run by several nodes', () => {
     for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1000);
   });
 
+  it("an entry's state lost from Redis while a node runs it: the tick it was claiming still fires, none skipped", async () => {
+    const ledger = newLedger();
+    const namespace = uniqueName('sched');
+    const options = nodeOptions(namespace, { beat: { task: 'tick', args: ['beat'], every: '1s' } });
+    const redis = new Redis(inject('redisUrl'));
+    try {
+      const node = await startNode(options, ledger, 'schedule-node.mjs');
+      await expect.poll(() => ticks(ledger, 'beat').length, { timeout: 60_000 }).toBeGreaterThanOrEqual(1);
+      // As Redis restarted without persistence (or the leader dropped the entry): the state is gone.
+      await redis.del(`{${namespace}}:sched:beat`);
+      const lostAt = await redisNow(redis);
+      await expect
+        .poll(() => ticks(ledger, 'beat').filter((t) => t.scheduledFor > lostAt + 2000).length, { timeout: 60_000 })
+        .toBeGreaterThanOrEqual(1);
+      await stop(node);
+    } finally {
+      redis.disconnect();
+    }
+    const fired = ticks(ledger, 'beat');
+    expect([...perTick(fired).values()].every((n) => n === 1)).toBe(true);
+    const times = tickTimes(fired);
+    for (let i = 1; i < times.length; i++) expect(times[i]! - times[i - 1]!).toBe(1000);
+  });
+
   it("the leader's duty: an entry removed from every node's schedule stops firing and is forgotten", async () => {
     const ledger = newLedger();
     const namespace = uniqueName('sched');

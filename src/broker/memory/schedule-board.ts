@@ -22,7 +22,8 @@ export class ScheduleBoard {
     const states = entries.map((e) => {
       let cur = this.entries.get(e.name);
       if (cur === undefined || cur.hash !== e.hash) {
-        cur = { ...cur, definition: e.definition, hash: e.hash, last: now };
+        const last = cur === undefined && e.since !== undefined ? Math.min(e.since, now) : now;
+        cur = { ...cur, definition: e.definition, hash: e.hash, last };
         this.entries.set(e.name, cur);
       }
       return { name: e.name, hash: cur.hash, last: cur.last };

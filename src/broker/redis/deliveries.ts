@@ -394,7 +394,11 @@ export class Deliveries {
     for (;;) {
       const until = Math.min(blockUntil, Date.now() + blocking.maxBlockMs);
       const got = await this.blockOnce(redis, blocking, nodeId, queues, until, signal, want, leaseHeld);
-      if (got.deliveries.length > 0) return { deliveries: got.deliveries, nextDueAt: undefined };
+      // A timer marker read with jobs was acked with them: no other node will see it. Its due time is on
+      // the broker's clock, so the loop's next fetch asks the broker at once (it promotes what is due and
+      // learns the next due time); else the delayed job would wait for a heartbeat, half a lease.
+      if (got.deliveries.length > 0)
+        return { deliveries: got.deliveries, nextDueAt: got.marker ? Date.now() : undefined };
       if (!got.marker) {
         // A block that ran its whole course blocks again (an idle node pays no fetch per block), unless
         // the wait is over or a reply may have been lost (the caller's fetch first takes back orphans).

@@ -30,7 +30,7 @@ export class ScheduleStore {
 
   async publish(redis: Redis, entries: readonly ScheduleDefinition[]): Promise<PublishReply> {
     const keys = [this.keys.schedules, ...entries.map((e) => this.keys.scheduleEntry(e.name))];
-    const args = entries.flatMap((e) => [e.name, e.hash, e.definition]);
+    const args = entries.flatMap((e) => [e.name, e.hash, e.definition, e.since === undefined ? '' : e.since]);
     const [now, states] = (await callScript(redis, 'publishSchedule', keys, args)) as [number, [Buffer, Buffer][]];
     const skew = now - Date.now();
     return {

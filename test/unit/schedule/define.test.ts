@@ -49,6 +49,9 @@ describe('defineSchedule', () => {
       /entry "bad": invalid option cron: "\* \* \* \*" \(expected a cron expression of 5 fields, or 6/,
     ],
     [{ task: 't', cron: '0 0 * * * * *' }, /entry "bad": invalid option cron/],
+    // Dates no year has: they parse, and would never fire.
+    [{ task: 't', cron: '0 0 30 2 *' }, /entry "bad": invalid option cron: "0 0 30 2 \*" \(expected .*never does/],
+    [{ task: 't', cron: '0 12 31 4 *', tz: 'Europe/Berlin' }, /entry "bad": invalid option cron: .*never does/],
     [
       { task: 't', cron: '0 3 * * *', tz: 'Mars/Olympus' },
       /entry "bad": invalid option tz: "Mars\/Olympus" \(expected an IANA time zone/,

@@ -1,3 +1,4 @@
+#!lua flags=allow-oom
 --[[
   Takes starts from rate-limit buckets (GCRA): per task, the bucket keeps
   the theoretical arrival time (TAT) of the next start; `count` starts are
@@ -13,6 +14,10 @@
 
   Returns one { first delay (ms from now), interval (ms; '0': no limit),
   rate set at run time or '' } per task, as strings (fractions of a ms kept).
+
+  allow-oom: it writes one short string per task. Refused when Redis is at
+  maxmemory, a limited job would never start (it would ask again every
+  second), and its start is what frees memory (its ack deletes it).
 ]]
 local limits = KEYS[1]
 local n = #KEYS - 1

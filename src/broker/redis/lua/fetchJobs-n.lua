@@ -257,6 +257,10 @@ for p = 1, np do
   local first = firstDue(key(p, 3))
   if first and first <= now then
     local due = redis.call('ZRANGE', key(p, 3), '-inf', now, 'BYSCORE', 'LIMIT', 0, promoteMax)
+    -- Out of the delayed set first: Redis at maxmemory refuses a script's first write that may grow
+    -- memory (XADD), never one after it. A promotion moves a job and grows nothing; refused, a due job
+    -- would fail every fetch, so no node would fetch (nor ack, which frees memory) until Redis had room.
+    if #due > 0 then redis.call('ZREM', key(p, 3), unpack(due)) end
     for _, member in ipairs(due) do
       local fields = cmsgpack.unpack(member)
       -- A job holding its rate-limit turn goes to :rd, served first: behind a backlog its turn would pass.
@@ -267,7 +271,6 @@ for p = 1, np do
         indexJob(jobs, fields, 'q', redis.call('XADD', key(p, 1), '*', unpack(fields)), queueName(p))
       end
     end
-    if #due > 0 then redis.call('ZREM', key(p, 3), unpack(due)) end
     first = firstDue(key(p, 3))
   end
   if first and (nextDue == -1 or first < nextDue) then nextDue = first end
