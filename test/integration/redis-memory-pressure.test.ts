@@ -89,7 +89,8 @@ describe('Redis under memory pressure', () => {
     const job = await makeClient(own.server.url, namespace).enqueue('add', [2, 3]);
     await own.raw.config('SET', 'maxmemory', '1');
     const leaseMs = 1_500;
-    const worker = makeWorker({ broker: own.server.url, namespace, leaseMs });
+    const { log, lines } = captureLog();
+    const worker = makeWorker({ broker: own.server.url, namespace, leaseMs, logger: log });
     await worker.start();
     const nodeId = worker.nodeId;
     const deadline = Number(await own.raw.zscore(`{${namespace}}:nodes`, nodeId));
@@ -98,6 +99,13 @@ describe('Redis under memory pressure', () => {
     expect(Number(await own.raw.zscore(`{${namespace}}:nodes`, nodeId))).toBeGreaterThan(await redisNow());
     expect(worker.nodeId).toBe(nodeId);
     expect(await job.state()).toBeUndefined();
+    // It waits for work as on a Redis with room: blocked on its queues' groups (created at maxmemory too),
+    // not polling with a warning twice a second.
+    await waitUntil(
+      async () => /flags=b .*cmd=xreadgroup/.test((await own.raw.client('LIST')) as string),
+      'the node blocks waiting for work',
+    );
+    expect(said(lines, /waiting for work/)).toEqual([]);
 
     await own.raw.config('SET', 'maxmemory', '0');
     expect(await job.result({ timeout: 30_000 })).toBe(5);

@@ -533,19 +533,12 @@ export class Deliveries {
     return { deliveries: [], marker };
   }
 
+  /** Creates the groups not known to exist, in one script Redis runs even at maxmemory (createGroups-n.lua). */
   private async ensureGroups(redis: Redis, streams: readonly string[]): Promise<void> {
     const missing = streams.filter((s) => !this.grouped.has(s));
     if (missing.length === 0) return;
-    const pipe = redis.pipeline();
-    for (const key of missing) pipe.xgroup('CREATE', key, GROUP, '0', 'MKSTREAM');
-    const replies = (await pipe.exec()) ?? [];
-    missing.forEach((key, i) => {
-      const reply = replies[i];
-      if (reply === undefined) return;
-      const [err] = reply;
-      if (err && !/BUSYGROUP/.test(err.message)) throw err;
-      this.grouped.add(key);
-    });
+    await callScript(redis, 'createGroups', missing, []);
+    for (const key of missing) this.grouped.add(key);
   }
 }
 

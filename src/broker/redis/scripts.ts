@@ -18,6 +18,7 @@ const SCRIPTS = {
   enqueueWorkflow: 'enqueueWorkflow-n.lua',
   releaseUnique: 'releaseUnique-2.lua',
   fetchJobs: 'fetchJobs-n.lua',
+  createGroups: 'createGroups-n.lua',
   registerNode: 'registerNode-3.lua',
   adoptEntries: 'adoptEntries-n.lua',
   updateNode: 'updateNode-2.lua',
