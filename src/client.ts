@@ -261,7 +261,9 @@ export class JobHandle<T = unknown> {
    * TimeLimitExceeded), ResultTimeoutError past `timeout` (ms or "30s"; by
    * default it waits for ever), NoResultError for a job enqueued with
    * ignoreResult (at once) or whose task is defined with it (when the job
-   * ends), ResultGoneError when the result expired, ClientClosedError on close().
+   * ends), ResultGoneError when the result expired or (a job this client
+   * enqueued) the job is nowhere: purged, or expired with its announcement,
+   * ClientClosedError on close().
    * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
    * names the type yourself.
    */
@@ -353,6 +355,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly tickets = new WeakMap<JobHandle, EnqueueTicket>();
   /** Ids whose wait skipped its first look (SKIP_FIRST_LOOK_MS), with when it began. */
   private readonly unlooked = new Map<string, number>();
+  /**
+   * Waited-for ids of this client's jobs found nowhere (no queue, no node,
+   * no result), with when: looked at again a slice later, and if still
+   * nowhere their waits fail (lookAgainNowhere). Once is not enough: a job
+   * is in neither place between its node's ack and its result's write.
+   */
+  private readonly nowhere = new Map<string, number>();
   /** Ids recently handed to a waiter (insertion order = age). */
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
@@ -624,7 +633,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * client enqueued are announced to it; for other ids the state is re-read
    * with a growing pause (0.1 s to 2 s). Rejects with ResultTimeoutError past
    * `timeout` (ms or "30s"; none by default), ResultGoneError when the result
-   * expired, ClientClosedError on close().
+   * expired (or, `announced`, the job is nowhere), ClientClosedError on close().
    */
   waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
     return this.waitFor(id, timeout, announced, undefined);
@@ -682,6 +691,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           // A workflow's record lives from its enqueue until its TTL after its end: none, it is gone.
           else if (record === undefined && this.flows.has(id)) this.settleGone(id);
           else if (!announced) this.pollForeign(id, waiter);
+          else if (record === undefined) this.lookWhere(id);
         },
         (err: unknown) => {
           this.log.warn({ err, jobId: id }, 'could not read a result');
@@ -718,6 +728,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.closed = true;
     this.closing.abort();
     this.unlooked.clear();
+    this.nowhere.clear();
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
@@ -802,6 +813,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           for (const id of got.gone) this.settleGone(id);
           if (got.missed) this.rereadPending = true;
           if (this.unlooked.size > 0) this.lookAtUnlooked();
+          if (this.nowhere.size > 0) await this.lookAgainNowhere();
           if (this.flows.size > 0 && Date.now() - this.flowsReadAt >= WAIT_SLICE_MS) await this.rereadFlows();
           failures = 0;
         } catch (err) {
@@ -833,11 +845,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     }
   }
 
-  /** An announced id whose result is no longer stored: its waiters (and one to come) fail, naming it. */
-  private settleGone(id: string): void {
+  /**
+   * An announced id whose result is no longer stored (or, `nowhere`, a job
+   * found nowhere): its waiters (and one to come) fail, naming it.
+   */
+  private settleGone(id: string, nowhere = false): void {
     const list = this.take(id, GONE);
     if (list === undefined) return;
-    const err = new ResultGoneError(id);
+    const err = new ResultGoneError(id, nowhere);
     for (const w of list) {
       clearTimeout(w.timer);
       w.reject(err);
@@ -859,6 +874,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     }
     this.waiters.delete(id);
     this.unlooked.delete(id);
+    this.nowhere.delete(id);
     this.remember(id);
     return list;
   }
@@ -886,7 +902,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     for (const id of ids) this.unlooked.delete(id);
     this.broker.getResults(ids).then(
       (records) => {
-        for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+        records.forEach((record, i) => {
+          if (record === undefined) this.lookWhere(ids[i] as string);
+          else if (isFinalState(record.state)) this.deliver(record);
+        });
       },
       (err: unknown) => {
         if (this.closed) return;
@@ -894,6 +913,43 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         this.rereadPending = true;
       },
     );
+  }
+
+  /**
+   * Where a job of this client with no stored result is: nowhere (no queue
+   * or node holds it, and still no result: it may have ended meanwhile)
+   * marks it for a second look a slice later (`nowhere`). A job that waits
+   * or runs is announced when it ends, as before.
+   */
+  private lookWhere(id: string): void {
+    this.isNowhere(id).then(
+      (lost) => {
+        if (lost && this.waiters.has(id) && !this.nowhere.has(id)) this.nowhere.set(id, Date.now());
+      },
+      (err: unknown) => {
+        if (!this.closed) this.log.warn({ err, jobId: id }, 'could not find a job waited for');
+      },
+    );
+  }
+
+  /** True when the broker finds the job in no queue, held by no node, and has no record of it. */
+  private async isNowhere(id: string): Promise<boolean> {
+    // Where first, then the record: a job that ends between the two reads shows its end.
+    if ((await this.broker.locate(id)) !== undefined) return false;
+    return (await this.broker.getResult(id)) === undefined;
+  }
+
+  /** Waits whose job was nowhere a slice ago: still nowhere, they fail (ResultGoneError); else they wait on. */
+  private async lookAgainNowhere(): Promise<void> {
+    const before = Date.now() - WAIT_SLICE_MS;
+    for (const [id, since] of this.nowhere) {
+      // Insertion order is age order: stop at the first young one.
+      if (since > before) break;
+      // Unmarked only once looked at: a look that fails (thrown to the loop) is tried again.
+      const lost = this.waiters.has(id) && (await this.isNowhere(id));
+      this.nowhere.delete(id);
+      if (lost) this.settleGone(id, true);
+    }
   }
 
   /** Reads the outcome of every workflow waited for (see `flows`). */
@@ -934,6 +990,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (list === undefined || list.length === 0) {
       this.waiters.delete(id);
       this.unlooked.delete(id);
+      this.nowhere.delete(id);
     } else this.waiters.set(id, list);
   }
 }
