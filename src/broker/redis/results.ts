@@ -1,7 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { isFinalState } from '../job-state.js';
 import type { AnnouncedResults, ResultRecord, Settlement } from '../types.js';
-import type { BlockingConnection } from './blocking.js';
+import type { BlockingPool } from './blocking-pool.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
@@ -203,7 +203,7 @@ export class Results {
    */
   async waitFor(
     redis: Redis,
-    blocking: BlockingConnection,
+    blocking: BlockingPool,
     clientId: string,
     timeoutMs: number,
     signal?: AbortSignal,
