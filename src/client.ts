@@ -369,6 +369,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** Announcements may have been lost (a failed or cut read): re-read every pending result before the next read. */
   private rereadPending = false;
   /**
+   * The reply list's connection failed or was replaced: Redis may have lost
+   * its data (a restart without persistence), and with it the jobs waited
+   * for. The re-read then asks where those without a result are (lookWhere).
+   */
+  private findPending = false;
+  /** Ids waited for as this client's own jobs (announced here), which lookWhere may find gone. */
+  private readonly own = new Set<string>();
+  /**
    * Workflows waited for, and when they were last read: a workflow's end is
    * announced after the script that ended it, so an announcement lost with
    * its node is made up for by re-reading them once per wait slice.
@@ -678,6 +686,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       const list = this.waiters.get(id);
       if (list) list.push(waiter);
       else this.waiters.set(id, [waiter]);
+      if (announced) this.own.add(id);
       this.listen();
       const now = Date.now();
       if (ticket !== undefined && ticket.evictions === this.evictions && now - ticket.at < SKIP_FIRST_LOOK_MS) {
@@ -729,6 +738,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.closing.abort();
     this.unlooked.clear();
     this.nowhere.clear();
+    this.own.clear();
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
@@ -812,6 +822,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           for (const record of got.records) this.deliver(record);
           for (const id of got.gone) this.settleGone(id);
           if (got.missed) this.rereadPending = true;
+          if (got.reconnected === true) this.findPending = true;
           if (this.unlooked.size > 0) this.lookAtUnlooked();
           if (this.nowhere.size > 0) await this.lookAgainNowhere();
           if (this.flows.size > 0 && Date.now() - this.flowsReadAt >= WAIT_SLICE_MS) await this.rereadFlows();
@@ -820,6 +831,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           if (this.closed) break;
           // The ids a failed read took from the reply list are lost with it.
           this.rereadPending = true;
+          this.findPending = true;
           this.log.warn({ err }, 'waiting for results failed; retrying');
           await abortableSleep(retryDelay(failures++, LISTEN_RETRY), this.closing.signal);
         }
@@ -875,14 +887,27 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.waiters.delete(id);
     this.unlooked.delete(id);
     this.nowhere.delete(id);
+    this.own.delete(id);
     this.remember(id);
     return list;
   }
 
-  /** Reads the stored result of every job waited for: announcements may have been lost. */
+  /**
+   * Reads the stored result of every job waited for: announcements may have
+   * been lost. After a failed or replaced connection (`findPending`), asks
+   * where this client's jobs without a result are, too.
+   */
   private async reread(): Promise<void> {
-    const records = await this.broker.getResults([...this.waiters.keys()]);
-    for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+    const ids = [...this.waiters.keys()];
+    const records = await this.broker.getResults(ids);
+    const find = this.findPending;
+    this.findPending = false;
+    records.forEach((record, i) => {
+      const id = ids[i] as string;
+      if (record === undefined) {
+        if (find && this.own.has(id)) this.lookWhere(id);
+      } else if (isFinalState(record.state)) this.deliver(record);
+    });
   }
 
   /**
@@ -991,6 +1016,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       this.waiters.delete(id);
       this.unlooked.delete(id);
       this.nowhere.delete(id);
+      this.own.delete(id);
     } else this.waiters.set(id, list);
   }
 }

@@ -561,6 +561,12 @@ export interface AnnouncedResults {
    * The client re-reads the stored results of every job it still waits for.
    */
   missed: boolean;
+  /**
+   * The connection was re-established since the client's last read: Redis
+   * may have restarted and lost its data, so the client also asks where the
+   * jobs it waits for without a stored result are.
+   */
+  reconnected?: boolean;
 }
 
 /** Opening and closing a broker handle: whoever creates one owns these. */
