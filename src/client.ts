@@ -357,9 +357,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly unlooked = new Map<string, number>();
   /**
    * Waited-for ids of this client's jobs found nowhere (no queue, no node,
-   * no result), with when: looked at again a slice later, and if still
-   * nowhere their waits fail (lookAgainNowhere). Once is not enough: a job
-   * is in neither place between its node's ack and its result's write.
+   * no result), with when (a slice ahead, after a look while the broker was
+   * full): looked at again a slice later, and if still nowhere their waits
+   * fail (lookAgainNowhere). Once is not enough: a job is in neither place
+   * between its node's ack and its result's write.
    */
   private readonly nowhere = new Map<string, number>();
   /** Ids recently handed to a waiter (insertion order = age). */
@@ -964,12 +965,28 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     return (await this.broker.getResult(id)) === undefined;
   }
 
-  /** Waits whose job was nowhere a slice ago: still nowhere, they fail (ResultGoneError); else they wait on. */
+  /**
+   * Waits whose job was nowhere a slice ago: still nowhere, they fail
+   * (ResultGoneError); else they wait on. Not while the broker is full: a
+   * node then holds the outcomes of jobs it acked (in no queue, no result
+   * yet), so they are looked at again two slices later: once there is room,
+   * the node writes them within its retry pause (at most 5 s).
+   */
   private async lookAgainNowhere(): Promise<void> {
     const before = Date.now() - WAIT_SLICE_MS;
+    const due: string[] = [];
+    // Insertion order is nearly age order (a re-marked id goes last, a slice ahead): stop at the first young one.
     for (const [id, since] of this.nowhere) {
-      // Insertion order is age order: stop at the first young one.
       if (since > before) break;
+      due.push(id);
+    }
+    if (due.length === 0) return;
+    if (await this.broker.isFull()) {
+      for (const id of due) this.nowhere.delete(id);
+      for (const id of due) this.nowhere.set(id, Date.now() + WAIT_SLICE_MS);
+      return;
+    }
+    for (const id of due) {
       // Unmarked only once looked at: a look that fails (thrown to the loop) is tried again.
       const lost = this.waiters.has(id) && (await this.isNowhere(id));
       this.nowhere.delete(id);

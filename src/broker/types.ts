@@ -608,6 +608,13 @@ export interface BrokerProducer {
 export interface BrokerResults {
   /** The stored state and outcome of a job, or undefined when the broker knows nothing of it (or its result expired). */
   getResult(id: string): Promise<ResultRecord | undefined>;
+  /**
+   * Whether the broker is full, or nearly (Redis near its maxmemory): its
+   * nodes may then hold outcomes it refused, so a job already acked can be
+   * in no queue and without a result until there is room. A Client does
+   * not give such a job up for gone meanwhile.
+   */
+  isFull(): Promise<boolean>;
   /** The stored results of `ids`, in their order (undefined where none is stored). */
   getResults(ids: readonly string[], options?: ResultReadOptions): Promise<(ResultRecord | undefined)[]>;
   /**

@@ -50,7 +50,7 @@ import { owesLateReplies } from './unanswered.js';
 import { Keys } from './keys.js';
 import { Membership } from './membership.js';
 import { Pauses } from './pauses.js';
-import { checkEvictionPolicy, OutOfMemoryNotice } from './out-of-memory.js';
+import { checkEvictionPolicy, nearMaxmemory, OutOfMemoryNotice } from './out-of-memory.js';
 import { Results } from './results.js';
 import { Revokes } from './revokes.js';
 import { ScheduleStore } from './schedule.js';
@@ -425,6 +425,10 @@ export class RedisBroker implements Broker {
 
   async getResult(id: string): Promise<ResultRecord | undefined> {
     return this.results.get(await this.redis(), id);
+  }
+
+  async isFull(): Promise<boolean> {
+    return nearMaxmemory(await (await this.redis()).info('memory'));
   }
 
   async getResults(ids: readonly string[], options: ResultReadOptions = {}): Promise<(ResultRecord | undefined)[]> {
