@@ -261,7 +261,9 @@ export class JobHandle<T = unknown> {
    * TimeLimitExceeded), ResultTimeoutError past `timeout` (ms or "30s"; by
    * default it waits for ever), NoResultError for a job enqueued with
    * ignoreResult (at once) or whose task is defined with it (when the job
-   * ends), ResultGoneError when the result expired, ClientClosedError on close().
+   * ends), ResultGoneError when the result expired or (a job this client
+   * enqueued) the job is nowhere: purged, or expired with its announcement,
+   * ClientClosedError on close().
    * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
    * names the type yourself.
    */
@@ -353,12 +355,28 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly tickets = new WeakMap<JobHandle, EnqueueTicket>();
   /** Ids whose wait skipped its first look (SKIP_FIRST_LOOK_MS), with when it began. */
   private readonly unlooked = new Map<string, number>();
+  /**
+   * Waited-for ids of this client's jobs found nowhere (no queue, no node,
+   * no result), with when (a slice ahead, after a look while the broker was
+   * full): looked at again a slice later, and if still nowhere their waits
+   * fail (lookAgainNowhere). Once is not enough: a job is in neither place
+   * between its node's ack and its result's write.
+   */
+  private readonly nowhere = new Map<string, number>();
   /** Ids recently handed to a waiter (insertion order = age). */
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
   private closed = false;
   /** Announcements may have been lost (a failed or cut read): re-read every pending result before the next read. */
   private rereadPending = false;
+  /**
+   * The reply list's connection failed or was replaced: Redis may have lost
+   * its data (a restart without persistence), and with it the jobs waited
+   * for. The re-read then asks where those without a result are (lookWhere).
+   */
+  private findPending = false;
+  /** Ids waited for as this client's own jobs (announced here), which lookWhere may find gone. */
+  private readonly own = new Set<string>();
   /**
    * Workflows waited for, and when they were last read: a workflow's end is
    * announced after the script that ended it, so an announcement lost with
@@ -624,7 +642,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * client enqueued are announced to it; for other ids the state is re-read
    * with a growing pause (0.1 s to 2 s). Rejects with ResultTimeoutError past
    * `timeout` (ms or "30s"; none by default), ResultGoneError when the result
-   * expired, ClientClosedError on close().
+   * expired (or, `announced`, the job is nowhere), ClientClosedError on close().
    */
   waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
     return this.waitFor(id, timeout, announced, undefined);
@@ -669,6 +687,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       const list = this.waiters.get(id);
       if (list) list.push(waiter);
       else this.waiters.set(id, [waiter]);
+      if (announced) this.own.add(id);
       this.listen();
       const now = Date.now();
       if (ticket !== undefined && ticket.evictions === this.evictions && now - ticket.at < SKIP_FIRST_LOOK_MS) {
@@ -682,6 +701,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           // A workflow's record lives from its enqueue until its TTL after its end: none, it is gone.
           else if (record === undefined && this.flows.has(id)) this.settleGone(id);
           else if (!announced) this.pollForeign(id, waiter);
+          else if (record === undefined) this.lookWhere(id);
         },
         (err: unknown) => {
           this.log.warn({ err, jobId: id }, 'could not read a result');
@@ -718,6 +738,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.closed = true;
     this.closing.abort();
     this.unlooked.clear();
+    this.nowhere.clear();
+    this.own.clear();
     for (const [id, list] of this.waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
@@ -801,13 +823,16 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           for (const record of got.records) this.deliver(record);
           for (const id of got.gone) this.settleGone(id);
           if (got.missed) this.rereadPending = true;
+          if (got.reconnected === true) this.findPending = true;
           if (this.unlooked.size > 0) this.lookAtUnlooked();
+          if (this.nowhere.size > 0) await this.lookAgainNowhere();
           if (this.flows.size > 0 && Date.now() - this.flowsReadAt >= WAIT_SLICE_MS) await this.rereadFlows();
           failures = 0;
         } catch (err) {
           if (this.closed) break;
           // The ids a failed read took from the reply list are lost with it.
           this.rereadPending = true;
+          this.findPending = true;
           this.log.warn({ err }, 'waiting for results failed; retrying');
           await abortableSleep(retryDelay(failures++, LISTEN_RETRY), this.closing.signal);
         }
@@ -833,11 +858,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     }
   }
 
-  /** An announced id whose result is no longer stored: its waiters (and one to come) fail, naming it. */
-  private settleGone(id: string): void {
+  /**
+   * An announced id whose result is no longer stored (or, `nowhere`, a job
+   * found nowhere): its waiters (and one to come) fail, naming it.
+   */
+  private settleGone(id: string, nowhere = false): void {
     const list = this.take(id, GONE);
     if (list === undefined) return;
-    const err = new ResultGoneError(id);
+    const err = new ResultGoneError(id, nowhere);
     for (const w of list) {
       clearTimeout(w.timer);
       w.reject(err);
@@ -859,14 +887,28 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     }
     this.waiters.delete(id);
     this.unlooked.delete(id);
+    this.nowhere.delete(id);
+    this.own.delete(id);
     this.remember(id);
     return list;
   }
 
-  /** Reads the stored result of every job waited for: announcements may have been lost. */
+  /**
+   * Reads the stored result of every job waited for: announcements may have
+   * been lost. After a failed or replaced connection (`findPending`), asks
+   * where this client's jobs without a result are, too.
+   */
   private async reread(): Promise<void> {
-    const records = await this.broker.getResults([...this.waiters.keys()]);
-    for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+    const ids = [...this.waiters.keys()];
+    const records = await this.broker.getResults(ids);
+    const find = this.findPending;
+    this.findPending = false;
+    records.forEach((record, i) => {
+      const id = ids[i] as string;
+      if (record === undefined) {
+        if (find && this.own.has(id)) this.lookWhere(id);
+      } else if (isFinalState(record.state)) this.deliver(record);
+    });
   }
 
   /**
@@ -886,7 +928,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     for (const id of ids) this.unlooked.delete(id);
     this.broker.getResults(ids).then(
       (records) => {
-        for (const record of records) if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+        records.forEach((record, i) => {
+          if (record === undefined) this.lookWhere(ids[i] as string);
+          else if (isFinalState(record.state)) this.deliver(record);
+        });
       },
       (err: unknown) => {
         if (this.closed) return;
@@ -894,6 +939,59 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         this.rereadPending = true;
       },
     );
+  }
+
+  /**
+   * Where a job of this client with no stored result is: nowhere (no queue
+   * or node holds it, and still no result: it may have ended meanwhile)
+   * marks it for a second look a slice later (`nowhere`). A job that waits
+   * or runs is announced when it ends, as before.
+   */
+  private lookWhere(id: string): void {
+    this.isNowhere(id).then(
+      (lost) => {
+        if (lost && this.waiters.has(id) && !this.nowhere.has(id)) this.nowhere.set(id, Date.now());
+      },
+      (err: unknown) => {
+        if (!this.closed) this.log.warn({ err, jobId: id }, 'could not find a job waited for');
+      },
+    );
+  }
+
+  /** True when the broker finds the job in no queue, held by no node, and has no record of it. */
+  private async isNowhere(id: string): Promise<boolean> {
+    // Where first, then the record: a job that ends between the two reads shows its end.
+    if ((await this.broker.locate(id)) !== undefined) return false;
+    return (await this.broker.getResult(id)) === undefined;
+  }
+
+  /**
+   * Waits whose job was nowhere a slice ago: still nowhere, they fail
+   * (ResultGoneError); else they wait on. Not while the broker is full: a
+   * node then holds the outcomes of jobs it acked (in no queue, no result
+   * yet), so they are looked at again two slices later: once there is room,
+   * the node writes them within its retry pause (at most 5 s).
+   */
+  private async lookAgainNowhere(): Promise<void> {
+    const before = Date.now() - WAIT_SLICE_MS;
+    const due: string[] = [];
+    // Insertion order is nearly age order (a re-marked id goes last, a slice ahead): stop at the first young one.
+    for (const [id, since] of this.nowhere) {
+      if (since > before) break;
+      due.push(id);
+    }
+    if (due.length === 0) return;
+    if (await this.broker.isFull()) {
+      for (const id of due) this.nowhere.delete(id);
+      for (const id of due) this.nowhere.set(id, Date.now() + WAIT_SLICE_MS);
+      return;
+    }
+    for (const id of due) {
+      // Unmarked only once looked at: a look that fails (thrown to the loop) is tried again.
+      const lost = this.waiters.has(id) && (await this.isNowhere(id));
+      this.nowhere.delete(id);
+      if (lost) this.settleGone(id, true);
+    }
   }
 
   /** Reads the outcome of every workflow waited for (see `flows`). */
@@ -934,6 +1032,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (list === undefined || list.length === 0) {
       this.waiters.delete(id);
       this.unlooked.delete(id);
+      this.nowhere.delete(id);
+      this.own.delete(id);
     } else this.waiters.set(id, list);
   }
 }

@@ -253,16 +253,21 @@ export class ResultTimeoutError extends PreforkError {
 
 /**
  * A job's result was announced as ready but is no longer stored when read:
- * it expired (the result TTL) or Redis evicted it (maxmemory).
+ * it expired (the result TTL) or Redis evicted it (maxmemory). Also a job of
+ * the client's that is nowhere (`nowhere`): in no queue, held by no node,
+ * with no result stored; it was purged, or its result expired (with the
+ * reply list that announced it), or Redis lost it.
  */
 export class ResultGoneError extends PreforkError {
   static override readonly code: string = 'PREFORK_RESULT_GONE';
   /** The job whose result is gone. */
   readonly jobId: string;
-  /** The job's id. */
-  constructor(jobId: string) {
+  /** The job's id; `nowhere` when the job was found in no queue either. */
+  constructor(jobId: string, nowhere = false) {
     super(
-      `the result of job ${jobId} was ready but is no longer stored (it expired after the result TTL, or Redis evicted it)`,
+      nowhere
+        ? `job ${jobId} is in no queue, held by no node and has no stored result: it was purged, or its result expired after the result TTL, or Redis lost it`
+        : `the result of job ${jobId} was ready but is no longer stored (it expired after the result TTL, or Redis evicted it)`,
     );
     this.jobId = jobId;
   }

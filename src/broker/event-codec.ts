@@ -2,7 +2,13 @@ import { Packr } from 'msgpackr';
 import { batchEvents, STEP_TYPES, type EventBatch, type JobStep } from '../events/event-batch.js';
 import type { NodeEvent, NodeEventType } from '../events/node-event.js';
 
-const packr = new Packr({ useRecords: false, moreTypes: false });
+/**
+ * A progress value travels in its job-progress event: a BigInt past 64 bits
+ * (which the child sent and the result record keeps) needs msgpack's
+ * extension, or the whole write of the events, and the progress settlement
+ * with it, would be refused.
+ */
+const packr = new Packr({ useRecords: false, moreTypes: false, useBigIntExtension: true });
 /** The entry format that holds job steps as tuples (the first, an array of event objects, is still read). */
 const FORMAT = 2;
 

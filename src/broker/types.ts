@@ -561,6 +561,12 @@ export interface AnnouncedResults {
    * The client re-reads the stored results of every job it still waits for.
    */
   missed: boolean;
+  /**
+   * The connection was re-established since the client's last read: Redis
+   * may have restarted and lost its data, so the client also asks where the
+   * jobs it waits for without a stored result are.
+   */
+  reconnected?: boolean;
 }
 
 /** Opening and closing a broker handle: whoever creates one owns these. */
@@ -602,6 +608,13 @@ export interface BrokerProducer {
 export interface BrokerResults {
   /** The stored state and outcome of a job, or undefined when the broker knows nothing of it (or its result expired). */
   getResult(id: string): Promise<ResultRecord | undefined>;
+  /**
+   * Whether the broker is full, or nearly (Redis near its maxmemory): its
+   * nodes may then hold outcomes it refused, so a job already acked can be
+   * in no queue and without a result until there is room. A Client does
+   * not give such a job up for gone meanwhile.
+   */
+  isFull(): Promise<boolean>;
   /** The stored results of `ids`, in their order (undefined where none is stored). */
   getResults(ids: readonly string[], options?: ResultReadOptions): Promise<(ResultRecord | undefined)[]>;
   /**

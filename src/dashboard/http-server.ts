@@ -4,6 +4,7 @@ import { OptionError, PreforkError } from '../errors.js';
 import { HttpListener } from '../observe/http-listener.js';
 import { PausedEverywhereError } from '../cli/commands/control-pause.js';
 import { NoSuchNodeError } from '../cli/control-request.js';
+import { jsonText } from '../cli/json-text.js';
 import { UsageError } from '../cli/usage-error.js';
 import type { Asset } from './assets.js';
 import { TOKEN_COOKIE, type RequestGuard } from './guard.js';
@@ -196,9 +197,11 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
   });
 }
 
+/** A job's value or progress may hold what JSON has no type for (a BigInt): written as `prefork result --json` does. */
 function json(res: ServerResponse, status: number, body: unknown): void {
+  const text = jsonText(body);
   res.writeHead(status, { 'Content-Type': 'application/json; charset=utf-8' });
-  res.end(JSON.stringify(body));
+  res.end(text);
 }
 
 function text(res: ServerResponse, status: number, message: string): void {

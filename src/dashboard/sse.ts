@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { jsonText } from '../cli/json-text.js';
 
 /** A comment line this often keeps proxies and the browser from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
@@ -63,7 +64,7 @@ export class SseHub {
   }
 }
 
-/** One event: JSON on a single data line (JSON.stringify never emits a raw newline). */
+/** One event: JSON on a single data line (JSON.stringify, under jsonText, never emits a raw newline). */
 function frame(event: string, data: unknown): string {
-  return `event: ${event}\ndata: ${JSON.stringify(data)}\n\n`;
+  return `event: ${event}\ndata: ${jsonText(data)}\n\n`;
 }

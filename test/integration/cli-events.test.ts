@@ -198,6 +198,38 @@ describe('prefork events', () => {
     }
   });
 
+  it('prints a progress value that JSON lacks (a BigInt, bytes) with --json, as prefork result does', async () => {
+    const packr = new Packr({ useRecords: false, moreTypes: false, useBigIntExtension: true });
+    const raw = new Redis(url);
+    const at = Date.now();
+    const event = (jobId: string, progress: unknown) => ({
+      type: 'job-progress',
+      at,
+      node: 'values',
+      jobId,
+      task: 't',
+      queue: 'q',
+      progress,
+    });
+    try {
+      const events = [event('small', 5n), event('big', 2n ** 70n), event('bytes', Buffer.from('hi'))];
+      await raw.xadd('{prefork}:events', '*', 'e', packr.pack(events));
+      const once = run(['events', '--node', 'values', '--json', '--broker', url]);
+      expect(once.code, once.stderr).toBe(0);
+      const printed = once.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line) as { jobId: string; progress: unknown });
+      expect(printed.map((e) => [e.jobId, e.progress])).toEqual([
+        ['small', '5'],
+        ['big', '1180591620717411303424'],
+        ['bytes', 'aGk='],
+      ]);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
   it('refuses an unknown event type with exit 2 naming the flag', () => {
     const r = run(['events', '--type', 'job-done', '--broker', url]);
     expect(r.code).toBe(2);

@@ -151,6 +151,19 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     expect((await getJson(base, '/api/job')).status).toBe(400);
   });
 
+  it('one job whose value JSON has no type for (a BigInt past 64 bits, bytes): written as prefork result --json does', async () => {
+    await startWorker().start();
+    const { url: base } = await makeDashboard(url);
+    const client = makeClient(url);
+    const job = await client.enqueue('echo', [{ big: 2n ** 70n, bytes: Buffer.from('hi') }]);
+    await job.result();
+    const r = await getJson(base, `/api/job?id=${job.id}`);
+    expect(r).toMatchObject({
+      status: 200,
+      body: { id: job.id, state: 'SUCCESS', value: { big: '1180591620717411303424', bytes: 'aGk=' } },
+    });
+  });
+
   it('dead-retry puts a dead job back and it succeeds; dead-delete drops one; an id not dead says so', async () => {
     await startWorker().start();
     const client = makeClient(url);

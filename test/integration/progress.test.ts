@@ -58,6 +58,29 @@ describe('progress reported by a task', () => {
     await expect(out).resolves.toBe('done');
   });
 
+  it('a Worker stores and tells a progress value that only msgpack extensions carry: a BigInt past 64 bits', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('progress');
+    await makeWorker({ broker: url, namespace, app: APP, concurrency: 1 }).start();
+    const client = makeClient(url, namespace);
+    const big = 2n ** 70n;
+    const stop = new AbortController();
+    const told: unknown[] = [];
+    const following = (async () => {
+      for await (const e of client.events({ signal: stop.signal, types: ['job-progress'] }))
+        if (e.type === 'job-progress') told.push(e.progress);
+    })();
+    const gate = `${newLedger()}.gate`;
+    const handle = await client.enqueue('progressThenHold', [gate, big]);
+    // Stored while the job runs (it holds until the gate opens), not only with its final record.
+    await expect.poll(() => handle.progress(), { timeout: 20_000 }).toMatchObject({ value: big });
+    await expect.poll(() => told, { timeout: 20_000 }).toEqual([big]);
+    writeFileSync(gate, '');
+    expect(await handle.result()).toBe('done');
+    stop.abort();
+    await following;
+  });
+
   it('a Worker stores the progress with the result record; a loop of 10,000 reports makes a few writes', async () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('progress');

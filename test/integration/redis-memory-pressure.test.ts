@@ -84,6 +84,26 @@ describe('Redis under memory pressure', () => {
     expect(readLedger(ledger)).toHaveLength(1);
   });
 
+  it('a job acked whose outcome its node holds (Redis full) is in no queue and has no result: its wait waits', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    await makeWorker({ broker: own.server.url, namespace, ledger, concurrency: 1 }).start();
+    const client = makeClient(own.server.url, namespace);
+    const job = await client.enqueue('record', [500]);
+    await waitUntil(() => readLedger(ledger).length === 1, 'the job runs');
+    await own.raw.config('SET', 'maxmemory', '1');
+    // Acked, its result refused: nowhere to be found, as a purged job is.
+    await expect.poll(() => job.state(), { timeout: 10_000 }).toBeUndefined();
+    let settled = false;
+    const waited = job.result().finally(() => (settled = true));
+    waited.catch(() => undefined); // awaited below
+    // Looked for twice (a slice apart) while Redis stays full: it is not given up for gone.
+    await new Promise((resolve) => setTimeout(resolve, 12_000));
+    expect(settled).toBe(false);
+    await own.raw.config('SET', 'maxmemory', '0');
+    expect(await waited).toBe(job.id);
+  });
+
   it('a node started while Redis is full registers and keeps its lease; once there is room it runs what waited', async () => {
     const namespace = uniqueName('ns');
     const job = await makeClient(own.server.url, namespace).enqueue('add', [2, 3]);

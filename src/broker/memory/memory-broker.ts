@@ -164,6 +164,11 @@ export class MemoryBroker implements Broker {
     return this.resultOf(id, Date.now());
   }
 
+  /** Never: memory has no bound here. */
+  async isFull(): Promise<boolean> {
+    return false;
+  }
+
   async getResults(ids: readonly string[]): Promise<(ResultRecord | undefined)[]> {
     const now = Date.now();
     return ids.map((id) => this.resultOf(id, now));

@@ -4,7 +4,7 @@ import type { EventBatch } from '../../events/event-batch.js';
 import type { NodeEvent } from '../../events/node-event.js';
 import { decodeEvents, encodeEvents } from '../event-codec.js';
 import type { EventCarrier, EventPage } from '../types.js';
-import type { BlockingConnection } from './blocking.js';
+import type { BlockingPool } from './blocking-pool.js';
 import type { Keys } from './keys.js';
 
 /** Entries read per call while following. */
@@ -98,7 +98,7 @@ export class Events {
 
   async read(
     redis: Redis,
-    blocking: BlockingConnection,
+    blocking: BlockingPool,
     position: string,
     timeoutMs: number,
     signal?: AbortSignal,

@@ -62,6 +62,17 @@ export class OutOfMemoryNotice {
 }
 
 /**
+ * Redis near its maxmemory, from `INFO memory`: within a tenth of it. Redis
+ * refuses growing writes above it; an ack that freed a little takes it just
+ * below, while a node still holds outcomes it will write on its next try.
+ */
+export function nearMaxmemory(info: string): boolean {
+  const max = Number(/^maxmemory:(\d+)/m.exec(info)?.[1] ?? 0);
+  const used = Number(/^used_memory:(\d+)/m.exec(info)?.[1] ?? 0);
+  return max > 0 && used >= max * 0.9;
+}
+
+/**
  * Warns when Redis may evict keys (any maxmemory-policy but noeviction): at
  * maxmemory it would delete results (their result() calls then time out),
  * reply lists and node descriptions, and with allkeys-* queued jobs too, all

@@ -41,6 +41,7 @@ import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause } from '../paused-queues.js';
 import { QueueAdmin } from './queue-admin.js';
 import { BlockingConnection } from './blocking.js';
+import { BlockingPool } from './blocking-pool.js';
 import { checkUrl, createConnection, maskUrl, open, quit } from './connection.js';
 import { Control } from './control.js';
 import { encodeJob, type EntryFields } from './entry-codec.js';
@@ -49,7 +50,7 @@ import { owesLateReplies } from './unanswered.js';
 import { Keys } from './keys.js';
 import { Membership } from './membership.js';
 import { Pauses } from './pauses.js';
-import { checkEvictionPolicy, OutOfMemoryNotice } from './out-of-memory.js';
+import { checkEvictionPolicy, nearMaxmemory, OutOfMemoryNotice } from './out-of-memory.js';
 import { Results } from './results.js';
 import { Revokes } from './revokes.js';
 import { ScheduleStore } from './schedule.js';
@@ -118,9 +119,11 @@ function* chunks<T extends readonly (string | Buffer)[]>(
 
 /**
  * The `redis://` broker: Redis Streams with one consumer group (GROUP), a lease
- * per node, delayed jobs in a ZSET per queue (docs/architecture.md). Three
- * connections, each opened when first needed: commands and scripts; a
- * blocking one for waitForWork; a blocking one for waitForResults.
+ * per node, delayed jobs in a ZSET per queue (docs/architecture.md).
+ * Connections, each opened when first needed: commands and scripts; a
+ * blocking one for waitForWork; blocking ones for waitForResults and for
+ * the events (a BlockingPool: Clients sharing the broker read at once); a
+ * blocking one for control replies.
  */
 export class RedisBroker implements Broker {
   readonly displayUrl: string;
@@ -146,11 +149,11 @@ export class RedisBroker implements Broker {
   private readonly opening = new Set<Redis>();
   private closed = false;
   private readonly workWaits: BlockingConnection;
-  private readonly resultWaits: BlockingConnection;
+  private readonly resultWaits: BlockingPool;
   /** Opened only by a process that waits for control replies (the CLI). */
   private readonly controlWaits: BlockingConnection;
   /** Opened only by a process that follows the events. */
-  private readonly eventWaits: BlockingConnection;
+  private readonly eventWaits: BlockingPool;
   /** Queues this process already added to `{ns}:queues`. */
   private readonly knownLocally = new Set<string>();
   private readonly outOfMemory: OutOfMemoryNotice;
@@ -199,9 +202,14 @@ export class RedisBroker implements Broker {
     this.workWaits = new BlockingConnection(url, this.displayUrl, 'prefork:work-wait', this.log, unblocker, () =>
       this.deliveries.markSuspect(),
     );
-    this.resultWaits = new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker);
+    // Pools: Clients sharing this broker object each wait at once (BlockingPool).
+    this.resultWaits = new BlockingPool(
+      () => new BlockingConnection(url, this.displayUrl, 'prefork:result-wait', this.log, unblocker),
+    );
     this.controlWaits = new BlockingConnection(url, this.displayUrl, 'prefork:control-wait', this.log, unblocker);
-    this.eventWaits = new BlockingConnection(url, this.displayUrl, 'prefork:event-wait', this.log, unblocker);
+    this.eventWaits = new BlockingPool(
+      () => new BlockingConnection(url, this.displayUrl, 'prefork:event-wait', this.log, unblocker),
+    );
   }
 
   /** Opens the command connection; rejects (never hangs: see open()) with BrokerUnavailableError or BrokerRefusedError. */
@@ -417,6 +425,10 @@ export class RedisBroker implements Broker {
 
   async getResult(id: string): Promise<ResultRecord | undefined> {
     return this.results.get(await this.redis(), id);
+  }
+
+  async isFull(): Promise<boolean> {
+    return nearMaxmemory(await (await this.redis()).info('memory'));
   }
 
   async getResults(ids: readonly string[], options: ResultReadOptions = {}): Promise<(ResultRecord | undefined)[]> {

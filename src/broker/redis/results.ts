@@ -1,7 +1,7 @@
 import type { ChainableCommander, Redis } from 'ioredis';
 import { isFinalState } from '../job-state.js';
 import type { AnnouncedResults, ResultRecord, Settlement } from '../types.js';
-import type { BlockingConnection } from './blocking.js';
+import type { BlockingPool } from './blocking-pool.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
@@ -203,7 +203,7 @@ export class Results {
    */
   async waitFor(
     redis: Redis,
-    blocking: BlockingConnection,
+    blocking: BlockingPool,
     clientId: string,
     timeoutMs: number,
     signal?: AbortSignal,
@@ -225,9 +225,10 @@ export class Results {
       this.replacementsSeen.delete(this.replacementsSeen.keys().next().value as string);
     this.replacementsSeen.set(clientId, now);
     // A client not seen before (or forgotten) may have missed one too.
-    let missed = before === undefined ? now > 0 : now !== before;
+    const reconnected = before === undefined ? now > 0 : now !== before;
+    let missed = reconnected;
     const entries = popped?.[1] ?? [];
-    if (entries.length === 0) return { records: [], gone: [], missed };
+    if (entries.length === 0) return { records: [], gone: [], missed, reconnected };
     // Overflow: a pop from a list of REPLY_MAX ids or more (docs/architecture.md,
     // "A client"). The LLEN goes out with the read (no extra round trip).
     const left = entries.length >= REPLY_BATCH ? redis.llen(key) : undefined;
@@ -258,7 +259,7 @@ export class Results {
       // Not final: a rerun of the job (redelivered) wrote over it; it is announced again when it ends.
       else if (isFinalState(record.state)) records.push(record);
     }
-    return { records, gone, missed };
+    return { records, gone, missed, reconnected };
   }
 
   /**

@@ -4,6 +4,7 @@ import { describeEvent, type NodeEventType } from '../../events/node-event.js';
 import { followEvents } from '../../events/follow.js';
 import { createStderrLogger, envLogLevel } from '../../logger.js';
 import { withBroker } from '../connect.js';
+import { jsonText } from '../json-text.js';
 import * as parse from '../parsers.js';
 
 interface EventsFlags {
@@ -51,7 +52,7 @@ async function printEvents(flags: EventsFlags): Promise<void> {
       );
       for await (const e of events) {
         if (stop.signal.aborted) break;
-        process.stdout.write(`${flags.json === true ? JSON.stringify(e) : describeEvent(e)}\n`);
+        process.stdout.write(`${flags.json === true ? jsonText(e) : describeEvent(e)}\n`);
       }
     });
   } finally {
