@@ -26,19 +26,7 @@
 ]]
 local jobs = KEYS[4]
 local queue = queueOfKey(KEYS[1])
-local flows, order = {}, {}
-do
-  local k, a = 5, 2
-  for _ = 1, intArg(1, 'number of workflows', 0) do
-    if ARGV[a] == nil or ARGV[a] == '' then badArg(a, 'workflow id') end
-    local m = intArg(a + 1, 'number of workflow queues', 1)
-    flows[ARGV[a]] = { key = KEYS[k], base = k + 1, members = {} }
-    order[#order + 1] = ARGV[a]
-    k, a = k + 1 + 2 * m, a + 2
-  end
-  if k ~= #KEYS + 1 then error({ err = 'ERR prefork: purgeQueue: expected ' .. (k - 1) .. ' keys, got ' .. #KEYS }) end
-  if a ~= #ARGV + 1 then badArg(a, 'unexpected argument: expected ' .. (a - 1) .. ' arguments, got ' .. #ARGV) end
-end
+local flows, order = wfNamed('purgeQueue', 5, 1, 2)
 
 -- The first entry of a stream not yet delivered to the group ('-': all).
 local function undelivered(stream)

@@ -49,19 +49,7 @@ local resPrefix, replyPrefix = ARGV[6], ARGV[7]
 if resPrefix == nil or resPrefix == '' then badArg(6, 'result key prefix') end
 if replyPrefix == nil or replyPrefix == '' then badArg(7, 'reply list prefix') end
 local resultTtl, replyMax = intArg(8, 'result ttl (ms)', 1), intArg(9, 'reply list length', 1)
-local flows, order = {}, {}
-do
-  local k, a = 6, 10
-  for _ = 1, intArg(5, 'number of workflows', 0) do
-    if ARGV[a] == nil or ARGV[a] == '' then badArg(a, 'workflow id') end
-    local m = intArg(a + 1, 'number of workflow queues', 1)
-    flows[ARGV[a]] = { key = KEYS[k], base = k + 1, members = {} }
-    order[#order + 1] = ARGV[a]
-    k, a = k + 1 + 2 * m, a + 2
-  end
-  if k ~= #KEYS + 1 then error({ err = 'ERR prefork: recoverEntries: expected ' .. (k - 1) .. ' keys, got ' .. #KEYS }) end
-  if a ~= #ARGV + 1 then badArg(a, 'unexpected argument: expected ' .. (a - 1) .. ' arguments, got ' .. #ARGV) end
-end
+local flows, order = wfNamed('recoverEntries', 6, 5, 10)
 if not redis.call('ZSCORE', recovering, node) then return { -1, 0 } end
 local pending = redis.pcall('XPENDING', stream, GROUP, '-', '+', batch, node)
 if type(pending) ~= 'table' or pending.err then return { 0, 0 } end

@@ -306,6 +306,26 @@ local function wfRefOf(fields)
   return id, node, queues
 end
 
+-- The workflows a caller named, for scripts that end members of any workflow they meet (a purge,
+-- a recovery's burial): ARGV[countArg] of them, as pairs (id, m: its number of queues) from
+-- ARGV[firstArg], and their keys from KEYS[firstKey], the workflow's record then 2 * m queue
+-- keys (stream, delayed) each. Every key and argument must be used. Returns flows (id -> { key,
+-- base: the index of its first queue key, members = {} }) and order (the ids as named).
+local function wfNamed(script, firstKey, countArg, firstArg)
+  local flows, order = {}, {}
+  local k, a = firstKey, firstArg
+  for _ = 1, intArg(countArg, 'number of workflows', 0) do
+    if ARGV[a] == nil or ARGV[a] == '' then badArg(a, 'workflow id') end
+    local m = intArg(a + 1, 'number of workflow queues', 1)
+    flows[ARGV[a]] = { key = KEYS[k], base = k + 1, members = {} }
+    order[#order + 1] = ARGV[a]
+    k, a = k + 1 + 2 * m, a + 2
+  end
+  if k ~= #KEYS + 1 then error({ err = 'ERR prefork: ' .. script .. ': expected ' .. (k - 1) .. ' keys, got ' .. #KEYS }) end
+  if a ~= #ARGV + 1 then badArg(a, 'unexpected argument: expected ' .. (a - 1) .. ' arguments, got ' .. #ARGV) end
+  return flows, order
+end
+
 -- The failure of a job that left its workflow without a node's settlement, shaped as
 -- the ones nodes record (consumer/outcome.ts): { id, name, error = { name, message, code } }.
 local function wfFailure(fields, name, message, code)
