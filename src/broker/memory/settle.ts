@@ -81,8 +81,8 @@ export function flowHost(state: MemoryState, touched: Set<string>, now: number):
   };
 }
 
-/** A retry or a give-back asks its rate limit again: the slot it held is spent. */
-function withoutSlot(job: JobRecord): JobRecord {
+/** A retry, a give-back or a dead job put back asks its rate limit again: the slot it held is spent. */
+export function withoutSlot(job: JobRecord): JobRecord {
   delete job.rateSlot;
   return job;
 }
