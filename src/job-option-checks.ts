@@ -99,7 +99,7 @@ export interface BackoffInput {
   delay?: number | string;
   /**
    * The largest delay (up to 100 years).
-   * @defaultValue 10 minutes
+   * @defaultValue 10 minutes, or `delay` when that is longer
    */
   cap?: number | string;
   /**

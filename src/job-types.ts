@@ -18,7 +18,7 @@ export interface BackoffOptions {
   delay?: number;
   /**
    * Largest delay in ms.
-   * @defaultValue 600000 (10 minutes)
+   * @defaultValue 600000 (10 minutes), or `delay` when that is longer
    */
   cap?: number;
   /**

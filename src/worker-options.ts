@@ -132,6 +132,7 @@ export interface WorkerOptions {
    * A job redelivered more than this many times without an outcome (its
    * node died under it, or gave it back at shutdown) is a poison job: when
    * recovered from a dead node, it goes to the dead set, not to its queue.
+   * A retry is an outcome: the count starts again with each retry.
    * An integer from 0 to 2^53-1.
    * @defaultValue 5
    */

@@ -1,6 +1,7 @@
 import {
   PayloadDecodeError,
   ResultSerializationError,
+  Retry,
   SoftTimeLimitExceeded,
   UnknownTaskError,
   messageOf,
@@ -264,7 +265,8 @@ export class JobRunner {
   private fail(ctx: JobContext, thrown: unknown): void {
     ctx.end();
     let err = thrown;
-    if (ctx.softTimedOut && !isSoftTimeLimit(thrown)) {
+    // A Retry is the task's answer to running out of time (Celery's pattern): it keeps its delay and retry budget.
+    if (ctx.softTimedOut && !isSoftTimeLimit(thrown) && !isRetry(thrown)) {
       err = new SoftTimeLimitExceeded(
         `task ${ctx.name} exceeded its soft time limit and then threw: ${messageOf(thrown)}`,
       );
@@ -322,6 +324,19 @@ function isThenable(v: unknown): v is PromiseLike<unknown> {
       (typeof v === 'object' || typeof v === 'function') &&
       typeof (v as PromiseLike<unknown>).then === 'function'
     );
+  } catch {
+    return false;
+  }
+}
+
+/**
+ * A Retry, also from another copy of prefork (the parent revives it by name
+ * and code, error-codec.ts); false when reading it throws (a Proxy's trap).
+ */
+function isRetry(v: unknown): boolean {
+  try {
+    if (v instanceof Retry) return true;
+    return v instanceof Error && v.name === Retry.name && (v as { code?: unknown }).code === Retry.code;
   } catch {
     return false;
   }

@@ -383,6 +383,25 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(got.map((g) => [g.d.job.id, g.d.job.attempt, g.d.job.redeliveries])).toEqual([['a', 1, 0]]);
     });
 
+    it('a retry is an outcome: it resets the redeliveries, so deliveries lost in earlier attempts never make it a poison job', async () => {
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const bNode = await node(long, 'node-b');
+      // Redelivered twice before this attempt ended in a retry (its nodes died under it).
+      await long.enqueue([job('j', 'q', { redeliveries: 2 })]);
+      const [d] = await fetchAll(short, a, ['q'], 1);
+      await short.settle([{ kind: 'retry', delivery: d!, delay: 0 }]);
+      const [again] = (await collect(short, a, ['q'], 1)).map((g) => g.d);
+      expect([again?.job.attempt, again?.job.redeliveries]).toEqual([1, 0]);
+      // Node a dies under the retry: with maxRedeliveries 2, this is its first redelivery, not its third.
+      await sleep(MIN_LEASE_MS + 150);
+      expect(await long.recover(a, bNode, 2)).toBe(1);
+      expect(await long.listDead('q', 10)).toEqual([]);
+      const [back] = await fetchAll(long, bNode, ['q'], 1);
+      expect([back?.job.id, back?.job.attempt, back?.job.redeliveries]).toEqual(['j', 1, 1]);
+    });
+
     it('a retry delay a task got wrong loses no job: NaN retries now, Infinity waits in the delayed set', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

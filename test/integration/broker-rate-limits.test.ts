@@ -70,6 +70,28 @@ describe.each(['memory', 'redis'] as const)('Broker rate limits over %s', (kind)
     expect(again[0]!.job.rateSlot).toBeUndefined();
   });
 
+  it('a dead job put back (dead retry) has spent its turn: it comes back unmarked and asks again', async () => {
+    const b = await broker();
+    const me = await node(b, 'n1');
+    await b.enqueue([job('j1')]);
+    const [d] = await fetchAll(b, me, 1);
+    // Its turn, at once; then it fails for good.
+    await b.settle([{ kind: 'defer', delivery: d!, delay: 0, slot: true }]);
+    let back: Delivery[] = [];
+    await expect
+      .poll(async () => (back = back.length > 0 ? back : await fetchAll(b, me, 1)).length, { timeout: 10_000 })
+      .toBe(1);
+    expect(back[0]!.job.rateSlot).toBeGreaterThan(0);
+    await b.settle([{ kind: 'dead', delivery: back[0]!, reason: 'boom' }]);
+    expect(await b.retryDead('q', ['j1'])).toBe(1);
+    expect(await b.locate('j1')).toMatchObject({ state: 'waiting' });
+    expect((await b.locate('j1'))?.rateLimited).toBeUndefined();
+    const [again] = await fetchAll(b, me, 1);
+    expect(again!.job).toMatchObject({ id: 'j1', attempt: 0 });
+    // Marked, it would start without asking its bucket (within an interval of its old turn: an hour at 1/h).
+    expect(again!.job.rateSlot).toBeUndefined();
+  });
+
   it("a turn comes back on this process's clock, keeping how late the job is", async () => {
     const b = await broker();
     const me = await node(b, 'n1');

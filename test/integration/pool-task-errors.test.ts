@@ -5,6 +5,7 @@ import {
   ErrorSerializationError,
   PayloadDecodeError,
   ResultSerializationError,
+  Retry,
   SoftTimeLimitExceeded,
   UnknownTaskError,
 } from 'prefork';
@@ -130,6 +131,13 @@ describe('task failures', () => {
     );
     await expect(pool.apply('pid')).resolves.toBe(pid);
     expect(pool.stats().totals).toMatchObject({ lost: 0, restarts: 0 });
+  });
+
+  it('a Retry thrown after the soft time limit stays a Retry, with its delay: the task asked for another attempt', async () => {
+    const pool = await startPool({ processes: 1 });
+    const err = await rejectionOf(pool.apply('retryOnAbort', [7_000], { softTimeLimit: 50 }));
+    expect(err).toBeInstanceOf(Retry);
+    expect(err).toMatchObject({ delay: 7_000, message: 'out of time' });
   });
 
   it('a result whose every read throws (a Proxy) fails with ResultSerializationError; the same child runs the next job', async () => {

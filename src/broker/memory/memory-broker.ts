@@ -44,7 +44,7 @@ import { checkPause, pausedFromMember, pausedMember, sortPaused } from '../pause
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
-import { applySettlements, flowHost } from './settle.js';
+import { applySettlements, flowHost, withoutSlot } from './settle.js';
 import { poisonFailure, poisonRecord, purgedFailure, removedFailure, revokedFailure } from '../member-failures.js';
 import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
 import { workflowResult } from '../../workflow/record.js';
@@ -625,7 +625,8 @@ export class MemoryBroker implements Broker {
       const now = Date.now();
       for (const { job } of taken) {
         this.state.requeued(job, now);
-        q.main.push({ ...job, attempt: 0, redeliveries: 0 });
+        // Its rate-limit turn was spent by the run that died: it asks its bucket again (changeDead-3.lua).
+        q.main.push(withoutSlot({ ...job, attempt: 0, redeliveries: 0 }));
       }
       this.state.waiters.changed([queue]);
     }

@@ -15,7 +15,7 @@ export interface SettleContext {
 
 /**
  * Applies settlements, as the Redis fetch script does: each one ends its
- * reservation and moves the job on (ack: gone; retry: delayed, attempt + 1;
+ * reservation and moves the job on (ack: gone; retry: delayed, attempt + 1, redeliveries 0;
  * dead: dead set; giveBack: front of its queue, redeliveries + 1 unless `spread`; defer:
  * delayed, marked with its rate-limit slot when `slot`). A receipt
  * no longer held (a fenced node's late settle: the job was recovered and
@@ -36,7 +36,9 @@ export function applySettlements(ctx: SettleContext, settlements: readonly Settl
         const { queue, job } = held.delivery;
         const q = state.queue(queue);
         if (s.kind === 'retry') {
-          q.addDelayed({ dueAt: now + retryDelayMs(s.delay), job: withoutSlot({ ...job, attempt: job.attempt + 1 }) });
+          // A retry is an outcome: deliveries lost before it do not count toward a poison job (fetchJobs-n.lua).
+          const retried = withoutSlot({ ...job, attempt: job.attempt + 1, redeliveries: 0 });
+          q.addDelayed({ dueAt: now + retryDelayMs(s.delay), job: retried });
           ctx.touched.add(queue);
         } else if (s.kind === 'dead') {
           q.bury({ job, reason: s.reason, diedAt: now }, ctx.deadMax);
@@ -79,8 +81,8 @@ export function flowHost(state: MemoryState, touched: Set<string>, now: number):
   };
 }
 
-/** A retry or a give-back asks its rate limit again: the slot it held is spent. */
-function withoutSlot(job: JobRecord): JobRecord {
+/** A retry, a give-back or a dead job put back asks its rate limit again: the slot it held is spent. */
+export function withoutSlot(job: JobRecord): JobRecord {
   delete job.rateSlot;
   return job;
 }

@@ -20,6 +20,17 @@ describe('backoffDelay', () => {
     expect(backoffDelay(20, { jitter: false, cap: 60_000 })).toBe(60_000);
   });
 
+  it('a delay longer than the default cap is not cut to it: the default cap is only for growth', () => {
+    expect(backoffDelay(0, { type: 'fixed', delay: 3_600_000 })).toBe(3_600_000);
+    expect(backoffDelay(4, { type: 'fixed', delay: 3_600_000 })).toBe(3_600_000);
+    expect(backoffDelay(0, { delay: 3_600_000, jitter: false })).toBe(3_600_000);
+    expect(backoffDelay(3, { delay: 3_600_000, jitter: false })).toBe(3_600_000);
+  });
+
+  it('a cap given is kept, even below the delay', () => {
+    expect(backoffDelay(0, { type: 'fixed', delay: 3_600_000, cap: 60_000 })).toBe(60_000);
+  });
+
   it('fixed waits the same every time', () => {
     expect(backoffDelay(0, { type: 'fixed', delay: 250, jitter: false })).toBe(250);
     expect(backoffDelay(9, { type: 'fixed', delay: 250, jitter: false })).toBe(250);

@@ -1,5 +1,6 @@
 --[[
-  Retries (back to the queue, attempt and redeliveries reset) or deletes
+  Retries (back to the queue, attempt and redeliveries reset, its spent
+  rate-limit turn dropped) or deletes
   dead jobs, in one scan of the dead set for any number of ids. A retry
   leaves a workflow's job dead: its workflow recorded its failure when it
   died (and went on, or ended), so a rerun would belong to nothing. A
@@ -48,7 +49,8 @@ local function requeue(fields)
   local job = {}
   for i = 1, #fields, 2 do
     local f = fields[i]
-    if f ~= 'reason' and f ~= 'diedAt' then
+    -- A rate-limit turn (slot) was spent by the run that died: the job asks its bucket again.
+    if f ~= 'reason' and f ~= 'diedAt' and f ~= 'slot' then
       job[#job + 1] = f
       if f == 'attempt' or f == 'redeliveries' then job[#job + 1] = '0' else job[#job + 1] = fields[i + 1] end
     end

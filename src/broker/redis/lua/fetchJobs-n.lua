@@ -25,7 +25,7 @@
   ARGV[8] A, number of ack groups
   ARGV[9 .. 9+P-1] quota of each plan queue
   then S groups of 6: op, queue index, stream kind, entry id, arg, job id
-    op  r = retry (arg: delay ms) | d = dead (arg: reason)
+    op  r = retry (arg: delay ms; attempt + 1, redeliveries reset) | d = dead (arg: reason)
         g = give back to :rd (arg: '1' = redeliveries + 1, '0' = unchanged)
         s = defer to its rate-limit turn (arg: delay ms): marked `slot` = its due
             time, promoted to :rd when due (served before the queue's backlog)
@@ -164,7 +164,9 @@ for _ = 1, ns do
       -- r, s, l: to the delayed set, due in `arg` ms; only the fields they mark differ
       local due = clock() + tonumber(arg)
       if op == 'r' then
+        -- A retry is an outcome: deliveries lost before it do not count toward a poison job.
         bumpField(fields, 'attempt')
+        setField(fields, 'redeliveries', '0')
         removeField(fields, 'slot')
       elseif op == 's' then
         setField(fields, 'slot', string.format('%d', due))
