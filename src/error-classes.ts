@@ -33,6 +33,7 @@ export {
   RemoteTaskError,
   EndpointError,
   Retry,
+  MaxRetriesExceededError,
   BrokerRefusedError,
   BrokerFullError,
   EnqueueIncompleteError,

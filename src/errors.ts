@@ -483,6 +483,17 @@ export class Retry extends PreforkError {
   }
 }
 
+/**
+ * A job that threw Retry with its retries spent (Celery's
+ * MaxRetriesExceededError): its FAILURE, in place of the Retry itself, so
+ * that a task which awaits such a job and lets its error through fails
+ * rather than asking to be retried in turn. The message names the retries
+ * and the last Retry's message; `cause` is that Retry.
+ */
+export class MaxRetriesExceededError extends PreforkError {
+  static override readonly code: string = 'PREFORK_MAX_RETRIES_EXCEEDED';
+}
+
 /** One member of a workflow's failed group, as WorkflowError carries it. */
 export interface WorkflowMemberState {
   /** What the member is: a task, or a nested chain, group or chord. */

@@ -2,6 +2,7 @@ import type { Delivery, ResultRecord, Settlement } from '../broker/types.js';
 import {
   JobWithdrawnError,
   MalformedJobError,
+  MaxRetriesExceededError,
   OptionError,
   PayloadDecodeError,
   PoolClosedError,
@@ -125,7 +126,12 @@ export function settlementFor(
     };
   }
   const reason = retries > 0 ? `retries spent (${retries}): ${messageOf(outcome)}` : messageOf(outcome);
-  return withOutcome({ kind: 'dead', delivery, reason, result: failure }, outcome);
+  if (!(outcome instanceof Retry)) return withOutcome({ kind: 'dead', delivery, reason, result: failure }, outcome);
+  // A Retry with none left fails as MaxRetriesExceededError (Celery's), not as a Retry: a task that awaits
+  // this job and lets its error through would otherwise ask to be retried in turn.
+  const spent = new MaxRetriesExceededError(reason, { cause: outcome });
+  const result = finalRecord(keep, delivery, attempt, 'FAILURE', () => ({ error: serializeError(spent) }));
+  return withOutcome({ kind: 'dead', delivery, reason, result }, spent);
 }
 
 /**

@@ -84,6 +84,20 @@ describe.each(['memory', 'redis'] as const)('Worker over %s', (kind) => {
     expect(await job.result()).toBe(1);
   });
 
+  it("a Retry with its retries spent → FAILURE as MaxRetriesExceededError (Celery's), the Retry its cause", async () => {
+    const { broker, namespace, client } = setup();
+    await makeWorker({ broker, namespace }).start();
+    const job = await client.enqueue('retryMe', [uniqueName('k'), 99], { retries: 2 });
+    const err = await job.result().then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toMatchObject({ name: 'MaxRetriesExceededError', code: 'PREFORK_MAX_RETRIES_EXCEEDED' });
+    expect((err as Error).message).toBe('retries spent (2): retry requested');
+    expect((err as Error).cause).toMatchObject({ name: 'Retry', code: 'PREFORK_RETRY' });
+    expect((await job.state())?.retries).toBe(2);
+  });
+
   it('spent retries → FAILURE naming the retries, in the dead set', async () => {
     const { broker, namespace, client } = setup();
     await makeWorker({ broker, namespace }).start();

@@ -77,6 +77,8 @@ const samples: Record<string, () => PreforkError> = {
       Object.assign(new Error('in use'), { code: 'EADDRINUSE' }),
     ),
   Retry: () => new prefork.Retry({ delay: 1500, message: 'later' }),
+  MaxRetriesExceededError: () =>
+    new prefork.MaxRetriesExceededError('retries spent (3): later', { cause: new prefork.Retry({ message: 'later' }) }),
 };
 
 /** serialize → msgpack → deserialize: child to parent over the pipe. */

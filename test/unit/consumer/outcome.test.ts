@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { Delivery } from '../../../dist/broker/types.js';
 import { MAX_DELAY_MS } from '../../../dist/util/units.js';
+import { deserializeError } from '../../../dist/protocol/error-codec.js';
+import type { SerializedError } from '../../../dist/job-types.js';
 import {
   DEFAULT_RETRY_BUDGET,
   malformedSettlement,
@@ -9,6 +11,7 @@ import {
 } from '../../../dist/consumer/outcome.js';
 import {
   JobWithdrawnError,
+  MaxRetriesExceededError,
   PayloadDecodeError,
   PoolClosedError,
   PoolFailedError,
@@ -150,6 +153,21 @@ describe('settlementFor', () => {
       delay: 1234,
     });
     expect(settlementFor(delivery(DEFAULT_RETRY_BUDGET), false, new Retry({ delay: 1 }), at).kind).toBe('dead');
+  });
+
+  it("a Retry with its retries spent fails as MaxRetriesExceededError (Celery's), the Retry its cause", () => {
+    const s = settlementFor(delivery(2, { retries: 2 }), false, new Retry({ message: 'not ready yet' }), at);
+    expect(s).toMatchObject({ kind: 'dead', reason: 'retries spent (2): not ready yet' });
+    const error = s.kind === 'dead' ? s.result?.error : undefined;
+    expect(error).toMatchObject({ name: 'MaxRetriesExceededError', message: 'retries spent (2): not ready yet' });
+    const revived = deserializeError(error as SerializedError);
+    expect(revived).toBeInstanceOf(MaxRetriesExceededError);
+    expect(revived).toMatchObject({ code: 'PREFORK_MAX_RETRIES_EXCEEDED' });
+    expect(revived.cause).toBeInstanceOf(Retry);
+    expect(revived.cause).toMatchObject({ message: 'not ready yet' });
+    // Any other error spent its retries as itself.
+    const other = settlementFor(delivery(2, { retries: 2 }), false, new Error('boom'), at);
+    expect(other.kind === 'dead' ? other.result?.error : undefined).toMatchObject({ name: 'Error', message: 'boom' });
   });
 
   it('a Retry delay below 0 waits 0; Infinity or a huge one is clamped to the maximum (100 years, as for enqueue delay): the due time stays finite', () => {
