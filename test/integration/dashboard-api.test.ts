@@ -359,6 +359,16 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
     expect((await getJson(base, '/api/overview')).status).toBe(200);
   });
 
+  it('a request target that is no URL (//) is answered 400 before the guard, and the server serves on', async () => {
+    const { url: base } = await makeDashboard(url, { authToken: 's3cret' });
+    for (const path of ['//', '//:x/api/overview']) {
+      const r = await send(base, { method: 'GET', path });
+      expect(r.status, path).toBe(400);
+      expect(r.text, path).toBe(`bad request target: ${JSON.stringify(path)} (a path such as /)\n`);
+    }
+    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer s3cret' })).status).toBe(200);
+  });
+
   it('HEAD on every GET path answers its status and headers and ends, the event stream included', async () => {
     const { url: base } = await makeDashboard(url);
     for (const [path, type] of [
