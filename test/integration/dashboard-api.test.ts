@@ -46,7 +46,10 @@ describe('dashboard API', { timeout: 60_000 }, () => {
       body: { ok: false, error: expect.stringMatching(/needs its token/) as unknown },
     });
     expect((await getJson(base, '/api/overview', { Authorization: 'Bearer wrong' })).status).toBe(401);
-    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer s3cret' })).status).toBe(200);
+    // The scheme is case-insensitive, and may be followed by more than one space (RFC 9110 11.1).
+    for (const header of ['Bearer s3cret', 'bearer s3cret', 'BEARER  s3cret'])
+      expect((await getJson(base, '/api/overview', { Authorization: header })).status, header).toBe(200);
+    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer s3cre' })).status).toBe(401);
     const login = await fetch(`${base}/?token=s3cret`, { redirect: 'manual' });
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe('/');
