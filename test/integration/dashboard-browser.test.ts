@@ -156,6 +156,35 @@ describe('prefork dashboard in a browser', { timeout: 120_000 }, () => {
     await page.unroute(/\/api\/jobs\?/);
   });
 
+  it('one job asked for after another is the one shown, whichever answers last', async () => {
+    const [a, b] = await client.enqueueMany([
+      { name: 'work', args: ['a'], options: { queue: 'paging' } },
+      { name: 'work', args: ['b'], options: { queue: 'paging' } },
+    ]);
+    let release: () => void = () => undefined;
+    const heldA = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\/api\/job\?/, async (route) => {
+      if (new URL(route.request().url()).searchParams.get('id') === a?.id) await heldA;
+      return route.continue();
+    });
+    const shown = () => page.locator('#job-detail dl.job').getAttribute('data-job');
+    const finishedA = page.waitForEvent('requestfinished', (r) => r.url().includes(`id=${a?.id ?? ''}`));
+    await page.fill('#job-id', a?.id ?? '');
+    await page.click('#job-find');
+    await page.fill('#job-id', b?.id ?? '');
+    await page.click('#job-find');
+    await expect.poll(shown).toBe(b?.id);
+    release();
+    await finishedA;
+    // Two samples later (A's answer is in by then): B is still shown.
+    for (let i = 0; i < 2; i++) {
+      const at = await page.locator('#status').innerText();
+      await expect.poll(() => page.locator('#status').innerText()).not.toBe(at);
+    }
+    expect(await shown()).toBe(b?.id);
+    await page.unroute(/\/api\/job\?/);
+  });
+
   it("a dead job's retry button brings it back, and it succeeds", async () => {
     const job = await client.enqueue('failsOnce', ['e2e']);
     await expect(job.result()).rejects.toThrow(/first attempt of e2e fails/);

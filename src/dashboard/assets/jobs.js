@@ -131,9 +131,14 @@ export class JobsBrowser {
 
 const FINISHED = new Set(['SUCCESS', 'FAILURE', 'REVOKED']);
 
+/** Jobs asked for so far: only the last one's answer is shown (one asked before may answer after it). */
+let jobsAsked = 0;
+
 /** One job: its record (as `prefork result --json`) and the steps the dashboard saw. */
 export async function showJob(el, id, ctx) {
+  const seq = ++jobsAsked;
   const { status, body } = await getJson(`/api/job?${new URLSearchParams({ id })}`);
+  if (seq !== jobsAsked) return;
   if (status !== 200 && status !== 404) return put(el, h('p', { class: 'fail' }, body.error ?? `error ${status}`));
   const job = body;
   const fields = [
