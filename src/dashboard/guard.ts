@@ -83,8 +83,9 @@ function hostName(header: string): string {
   return (m?.[1] ?? '').toLowerCase();
 }
 
+/** `Authorization: Bearer <token>`; the scheme's name is case-insensitive and may be followed by several spaces (RFC 9110 11.1). */
 function bearer(req: IncomingMessage): string | undefined {
-  const m = /^Bearer (.+)$/.exec(req.headers.authorization ?? '');
+  const m = /^Bearer +(.+)$/i.exec(req.headers.authorization ?? '');
   return m?.[1];
 }
 

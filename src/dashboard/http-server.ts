@@ -65,7 +65,7 @@ export class DashboardServer {
     private readonly readOnly: boolean,
     private readonly log: Logger,
   ) {
-    this.listener = new HttpListener((req, res) => void this.answer(req, res), log);
+    this.listener = new HttpListener((req, res, url) => void this.answer(req, res, url), log);
   }
 
   /** Binds host:port (0: any free port); rejects with EndpointError naming the address. */
@@ -82,9 +82,8 @@ export class DashboardServer {
     return this.listener.close();
   }
 
-  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
+  private async answer(req: IncomingMessage, res: ServerResponse, url: URL): Promise<void> {
     for (const [name, value] of SECURITY_HEADERS) res.setHeader(name, value);
-    const url = new URL(req.url ?? '/', 'http://dashboard');
     const refused = this.guard.check(req, url);
     if (refused !== undefined)
       return url.pathname.startsWith('/api/')

@@ -1,7 +1,8 @@
 import type { ListedState } from '../broker/types.js';
 import { OptionError } from '../errors.js';
 import { checkJobId, checkQueueName, throwOptionError } from '../job-option-checks.js';
-import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
+import { parsePageLimit } from '../broker/job-page-checks.js';
+import { integerRange } from '../util/units.js';
 
 /**
  * What the page sends (query parameters, JSON bodies), checked: a bad value
@@ -121,6 +122,15 @@ export function onlyParams(params: URLSearchParams, names: readonly string[]): v
       );
 }
 
+/**
+ * Most jobs on one page (the page asks 25). A page holds each job's
+ * arguments whole, up to 64 KiB of msgpack each and several times that
+ * decoded: the 10,000 `prefork jobs` may ask for would take the dashboard
+ * gigabytes for one request, from anyone who may read it.
+ */
+export const PAGE_MAX = 100;
+const PAGE_EXPECTED = integerRange(1, PAGE_MAX);
+
 /** A job page's query: `queue`, `state` (waiting, delayed, dead), `limit`, `cursor`; `listJobs` checks `state`. */
 export function pageQuery(params: URLSearchParams): {
   queue: string;
@@ -135,7 +145,7 @@ export function pageQuery(params: URLSearchParams): {
   const limitText = params.get('limit') ?? '20';
   // Checked here, as typed: a NaN or a rounded number would reach listJobs' message instead.
   const limit = parsePageLimit(limitText);
-  if (limit === undefined) throw new OptionError('limit', limitText, PAGE_LIMIT_EXPECTED);
+  if (limit === undefined || limit > PAGE_MAX) throw new OptionError('limit', limitText, PAGE_EXPECTED);
   const cursor = params.get('cursor') ?? '';
   return { queue, state, limit, cursor: cursor === '' ? undefined : cursor };
 }

@@ -24,7 +24,7 @@ export class EndpointServer {
     private readonly routes: ReadonlyMap<string, EndpointHandler>,
     private readonly log: Logger,
   ) {
-    this.listener = new HttpListener((req, res) => void this.answer(req, res), log);
+    this.listener = new HttpListener((req, res, url) => void this.answer(req, res, url.pathname), log);
   }
 
   /** Binds host:port (0: any free port); rejects with EndpointError naming the address (in use, not allowed). */
@@ -41,8 +41,7 @@ export class EndpointServer {
     return this.listener.close();
   }
 
-  private async answer(req: IncomingMessage, res: ServerResponse): Promise<void> {
-    const path = new URL(req.url ?? '/', 'http://endpoint').pathname;
+  private async answer(req: IncomingMessage, res: ServerResponse, path: string): Promise<void> {
     const handler = this.routes.get(path);
     if (handler === undefined) return send(res, req, notFound(path, this.routes));
     if (req.method !== 'GET' && req.method !== 'HEAD') {

@@ -22,6 +22,9 @@ const TIMEOUT_CHECK_MS = 1_000;
 /** At most one warning per this long about connections dropped at MAX_CONNECTIONS. */
 const DROP_WARN_MS = 60_000;
 
+/** What a server on an HttpListener does with a request: `url` is its target, parsed (a path and a query). */
+export type RequestHandler = (req: IncomingMessage, res: ServerResponse, url: URL) => void;
+
 /**
  * Node's http server on one address, as a node's endpoints and the
  * dashboard use it: listen() rejects with EndpointError naming the address
@@ -36,7 +39,7 @@ export class HttpListener {
   private warnedAt = -Infinity;
 
   constructor(
-    handler: (req: IncomingMessage, res: ServerResponse) => void,
+    handler: RequestHandler,
     private readonly log: Logger,
   ) {
     this.server = createServer(
@@ -45,7 +48,11 @@ export class HttpListener {
         requestTimeout: REQUEST_TIMEOUT_MS,
         connectionsCheckingInterval: TIMEOUT_CHECK_MS,
       },
-      handler,
+      (req, res) => {
+        const url = requestUrl(req.url);
+        if (url === undefined) return badTarget(res, req.url ?? '');
+        handler(req, res, url);
+      },
     );
     this.server.maxConnections = MAX_CONNECTIONS;
     // Probes share the cap: a port that drops connections must say so, once a minute at most.
@@ -93,4 +100,25 @@ export class HttpListener {
       this.server.closeAllConnections();
     });
   }
+}
+
+/** The base a request's target (a path, or rarely a whole URL) is read against. */
+const BASE = 'http://listener';
+
+/**
+ * A request's target as a URL, or undefined when it is none: Node's parser
+ * lets through targets such as `//` or `//:x/` that `new URL` throws on, and
+ * a throw in a request handler would take the whole process down.
+ */
+function requestUrl(target: string | undefined): URL | undefined {
+  try {
+    return new URL(target ?? '/', BASE);
+  } catch {
+    return undefined;
+  }
+}
+
+function badTarget(res: ServerResponse, target: string): void {
+  res.writeHead(400, { 'Content-Type': 'text/plain; charset=utf-8', 'Cache-Control': 'no-store', Connection: 'close' });
+  res.end(`bad request target: ${JSON.stringify(target)} (a path such as /)\n`);
 }

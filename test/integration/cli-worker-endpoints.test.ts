@@ -4,6 +4,7 @@
  * exits; bad ports and hosts are usage errors (exit 2) naming the flag.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { connect } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterEach, describe, expect, it } from 'vitest';
 import { cleanup, emptyRedisDb, fixture } from '../helpers/worker.js';
@@ -16,6 +17,20 @@ afterEach(async () => {
   for (const w of workers.splice(0)) if (w.exitCode === null) w.kill('SIGKILL');
   await cleanup();
 });
+
+/** Sends `GET <target>` as typed (fetch would normalise it) and resolves the status line. */
+function rawGet(base: string, target: string): Promise<string> {
+  const { port } = new URL(base);
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(port), '127.0.0.1', () =>
+      socket.write(`GET ${target} HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n`),
+    );
+    let got = '';
+    socket.on('data', (d: Buffer) => (got += d.toString()));
+    socket.on('close', () => resolve(got.split('\r\n')[0] ?? ''));
+    socket.on('error', reject);
+  });
+}
 
 function run(args: string[]): { code: number | null; stderr: string } {
   const r = spawnSync(process.execPath, [CLI, ...args], { encoding: 'utf8', timeout: 60_000 });
@@ -63,6 +78,10 @@ describe('prefork worker --metrics-port / --health-port', () => {
     await expect.poll(async () => (await fetch(`${health}/readyz`)).status).toBe(200);
     expect((await fetch(`${health}/healthz`)).status).toBe(200);
     expect((await fetch(`${health}/metrics`)).status).toBe(404);
+    // A target Node's parser lets through but that is no URL: 400, and the node serves on.
+    expect(await rawGet(health as string, '//')).toBe('HTTP/1.1 400 Bad Request');
+    expect(await rawGet(metrics as string, '//:x/')).toBe('HTTP/1.1 400 Bad Request');
+    expect((await fetch(`${health}/healthz`)).status).toBe(200);
 
     proc.kill('SIGTERM');
     expect(await exited).toBe(0);

@@ -46,7 +46,10 @@ describe('dashboard API', { timeout: 60_000 }, () => {
       body: { ok: false, error: expect.stringMatching(/needs its token/) as unknown },
     });
     expect((await getJson(base, '/api/overview', { Authorization: 'Bearer wrong' })).status).toBe(401);
-    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer s3cret' })).status).toBe(200);
+    // The scheme is case-insensitive, and may be followed by more than one space (RFC 9110 11.1).
+    for (const header of ['Bearer s3cret', 'bearer s3cret', 'BEARER  s3cret'])
+      expect((await getJson(base, '/api/overview', { Authorization: header })).status, header).toBe(200);
+    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer s3cre' })).status).toBe(401);
     const login = await fetch(`${base}/?token=s3cret`, { redirect: 'manual' });
     expect(login.status).toBe(303);
     expect(login.headers.get('location')).toBe('/');
@@ -118,13 +121,15 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     }
   });
 
-  it('a bad page limit is named as it was sent (not NaN, not a rounded number)', async () => {
+  it('a bad page limit, or one past 100, is named as it was sent (not NaN, not a rounded number)', async () => {
     const { url: base } = await makeDashboard(url);
-    for (const limit of ['-1', 'abc', '1.5', '99999999999999999999']) {
+    // Past 100 too: a page holds every job's arguments whole (the 10,000 `prefork jobs` takes would be gigabytes).
+    for (const limit of ['-1', 'abc', '1.5', '99999999999999999999', '101', '10000']) {
       const r = await getJson(base, `/api/jobs?queue=default&limit=${limit}`);
       expect(r.status, limit).toBe(400);
-      expect(r.body.error, limit).toBe(`invalid option limit: "${limit}" (expected an integer from 1 to 10000)`);
+      expect(r.body.error, limit).toBe(`invalid option limit: "${limit}" (expected an integer from 1 to 100)`);
     }
+    expect((await getJson(base, '/api/jobs?queue=default&limit=100')).status).toBe(200);
   });
 
   it('one job: its record with args, progress, value and the events seen; an unknown id is 404, a missing one 400', async () => {
@@ -357,6 +362,16 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
       error: 'the body is over 65536 bytes (an action takes a JSON object of a few fields)',
     });
     expect((await getJson(base, '/api/overview')).status).toBe(200);
+  });
+
+  it('a request target that is no URL (//) is answered 400 before the guard, and the server serves on', async () => {
+    const { url: base } = await makeDashboard(url, { authToken: 's3cret' });
+    for (const path of ['//', '//:x/api/overview']) {
+      const r = await send(base, { method: 'GET', path });
+      expect(r.status, path).toBe(400);
+      expect(r.text, path).toBe(`bad request target: ${JSON.stringify(path)} (a path such as /)\n`);
+    }
+    expect((await getJson(base, '/api/overview', { Authorization: 'Bearer s3cret' })).status).toBe(200);
   });
 
   it('HEAD on every GET path answers its status and headers and ends, the event stream included', async () => {

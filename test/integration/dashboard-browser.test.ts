@@ -119,6 +119,72 @@ describe('prefork dashboard in a browser', { timeout: 120_000 }, () => {
     expect(await page.locator('#job-detail script').count()).toBe(0);
   });
 
+  it('next page stays shown when a refresh of the first page answers after it', async () => {
+    // A queue no node consumes, of two pages.
+    const ids = (
+      await client.enqueueMany(
+        Array.from({ length: 30 }, (_, i) => ({ name: 'work', args: [i], options: { queue: 'paging' } })),
+      )
+    ).map((j) => j.id);
+    await expect.poll(() => page.locator('#jobs-queue option[value="paging"]').count()).toBe(1);
+    await page.locator('#jobs-states button[data-state="waiting"]').click();
+    await page.selectOption('#jobs-queue', 'paging');
+    const firstId = () => page.locator('#jobs-table tbody tr').first().getAttribute('data-job-id');
+    await expect.poll(firstId).toBe(ids[0]);
+    // Hold the next refresh of the first page (no cursor) until page 2 is shown.
+    const held: (() => Promise<void>)[] = [];
+    let holding = true;
+    await page.route(/\/api\/jobs\?/, async (route) => {
+      const u = new URL(route.request().url());
+      if (holding && u.searchParams.get('queue') === 'paging' && !u.searchParams.has('cursor'))
+        return new Promise<void>((resolve) => held.push(() => route.continue().then(resolve)));
+      return route.continue();
+    });
+    await expect.poll(() => held.length).toBeGreaterThan(0);
+    await page.click('#jobs-next');
+    await expect.poll(firstId).toBe(ids[25]);
+    holding = false;
+    const finished = held.map(() => page.waitForEvent('requestfinished', (r) => r.url().includes('queue=paging')));
+    await Promise.all(held.map((release) => release()));
+    await Promise.all(finished);
+    // Two samples later (each would refresh a first page shown): page 2 is still shown.
+    for (let i = 0; i < 2; i++) {
+      const at = await page.locator('#status').innerText();
+      await expect.poll(() => page.locator('#status').innerText()).not.toBe(at);
+    }
+    expect(await firstId()).toBe(ids[25]);
+    await page.unroute(/\/api\/jobs\?/);
+  });
+
+  it('one job asked for after another is the one shown, whichever answers last', async () => {
+    const [a, b] = await client.enqueueMany([
+      { name: 'work', args: ['a'], options: { queue: 'paging' } },
+      { name: 'work', args: ['b'], options: { queue: 'paging' } },
+    ]);
+    let release: () => void = () => undefined;
+    const heldA = new Promise<void>((resolve) => (release = resolve));
+    await page.route(/\/api\/job\?/, async (route) => {
+      if (new URL(route.request().url()).searchParams.get('id') === a?.id) await heldA;
+      return route.continue();
+    });
+    const shown = () => page.locator('#job-detail dl.job').getAttribute('data-job');
+    const finishedA = page.waitForEvent('requestfinished', (r) => r.url().includes(`id=${a?.id ?? ''}`));
+    await page.fill('#job-id', a?.id ?? '');
+    await page.click('#job-find');
+    await page.fill('#job-id', b?.id ?? '');
+    await page.click('#job-find');
+    await expect.poll(shown).toBe(b?.id);
+    release();
+    await finishedA;
+    // Two samples later (A's answer is in by then): B is still shown.
+    for (let i = 0; i < 2; i++) {
+      const at = await page.locator('#status').innerText();
+      await expect.poll(() => page.locator('#status').innerText()).not.toBe(at);
+    }
+    expect(await shown()).toBe(b?.id);
+    await page.unroute(/\/api\/job\?/);
+  });
+
   it("a dead job's retry button brings it back, and it succeeds", async () => {
     const job = await client.enqueue('failsOnce', ['e2e']);
     await expect(job.result()).rejects.toThrow(/first attempt of e2e fails/);

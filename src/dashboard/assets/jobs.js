@@ -13,6 +13,9 @@ export class JobsBrowser {
     this.state = 'waiting';
     this.cursor = undefined;
     this.next = undefined;
+    // Loads asked so far, and whether the last one is still in flight: only its answer is shown.
+    this.asked = 0;
+    this.busy = false;
     this.select = document.getElementById('jobs-queue');
     this.out = document.getElementById('jobs');
     this.nextButton = document.getElementById('jobs-next');
@@ -45,21 +48,33 @@ export class JobsBrowser {
     return this.load(undefined);
   }
 
-  /** Reads the first page again (after a sample or an action), unless a later page is shown. */
+  /**
+   * Reads the first page again (after a sample or an action), unless a
+   * later page is shown or a load is in flight (a refresh answered after a
+   * click on next would take the page back to the first).
+   */
   refresh() {
-    if (this.queue !== undefined && this.cursor === undefined) return this.load(undefined);
+    if (this.queue !== undefined && this.cursor === undefined && !this.busy) return this.load(undefined);
   }
 
   async load(cursor) {
     if (this.queue === undefined) return;
-    const query = new URLSearchParams({ queue: this.queue, state: this.state, limit: String(PAGE) });
-    if (cursor !== undefined) query.set('cursor', cursor);
-    const { status, body } = await getJson(`/api/jobs?${query}`);
-    if (status !== 200) return put(this.out, h('p', { class: 'fail' }, body.error ?? `error ${status}`));
-    this.cursor = cursor;
-    this.next = body.next ?? undefined;
-    this.nextButton.disabled = this.next === undefined;
-    put(this.out, this.render(body));
+    const seq = ++this.asked;
+    this.busy = true;
+    try {
+      const query = new URLSearchParams({ queue: this.queue, state: this.state, limit: String(PAGE) });
+      if (cursor !== undefined) query.set('cursor', cursor);
+      const { status, body } = await getJson(`/api/jobs?${query}`);
+      // Another queue, tab or page was asked meanwhile: this answer is stale.
+      if (seq !== this.asked) return;
+      if (status !== 200) return put(this.out, h('p', { class: 'fail' }, body.error ?? `error ${status}`));
+      this.cursor = cursor;
+      this.next = body.next ?? undefined;
+      this.nextButton.disabled = this.next === undefined;
+      put(this.out, this.render(body));
+    } finally {
+      if (seq === this.asked) this.busy = false;
+    }
   }
 
   render(page) {
@@ -116,9 +131,14 @@ export class JobsBrowser {
 
 const FINISHED = new Set(['SUCCESS', 'FAILURE', 'REVOKED']);
 
+/** Jobs asked for so far: only the last one's answer is shown (one asked before may answer after it). */
+let jobsAsked = 0;
+
 /** One job: its record (as `prefork result --json`) and the steps the dashboard saw. */
 export async function showJob(el, id, ctx) {
+  const seq = ++jobsAsked;
   const { status, body } = await getJson(`/api/job?${new URLSearchParams({ id })}`);
+  if (seq !== jobsAsked) return;
   if (status !== 200 && status !== 404) return put(el, h('p', { class: 'fail' }, body.error ?? `error ${status}`));
   const job = body;
   const fields = [

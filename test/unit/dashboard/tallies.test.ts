@@ -6,7 +6,7 @@
 import { describe, expect, it } from 'vitest';
 import { EventTally } from '../../../dist/dashboard/event-tally.js';
 import { History, makeSample } from '../../../dist/dashboard/history.js';
-import { JobTrails, STEPS_KEPT, TRAILS_KEPT } from '../../../dist/dashboard/job-trails.js';
+import { JobTrails, STEP_ERROR_MAX, STEPS_KEPT, TRAILS_KEPT } from '../../../dist/dashboard/job-trails.js';
 import { Runtimes, RUNTIMES_KEPT, TASKS_KEPT } from '../../../dist/dashboard/runtimes.js';
 import type { NodeEvent } from '../../../dist/events/node-event.js';
 
@@ -50,6 +50,19 @@ describe('the dashboard tallies', () => {
     expect(trails.of('k0')).toHaveLength(1);
     trails.add(event({ type: 'process-up', pid: 1 }));
     expect(trails.of('undefined')).toEqual([]);
+  });
+
+  it('trails: an error name or message past STEP_ERROR_MAX is cut (a task may throw megabytes), never in half a pair', () => {
+    const trails = new JobTrails();
+    const long = 'x'.repeat(STEP_ERROR_MAX * 200);
+    // The pair 😀 straddles the cut: its high half alone would be no character.
+    const straddling = `${'y'.repeat(STEP_ERROR_MAX - 2)}😀${long}`;
+    trails.add(event({ jobId: 'j', type: 'job-retried', error: { name: long, message: straddling } }));
+    trails.add(event({ jobId: 'j', type: 'job-failed', error: { name: 'Error', message: 'short' } }));
+    const [cut, whole] = trails.of('j').map((s) => s.error);
+    expect(cut?.name).toBe(`${'x'.repeat(STEP_ERROR_MAX - 1)}…`);
+    expect(cut?.message).toBe(`${'y'.repeat(STEP_ERROR_MAX - 2)}…`);
+    expect(whole).toEqual({ name: 'Error', message: 'short' });
   });
 
   it('outcomes: counted between two takes, not those from before the start; a sample turns them into rates', () => {
