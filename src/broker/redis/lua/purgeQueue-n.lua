@@ -118,22 +118,4 @@ eachDelayed(drop)
 redis.call('DEL', KEYS[3])
 
 -- Then the workflows of the members dropped carry on, as after any failure.
-local out = { dropped }
-for _, wid in ipairs(order) do
-  local flow = flows[wid]
-  if #flow.members > 0 then
-    local base = flow.base
-    local ctx = wfContext(flow.key, jobs,
-      function(q) return KEYS[base + 2 * q] end,
-      function(q) return KEYS[base + 2 * q + 1] end,
-      function(q) return queueOfKey(KEYS[base + 2 * q]) end,
-      nowMs)
-    local state, reply = wfSettleRecord(ctx, flow.members)
-    if state then
-      out[#out + 1] = wid
-      out[#out + 1] = state
-      out[#out + 1] = reply
-    end
-  end
-end
-return out
+return wfSettleNamed(flows, order, jobs, nowMs, { dropped })

@@ -133,22 +133,4 @@ for i, p in ipairs(pending) do
   end
   ackDel(stream, id)
 end
-local out = { #pending, moved }
-for _, wid in ipairs(order) do
-  local flow = flows[wid]
-  if #flow.members > 0 then
-    local base = flow.base
-    local ctx = wfContext(flow.key, jobs,
-      function(q) return KEYS[base + 2 * q] end,
-      function(q) return KEYS[base + 2 * q + 1] end,
-      function(q) return queueOfKey(KEYS[base + 2 * q]) end,
-      function() return now end)
-    local state, reply = wfSettleRecord(ctx, flow.members)
-    if state then
-      out[#out + 1] = wid
-      out[#out + 1] = state
-      out[#out + 1] = reply
-    end
-  end
-end
-return out
+return wfSettleNamed(flows, order, jobs, function() return now end, { #pending, moved })

@@ -326,6 +326,30 @@ local function wfNamed(script, firstKey, countArg, firstArg)
   return flows, order
 end
 
+-- Records the failures gathered in wfNamed's flows (flow.members: node, 'f', failure, ...) in
+-- their workflows, in the order named; appends to `out` the id, state and client to tell of
+-- each workflow that ended.
+local function wfSettleNamed(flows, order, jobs, clockFn, out)
+  for _, wid in ipairs(order) do
+    local flow = flows[wid]
+    if #flow.members > 0 then
+      local base = flow.base
+      local ctx = wfContext(flow.key, jobs,
+        function(q) return KEYS[base + 2 * q] end,
+        function(q) return KEYS[base + 2 * q + 1] end,
+        function(q) return queueOfKey(KEYS[base + 2 * q]) end,
+        clockFn)
+      local state, reply = wfSettleRecord(ctx, flow.members)
+      if state then
+        out[#out + 1] = wid
+        out[#out + 1] = state
+        out[#out + 1] = reply
+      end
+    end
+  end
+  return out
+end
+
 -- The failure of a job that left its workflow without a node's settlement, shaped as
 -- the ones nodes record (consumer/outcome.ts): { id, name, error = { name, message, code } }.
 local function wfFailure(fields, name, message, code)
