@@ -100,14 +100,8 @@ local function drop(fields)
   if not jobId or jobId == '' then return end
   redis.call('HDEL', jobs, jobId)
   releaseUniqueOf(jobs, fields)
-  local wid, wnode = wfRefOf(fields)
-  if wid then
-    local members = flows[wid].members
-    members[#members + 1] = string.format('%d', wnode)
-    members[#members + 1] = 'f'
-    members[#members + 1] = wfFailure(fields, 'JobWithdrawnError',
-      'job ' .. jobId .. ' was purged from queue ' .. queue .. ' before it started', 'PREFORK_JOB_WITHDRAWN')
-  end
+  wfNoteFailure(flows, fields, 'JobWithdrawnError',
+    'job ' .. jobId .. ' was purged from queue ' .. queue .. ' before it started', 'PREFORK_JOB_WITHDRAWN')
 end
 local function xdel(stream)
   return function(ids) redis.call('XDEL', stream, unpack(ids)) end

@@ -119,13 +119,7 @@ for i, p in ipairs(pending) do
       unindexJob(jobs, fields, kind, id, queue)
       releaseUniqueOf(jobs, fields)
       storeLost(fields, reason)
-      local wid, wnode = wfRefOf(fields)
-      if wid then
-        local members = flows[wid].members
-        members[#members + 1] = string.format('%d', wnode)
-        members[#members + 1] = 'f'
-        members[#members + 1] = wfFailure(fields, 'WorkerLostError', reason, 'PREFORK_WORKER_LOST')
-      end
+      wfNoteFailure(flows, fields, 'WorkerLostError', reason, 'PREFORK_WORKER_LOST')
     else
       indexJob(jobs, fields, 'r', redis.call('XADD', rd, '*', unpack(fields)), queue)
     end

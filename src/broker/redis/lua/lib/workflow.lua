@@ -350,9 +350,15 @@ local function wfSettleNamed(flows, order, jobs, clockFn, out)
   return out
 end
 
--- The failure of a job that left its workflow without a node's settlement, shaped as
--- the ones nodes record (consumer/outcome.ts): { id, name, error = { name, message, code } }.
-local function wfFailure(fields, name, message, code)
-  return cmsgpack.pack({ id = jobIdOf(fields), name = getField(fields, 'task') or '',
+-- Notes in its workflow (one of wfNamed's flows) the failure of a member that left without a
+-- node's settlement, shaped as the ones nodes record (consumer/outcome.ts): { id, name, error =
+-- { name, message, code } }; wfSettleNamed records it. Nothing for a job of no workflow.
+local function wfNoteFailure(flows, fields, name, message, code)
+  local wid, wnode = wfRefOf(fields)
+  if not wid then return end
+  local members = flows[wid].members
+  members[#members + 1] = string.format('%d', wnode)
+  members[#members + 1] = 'f'
+  members[#members + 1] = cmsgpack.pack({ id = jobIdOf(fields), name = getField(fields, 'task') or '',
     error = { name = name, message = message, code = code } })
 end
