@@ -427,7 +427,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * when the arguments do not encode, ArgumentsTooLargeError past
    * `maxFrameSize`, ClientClosedError after close(), BrokerUnavailableError
    * when the broker cannot be reached (or does not answer within 10 s of
-   * connecting), BrokerTimeoutError (a BrokerUnavailableError) when it
+   * connecting; BrokerOfflineError, one of them, when the connection dropped
+   * and did not come back within two reconnects: the job was not sent, so
+   * enqueueing it again is safe), BrokerTimeoutError (a BrokerUnavailableError) when it
    * stops answering (`commandTimeout`: the job may or may not be queued),
    * BrokerRefusedError when it refuses the connection (a wrong
    * password, a database Redis does not have), and BrokerFullError when

@@ -39,5 +39,6 @@ export {
   EnqueueIncompleteError,
   BrokerClosedError,
   BrokerUnavailableError,
+  BrokerOfflineError,
   BrokerTimeoutError,
 } from './errors.js';

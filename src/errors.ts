@@ -365,6 +365,21 @@ export class BrokerUnavailableError extends PreforkError {
   }
 }
 
+/**
+ * The connection to the broker was lost and did not come back within the
+ * attempts a call waits for (two reconnects, about 0.3 s): the call was
+ * never sent, so nothing of it was applied, and sending it again is safe.
+ * A BrokerUnavailableError; a call that was sent before the connection
+ * dropped fails with BrokerUnavailableError saying it may have been applied.
+ */
+export class BrokerOfflineError extends BrokerUnavailableError {
+  static override readonly code: string = 'PREFORK_BROKER_OFFLINE';
+  /** The URL (password masked), why the connection is down, and the error that ended the wait as `cause`. */
+  constructor(url: string, detail: string, options?: { cause?: unknown }) {
+    super(url, `${detail}; the call was not sent, so nothing of it was applied`, options);
+  }
+}
+
 /** What a call that got no answer says of what it sent: Redis may have run it before the answer was lost or late. */
 export const MAY_HAVE_BEEN_APPLIED = 'what was sent may or may not have been applied';
 

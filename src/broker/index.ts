@@ -9,7 +9,7 @@ export type * from './types.js';
 export type { BackoffOptions, JobOptions, SerializedError } from '../job-types.js';
 export type { NodeEvent, NodeEventType } from '../events/node-event.js';
 export type { EventBatch, JobStep } from '../events/event-batch.js';
-export { BrokerRefusedError, BrokerTimeoutError, BrokerUnavailableError } from '../errors.js';
+export { BrokerOfflineError, BrokerRefusedError, BrokerTimeoutError, BrokerUnavailableError } from '../errors.js';
 
 /**
  * A broker for a URL: `redis://` / `rediss://` (distributed) or

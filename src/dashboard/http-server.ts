@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Logger } from 'pino';
-import { OptionError, PreforkError } from '../errors.js';
+import { BrokerFullError, BrokerUnavailableError, OptionError, PreforkError } from '../errors.js';
 import { HttpListener } from '../observe/http-listener.js';
 import { PausedEverywhereError } from '../cli/commands/control-pause.js';
 import { NoSuchNodeError } from '../cli/control-request.js';
@@ -160,8 +160,14 @@ export class DashboardServer {
   }
 }
 
-/** Bad input is the asker's (400); a node or a pause that is not there is a conflict with the cluster's state (404, 409). */
+/**
+ * Bad input is the asker's (400); a node or a pause that is not there is a
+ * conflict with the cluster's state (404, 409); a Redis that is away, silent
+ * or full is the dashboard's own trouble, and passing (503, its message
+ * naming the broker and what was not done).
+ */
 function statusOf(err: unknown): number {
+  if (err instanceof BrokerUnavailableError || err instanceof BrokerFullError) return 503;
   if (err instanceof OptionError || err instanceof UsageError) return 400;
   if (err instanceof BodyTooLargeError) return 413;
   if (err instanceof NoSuchNodeError) return 404;

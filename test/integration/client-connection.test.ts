@@ -1,7 +1,7 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { Writable } from 'node:stream';
 import { pino, type Logger } from 'pino';
-import { BrokerUnavailableError, Client } from 'prefork';
+import { BrokerOfflineError, BrokerUnavailableError, Client } from 'prefork';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { captureLog } from '../helpers/worker.js';
@@ -37,6 +37,35 @@ describe('Client: Redis unreachable at the first call', () => {
     const worker = await scope.broker();
     expect(await worker.counts(['default'])).toMatchObject([{ waiting: 1 }]);
     expect((await c.getResult(handle.id)) ?? 'none yet').toBe('none yet');
+  });
+});
+
+describe('Client: Redis lost after the first call', () => {
+  it('fails a call it could not send with BrokerOfflineError (nothing applied), and works again once Redis is back', async () => {
+    const c = client();
+    await c.enqueue('add', [1, 2]);
+    const accepted = proxy.accepted;
+    proxy.setMode('refuse');
+    proxy.dropAll();
+    // Reconnecting: the client saw its connection close (a call sent before that may have been applied).
+    await vi.waitFor(() => expect(proxy.accepted).toBeGreaterThan(accepted));
+    const err = await c.enqueue('add', [3, 4]).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // Not ioredis's "Reached the max retries per request limit": named, and a BrokerUnavailableError.
+    expect(err).toBeInstanceOf(BrokerOfflineError);
+    expect(err).toBeInstanceOf(BrokerUnavailableError);
+    expect(err).toMatchObject({ code: 'PREFORK_BROKER_OFFLINE', url: proxy.url });
+    expect((err as Error).message).toMatch(
+      /^cannot connect to the broker at redis:\/\/127\.0\.0\.1:\d+: the connection is down \(.+\) and did not come back in time; the call was not sent, so nothing of it was applied$/,
+    );
+    await expect(c.getResult('anything')).rejects.toBeInstanceOf(BrokerOfflineError);
+    proxy.setMode('forward');
+    await c.enqueue('add', [5, 6]);
+    const worker = await scope.broker();
+    // The first and the last: the one not sent was not enqueued.
+    expect(await worker.counts(['default'])).toMatchObject([{ waiting: 2 }]);
   });
 });
 

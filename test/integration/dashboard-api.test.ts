@@ -8,6 +8,7 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
 
 const DB = 48;
@@ -362,6 +363,27 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
       error: 'the body is over 65536 bytes (an action takes a JSON object of a few fields)',
     });
     expect((await getJson(base, '/api/overview')).status).toBe(200);
+  });
+
+  it('while Redis is away a route and an action answer 503 naming the broker, and 200 once it is back', async () => {
+    const proxy = await TcpProxy.start(url);
+    try {
+      const { url: base } = await makeDashboard(`${proxy.url}/${DB}`);
+      expect((await getJson(base, '/api/jobs?queue=default')).status).toBe(200);
+      proxy.setMode('refuse');
+      proxy.dropAll();
+      // Not 500 "see the log" with ioredis's "max retries per request" inside: the reason, to the asker.
+      const away = /^cannot connect to the broker at redis:\/\/127\.0\.0\.1:\d+\/48: ./;
+      const page = await getJson(base, '/api/jobs?queue=default');
+      expect(page).toMatchObject({ status: 503, body: { ok: false, error: expect.stringMatching(away) as unknown } });
+      const revoke = await postAction(base, 'revoke', { id: 'some-job' });
+      expect(revoke).toMatchObject({ status: 503, body: { ok: false, error: expect.stringMatching(away) as unknown } });
+      proxy.setMode('forward');
+      await expect.poll(async () => (await getJson(base, '/api/jobs?queue=default')).status).toBe(200);
+    } finally {
+      await closeDashboards();
+      await proxy.close();
+    }
   });
 
   it('a request target that is no URL (//) is answered 400 before the guard, and the server serves on', async () => {

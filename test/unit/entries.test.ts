@@ -42,11 +42,13 @@ describe('the package entries', () => {
 
   it("'prefork/broker' exports createBroker and the errors a broker throws", async () => {
     expect(Object.keys(spi).sort()).toEqual([
+      'BrokerOfflineError',
       'BrokerRefusedError',
       'BrokerTimeoutError',
       'BrokerUnavailableError',
       'createBroker',
     ]);
+    expect(spi.BrokerOfflineError).toBe(full.BrokerOfflineError);
     expect(spi.BrokerRefusedError).toBe(full.BrokerRefusedError);
     expect(spi.BrokerTimeoutError).toBe(full.BrokerTimeoutError);
     expect(spi.BrokerUnavailableError).toBe(full.BrokerUnavailableError);

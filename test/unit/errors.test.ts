@@ -60,6 +60,7 @@ const samples: Record<string, () => PreforkError> = {
     ),
   ClientClosedError: () => new prefork.ClientClosedError(),
   BrokerUnavailableError: () => new prefork.BrokerUnavailableError('redis://127.0.0.1:1', 'connection refused'),
+  BrokerOfflineError: () => new prefork.BrokerOfflineError('redis://127.0.0.1:1', 'the connection is down'),
   BrokerTimeoutError: () => new prefork.BrokerTimeoutError('redis://127.0.0.1:6379', 'the script enqueueJobs', 10_000),
   BrokerClosedError: () => new prefork.BrokerClosedError(),
   BrokerRefusedError: () => new prefork.BrokerRefusedError('the settlements were refused by Redis: WRONGTYPE'),

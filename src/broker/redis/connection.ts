@@ -1,6 +1,12 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { BrokerRefusedError, BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
+import {
+  BrokerOfflineError,
+  BrokerRefusedError,
+  BrokerUnavailableError,
+  messageOf,
+  OptionError,
+} from '../../errors.js';
 import { shedCommand } from './reply-errors.js';
 import { scriptNameOf } from './scripts.js';
 import { AnswerBound, failUnanswered } from './unanswered.js';
@@ -122,7 +128,7 @@ export function createConnection(
     role === 'command' && commandTimeoutMs !== undefined
       ? new AnswerBound(redis, maskUrl(url), commandTimeoutMs)
       : undefined;
-  wrapCommands(redis, bound);
+  wrapCommands(redis, maskUrl(url), bound);
   let down = false;
   redis.on('error', (err: Error) => {
     lastError.set(redis, err);
@@ -155,21 +161,37 @@ export function createConnection(
  * Every command sent on `redis` (alone, in a pipeline or a MULTI: they all
  * go through its sendCommand) rejects with an error whose attached command
  * is cut down (shedCommand): ioredis attaches the whole command, and a
- * script's first call on a connection carries its source. With `bound`,
- * each command is timed too: one wrapper for both, as it runs for every
+ * script's first call on a connection carries its source. One that waited
+ * offline until ioredis gave up on it rejects with BrokerOfflineError rather
+ * than ioredis's "max retries per request" text (notSent). With `bound`,
+ * each command is timed too: one wrapper for all, as it runs for every
  * command.
  */
-function wrapCommands(redis: Redis, bound: AnswerBound | undefined): void {
+function wrapCommands(redis: Redis, displayUrl: string, bound: AnswerBound | undefined): void {
   const send = redis.sendCommand.bind(redis);
   redis.sendCommand = (command, ...rest) => {
     const reject = command.reject;
     command.reject = (err: Error) => {
       shedCommand(err, scriptNameOf);
-      reject.call(command, err);
+      reject.call(command, notSent(redis, displayUrl, err));
     };
     bound?.watch(command);
     return send(command, ...rest);
   };
+}
+
+/**
+ * ioredis's error for the commands it held offline while reconnecting, once
+ * the connection's reconnect attempts (maxRetriesPerRequest) ran out:
+ * BrokerOfflineError, naming why the connection is down. These commands
+ * never left the process (those sent and unanswered when the connection
+ * closed were failed first: failUnanswered), so nothing of them was applied.
+ */
+function notSent(redis: Redis, displayUrl: string, err: Error): Error {
+  if (err.name !== 'MaxRetriesPerRequestError') return err;
+  const why = lastError.get(redis);
+  const detail = `the connection is down${why === undefined ? '' : ` (${messageOf(why)})`} and did not come back in time`;
+  return new BrokerOfflineError(displayUrl, detail, { cause: err });
 }
 
 /**

@@ -5,7 +5,7 @@
  * resumes). The replies here are as ioredis gives them: [error, value].
  */
 import { describe, expect, it } from 'vitest';
-import { BrokerTimeoutError, BrokerUnavailableError, EnqueueIncompleteError } from 'prefork';
+import { BrokerOfflineError, BrokerTimeoutError, BrokerUnavailableError, EnqueueIncompleteError } from 'prefork';
 import { enqueueFailure } from '../../../dist/broker/redis/enqueue-outcome.js';
 
 type Reply = [Error | null, unknown];
@@ -65,6 +65,15 @@ describe('the outcome of an enqueue pipeline', () => {
     ];
     const err = enqueueFailure([ok, ok, refused(), closed], adds)?.err as EnqueueIncompleteError;
     expect([err.enqueued, err.notEnqueued, err.unconfirmed]).toEqual([['a1', 'a2'], ['b1'], ['c1', 'c2']]);
+  });
+
+  it('never sent (the connection was down): not enqueued, as a refusal is; no answer was owed, so none is unconfirmed', () => {
+    const offline = (): Reply => [new BrokerOfflineError('redis://r:6379', 'the connection is down'), null];
+    const err = enqueueFailure([ok, ok, offline(), offline()], adds)?.err as EnqueueIncompleteError;
+    expect([err.enqueued, err.notEnqueued, err.unconfirmed]).toEqual([['a1', 'a2'], ['b1', 'c1', 'c2'], []]);
+    expect(err.cause).toBeInstanceOf(BrokerOfflineError);
+    const none = offline();
+    expect(enqueueFailure([none, offline(), offline(), offline()], adds)).toEqual({ kind: 'failed', err: none[0] });
   });
 
   it('only refusals: as before, EnqueueIncompleteError with the refused ones, or the refusal when none landed', () => {
