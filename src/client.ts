@@ -57,6 +57,9 @@ import { Signature, type EnqueueOptions, type UniqueOptions } from './enqueue-op
 export type { EnqueueOptions, UniqueOptions } from './enqueue-options.js';
 import type { WorkflowView } from './workflow/view.js';
 import { readWorkflowView, WorkflowHandle } from './workflow/handle.js';
+import type { RevokeJobOptions } from './revoke-job-options.js';
+
+export type { RevokeJobOptions } from './revoke-job-options.js';
 
 /** The broker roles a Client uses: it enqueues, reads results, finds jobs, revokes them and reads events. */
 export type ClientBroker = BrokerConnection &
@@ -65,23 +68,6 @@ export type ClientBroker = BrokerConnection &
   BrokerJobs &
   BrokerRevokes &
   BrokerEvents;
-
-/** Options of `client.revoke` and `handle.revoke`; a bad or unknown one throws an OptionError naming it. */
-export interface RevokeJobOptions {
-  /**
-   * Also stop the job if it is running: its `signal` aborts (with a
-   * RevokedError), and if it has not ended after `grace` its child is killed
-   * and replaced. Jobs queued behind it in that child run elsewhere.
-   * @defaultValue false
-   */
-  terminate?: boolean;
-  /**
-   * With `terminate`: how long a running job has to end after its signal
-   * aborts before its child is killed (ms or "5s").
-   * @defaultValue 5000 (5 s)
-   */
-  grace?: number | string;
-}
 
 /** What `new Client(options)` accepts; a bad one throws an OptionError naming it. */
 export interface ClientOptions {
@@ -604,7 +590,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * it, a running job runs on. Every node hears of it at once, and it is
    * remembered (the broker's `revokeTtl`) for nodes that start later.
    * Resolves with what was found: `revoked`, `finished` (it had already
-   * ended: nothing changed) or `unknown` (no such job).
+   * ended: nothing changed) or `unknown` (no such job). A workflow's id
+   * revokes the workflow (see `WorkflowHandle.revoke`).
    */
   async revoke(id: string, options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
     const [outcome] = await this.revokeMany([id], options);

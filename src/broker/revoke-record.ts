@@ -1,7 +1,15 @@
 import { RevokedError } from '../errors.js';
 import { serializeError } from '../protocol/error-codec.js';
 import { isFinalState } from './job-state.js';
-import type { ControlRequest, JobRecord, ResultRecord, RevokeOptions, RevokeOutcome } from './types.js';
+import type {
+  ControlRequest,
+  JobRecord,
+  ResultRecord,
+  RevokeOptions,
+  RevokeOutcome,
+  WorkflowNodeRecord,
+  WorkflowRecord,
+} from './types.js';
 
 /**
  * What both brokers' `revoke` share: the outcome for a job from what was
@@ -40,6 +48,32 @@ export function revokedRecord(
   const enqueuedAt = job?.enqueuedAt ?? stored?.enqueuedAt;
   if (enqueuedAt !== undefined) record.enqueuedAt = enqueuedAt;
   return record;
+}
+
+/**
+ * The members a revoke of a pending workflow's id revokes: every job of it
+ * that has not ended, callbacks included (a revoked workflow runs nothing
+ * more of its own). Those waiting are taken out and fail in it, those held
+ * by a node are revoked as any held job, and those not started yet (a
+ * chain's later steps, a chord's callback: in no queue) are remembered, so
+ * the node that fetches one when its turn comes skips it.
+ */
+export function workflowMembers(record: WorkflowRecord): WorkflowNodeRecord[] {
+  return (record.nodes ?? []).filter((n) => n.jobId !== undefined && n.ended === undefined);
+}
+
+/** The REVOKED record of a workflow member not started yet: in no queue, it is known by the workflow's record only. */
+export function unstartedRecord(member: WorkflowNodeRecord, now: number): ResultRecord {
+  const record = revokedRecord(member.jobId ?? '', undefined, undefined, now);
+  record.task = member.task ?? '';
+  record.queue = member.queue ?? '';
+  return record;
+}
+
+/** What a revoke of a workflow's id says: finished when it had ended, else how many members it revoked. */
+export function workflowOutcome(record: WorkflowRecord, members: number): RevokeOutcome {
+  if (record.state !== 'PENDING') return { id: record.id, outcome: 'finished', state: record.state };
+  return { id: record.id, outcome: 'revoked', workflow: record.id, members };
 }
 
 /** The control request that tells a node of revoked ids: [terminate, grace, expiresAt, ...ids]. */

@@ -393,8 +393,8 @@ export interface RevokeOutcome {
   /**
    * revoked: it had not finished; REVOKED is stored and every node skips
    * it (or, with terminate, stops it while it runs). finished: it had
-   * already ended (`state` says how); nothing changed. unknown: no job with
-   * this id waits, runs or has a stored result.
+   * already ended (`state` says how); nothing changed. unknown: no job or
+   * workflow with this id waits, runs or has a stored result.
    */
   outcome: 'revoked' | 'finished' | 'unknown';
   /** The state it had before (undefined when none was stored, e.g. a waiting job without trackStarted). */
@@ -408,6 +408,13 @@ export interface RevokeOutcome {
    * workflow hears of it when that node settles it.
    */
   workflow?: string;
+  /**
+   * The id was a workflow's: how many of its members that had not ended
+   * were revoked (callbacks included). Waiting ones were taken out and
+   * failed in it at once, held ones as any held job, and those not started
+   * yet never run: the node that fetches one when its turn comes skips it.
+   */
+  members?: number;
 }
 
 /** Options of one revoke. */

@@ -1,4 +1,5 @@
-import type { BrokerResults, ResultRecord, WorkflowRecord } from '../broker/types.js';
+import type { BrokerResults, ResultRecord, RevokeOutcome, WorkflowRecord } from '../broker/types.js';
+import type { RevokeJobOptions } from '../revoke-job-options.js';
 import { JobFailedError } from '../errors.js';
 import { throwOptionError, waitTimeout } from '../job-option-checks.js';
 import { deserializeError } from '../protocol/error-codec.js';
@@ -15,6 +16,8 @@ export interface WorkflowClient {
   waitForWorkflow(id: string, timeout: number | string | undefined): Promise<ResultRecord>;
   /** The workflow's state and tree. */
   getWorkflowState(id: string): Promise<WorkflowView | undefined>;
+  /** Revokes a job or a workflow (see `Client.revoke`). */
+  revoke(id: string, options?: RevokeJobOptions): Promise<RevokeOutcome>;
 }
 
 /**
@@ -52,6 +55,19 @@ export class WorkflowHandle<T = unknown> {
    */
   state(): Promise<WorkflowView | undefined> {
     return this.client.getWorkflowState(this.id);
+  }
+
+  /**
+   * Revokes the workflow: each of its jobs that has not ended is revoked
+   * (callbacks included). Those waiting are taken out and fail in it at
+   * once, those not started yet (a chain's later steps, a chord's callback)
+   * never run, and a running one runs on unless `terminate` (see
+   * `Client.revoke`). `result()` then rejects with the first revoked step's
+   * RevokedError (in a group, a WorkflowError naming it). Resolves with
+   * `members`, how many were revoked, or `finished` when it had ended.
+   */
+  revoke(options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
+    return this.client.revoke(this.id, options);
   }
 }
 

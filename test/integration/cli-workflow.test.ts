@@ -61,6 +61,22 @@ describe('prefork result of a workflow', { timeout: 120_000 }, () => {
     expect(run(['revoke', member, '--broker', url]).stdout).toBe(`${member}: revoked already\n`);
   });
 
+  it('revoke of a workflow id revokes every job of it that had not ended, the callback not started included', async () => {
+    const url = await emptyRedisDb(DB);
+    const client = makeClient(url);
+    const flow = await client.enqueue(chord([task('add', [1, 1]), task('add', [2, 2])], task('sum')));
+    const revoked = run(['revoke', flow.id, '--broker', url]);
+    expect(revoked).toMatchObject({ code: 0, stderr: '' });
+    expect(revoked.stdout).toBe(
+      `${flow.id}: workflow revoked: 3 of its jobs that had not ended (none of them starts from now on)\n`,
+    );
+    const json = run(['revoke', flow.id, '--json', '--broker', url]);
+    expect(JSON.parse(json.stdout)).toEqual([{ id: flow.id, outcome: 'finished', state: 'FAILURE' }]);
+    expect(run(['revoke', flow.id, '--broker', url]).stdout).toBe(
+      `${flow.id}: already finished (FAILURE), nothing to revoke\n`,
+    );
+  });
+
   it("dead retry refuses a workflow's dead job, naming it and its workflow; --all leaves it with a warning", async () => {
     const url = await emptyRedisDb(DB);
     await makeWorker({ broker: url }).start();

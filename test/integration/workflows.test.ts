@@ -4,7 +4,7 @@
  * what follows and name the member, callbacks fire once, and bad input is
  * refused before anything is enqueued.
  */
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import {
   chain,
@@ -306,6 +306,50 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(err).toBeInstanceOf(WorkflowError);
     expect((err as WorkflowError).member).toMatchObject({ id, error: { name: 'RevokedError' } });
     expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
+  it('a workflow revoked by its id: a waiting step fails in it, the steps not started never run', async () => {
+    const { client, ledger } = await setup();
+    // Step one waits in a queue no node serves; two and three are in no queue yet.
+    const handle = await client.enqueue(
+      chain(task('add', [1, 1], { queue: 'unserved' }), task('note', ['second']), task('note', ['third'])),
+    );
+    const [first, second, third] = ((await handle.state())?.tree.children ?? []).map((s) => s.id as string);
+    expect(await handle.revoke()).toEqual({ id: handle.id, outcome: 'revoked', workflow: handle.id, members: 3 });
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RevokedError);
+    expect((err as RevokedError).message).toBe(`job ${first} was revoked`);
+    for (const id of [first, second, third]) expect((await client.getState(id as string))?.state, id).toBe('REVOKED');
+    expect(await client.getResult(third as string)).toMatchObject({ task: 'note', queue: 'default' });
+    expect(await countsOf(client, ['unserved'])).toMatchObject([{ waiting: 0 }]);
+    // Ended: a second revoke changes nothing.
+    expect(await handle.revoke()).toEqual({ id: handle.id, outcome: 'finished', state: 'FAILURE' });
+    expect(notes(ledger, 'second')).toEqual([]);
+  });
+
+  it('a workflow revoked while a step runs: that step ends, the next one is skipped when it comes, none after', async () => {
+    const { client, ledger } = await setup({ trackStarted: true });
+    const handle = await client.enqueue(
+      chain(
+        task('waitForFile', ['go']),
+        // Its onError would run when it fails revoked: revoked with the workflow, it is skipped in turn.
+        task('note', ['second'], { onError: task('note', ['failed']) }),
+        task('note', ['third']),
+      ),
+    );
+    const [first, second, third] = ((await handle.state())?.tree.children ?? []).map((s) => s.id as string);
+    await expect.poll(async () => (await client.getState(first as string))?.state, { timeout: 20_000 }).toBe('STARTED');
+    // The running step, the two after it, and the second one's onError callback.
+    expect(await handle.revoke()).toMatchObject({ outcome: 'revoked', members: 4 });
+    writeFileSync(`${ledger}.go`, '');
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RevokedError);
+    expect((err as RevokedError).message).toBe(`job ${second} was revoked`);
+    expect(await client.getResult(first as string)).toMatchObject({ state: 'SUCCESS', value: 'go' });
+    expect((await client.getState(third as string))?.state).toBe('REVOKED');
+    expect(notes(ledger, 'second')).toEqual([]);
+    expect(notes(ledger, 'third')).toEqual([]);
+    expect(notes(ledger, 'failed')).toEqual([]);
   });
 
   it('a signature refuses an unknown option as enqueue does, a __proto__ key from JSON included', async () => {

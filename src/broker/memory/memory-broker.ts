@@ -46,9 +46,17 @@ import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
 import { applySettlements, flowHost, withoutSlot } from './settle.js';
 import { poisonFailure, poisonRecord, purgedFailure, removedFailure, revokedFailure } from '../member-failures.js';
-import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
+import type { CompiledWorkflow, WorkflowNodeRecord, WorkflowRecord } from '../types.js';
 import { workflowResult } from '../../workflow/record.js';
-import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
+import {
+  finishedOutcome,
+  revokedRecord,
+  revokeRequest,
+  revokeRequestTtl,
+  unstartedRecord,
+  workflowMembers,
+  workflowOutcome,
+} from '../revoke-record.js';
 import { resultTtlOf } from '../../job-option-checks.js';
 import { randomUUID } from 'node:crypto';
 
@@ -450,41 +458,10 @@ export class MemoryBroker implements Broker {
     const revoked: string[] = [];
     const touched = new Set<string>();
     for (const id of new Set(ids)) {
-      const stored = this.state.results.get(id, now);
-      const finished = finishedOutcome(id, stored);
-      if (finished !== undefined) {
-        outcomes.push(finished);
-        if (finished.outcome === 'revoked') revoked.push(id);
-        continue;
-      }
-      let job: JobRecord | undefined;
-      for (const [name, q] of this.state.allQueues()) {
-        job = q.remove(id);
-        if (job !== undefined) {
-          touched.add(name);
-          break;
-        }
-      }
-      if (job?.workflow !== undefined)
-        this.state.workflows.leave(job.workflow, revokedFailure(job), now, flowHost(this.state, touched, now));
-      const held = job ?? this.state.reservations.findJob(id)?.delivery.job;
-      if (stored === undefined && held === undefined) {
-        outcomes.push({ id, outcome: 'unknown' });
-        continue;
-      }
-      const record = revokedRecord(id, stored, held, now);
-      const ttl = resultTtlOf(held?.options ?? {}, this.resultTtl);
-      this.state.results.set(record, ttl, now);
-      // Taken out of its queue it ended (revokes.ts marks it likewise): its own id stays known while its result is kept.
-      if (job !== undefined) this.state.ended(job, job.options.ignoreResult === true ? undefined : now + ttl, now);
-      // Taken out of its queue, it is settled by no node: the waiting client hears of it now.
-      if (job?.replyTo !== undefined && job.options.ignoreResult !== true) this.state.results.announce(job.replyTo, id);
-      const outcome: RevokeOutcome = { id, outcome: 'revoked' };
-      if (stored !== undefined) outcome.state = stored.state;
-      if (job !== undefined) outcome.removed = true;
-      if (held?.workflow !== undefined) outcome.workflow = held.workflow.id;
+      let outcome = this.revokeOne(id, now, touched);
+      if (outcome.outcome === 'unknown') outcome = this.revokeWorkflow(id, now, touched, revoked) ?? outcome;
+      else if (outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
-      revoked.push(id);
     }
     this.state.waiters.changed(touched);
     if (revoked.length === 0) return outcomes;
@@ -502,6 +479,55 @@ export class MemoryBroker implements Broker {
         revokeRequestTtl(this.leaseMs),
       );
     return outcomes;
+  }
+
+  /** Revokes a pending workflow's members (as revokes.ts does), adding their ids to `revoked`; undefined when `id` is no workflow's. */
+  private revokeWorkflow(id: string, now: number, touched: Set<string>, revoked: string[]): RevokeOutcome | undefined {
+    const record = this.state.workflows.read(id, true, now, (jobId) => this.state.locate(jobId) !== undefined);
+    if (record === undefined) return undefined;
+    let members = 0;
+    if (record.state === 'PENDING')
+      for (const member of workflowMembers(record)) {
+        const memberId = member.jobId as string;
+        if (this.revokeOne(memberId, now, touched, member).outcome !== 'revoked') continue;
+        revoked.push(memberId);
+        members++;
+      }
+    return workflowOutcome(record, members);
+  }
+
+  /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */
+  private revokeOne(id: string, now: number, touched: Set<string>, unstarted?: WorkflowNodeRecord): RevokeOutcome {
+    const stored = this.state.results.get(id, now);
+    const finished = finishedOutcome(id, stored);
+    if (finished !== undefined) return finished;
+    let job: JobRecord | undefined;
+    for (const [name, q] of this.state.allQueues()) {
+      job = q.remove(id);
+      if (job !== undefined) {
+        touched.add(name);
+        break;
+      }
+    }
+    if (job?.workflow !== undefined)
+      this.state.workflows.leave(job.workflow, revokedFailure(job), now, flowHost(this.state, touched, now));
+    const held = job ?? this.state.reservations.findJob(id)?.delivery.job;
+    if (stored === undefined && held === undefined && unstarted === undefined) return { id, outcome: 'unknown' };
+    const record =
+      stored === undefined && held === undefined && unstarted !== undefined
+        ? unstartedRecord(unstarted, now)
+        : revokedRecord(id, stored, held, now);
+    const ttl = resultTtlOf(held?.options ?? {}, this.resultTtl);
+    this.state.results.set(record, ttl, now);
+    // Taken out of its queue it ended (revokes.ts marks it likewise): its own id stays known while its result is kept.
+    if (job !== undefined) this.state.ended(job, job.options.ignoreResult === true ? undefined : now + ttl, now);
+    // Taken out of its queue, it is settled by no node: the waiting client hears of it now.
+    if (job?.replyTo !== undefined && job.options.ignoreResult !== true) this.state.results.announce(job.replyTo, id);
+    const outcome: RevokeOutcome = { id, outcome: 'revoked' };
+    if (stored !== undefined) outcome.state = stored.state;
+    if (job !== undefined) outcome.removed = true;
+    if (held?.workflow !== undefined) outcome.workflow = held.workflow.id;
+    return outcome;
   }
 
   async listRevoked(): Promise<RevokedJob[]> {

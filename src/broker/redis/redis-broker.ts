@@ -185,7 +185,7 @@ export class RedisBroker implements Broker {
     this.pauses = new Pauses(this.keys);
     this.control = new Control(this.keys, this.log);
     this.jobIndex = new JobIndex(this.keys);
-    this.revokes = new Revokes(this.keys, this.results, this.membership, this.control, this.jobIndex, {
+    this.revokes = new Revokes(this.keys, this.results, this.membership, this.control, this.jobIndex, this.workflows, {
       resultTtl,
       revokeTtl,
       revokeMax,

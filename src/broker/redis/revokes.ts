@@ -1,9 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import type { Redis } from 'ioredis';
 import { resultTtlOf } from '../../job-option-checks.js';
-import { finishedOutcome, revokedRecord, revokeRequest, revokeRequestTtl } from '../revoke-record.js';
+import {
+  finishedOutcome,
+  revokedRecord,
+  revokeRequest,
+  revokeRequestTtl,
+  unstartedRecord,
+  workflowMembers,
+  workflowOutcome,
+} from '../revoke-record.js';
 import { revokedFailure } from '../member-failures.js';
-import type { RevokedJob, RevokeOptions, RevokeOutcome } from '../types.js';
+import type { RevokedJob, RevokeOptions, RevokeOutcome, WorkflowNodeRecord } from '../types.js';
 import type { Control } from './control.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
 import type { JobIndex, TakenJob } from './job-index.js';
@@ -11,6 +19,7 @@ import type { Keys } from './keys.js';
 import type { Membership } from './membership.js';
 import type { Results } from './results.js';
 import { callScript, serverMs } from './scripts.js';
+import type { Workflows } from './workflows.js';
 
 /** Compare-and-set rounds before giving up on a result that keeps changing (a job finishing meanwhile settles it). */
 const SWAP_ROUNDS = 5;
@@ -21,6 +30,7 @@ const SWAP_ROUNDS = 5;
  * delayed set when no node holds it (found through the job index), the id added
  * to `{ns}:revoked` (bounded by age and count), and a control request to
  * every live node. A node that starts later loads the set when it registers.
+ * A workflow's id revokes each of its members that has not ended.
  */
 export class Revokes {
   constructor(
@@ -29,6 +39,7 @@ export class Revokes {
     private readonly membership: Membership,
     private readonly control: Control,
     private readonly jobIndex: JobIndex,
+    private readonly workflows: Workflows,
     private readonly settings: { resultTtl: number; revokeTtl: number; revokeMax: number; leaseMs: number },
   ) {}
 
@@ -36,9 +47,10 @@ export class Revokes {
     const outcomes: RevokeOutcome[] = [];
     const revoked: string[] = [];
     for (const id of new Set(ids)) {
-      const outcome = await this.revokeOne(redis, id);
+      let outcome = await this.revokeOne(redis, id);
+      if (outcome.outcome === 'unknown') outcome = (await this.revokeWorkflow(redis, id, revoked)) ?? outcome;
+      else if (outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
-      if (outcome.outcome === 'revoked') revoked.push(id);
     }
     if (revoked.length === 0) return outcomes;
     const now = Number(
@@ -81,7 +93,24 @@ export class Revokes {
     return out;
   }
 
-  private async revokeOne(redis: Redis, id: string): Promise<RevokeOutcome> {
+  /** Revokes a pending workflow's members, adding their ids to `revoked`; undefined when `id` is no workflow's. */
+  private async revokeWorkflow(redis: Redis, id: string, revoked: string[]): Promise<RevokeOutcome | undefined> {
+    const record = await this.workflows.read(redis, id);
+    if (record === undefined) return undefined;
+    let members = 0;
+    if (record.state === 'PENDING')
+      for (const member of workflowMembers(record)) {
+        const memberId = member.jobId as string;
+        const outcome = await this.revokeOne(redis, memberId, member);
+        if (outcome.outcome !== 'revoked') continue;
+        revoked.push(memberId);
+        members++;
+      }
+    return workflowOutcome(record, members);
+  }
+
+  /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */
+  private async revokeOne(redis: Redis, id: string, unstarted?: WorkflowNodeRecord): Promise<RevokeOutcome> {
     let found: TakenJob | undefined;
     let searched = false;
     for (let round = 0; round < SWAP_ROUNDS; round++) {
@@ -93,8 +122,11 @@ export class Revokes {
         found = await this.find(redis, id);
         searched = true;
       }
-      if (stored === undefined && found === undefined) return { id, outcome: 'unknown' };
-      const record = revokedRecord(id, stored, found?.job, Date.now());
+      if (stored === undefined && found === undefined && unstarted === undefined) return { id, outcome: 'unknown' };
+      const record =
+        stored === undefined && found === undefined && unstarted !== undefined
+          ? unstartedRecord(unstarted, Date.now())
+          : revokedRecord(id, stored, found?.job, Date.now());
       const ttl =
         found === undefined ? this.settings.resultTtl : resultTtlOf(found.job.options, this.settings.resultTtl);
       // A job taken out of its queue is settled by no node: the waiting client hears of it now

@@ -18,6 +18,8 @@ interface RevokeFlags {
 export function describeRevoke(o: RevokeOutcome): string {
   if (o.outcome === 'finished') return `${o.id}: already finished (${o.state ?? '?'}), nothing to revoke`;
   if (o.outcome === 'unknown') return `${o.id}: unknown job id`;
+  if (o.members !== undefined)
+    return `${o.id}: workflow revoked: ${o.members} of its jobs that had not ended (none of them starts from now on)`;
   if (o.state === 'REVOKED') return `${o.id}: revoked already`;
   const where = o.removed === true ? ', taken out of its queue' : '';
   const was = o.state !== undefined ? ` (was ${o.state})` : '';
@@ -35,7 +37,7 @@ export function registerRevoke(program: Command): void {
   program
     .command('revoke')
     .description('revoke jobs: one not started never runs; with --terminate a running one is stopped')
-    .argument('<ids...>', 'job ids', parse.jobIds)
+    .argument('<ids...>', 'job ids (or workflow ids: every job of it that has not ended)', parse.jobIds)
     .addOption(brokerOption())
     .addOption(namespaceOption())
     .option('--terminate', 'also stop a running job: its signal aborts, its child is killed after --grace')
