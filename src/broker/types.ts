@@ -823,7 +823,10 @@ export interface BrokerAdmin {
    * ids are given, and says which of the ids it moved and which workflow
    * jobs a retry left dead. An id dead twice (a job's own id reused) moves
    * both times. A retry requeues id by id in the order given, each id's
-   * oldest first (all: oldest first), as retrying one id at a time would.
+   * oldest first (all: oldest first, up to the newest job dead when the
+   * call began), as retrying one id at a time would. On Redis the set is
+   * walked a slice of 1,000 entries per script, so a large dead set never
+   * holds Redis for long: the call as a whole is not one atomic step.
    */
   changeDead(queue: string, action: 'retry' | 'delete', ids: readonly string[] | undefined): Promise<DeadSetChange>;
   /**

@@ -244,15 +244,34 @@ export function jsonArg(value: string): unknown {
  */
 const EPOCH_SECONDS_BELOW = 100_000_000_000;
 
+/**
+ * An ISO 8601 date (UTC midnight) or date-time (with Z or an offset; without
+ * one, local time), as ECMAScript's Date reads them. Date.parse alone reads
+ * far more, wrongly for a due time: "-5" and "1 2" as days of 2001, and a
+ * day a month does not have (2030-02-30) as one in the next month.
+ */
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/i;
+
+/** Epoch ms of an ISO_DATE_TIME whose day exists, else NaN. */
+function isoTime(value: string): number {
+  const m = ISO_DATE_TIME.exec(value);
+  if (m === null) return NaN;
+  const [year, month, day] = [Number(m[1]), Number(m[2]), Number(m[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return NaN;
+  return Date.parse(value);
+}
+
 /** An absolute time: an ISO 8601 date-time or epoch milliseconds. */
 export function eta(value: string): number {
-  const bare = /^\d+$/.test(value.trim());
-  const ms = bare ? Number(value) : Date.parse(value);
+  const text = value.trim();
+  const bare = /^\d+$/.test(text);
+  const ms = bare ? Number(text) : isoTime(text);
   if (!Number.isFinite(ms))
     throw new InvalidArgumentError('expected an ISO date-time such as 2030-01-31T09:00:00Z, or epoch milliseconds');
   if (bare && ms < EPOCH_SECONDS_BELOW)
     throw new InvalidArgumentError(
-      `expected epoch milliseconds or an ISO date-time: ${value.trim()} would be in 1970-1973; for epoch seconds write ${value.trim()}000`,
+      `expected epoch milliseconds or an ISO date-time: ${text} would be in 1970-1973; for epoch seconds write ${text}000`,
     );
   return checkEta('eta', ms, invalidPart);
 }

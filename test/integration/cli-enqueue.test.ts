@@ -29,6 +29,11 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
     [['enqueue', 'add', '--eta', 'tomorrow'], "'--eta <time>' argument 'tomorrow'"],
     // Epoch seconds (date +%s) read as ms are 1970: the job would run at once.
     [['enqueue', 'add', '--eta', '1767225600'], 'for epoch seconds write 1767225600000'],
+    // Date.parse reads these, wrongly: a day that does not exist rolls over, a negative number is 2001.
+    [['enqueue', 'add', '--eta', '2030-02-30T09:00:00Z'], "'--eta <time>' argument '2030-02-30T09:00:00Z'"],
+    [['enqueue', 'add', '--eta', '2030-04-31'], "'--eta <time>' argument '2030-04-31'"],
+    [['enqueue', 'add', '--eta', '-5'], "'--eta <time>' argument '-5'"],
+    [['enqueue', 'add', '--eta', '1 2'], "'--eta <time>' argument '1 2'"],
     [['enqueue', 'add', '--backoff', 'fixed:later'], "'--backoff <spec>' argument 'fixed:later'"],
     [['enqueue', 'add', '--backoff', 'linear'], "'--backoff <spec>' argument 'linear'"],
     [['enqueue', 'add', '--backoff', '{"type":"fixd"}'], '\'--backoff <spec>\' argument \'{"type":"fixd"}\''],

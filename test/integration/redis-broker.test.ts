@@ -1,5 +1,6 @@
 import { describe, expect, it, vi } from 'vitest';
 import { unpack } from 'msgpackr';
+import { DEAD_SLICE } from '../../dist/broker/redis/dead-set.js';
 import { GROUP } from '../../dist/broker/redis/keys.js';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { BrokerRefusedError } from 'prefork';
@@ -386,6 +387,53 @@ describe('RedisBroker: dead letters and malformed entries', () => {
       inWorkflow: [],
     });
     expect(await scope.raw.xlen(dead)).toBe(0);
+  });
+
+  it('walks a large dead set a slice per script, so Redis serves others between the slices', async () => {
+    const dead = scope.key('dead:default');
+    const size = 2 * DEAD_SLICE + 500;
+    const body = ['task', 'add', 'payload', 'x', 'attempt', '2', 'redeliveries', '0', 'meta', '{}', 'reason', 'x'];
+    const fill = scope.raw.pipeline();
+    for (let i = 0; i < size; i++) fill.xadd(dead, '*', 'id', `d-${i}`, ...body);
+    await fill.exec();
+    // The scripts called on this dead set, as Redis received them (not the commands they ran).
+    const monitor = await scope.raw.monitor();
+    const calls: string[][] = [];
+    monitor.on('monitor', (_time: string, args: string[], source: string) => {
+      if (source !== 'lua' && /^eval/i.test(args[0] ?? '') && args.includes(dead)) calls.push(args);
+    });
+    const scriptsOf = async (change: () => Promise<unknown>): Promise<number> => {
+      const before = calls.length;
+      const marker = `done-${before}`;
+      let seen = false;
+      monitor.on('monitor', (_time: string, args: string[]) => {
+        if (args[1] === marker) seen = true;
+      });
+      await change();
+      await scope.raw.echo(marker);
+      await vi.waitFor(() => expect(seen).toBe(true), WAIT);
+      return calls.length - before;
+    };
+    try {
+      let listed: unknown;
+      const byId = await scriptsOf(async () => {
+        listed = await broker.changeDead('default', 'retry', [`d-${size - 1}`, 'd-0', 'nope']);
+      });
+      expect(listed).toEqual({ count: 2, moved: [`d-${size - 1}`, 'd-0'], inWorkflow: [] });
+      expect(byId).toBeGreaterThan(2);
+      let all: unknown;
+      const every = await scriptsOf(async () => {
+        all = await broker.changeDead('default', 'retry', undefined);
+      });
+      expect(all).toEqual({ count: size - 2, moved: [], inWorkflow: [] });
+      expect(every).toBeGreaterThan(2);
+    } finally {
+      monitor.disconnect();
+    }
+    expect(await scope.raw.xlen(dead)).toBe(0);
+    // Requeued as asked: the ids listed in their order, then every other one oldest first.
+    const requeued = (await scope.raw.xrange(scope.key('q:default'), '-', '+')).map(([, f]) => f[f.indexOf('id') + 1]);
+    expect(requeued).toEqual([`d-${size - 1}`, 'd-0', ...Array.from({ length: size - 2 }, (_, i) => `d-${i + 1}`)]);
   });
 });
 

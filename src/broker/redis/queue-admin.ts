@@ -1,10 +1,11 @@
 import type { Redis } from 'ioredis';
-import type { DeadJob, DeadSetChange, DeadWorkflowJob, JobPage, ListedState, QueueCounts } from '../types.js';
+import type { DeadJob, DeadSetChange, JobPage, ListedState, QueueCounts } from '../types.js';
 import { InvalidStateError } from '../../errors.js';
 import { workflowOfMeta } from './entry-codec.js';
 import { deadJob, listJobs } from './job-pages.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
+import { changeDeadSet } from './dead-set.js';
 
 /** Undelivered entries scanned for timer markers when counting (see countJobs-4.lua). */
 const MARKER_SCAN = 1000;
@@ -82,32 +83,13 @@ export class QueueAdmin {
     return (await this.changeDead(redis, queue, 'delete', ids)).count;
   }
 
-  async changeDead(
+  changeDead(
     redis: Redis,
     queue: string,
     action: 'retry' | 'delete',
     ids: readonly string[] | undefined,
   ): Promise<DeadSetChange> {
-    if (ids !== undefined && ids.length === 0) return { count: 0, moved: [], inWorkflow: [] };
-    // Deleting all needs no scan: the whole stream goes.
-    if (action === 'delete' && ids === undefined) {
-      const replies = (await redis.multi().xlen(this.keys.dead(queue)).del(this.keys.dead(queue)).exec()) ?? [];
-      const [err, n] = replies[0] ?? [null, 0];
-      if (err) throw err;
-      return { count: Number(n), moved: [], inWorkflow: [] };
-    }
-    const args = ids === undefined ? [action, '1'] : [action, '0', ...ids];
-    const [count, moved, kept] = (await callScript(
-      redis,
-      'changeDead',
-      [this.keys.dead(queue), this.keys.stream(queue), this.keys.jobs],
-      args,
-    )) as [number, Buffer[], Buffer[]];
-    const inWorkflow: DeadWorkflowJob[] = [];
-    // kept is oldest first, in pairs: newest first here, as listJobs lists the dead.
-    for (let i = kept.length - 2; i >= 0; i -= 2)
-      inWorkflow.push({ id: String(kept[i]), workflow: String(kept[i + 1]) });
-    return { count: Number(count), moved: moved.map(String), inWorkflow };
+    return changeDeadSet(redis, this.keys, queue, action, ids);
   }
 
   listJobs(redis: Redis, queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {

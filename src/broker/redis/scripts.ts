@@ -30,6 +30,7 @@ const SCRIPTS = {
   finishRecovery: 'finishRecovery-n.lua',
   purgeQueue: 'purgeQueue-n.lua',
   changeDead: 'changeDead-3.lua',
+  findDead: 'findDead-1.lua',
   countJobs: 'countJobs-4.lua',
   revokeJobs: 'revokeJobs-1.lua',
   swapResult: 'swapResult-n.lua',
@@ -54,6 +55,7 @@ const WITH_WORKFLOWS: ReadonlySet<ScriptName> = new Set([
   'removeJob',
   'recoverEntries',
   'changeDead',
+  'findDead',
   'purgeQueue',
 ]);
 type Arg = string | number | Buffer;

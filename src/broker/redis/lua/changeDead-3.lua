@@ -1,7 +1,10 @@
 --[[
   Retries (back to the queue, attempt and redeliveries reset, its spent
-  rate-limit turn dropped) or deletes
-  dead jobs, in one scan of the dead set for any number of ids. A retry
+  rate-limit turn dropped) or deletes dead jobs: the entries named (found
+  by findDead-1.lua), or every one, a slice per call. A script never reads
+  more than a slice: one over a dead set of 100,000 held Redis for seconds,
+  during which no node fetched or beat (past Redis's busy threshold every
+  client got BUSY, and a script that has written cannot be killed). A retry
   leaves a workflow's job dead: its workflow recorded its failure when it
   died (and went on, or ended), so a rerun would belong to nothing. A
   deleted job is in no index: only its entry goes. A retried unique job
@@ -12,25 +15,22 @@
   KEYS[3] {ns}:jobs         the job index (see the prelude; retry only)
 
   ARGV[1] 'retry' or 'delete'
-  ARGV[2] '1' = every dead job, '0' = only the jobs listed next
-  ARGV[3..] job ids (the entry id stands in for a job with no id field)
+  ARGV[2] 'some': ARGV[3..] are entry ids, acted on in that order (an
+          entry no longer dead is skipped)
+          'all': ARGV[3] where to start, '-' (the oldest) or an entry id,
+          exclusive; ARGV[4] the last entry id to take (the newest when the
+          caller began: a job that dies again meanwhile is not taken again);
+          ARGV[5] most entries this call reads
 
-  A retry requeues the jobs of the ids listed id by id, in the order listed
-  (each id's oldest first), as when one id was asked at a time; with '1',
+  Returns, for 'some', { count, moved }: how many entries were moved
+  (retried or deleted) and their ids; for 'all', { count, next, kept }: how
+  many were moved, the cursor of the next call ('' once past the last), and
+  for a retry the workflows' jobs left dead, as (id, workflow id) pairs,
   oldest first.
-
-  Returns { count, moved, kept }: how many entries were moved (retried or
-  deleted); the ids listed that matched one of them, each once, in the
-  order listed (an entry both its ids name counts for the one listed
-  first); and, for a retry, the workflows' jobs whose id was listed (every
-  one with '1') left dead, as id, workflow id pairs, oldest first.
 ]]
 local dead, stream = KEYS[1], KEYS[2]
 local retry = oneOfArg(1, 'mode', { 'retry', 'delete' }) == 'retry'
-local all = oneOfArg(2, 'all flag', { '0', '1' }) == '1'
--- id -> its place in ARGV, the first if listed twice.
-local wanted = {}
-for i = #ARGV, 3, -1 do wanted[ARGV[i]] = i end
+local all = oneOfArg(2, 'which', { 'some', 'all' }) == 'all'
 
 -- A unique job waits again: it takes its key back (enqueueOnce-n.lua's
 -- rules), unless a job still in the index holds it (enqueued while this one
@@ -60,48 +60,51 @@ local function requeue(fields)
   indexJob(KEYS[3], job, 'q', redis.call('XADD', stream, '*', unpack(job)), queueOfKey(stream))
 end
 
--- Listed: requeued after the scan, id by id in the order listed (as when one id was asked at a time).
-local count, kept, seen, back = 0, {}, {}, {}
-local after = '-'
-while true do
-  local entries = redis.call('XRANGE', dead, after, '+', 'COUNT', 500)
-  if #entries == 0 then break end
+local count = 0
+-- One entry moved: requeued on a retry unless it is a workflow's job (then left, and false).
+local function move(id, fields)
+  if retry then
+    if wfRefOf(fields) then return false end
+    requeue(fields)
+  end
+  redis.call('XDEL', dead, id)
+  count = count + 1
+  return true
+end
+
+if not all then
+  -- Every id checked before the first write (XRANGE fails on a malformed one).
+  for i = 3, #ARGV do
+    if not string.find(ARGV[i], '^%d+%-%d+$') then badArg(i, 'entry id') end
+  end
+  local moved = {}
+  for i = 3, #ARGV do
+    local e = redis.call('XRANGE', dead, ARGV[i], ARGV[i])[1]
+    if e and move(e[1], e[2]) then moved[#moved + 1] = e[1] end
+  end
+  return { count, moved }
+end
+
+local start, last = ARGV[3], ARGV[4]
+if start ~= '-' and not string.find(start or '', '^%d+%-%d+$') then badArg(3, 'cursor: "-" or an entry id') end
+if not string.find(last or '', '^%d+%-%d+$') then badArg(4, 'last entry id') end
+local budget = intArg(5, 'entries per call', 1)
+local kept = {}
+local after = start == '-' and '-' or '(' .. start
+local read = 0
+while read < budget do
+  local entries = redis.call('XRANGE', dead, after, last, 'COUNT', math.min(500, budget - read))
+  if #entries == 0 then return { count, '', kept } end
   for _, e in ipairs(entries) do
     local id, fields = e[1], e[2]
-    local jobId = jobIdOf(fields)
-    -- The id it was asked by: of its job's and its entry's, the one listed first.
-    local asked = wanted[id] and id
-    if jobId and wanted[jobId] and (not asked or wanted[jobId] < wanted[asked]) then asked = jobId end
-    if all or asked then
-      local flow = retry and wfRefOf(fields)
-      if flow then
-        -- Named by the id a listing shows (entry-codec.ts decodeJob: the entry's when its job has none).
-        local shown = (jobId and jobId ~= '') and jobId or id
-        if all or wanted[shown] then
-          kept[#kept + 1] = shown
-          kept[#kept + 1] = flow
-        end
-      else
-        if retry and all then
-          requeue(fields)
-        elseif retry then
-          local at = wanted[asked]
-          back[at] = back[at] or {}
-          back[at][#back[at] + 1] = fields
-        end
-        redis.call('XDEL', dead, id)
-        count = count + 1
-        if asked then seen[asked] = true end
-      end
+    if not move(id, fields) then
+      local jobId = jobIdOf(fields)
+      -- Named by the id a listing shows (entry-codec.ts decodeJob: the entry's when its job has none).
+      kept[#kept + 1] = (jobId and jobId ~= '') and jobId or id
+      kept[#kept + 1] = wfRefOf(fields)
     end
   end
+  read = read + #entries
   after = '(' .. entries[#entries][1]
 end
-local moved = {}
-for i = 3, #ARGV do
-  if wanted[ARGV[i]] == i then
-    for _, fields in ipairs(back[i] or {}) do requeue(fields) end
-    if seen[ARGV[i]] then moved[#moved + 1] = ARGV[i] end
-  end
-end
-return { count, moved, kept }
+return { count, string.sub(after, 2), kept }
