@@ -964,4 +964,35 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await b.listPaused()).toEqual([]);
     });
   });
+  describe('a closed handle', () => {
+    it('refuses every call with BrokerClosedError, and another handle finds nothing it was given', async () => {
+      const b = await broker();
+      const other = await broker();
+      await node(b, 'n1');
+      await b.close();
+      const calls: [string, () => Promise<unknown>][] = [
+        ['connect', () => b.connect()],
+        ['enqueue', () => b.enqueue([job('after-close')])],
+        ['getResult', () => b.getResult('after-close')],
+        ['getResults', () => b.getResults(['after-close'])],
+        ['locate', () => b.locate('after-close')],
+        ['removeWaiting', () => b.removeWaiting('after-close')],
+        ['fetch', () => b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })],
+        ['settle', () => b.settle([])],
+        ['waitForResults', () => b.waitForResults('c', 50)],
+        ['register', () => node(b, 'n2')],
+        ['heartbeat', () => b.heartbeat('n1', ['q'])],
+        ['revoke', () => b.revoke(['after-close'], { terminate: false, grace: 1 })],
+        ['counts', () => b.counts(['q'])],
+        ['purge', () => b.purge('q')],
+        ['pauseQueue', () => b.pauseQueue('q')],
+        ['setRateLimit', () => b.setRateLimit('work', '1/s')],
+        ['listSchedule', () => b.listSchedule()],
+      ];
+      for (const [name, call] of calls) await expect(call(), name).rejects.toMatchObject({ name: 'BrokerClosedError' });
+      expect(await other.locate('after-close')).toBeUndefined();
+      expect(await other.listPaused()).toEqual([]);
+      expect((await other.listNodes()).map((n) => n.id)).toEqual(['n1']);
+    });
+  });
 });
