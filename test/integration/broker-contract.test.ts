@@ -930,6 +930,15 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await b.listDead('never-used', 5)).toEqual([]);
       expect(await b.knownQueues()).toEqual(['q1', 'q2', 'q3']);
     });
+
+    it("knownQueues lists a workflow's queues from its enqueue, the queues of steps not started yet too", async () => {
+      const b = await broker();
+      const flow = compileWorkflow(chain(task('first'), task('later')), 'wf-known', (sig) =>
+        job(`m-${sig.name}`, sig.name === 'first' ? 'wf-now' : 'wf-later', { task: sig.name }),
+      );
+      await b.enqueue([], [flow]);
+      expect(await b.knownQueues()).toEqual(['wf-later', 'wf-now']);
+    });
   });
 
   describe('paused queues', () => {

@@ -142,9 +142,12 @@ export class MemoryBroker implements Broker {
     const touched = new Set<string>();
     const now = Date.now();
     const host = flowHost(this.state, touched, now);
-    for (const workflow of workflows)
+    for (const workflow of workflows) {
+      // Known from its enqueue, as on Redis: the queues of its later steps too.
+      for (const q of workflow.queues) this.state.known.add(q);
       if (!this.state.workflows.has(workflow.id, now))
         this.state.workflows.add(workflow, workflow.ttlMs ?? this.resultTtl, now, host);
+    }
     this.state.waiters.changed(touched);
     return out;
   }
