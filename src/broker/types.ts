@@ -589,7 +589,7 @@ export interface BrokerConnection {
    * (Redis: a wrong or missing password, a database it does not have).
    */
   connect(): Promise<void>;
-  /** Closes the connections. */
+  /** Closes the connections; every call after it rejects with BrokerClosedError. */
   close(): Promise<void>;
 }
 

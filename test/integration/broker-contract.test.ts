@@ -930,6 +930,15 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await b.listDead('never-used', 5)).toEqual([]);
       expect(await b.knownQueues()).toEqual(['q1', 'q2', 'q3']);
     });
+
+    it("knownQueues lists a workflow's queues from its enqueue, the queues of steps not started yet too", async () => {
+      const b = await broker();
+      const flow = compileWorkflow(chain(task('first'), task('later')), 'wf-known', (sig) =>
+        job(`m-${sig.name}`, sig.name === 'first' ? 'wf-now' : 'wf-later', { task: sig.name }),
+      );
+      await b.enqueue([], [flow]);
+      expect(await b.knownQueues()).toEqual(['wf-later', 'wf-now']);
+    });
   });
 
   describe('paused queues', () => {
@@ -962,6 +971,37 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       await expect(b.pauseQueue('p', '')).rejects.toThrow(/invalid option node/);
       await expect(b.resumeQueue('x:y')).rejects.toThrow(/invalid option queue/);
       expect(await b.listPaused()).toEqual([]);
+    });
+  });
+  describe('a closed handle', () => {
+    it('refuses every call with BrokerClosedError, and another handle finds nothing it was given', async () => {
+      const b = await broker();
+      const other = await broker();
+      await node(b, 'n1');
+      await b.close();
+      const calls: [string, () => Promise<unknown>][] = [
+        ['connect', () => b.connect()],
+        ['enqueue', () => b.enqueue([job('after-close')])],
+        ['getResult', () => b.getResult('after-close')],
+        ['getResults', () => b.getResults(['after-close'])],
+        ['locate', () => b.locate('after-close')],
+        ['removeWaiting', () => b.removeWaiting('after-close')],
+        ['fetch', () => b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] })],
+        ['settle', () => b.settle([])],
+        ['waitForResults', () => b.waitForResults('c', 50)],
+        ['register', () => node(b, 'n2')],
+        ['heartbeat', () => b.heartbeat('n1', ['q'])],
+        ['revoke', () => b.revoke(['after-close'], { terminate: false, grace: 1 })],
+        ['counts', () => b.counts(['q'])],
+        ['purge', () => b.purge('q')],
+        ['pauseQueue', () => b.pauseQueue('q')],
+        ['setRateLimit', () => b.setRateLimit('work', '1/s')],
+        ['listSchedule', () => b.listSchedule()],
+      ];
+      for (const [name, call] of calls) await expect(call(), name).rejects.toMatchObject({ name: 'BrokerClosedError' });
+      expect(await other.locate('after-close')).toBeUndefined();
+      expect(await other.listPaused()).toEqual([]);
+      expect((await other.listNodes()).map((n) => n.id)).toEqual(['n1']);
     });
   });
 });

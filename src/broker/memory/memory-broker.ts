@@ -92,7 +92,7 @@ export class MemoryBroker implements Broker {
 
   private constructor(
     private readonly key: string,
-    private readonly state: MemoryState,
+    private readonly shared: MemoryState,
     url: string,
     settings: ResolvedBrokerOptions,
     logger: Logger | undefined,
@@ -118,14 +118,26 @@ export class MemoryBroker implements Broker {
     return new MemoryBroker(key, acquireState(key), `memory://${name}`, settings, options.logger);
   }
 
-  async connect(): Promise<void> {}
+  /**
+   * The state this handle shares; BrokerClosedError once it is closed, as the
+   * Redis broker's calls fail then: else a closed handle would go on taking
+   * jobs into a state it released (dropped with the last handle), and lose them.
+   */
+  private get state(): MemoryState {
+    if (this.closed) throw new BrokerClosedError();
+    return this.shared;
+  }
+
+  async connect(): Promise<void> {
+    if (this.closed) throw new BrokerClosedError();
+  }
 
   /** Ends this handle's blocked waits; the last handle on a name drops its state. */
   async close(): Promise<void> {
     if (this.closed) return;
     this.closed = true;
     for (const cancel of [...this.cancels]) cancel();
-    releaseState(this.key, this.state);
+    releaseState(this.key, this.shared);
   }
 
   // producer
@@ -138,9 +150,12 @@ export class MemoryBroker implements Broker {
     const touched = new Set<string>();
     const now = Date.now();
     const host = flowHost(this.state, touched, now);
-    for (const workflow of workflows)
+    for (const workflow of workflows) {
+      // Known from its enqueue, as on Redis: the queues of its later steps too.
+      for (const q of workflow.queues) this.state.known.add(q);
       if (!this.state.workflows.has(workflow.id, now))
         this.state.workflows.add(workflow, workflow.ttlMs ?? this.resultTtl, now, host);
+    }
     this.state.waiters.changed(touched);
     return out;
   }
@@ -174,6 +189,7 @@ export class MemoryBroker implements Broker {
 
   /** Never: memory has no bound here. */
   async isFull(): Promise<boolean> {
+    if (this.closed) throw new BrokerClosedError();
     return false;
   }
 
@@ -195,7 +211,7 @@ export class MemoryBroker implements Broker {
     const got = await blockUntil(
       () => results.takeReplies(clientId, Date.now()),
       (retry) => results.onAnnounce(clientId, retry),
-      this.closed ? 0 : timeoutMs,
+      timeoutMs,
       signal,
       this.cancels,
     );
@@ -226,22 +242,21 @@ export class MemoryBroker implements Broker {
   // consumer
 
   async fetch(request: FetchRequest): Promise<FetchReply> {
+    // Closed: refused before the carried events are taken (they stay with their carrier).
+    const state = this.state;
     this.carried();
     const now = Date.now();
     const touched = new Set<string>();
     try {
-      applySettlements(
-        { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now, touched },
-        request.settle,
-      );
+      applySettlements({ state, resultTtl: this.resultTtl, deadMax: this.deadMax, now, touched }, request.settle);
     } catch (err) {
       // As settle(): the Consumer then sends the carried settlements on their own, to find the one at fault.
-      this.state.waiters.changed(touched);
+      state.waiters.changed(touched);
       throw new BrokerRefusedError(`the settlements were refused: ${messageOf(err)}`, { cause: err });
     }
     const queues = request.plan.map((p) => p.queue);
-    if (!this.state.reservations.holdsLease(request.nodeId, now)) {
-      this.state.waiters.changed(touched);
+    if (!state.reservations.holdsLease(request.nodeId, now)) {
+      state.waiters.changed(touched);
       return { deliveries: [], nextDueAt: undefined, fenced: true };
     }
     for (const queue of queues) this.promote(queue, now, touched);
@@ -251,8 +266,8 @@ export class MemoryBroker implements Broker {
     for (const { queue, quota } of request.plan)
       left -= this.reserve(request.nodeId, queue, Math.min(Math.max(0, quota), left), deliveries);
     for (const { queue } of request.plan) left -= this.reserve(request.nodeId, queue, left, deliveries);
-    this.state.waiters.changed(touched);
-    return { deliveries, nextDueAt: this.state.nextDueAt(queues), fenced: false };
+    state.waiters.changed(touched);
+    return { deliveries, nextDueAt: state.nextDueAt(queues), fenced: false };
   }
 
   async waitForWork(
@@ -264,9 +279,11 @@ export class MemoryBroker implements Broker {
   ): Promise<WaitReply> {
     const want = Math.max(1, count);
     const touched = new Set<string>();
+    // Held for the whole wait: one that close() ends still answers.
+    const state = this.state;
     const attempt = (): Delivery[] | undefined => {
       const now = Date.now();
-      if (!this.state.reservations.holdsLease(nodeId, now)) return undefined;
+      if (!state.reservations.holdsLease(nodeId, now)) return undefined;
       const deliveries: Delivery[] = [];
       let left = want;
       for (const queue of queues) {
@@ -275,7 +292,7 @@ export class MemoryBroker implements Broker {
       }
       return deliveries.length > 0 ? deliveries : undefined;
     };
-    const waiters = this.state.waiters;
+    const waiters = state.waiters;
     const got = await blockUntil(
       attempt,
       (retry) => {
@@ -283,28 +300,29 @@ export class MemoryBroker implements Broker {
         waiters.add(waiter);
         return () => waiters.remove(waiter);
       },
-      this.closed || queues.length === 0 ? 0 : timeoutMs,
+      queues.length === 0 ? 0 : timeoutMs,
       signal,
       this.cancels,
     );
     // Jobs promoted beyond what this call took are for the other waiters.
     waiters.changed(touched);
-    return { deliveries: got ?? [], nextDueAt: this.state.nextDueAt(queues) };
+    return { deliveries: got ?? [], nextDueAt: state.nextDueAt(queues) };
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
+    const state = this.state;
     this.carried();
     const touched = new Set<string>();
     try {
       applySettlements(
-        { state: this.state, resultTtl: this.resultTtl, deadMax: this.deadMax, now: Date.now(), touched },
+        { state, resultTtl: this.resultTtl, deadMax: this.deadMax, now: Date.now(), touched },
         settlements,
       );
     } catch (err) {
       // Nothing here is transient (no connection): the same settlements would fail again.
       throw new BrokerRefusedError(`the settlements were refused: ${messageOf(err)}`, { cause: err });
     } finally {
-      this.state.waiters.changed(touched);
+      state.waiters.changed(touched);
     }
   }
 
@@ -325,7 +343,6 @@ export class MemoryBroker implements Broker {
   }
 
   async publishEvents(batch: EventBatch): Promise<void> {
-    if (this.closed) throw new BrokerClosedError();
     this.state.events.append(batchEvents(batch), this.eventsMaxLen);
   }
 
@@ -338,7 +355,7 @@ export class MemoryBroker implements Broker {
     const got = await blockUntil(
       () => log.after(position),
       (retry) => log.onAppend(retry),
-      this.closed ? 0 : timeoutMs,
+      timeoutMs,
       signal,
       this.cancels,
     );
@@ -443,7 +460,7 @@ export class MemoryBroker implements Broker {
         return out.length >= count ? out : undefined;
       },
       (retry) => board.listen(requestId, retry),
-      this.closed ? 0 : timeoutMs,
+      timeoutMs,
       undefined,
       this.cancels,
     );

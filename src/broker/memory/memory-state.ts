@@ -1,4 +1,5 @@
 import { EventLog } from './event-log.js';
+import { ExpiryHeap } from './expiry-heap.js';
 import type { JobLocation, JobRecord, NewJob } from '../types.js';
 import { ControlBoard } from './control-board.js';
 import { copyJob } from './job-copy.js';
@@ -41,8 +42,10 @@ export class MemoryState {
   });
   /** Unique locks (JobRecord.uniqueKey): the holding job's id, and until when (epoch ms) with a ttl. */
   private readonly uniqueLocks = new Map<string, { jobId: string; until: number | undefined }>();
-  /** Jobs with their own id that ended, until when their result is kept (epoch ms), in the order they ended. */
+  /** Jobs with their own id that ended, until when their result is kept (epoch ms). */
   private readonly endedIds = new Map<string, number>();
+  /** endedIds by when each is forgotten: each at its own time, whatever the TTLs. */
+  private readonly endedExpiries = new ExpiryHeap<string>();
   /** Open handles; the state is dropped when the last one closes. */
   handles = 0;
 
@@ -155,13 +158,15 @@ export class MemoryState {
     if (job.uniqueKey !== undefined && this.uniqueLocks.get(job.uniqueKey)?.jobId === job.id)
       this.uniqueLocks.delete(job.uniqueKey);
     if (job.ownId !== true || resultKeptUntil === undefined) return;
-    // Expired marks at the front go; one kept longer may hold a few behind it a while (lookups check the time).
-    for (const [id, until] of this.endedIds) {
-      if (until > now) break;
-      this.endedIds.delete(id);
+    for (const id of this.endedExpiries.takeDue(now)) {
+      const until = this.endedIds.get(id);
+      if (until === undefined) continue;
+      if (until > now) this.endedExpiries.push(until, id);
+      else this.endedIds.delete(id);
     }
-    this.endedIds.delete(job.id);
+    const previous = this.endedIds.get(job.id);
     this.endedIds.set(job.id, resultKeptUntil);
+    if (previous === undefined || previous > resultKeptUntil) this.endedExpiries.push(resultKeptUntil, job.id);
   }
 
   /** The earliest due time of the delayed jobs of `queues`. */

@@ -1,6 +1,7 @@
 import { timerMs } from '../../util/units.js';
 import { isFinalState } from '../job-state.js';
 import type { AnnouncedResults, ResultRecord } from '../types.js';
+import { ExpiryHeap } from './expiry-heap.js';
 
 interface StoredResult {
   record: ResultRecord;
@@ -15,16 +16,18 @@ export const REPLY_MAX = 10_000;
 /**
  * Results with a TTL, and the reply lists of waiting clients (the memory
  * twin of `res:<id>` + `reply:<clientId>`). Records are stored and returned
- * as copies. An expired result is gone on read; a timer set to the oldest
- * expiry sweeps the rest, so the map stays bounded. A reply list keeps at
+ * as copies. An expired result is gone on read; a timer set to the earliest
+ * expiry sweeps the rest, each at its own time (a result kept a day does not
+ * hold back those kept a minute stored after it), so the map stays bounded. A reply list keeps at
  * most REPLY_MAX ids; the sweep takes off it the ids whose result expired
  * (kept aside, to be reported gone) and drops a list whose ids all expired: a
  * client that enqueues and never waits costs a bounded list. A client
  * waiting for its results is woken when one is announced to it: nothing polls.
  */
 export class ResultStore {
-  /** Insertion order is (about) expiry order: a rewrite moves the entry to the end. */
   private readonly results = new Map<string, StoredResult>();
+  /** Every stored id is in it at or before its expiry (a rewrite that keeps it longer is found there and put back). */
+  private readonly expiries = new ExpiryHeap<string>();
   private readonly replies = new Map<string, string[]>();
   private readonly waiters = new Map<string, Set<() => void>>();
   /** Clients whose reply list dropped ids since their last take. */
@@ -36,12 +39,15 @@ export class ResultStore {
    */
   private readonly expired = new Map<string, string[]>();
   private sweepTimer: NodeJS.Timeout | undefined;
+  /** When the armed sweep fires (epoch ms). */
+  private sweepAt = Number.POSITIVE_INFINITY;
 
   set(record: ResultRecord, ttlMs: number, now: number): void {
     const expiresAt = now + ttlMs;
-    this.results.delete(record.id);
+    const previous = this.results.get(record.id);
     this.results.set(record.id, { record: structuredClone(record), expiresAt });
-    if (this.sweepTimer === undefined) this.armSweep(expiresAt, now);
+    if (previous === undefined || previous.expiresAt > expiresAt) this.expiries.push(expiresAt, record.id);
+    this.armSweep(expiresAt, now);
   }
 
   get(id: string, now: number): ResultRecord | undefined {
@@ -122,20 +128,30 @@ export class ResultStore {
   dispose(): void {
     clearTimeout(this.sweepTimer);
     this.sweepTimer = undefined;
+    this.sweepAt = Number.POSITIVE_INFINITY;
   }
 
+  /** Arms the sweep for `at` (no sooner than SWEEP_GRANULARITY from now), unless one is armed to fire before. */
   private armSweep(at: number, now: number): void {
-    this.sweepTimer = setTimeout(() => this.sweep(), timerMs(Math.max(at - now, SWEEP_GRANULARITY)));
+    const delay = timerMs(Math.max(at - now, SWEEP_GRANULARITY));
+    if (this.sweepTimer !== undefined && this.sweepAt <= now + delay) return;
+    clearTimeout(this.sweepTimer);
+    this.sweepAt = now + delay;
+    this.sweepTimer = setTimeout(() => this.sweep(), delay);
     this.sweepTimer.unref();
   }
 
-  /** Drops expired results from the front of the map, and reply ids whose result is gone. */
+  /** Drops the results whose time has come, and reply ids whose result is gone. */
   private sweep(): void {
     this.sweepTimer = undefined;
+    this.sweepAt = Number.POSITIVE_INFINITY;
     const now = Date.now();
-    for (const [id, stored] of this.results) {
-      if (stored.expiresAt > now) break;
-      this.results.delete(id);
+    for (const id of this.expiries.takeDue(now)) {
+      const stored = this.results.get(id);
+      if (stored === undefined) continue;
+      // Rewritten since with a longer TTL: due later.
+      if (stored.expiresAt > now) this.expiries.push(stored.expiresAt, id);
+      else this.results.delete(id);
     }
     for (const [clientId, ids] of this.replies) {
       const live = ids.filter((id) => this.results.has(id));
@@ -152,7 +168,7 @@ export class ResultStore {
         this.expired.set(clientId, gone.slice(-REPLY_MAX));
       }
     }
-    const first = this.results.values().next();
-    if (!first.done) this.armSweep(first.value.expiresAt, now);
+    const next = this.expiries.nextAt;
+    if (next !== undefined) this.armSweep(next, now);
   }
 }

@@ -66,6 +66,25 @@ describe('ResultStore', () => {
     store.dispose();
   });
 
+  it('each result is swept at its own expiry, even one stored after a result kept longer', () => {
+    vi.useFakeTimers({ now: 0 });
+    const store = new ResultStore();
+    store.set(rec('day'), 86_400_000, Date.now());
+    store.set(rec('short'), 2_000, Date.now());
+    // Rewritten with a longer TTL: kept to the new expiry, not swept at the first.
+    store.set(rec('renewed'), 2_000, Date.now());
+    store.set(rec('renewed'), 10_000, Date.now());
+    vi.advanceTimersByTime(2_000);
+    // Swept: even a read "in the past" no longer finds it.
+    expect(store.get('short', 0)).toBeUndefined();
+    expect(store.get('renewed', 0)).toBeDefined();
+    expect(store.get('day', 0)).toBeDefined();
+    vi.advanceTimersByTime(8_000);
+    expect(store.get('renewed', 0)).toBeUndefined();
+    expect(store.get('day', 0)).toBeDefined();
+    store.dispose();
+  });
+
   it('a reply list keeps the newest REPLY_MAX ids: a client that never takes them costs a bounded list', () => {
     const store = new ResultStore();
     for (let i = 0; i < REPLY_MAX + 50; i++) {
