@@ -437,18 +437,19 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /**
    * Retires up to n idle children (never a busy one) or children not spawned
    * yet; returns how many went. With autoscale, never below min (lower it
-   * with setAutoscale). Throws OptionError unless n is an integer >= 1.
+   * with setAutoscale); a fixed pool keeps at least one child, as `processes`
+   * is at least 1 (with none, the jobs applied to it would wait for ever).
+   * Throws OptionError unless n is an integer >= 1.
    */
   shrink(n = 1): number {
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
-    const min = this.autoscaler?.min ?? 0;
+    // An autoscaling pool at 0 grows again on the next apply(); a fixed one never would.
+    const min = this.autoscaler?.min ?? 1;
     const allowed = Math.min(n, Math.max(0, this.supervisor.target - min));
     if (allowed < n) {
-      this.log.warn(
-        { asked: n, allowed, min },
-        `shrink(${n}) stops at the autoscale min (${min}): retiring at most ${allowed}`,
-      );
+      const floor = this.autoscaler === undefined ? 'one child (a fixed pool keeps one)' : `the autoscale min (${min})`;
+      this.log.warn({ asked: n, allowed, min }, `shrink(${n}) stops at ${floor}: retiring at most ${allowed}`);
     }
     const gone = allowed === 0 ? 0 : this.supervisor.shrink(allowed);
     if (gone > 0) this.resized();
