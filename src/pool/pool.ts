@@ -265,7 +265,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
           reserved: () => this.reserved,
           current: () => this.supervisor.target,
           grow: (n) => this.supervisor.grow(n),
-          shrink: (n) => this.supervisor.shrink(n),
+          shrink: (n) => this.shrunk(this.supervisor.shrink(n)),
           onScale: (event) => this.notify('autoscale', event),
         },
         this.log,
@@ -275,7 +275,8 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /**
    * Spawns the children; resolves when the first `processes` (or autoscale
-   * `min`) have loaded the task module. Rejects with PoolFailedError when
+   * `min`) have loaded the task module, or as many as a shrink meanwhile
+   * left (none: at once). Rejects with PoolFailedError when
    * they keep dying first (e.g. the module does not load), PoolClosedError
    * after close() or terminate(), InvalidStateError when called twice.
    */
@@ -451,8 +452,18 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
       const floor = this.autoscaler === undefined ? 'one child (a fixed pool keeps one)' : `the autoscale min (${min})`;
       this.log.warn({ asked: n, allowed, min }, `shrink(${n}) stops at ${floor}: retiring at most ${allowed}`);
     }
-    const gone = allowed === 0 ? 0 : this.supervisor.shrink(allowed);
+    const gone = allowed === 0 ? 0 : this.shrunk(this.supervisor.shrink(allowed));
     if (gone > 0) this.resized();
+    return gone;
+  }
+
+  /**
+   * After `gone` children went by a shrink: start() may now wait for none
+   * (a shrink to 0 while they booted), so it resolves rather than wait for
+   * a WORKER_UP that no child will send. Returns `gone`.
+   */
+  private shrunk(gone: number): number {
+    if (gone > 0) this.resolveStartWaitersIfReady();
     return gone;
   }
 
@@ -877,6 +888,12 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.reloader.changed();
     this.notify('process-up', { pid: proc.pid });
     this.tasks.schedule();
+    this.resolveStartWaitersIfReady();
+  }
+
+  /** start() resolves once the children the pool keeps (as many as are there) are up. */
+  private resolveStartWaitersIfReady(): void {
+    if (this.startWaiters.length === 0) return;
     const ready = this.supervisor.procs.filter((p) => p.ready).length;
     if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
   }
