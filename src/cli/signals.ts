@@ -52,7 +52,7 @@ export function onPoolSignals(worker: Worker, log: Logger): void {
     else
       log.warn(
         { signal: 'SIGTTOU', processes: pool.size, autoscale: pool.autoscaleBounds },
-        'SIGTTOU: no child to retire (none idle, or at the autoscale min): not shrunk',
+        'SIGTTOU: no child to retire (none idle, at the autoscale min, or the last child of a fixed pool): not shrunk',
       );
   });
   process.on('SIGHUP', () => {

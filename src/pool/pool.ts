@@ -265,7 +265,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
           reserved: () => this.reserved,
           current: () => this.supervisor.target,
           grow: (n) => this.supervisor.grow(n),
-          shrink: (n) => this.supervisor.shrink(n),
+          shrink: (n) => this.shrunk(this.supervisor.shrink(n)),
           onScale: (event) => this.notify('autoscale', event),
         },
         this.log,
@@ -275,7 +275,8 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /**
    * Spawns the children; resolves when the first `processes` (or autoscale
-   * `min`) have loaded the task module. Rejects with PoolFailedError when
+   * `min`) have loaded the task module, or as many as a shrink meanwhile
+   * left (none: at once). Rejects with PoolFailedError when
    * they keep dying first (e.g. the module does not load), PoolClosedError
    * after close() or terminate(), InvalidStateError when called twice.
    */
@@ -437,21 +438,32 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
   /**
    * Retires up to n idle children (never a busy one) or children not spawned
    * yet; returns how many went. With autoscale, never below min (lower it
-   * with setAutoscale). Throws OptionError unless n is an integer >= 1.
+   * with setAutoscale); a fixed pool keeps at least one child, as `processes`
+   * is at least 1 (with none, the jobs applied to it would wait for ever).
+   * Throws OptionError unless n is an integer >= 1.
    */
   shrink(n = 1): number {
     this.assertCount('shrink', n);
     if (this.state !== 'running') return 0;
-    const min = this.autoscaler?.min ?? 0;
+    // An autoscaling pool at 0 grows again on the next apply(); a fixed one never would.
+    const min = this.autoscaler?.min ?? 1;
     const allowed = Math.min(n, Math.max(0, this.supervisor.target - min));
     if (allowed < n) {
-      this.log.warn(
-        { asked: n, allowed, min },
-        `shrink(${n}) stops at the autoscale min (${min}): retiring at most ${allowed}`,
-      );
+      const floor = this.autoscaler === undefined ? 'one child (a fixed pool keeps one)' : `the autoscale min (${min})`;
+      this.log.warn({ asked: n, allowed, min }, `shrink(${n}) stops at ${floor}: retiring at most ${allowed}`);
     }
-    const gone = allowed === 0 ? 0 : this.supervisor.shrink(allowed);
+    const gone = allowed === 0 ? 0 : this.shrunk(this.supervisor.shrink(allowed));
     if (gone > 0) this.resized();
+    return gone;
+  }
+
+  /**
+   * After `gone` children went by a shrink: start() may now wait for none
+   * (a shrink to 0 while they booted), so it resolves rather than wait for
+   * a WORKER_UP that no child will send. Returns `gone`.
+   */
+  private shrunk(gone: number): number {
+    if (gone > 0) this.resolveStartWaitersIfReady();
     return gone;
   }
 
@@ -876,6 +888,12 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     this.reloader.changed();
     this.notify('process-up', { pid: proc.pid });
     this.tasks.schedule();
+    this.resolveStartWaitersIfReady();
+  }
+
+  /** start() resolves once the children the pool keeps (as many as are there) are up. */
+  private resolveStartWaitersIfReady(): void {
+    if (this.startWaiters.length === 0) return;
     const ready = this.supervisor.procs.filter((p) => p.ready).length;
     if (ready >= Math.min(this.supervisor.target, this.supervisor.procs.length)) this.resolveStartWaiters();
   }

@@ -53,6 +53,24 @@ describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
     expect((await long.heartbeat('alive', ['q'])).control ?? []).toEqual([]);
   });
 
+  it('a request past its own ttl is dropped though a later one to the same node is still waiting', async () => {
+    const b = await broker({ leaseMs: 60_000 });
+    await node(b, 'stopped');
+    // The sender of `grow` gave up (its ttl, the CLI's --timeout) and said so: the node must not grow later.
+    const grow = request('grow', [2]);
+    await b.sendControl(['stopped'], grow, 50);
+    const ping = request('ping');
+    await b.sendControl(['stopped'], ping, 10_000);
+    await sleep(150);
+    expect((await b.heartbeat('stopped', ['q'])).control).toEqual([ping]);
+    const stale = request('shrink', [1]);
+    await b.sendControl(['stopped'], stale, 50);
+    const stats = request('stats');
+    await b.sendControl(['stopped'], stats, 10_000);
+    await sleep(150);
+    expect(await b.takeControl('stopped')).toEqual([stats]);
+  });
+
   it('watchControl announces the node a request was posted to (only posted ones), until unwatched', async () => {
     const b = await broker();
     const sender = await broker();

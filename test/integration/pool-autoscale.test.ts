@@ -1,6 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { InvalidStateError, type ScaleEvent } from 'prefork';
-import { applyAndAwaitStart, pids, recordEvents, release, startPool, terminatePools } from '../helpers/pool.js';
+import {
+  applyAndAwaitStart,
+  makePool,
+  nextEvent,
+  pids,
+  recordEvents,
+  release,
+  startPool,
+  terminatePools,
+} from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
@@ -100,6 +109,23 @@ describe('Autoscaler', () => {
       { processes: 4, autoscale: { max: 4, min: 1 } },
       { processes: 1, autoscale: { max: 4, min: 1 } },
     ]);
+  });
+
+  it('start() resolves when a shrink to min 0 retires every child still starting, and a job then grows the pool', async () => {
+    const pool = makePool({ autoscale: '4,2', keepalive: 60_000 });
+    let settled = false;
+    const started = pool.start().finally(() => (settled = true));
+    const booting = pids(pool);
+    expect(booting).toHaveLength(2);
+    const downs = booting.map((pid) => nextEvent(pool, 'process-down', (e) => e.pid === pid));
+    pool.setAutoscale(4, 0);
+    expect(pool.shrink(2)).toBe(2);
+    await Promise.all(downs);
+    // No child is left to send WORKER_UP: start() must not wait for one (a Worker would never run).
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(settled).toBe(true);
+    await expect(started).resolves.toBeUndefined();
+    await expect(pool.apply('echo', ['grown'])).resolves.toBe('grown');
   });
 
   it('setAutoscale() refuses a max above maxProcesses, naming it', async () => {

@@ -116,6 +116,17 @@ describe('grow and shrink', () => {
     expect(pids(pool).sort()).toEqual(spawned.sort());
   });
 
+  it('shrink never takes a fixed pool below one child: shrink(5) of two retires one, and the next job still runs', async () => {
+    const pool = await startPool({ processes: 2 });
+    expect(pool.shrink(5)).toBe(1);
+    expect(pool.size).toBe(1);
+    expect(pool.shrink(1)).toBe(0);
+    expect(pool.size).toBe(1);
+    // With no child left, a fixed pool would hold this job for ever: nothing grows it back.
+    await expect(pool.apply('echo', ['ran'])).resolves.toBe('ran');
+    await expect.poll(() => pids(pool).length, { message: 'the retired child to exit' }).toBe(1);
+  });
+
   it('grow and shrink reject a count that is not an integer >= 1', async () => {
     const pool = await startPool({ processes: 1 });
     expect(() => pool.grow(0)).toThrow(OptionError);

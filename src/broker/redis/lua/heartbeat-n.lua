@@ -73,8 +73,7 @@ redis.call('ZADD', nodes, 'XX', now + lease, id)
 
 local control = {}
 if score ~= math.floor(score) then
-  control = redis.call('LRANGE', ctl, 0, -1)
-  redis.call('DEL', ctl)
+  control = takeControl(ctl, now)
 end
 
 local expired = {}

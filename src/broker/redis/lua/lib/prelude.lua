@@ -37,6 +37,26 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- A control request as stored in a node's list (sendControl): its JSON with
+-- "expiresAt" (server ms) put first, which readers of the request ignore.
+local function stampControl(request, expiresAt)
+  return '{"expiresAt":' .. string.format('%d', expiresAt) .. ',' .. string.sub(request, 2)
+end
+
+-- Empties a node's control list: the requests still within their own ttl
+-- (the list's expiry is only the latest request's).
+local function takeControl(ctl, now)
+  local raws = redis.call('LRANGE', ctl, 0, -1)
+  if #raws == 0 then return raws end
+  redis.call('DEL', ctl)
+  local live = {}
+  for _, raw in ipairs(raws) do
+    local expiresAt = tonumber(string.match(raw, '^{"expiresAt":(%d+),'))
+    if not expiresAt or expiresAt > now then live[#live + 1] = raw end
+  end
+  return live
+end
+
 local function getField(fields, name)
   local found = nil
   for i = 1, #fields, 2 do
