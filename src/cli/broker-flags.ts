@@ -11,7 +11,7 @@ export interface BrokerFlags {
 
 export function brokerOption(): Option {
   return new Option(
-    '-b, --broker <url>',
+    parse.BROKER_FLAG,
     'broker URL (default $PREFORK_BROKER_URL, else redis://127.0.0.1:6379)',
   ).argParser(parse.brokerUrl);
 }

@@ -2,6 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
 import type { ListedState } from '../broker/types.js';
 import { checkLease, checkNamespace } from '../broker/broker-options.js';
+import { maskUrl } from '../broker/mask-url.js';
 import { describeValue, messageOf } from '../errors.js';
 import {
   checkBackoff,
@@ -195,9 +196,18 @@ export function nodeArg(value: string, previous: string[]): string[] {
   return [...previous, ...parts];
 }
 
+/** The broker flag, as commander names it in its messages. */
+export const BROKER_FLAG = '-b, --broker <url>';
+
+/**
+ * A broker URL (--broker). Refused as commander would refuse it, but with
+ * its password masked: commander's own message shows the value as typed.
+ */
 export function brokerUrl(value: string): string {
   if (!/^(redis|rediss|memory):\/\//.test(value))
-    throw new InvalidArgumentError('expected a redis://, rediss:// or memory:// URL');
+    throw new UsageError(
+      `option '${BROKER_FLAG}' argument '${maskUrl(value)}' is invalid. expected a redis://, rediss:// or memory:// URL`,
+    );
   return value;
 }
 

@@ -1,5 +1,5 @@
 import type { Logger } from 'pino';
-import type { BrokerEvents } from '../broker/types.js';
+import type { BrokerEvents, EventPage } from '../broker/types.js';
 import { OptionError } from '../errors.js';
 import { throwOptionError } from '../job-option-checks.js';
 import { checkInteger } from '../util/units.js';
@@ -45,9 +45,10 @@ export function checkEventsOptions(options: EventsOptions): void {
 
 /**
  * The events of every node, oldest first: the `recent` ones, then (when
- * following) each as it comes. A read that fails (the broker away) is
- * logged once and tried again with a growing pause; the position is kept,
- * so nothing still in the stream is skipped.
+ * following) each as it comes. A read that fails (the broker away), the
+ * first one included, is logged once and tried again with a growing pause;
+ * the position is kept, so nothing still in the stream is skipped. Without
+ * `follow`, the first read's failure is thrown.
  */
 export async function* followEvents(
   broker: BrokerEvents,
@@ -57,22 +58,33 @@ export async function* followEvents(
 ): AsyncGenerator<NodeEvent> {
   checkEventsOptions(options);
   const signal = options.signal === undefined ? closing : AbortSignal.any([closing, options.signal]);
-  const first = await broker.recentEvents(options.recent ?? 0);
-  for (const e of first.events) if (matches(e, options)) yield e;
-  let position = first.position;
+  const follow = options.follow !== false;
   let failures = 0;
-  while (options.follow !== false && !signal.aborted) {
-    let page;
+  /** The page `read` gets, or undefined when it failed (logged, and waited for before the next try). */
+  const attempt = async (read: () => Promise<EventPage>): Promise<EventPage | undefined> => {
     try {
-      page = await broker.readEvents(position, READ_WAIT_MS, signal);
+      const page = await read();
+      if (failures > 0) log.info({ failures }, 'reading the events again');
+      failures = 0;
+      return page;
     } catch (err) {
-      if (signal.aborted) return;
+      if (!follow) throw err;
+      if (signal.aborted) return undefined;
       if (failures === 0) log.warn({ err }, 'reading the events failed; retrying');
       await abortableSleep(retryDelay(failures++, READ_RETRY), signal);
-      continue;
+      return undefined;
     }
-    if (failures > 0) log.info({ failures }, 'reading the events again');
-    failures = 0;
+  };
+  let first: EventPage | undefined;
+  // A dashboard follows for days: a broker away when it starts must not end its feed for good.
+  do first = await attempt(() => broker.recentEvents(options.recent ?? 0));
+  while (first === undefined && !signal.aborted);
+  if (first === undefined) return;
+  for (const e of first.events) if (matches(e, options)) yield e;
+  let position = first.position;
+  while (follow && !signal.aborted) {
+    const page = await attempt(() => broker.readEvents(position, READ_WAIT_MS, signal));
+    if (page === undefined) continue;
     position = page.position;
     for (const e of page.events) if (matches(e, options)) yield e;
   }

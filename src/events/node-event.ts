@@ -1,3 +1,5 @@
+import { oneLine } from '../util/one-line.js';
+
 /**
  * What a node reports as it works: job events (a job's life on this node)
  * and pool and node events. Each names its node and carries only what its
@@ -101,7 +103,7 @@ export function matches(e: NodeEvent, filter: EventFilter): boolean {
   return true;
 }
 
-/** One readable line: time, node, type, then what the type carries. */
+/** One readable line: time, node, type, then what the type carries (control characters escaped). */
 export function describeEvent(e: NodeEvent): string {
   const time = new Date(e.at).toISOString();
   const job = e.jobId === undefined ? '' : ` ${e.task ?? '?'}[${e.jobId}]`;
@@ -117,5 +119,6 @@ export function describeEvent(e: NodeEvent): string {
   if (e.signal !== undefined && e.signal !== null) parts.push(`signal ${e.signal}`);
   if (e.from !== undefined && e.to !== undefined) parts.push(`${e.from} -> ${e.to} processes`);
   if (e.error !== undefined) parts.push(`${e.error.name}: ${e.error.message}`);
-  return `${time} ${e.node} ${e.type}${job}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`;
+  // Names and messages come from tasks and other writers: one event, one line.
+  return oneLine(`${time} ${e.node} ${e.type}${job}${parts.length > 0 ? `: ${parts.join(', ')}` : ''}`);
 }

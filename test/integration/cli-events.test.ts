@@ -198,6 +198,39 @@ describe('prefork events', () => {
     }
   });
 
+  it('prints each event on one line, however many lines and escapes its error message holds', async () => {
+    const packr = new Packr({ useRecords: false, moreTypes: false });
+    const raw = new Redis(url);
+    const now = Date.now();
+    // A task's error message quoting what it was given: a line break, and a
+    // forged event line after it; a terminal escape that clears the screen.
+    const forged = `${new Date(now).toISOString()} lines job-succeeded t[forged]`;
+    const failed = {
+      type: 'job-failed',
+      at: now,
+      node: 'lines',
+      jobId: 'j1',
+      task: 't',
+      queue: 'q',
+      attempt: 0,
+      error: { name: 'Error', message: `bad input\n${forged}\u001b[2J\r` },
+    };
+    try {
+      await raw.xadd('{prefork}:events', '*', 'e', packr.pack([failed]));
+      const text = run(['events', '--node', 'lines', '--broker', url]);
+      expect(text.code, text.stderr).toBe(0);
+      expect(text.stdout.split('\n')).toHaveLength(2);
+      // eslint-disable-next-line no-control-regex -- no control character but the line's end
+      expect(text.stdout).not.toMatch(/[\u0000-\u0009\u000b-\u001f]/);
+      expect(text.stdout).toContain('bad input\\n');
+      // JSON keeps the message as it was.
+      const json = run(['events', '--node', 'lines', '--json', '--broker', url]);
+      expect(JSON.parse(json.stdout)).toEqual(failed);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
   it('prints a progress value that JSON lacks (a BigInt, bytes) with --json, as prefork result does', async () => {
     const packr = new Packr({ useRecords: false, moreTypes: false, useBigIntExtension: true });
     const raw = new Redis(url);

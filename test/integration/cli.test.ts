@@ -105,6 +105,18 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     expect(lines[0]).toContain(`'${value}'`);
   });
 
+  it.each([
+    ['a URL of another scheme', 'http://user:s3cret@127.0.0.1:6379'],
+    ['a URL with an unencoded "/" in its password', 'redis://:s3/cret@127.0.0.1:6379'],
+  ])('a refused broker URL, %s, is shown with its password masked, as a flag and from the environment', (_, url) => {
+    for (const r of [run(['events', '--broker', url]), run(['events'], { PREFORK_BROKER_URL: url })]) {
+      expect(r.code).toBe(2);
+      expect(r.stderr).toContain('--broker');
+      expect(r.stderr).toContain(':***@');
+      expect(r.stderr).not.toContain('cret');
+    }
+  });
+
   it('an unknown flag is named too', () => {
     const r = run(['worker', '--app', 'x.mjs', '--bogus']);
     expect(r.code).toBe(2);

@@ -12,7 +12,16 @@ import { Redis } from 'ioredis';
 import { pack } from 'msgpackr';
 import { OptionError, type Client, type NodeEvent } from 'prefork';
 import { createBroker } from 'prefork/broker';
-import { brokerFor, cleanup, fixture, makeClient, makeWorker, silent, uniqueName } from '../helpers/worker.js';
+import {
+  brokerFor,
+  captureLog,
+  cleanup,
+  fixture,
+  makeClient,
+  makeWorker,
+  silent,
+  uniqueName,
+} from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -178,6 +187,34 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
 });
 
 describe('the events stream in Redis', () => {
+  it('a follower whose first read fails tries again, as later reads do, and then follows', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    const client = makeClient(url, namespace, { logger: log });
+    const raw = new Redis(url);
+    const key = `{${namespace}}:events`;
+    try {
+      // The stream's key holds something else (a stray SET): every read of it fails until it is gone.
+      await raw.set(key, 'not a stream');
+      const stop = new AbortController();
+      const seen: NodeEvent[] = [];
+      const following = (async () => {
+        for await (const e of client.events({ recent: 10, signal: stop.signal })) {
+          seen.push(e);
+          stop.abort();
+        }
+      })();
+      await expect.poll(() => lines.some((l) => l.msg === 'reading the events failed; retrying')).toBe(true);
+      await raw.del(key);
+      await raw.xadd(key, '*', 'e', pack([{ type: 'node-online', at: 1, node: 'back' }]));
+      await following;
+      expect(seen).toEqual([{ type: 'node-online', at: 1, node: 'back' }]);
+    } finally {
+      raw.disconnect();
+    }
+  });
+
   it('skips entries that are not events, and stays capped near eventsMaxLen', async () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('ns');

@@ -7,6 +7,7 @@ import {
   messageOf,
   OptionError,
 } from '../../errors.js';
+import { maskUrl } from '../mask-url.js';
 import { shedCommand } from './reply-errors.js';
 import { scriptNameOf } from './scripts.js';
 import { AnswerBound, failUnanswered } from './unanswered.js';
@@ -27,18 +28,6 @@ const OPEN_TIMEOUT_MS = 2 * CONNECT_TIMEOUT_MS;
  * case), never does, and every close and reconnect would wait the whole of it.
  */
 const DISCONNECT_TIMEOUT_MS = 250;
-
-/** The URL with any password masked: `redis://user:***@host:port/db` (one given as `?password=` too). */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    if (u.searchParams.has('password')) u.searchParams.set('password', '***');
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-  }
-}
 
 const EXPECTED_URL = 'redis://[user:password@]host:port[/db] or rediss://...';
 const EXPECTED_DB = `${EXPECTED_URL}, the db a whole number >= 0`;

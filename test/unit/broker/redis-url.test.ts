@@ -24,6 +24,7 @@ function expectRefused(url: string, shown: string, expected: string): void {
   expect((err as OptionError).value).toBe(shown);
   expect((err as OptionError).message).toContain(expected);
   expect((err as OptionError).message).not.toContain('s3cret');
+  expect((err as OptionError).message).not.toContain('cret');
 }
 
 describe('the database in a redis:// URL', () => {
@@ -62,5 +63,24 @@ describe('the database in a redis:// URL', () => {
     'redis://127.0.0.1:6379?db=2&family=4',
   ])('%s is accepted', async (url) => {
     await createBroker(url, { logger: silent }).close();
+  });
+});
+
+describe('a refused broker URL never shows its password', () => {
+  it.each([
+    // Not a scheme createBroker takes (it compares case-sensitively): shown as typed.
+    ['REDIS://:s3cret@127.0.0.1:6379', 'REDIS://:***@127.0.0.1:6379'],
+    ['http://user:s3cret@127.0.0.1:6379', 'http://user:***@127.0.0.1:6379'],
+    ['redis+sentinel://:s3cret@127.0.0.1:26379', 'redis+sentinel://:***@127.0.0.1:26379'],
+  ])('%s, of another scheme, is shown as %s', (url, shown) => {
+    expectRefused(url, shown, 'a redis://, rediss:// or memory:// URL');
+  });
+
+  it.each([
+    // A base64 password, not percent-encoded: "/" ends the host part, so the URL does not parse.
+    ['redis://:s3/cret+x==@127.0.0.1:6379', 'redis://:***@127.0.0.1:6379'],
+    ['redis://user:s3cret/@127.0.0.1:6379/0', 'redis://user:***@127.0.0.1:6379/0'],
+  ])('%s, that does not parse, is shown as %s', (url, shown) => {
+    expectRefused(url, shown, 'redis://[user:password@]host:port');
   });
 });
