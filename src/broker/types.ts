@@ -905,7 +905,9 @@ export interface BrokerRateLimits {
   /**
    * Sets a task's rate at run time for every node ("100/s", or "off": no
    * limit), remembered until changed. Jobs already waiting for their turn
-   * are spaced again by the new rate (with "off": due now). Returns how many were.
+   * are spaced again by the new rate (with "off": due now). Returns how many
+   * were. "default" drops the rate set at run time: jobs follow their own
+   * `rateLimit`, or their task's, again; those waiting keep their turns (0).
    */
   setRateLimit(task: string, rate: string): Promise<number>;
 }

@@ -1,6 +1,6 @@
 import type { Logger } from 'pino';
 import type { BrokerRateLimits, Delivery, JobRecord, SlotRequest } from '../broker/types.js';
-import { rateSetting } from '../broker/rate-setting.js';
+import { DEFAULT_RATE, rateSetting } from '../broker/rate-setting.js';
 import type { TaskOptions } from '../job-types.js';
 import { parseRate } from '../util/units.js';
 
@@ -67,16 +67,21 @@ export class RateGate {
     return rate === undefined ? undefined : this.interval(rate);
   }
 
-  /** Follows a rate set at run time ("100/s" or "off"); OptionError for a bad one. */
+  /** Follows a rate set at run time ("100/s", "off", or "default": the override dropped); OptionError for a bad one. */
   follow(task: string, rate: string): { task: string; rateLimit: string } {
-    const { interval, text } = rateSetting(task, rate);
-    this.setAtRunTime.set(task, interval);
-    return { task, rateLimit: text };
+    const setting = rateSetting(task, rate);
+    if (setting === undefined) {
+      this.setAtRunTime.delete(task);
+      return { task, rateLimit: DEFAULT_RATE };
+    }
+    this.setAtRunTime.set(task, setting.interval);
+    return { task, rateLimit: setting.text };
   }
 
-  /** Reads the rates set at run time (at start, and after re-registering). */
+  /** Reads the rates set at run time (at start, and after re-registering: one dropped meanwhile goes here too). */
   async load(): Promise<void> {
     const all = await this.broker.rateLimits();
+    this.setAtRunTime.clear();
     for (const [task, rate] of all) {
       try {
         this.follow(task, rate);

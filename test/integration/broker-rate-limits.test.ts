@@ -172,6 +172,12 @@ describe.each(['memory', 'redis'] as const)('Broker rate limits over %s', (kind)
     expect(await b.setRateLimit('limited', '2/h')).toBe(0);
     const [limited] = await (await broker()).acquireSlots([{ task: 'limited', intervalMs: 1, count: 2 }]);
     expect(limited).toMatchObject({ intervalMs: HOUR / 2, override: '2/h' });
+
+    // default: nothing set at run time any more; the caller's interval (the task's own) governs again.
+    expect(await b.setRateLimit('limited', 'default')).toBe(0);
+    expect(await b.rateLimits()).toEqual(new Map());
+    const [own] = await b.acquireSlots([{ task: 'limited', intervalMs: 7, count: 1 }]);
+    expect(own).toMatchObject({ intervalMs: 7, override: undefined });
   });
 
   /** What `handle.state()` says of job `id`: where the broker finds it, then its record. */

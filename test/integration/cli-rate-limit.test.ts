@@ -158,6 +158,23 @@ describe('prefork control rate-limit against worker nodes', () => {
     expect(busiestSecond(startsOf(ledger, new Set(handles.map((h) => h.id))))).toBeLessThanOrEqual(3);
   });
 
+  it("default drops the rate set at run time: the live node follows the task's own limit again", async () => {
+    expect(run(['control', 'rate-limit', 'slow', 'off', '--broker', url]).code).toBe(0);
+    // Off: slow's own 1/m holds nothing back.
+    const free = await Promise.all(Array.from({ length: 3 }, () => client.enqueue('slow', [])));
+    await Promise.all(free.map((h) => h.result({ timeout: 30_000 })));
+    const back = run(['control', 'rate-limit', 'slow', 'default', '--broker', url]);
+    expect(back).toMatchObject({ code: 0, stderr: '' });
+    expect(back.stdout).toContain(
+      "rate limit of slow: the one set at run time dropped (cluster-wide; jobs follow their own or their task's rateLimit again)",
+    );
+    expect(back.stdout).toMatch(new RegExp(`-> rl-b \\(${node.nodeId}\\): OK, slow at its own rate limit again`));
+    const stored = await (client.broker as unknown as { rateLimits(): Promise<Map<string, string>> }).rateLimits();
+    expect(stored.has('slow')).toBe(false);
+    // Its own 1/m again: one starts, the others wait their turn.
+    await backlog(3);
+  });
+
   it('a bad rate or a missing argument is a usage error (exit 2) naming it; nothing is stored', async () => {
     const badEnqueue = run(['enqueue', 'plain', '--rate-limit', '10/x', '--broker', url]);
     expect(badEnqueue.code).toBe(2);

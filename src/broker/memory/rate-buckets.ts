@@ -36,6 +36,11 @@ export class RateBuckets {
     touched: Set<string>,
   ): number {
     const setting = rateSetting(task, rate);
+    // "default": the override goes; the jobs waiting keep the turns they hold (as on Redis).
+    if (setting === undefined) {
+      this.set.delete(task);
+      return 0;
+    }
     this.set.set(task, setting);
     const waiting = queues
       .flatMap(([name, q]) =>

@@ -42,7 +42,13 @@ export class RateLimits {
   }
 
   async set(redis: Redis, task: string, rate: string): Promise<number> {
-    const { interval, text } = rateSetting(task, rate);
+    const setting = rateSetting(task, rate);
+    // "default": the override goes; the jobs waiting keep the turns they hold (the broker knows no task's own limit).
+    if (setting === undefined) {
+      await redis.hdel(this.keys.rateLimits, task);
+      return 0;
+    }
+    const { interval, text } = setting;
     const queues = await redis.smembers(this.keys.queues);
     const keys = [this.keys.rateLimits, this.keys.rateBucket(task), this.keys.jobs];
     for (const q of queues) keys.push(this.keys.delayed(q), this.keys.stream(q));

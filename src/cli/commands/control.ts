@@ -9,6 +9,7 @@ import * as parse from '../parsers.js';
 import { printJson } from '../print.js';
 import { pauseOrResume } from './control-pause.js';
 import { UsageError } from '../usage-error.js';
+import { DEFAULT_RATE } from '../../broker/rate-setting.js';
 import { parseRateLimitArgs, setRateLimit } from './rate-limit.js';
 
 /** Default --timeout: above the default heartbeat interval (10 s), which bounds how late a node sees a request. */
@@ -22,7 +23,7 @@ export function timeoutOption(description: string): Option {
 }
 
 const USAGE =
-  'ping | grow N | shrink N | autoscale MAX,MIN | pause QUEUE | resume QUEUE | rate-limit TASK RATE|off | shutdown';
+  'ping | grow N | shrink N | autoscale MAX,MIN | pause QUEUE | resume QUEUE | rate-limit TASK RATE|off|default | shutdown';
 
 interface ControlFlags {
   broker?: string;
@@ -109,7 +110,9 @@ function summary(command: ControlCommand, value: unknown): string {
     case 'shutdown':
       return 'OK, stopping (warm)';
     case 'rate-limit':
-      return `OK, ${String(v.task)} at ${String(v.rateLimit)}`;
+      return v.rateLimit === DEFAULT_RATE
+        ? `OK, ${String(v.task)} at its own rate limit again`
+        : `OK, ${String(v.task)} at ${String(v.rateLimit)}`;
     default:
       return 'OK';
   }
@@ -156,7 +159,7 @@ export async function runControl(
 ): Promise<{ said?: string; answers: NodeAnswer[] }> {
   // A rate limit is written to the broker and printed by setRateLimit: `prefork control rate-limit` does it.
   if (command === 'rate-limit')
-    throw new UsageError("control rate-limit: set it with 'prefork control rate-limit <task> <rate|off>'");
+    throw new UsageError("control rate-limit: set it with 'prefork control rate-limit <task> <rate|off|default>'");
   if (command === 'pause' || command === 'resume')
     return pauseOrResume(broker, { command, queue: String(args[0]), node, timeoutMs });
   return { answers: await askNodes(broker, command, args, node, timeoutMs) };
@@ -169,7 +172,7 @@ export function registerControl(program: Command): void {
     .argument('<command>', USAGE)
     .argument(
       '[args...]',
-      'N for grow and shrink, MAX,MIN for autoscale, a queue for pause and resume, TASK RATE|off for rate-limit',
+      'N for grow and shrink, MAX,MIN for autoscale, a queue for pause and resume, TASK RATE|off|default for rate-limit',
     )
     .addOption(brokerOption())
     .addOption(namespaceOption())

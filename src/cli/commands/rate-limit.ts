@@ -1,5 +1,5 @@
 import type { BrokerRateLimits } from '../../broker/types.js';
-import { rateSetting } from '../../broker/rate-setting.js';
+import { DEFAULT_RATE, rateSetting } from '../../broker/rate-setting.js';
 import { messageOf, OptionError } from '../../errors.js';
 import { askNodes, NoSuchNodeError, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import { printJson } from '../print.js';
@@ -10,10 +10,10 @@ export function parseRateLimitArgs(rest: readonly string[]): [task: string, rate
   const [task, rate] = rest;
   if (task === undefined || rate === undefined || rest.length !== 2)
     throw new UsageError(
-      `control rate-limit: expected a task and a rate (e.g. 100/s, 10/m, 1000/h) or off, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`,
+      `control rate-limit: expected a task and a rate (e.g. 100/s, 10/m, 1000/h), off or default, got ${rest.length === 0 ? 'none' : `'${rest.join(' ')}'`}`,
     );
   try {
-    return [task, rateSetting(task, rate).text];
+    return [task, rateSetting(task, rate)?.text ?? DEFAULT_RATE];
   } catch (err) {
     // rateSetting names what it refused: the task or the rate.
     const arg = err instanceof OptionError && err.option === 'task' ? task : rate;
@@ -35,7 +35,10 @@ export async function setRateLimit(
   print: (answers: readonly NodeAnswer[]) => boolean,
 ): Promise<boolean> {
   const respaced = await broker.setRateLimit(task, rate);
-  const line = `rate limit of ${task}: ${rate} (cluster-wide; ${respaced} waiting jobs spaced again)`;
+  const line =
+    rate === DEFAULT_RATE
+      ? `rate limit of ${task}: the one set at run time dropped (cluster-wide; jobs follow their own or their task's rateLimit again)`
+      : `rate limit of ${task}: ${rate} (cluster-wide; ${respaced} waiting jobs spaced again)`;
   let answers: NodeAnswer[];
   try {
     answers = await askNodes(broker, 'rate-limit', [task, rate], undefined, timeoutMs);
