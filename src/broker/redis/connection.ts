@@ -125,7 +125,8 @@ export function createConnection(
   wrapCommands(redis, bound);
   let down = false;
   redis.on('error', (err: Error) => {
-    lastError.set(redis, err);
+    // A wrong password's WRONGPASS is followed by the NOAUTH of the SELECT sent behind it: the first is why.
+    if (!(noAuth(err) && passwordRefused(lastError.get(redis)))) lastError.set(redis, err);
     // ioredis reports a refused SELECT and goes on to be ready in database 0: end this attempt before it is.
     if (selectRefused(err)) redis.disconnect(true);
     // A handshake command (SELECT) cut short by our own disconnect() is reported as an error too: not an outage.
@@ -191,6 +192,15 @@ function selectRefused(err: Error): boolean {
   return repliedTo(err)?.name === 'select';
 }
 
+/** Redis wants AUTH before this command (the first one, a SELECT when the URL names a database). */
+function noAuth(err: Error): boolean {
+  return err.name === 'ReplyError' && err.message.startsWith('NOAUTH');
+}
+
+function passwordRefused(err: Error | undefined): boolean {
+  return err?.name === 'ReplyError' && /^(WRONGPASS|ERR invalid password)/.test(err.message);
+}
+
 /**
  * What a refusal of the handshake means, or undefined for anything else. A
  * wrong or missing password, a user without the rights, a database Redis
@@ -201,16 +211,16 @@ function refusal(err: Error): string | undefined {
   if (err.name === 'ParserError')
     return `the server at that address does not speak the Redis protocol (another service, or a TLS port: rediss://): ${err.message.replace(/ Please report this\.$/, '')}`;
   if (err.name !== 'ReplyError') return undefined;
+  // Before the SELECT case: a SELECT refused with NOAUTH is a password missing, not a database.
+  if (noAuth(err)) return `Redis requires a password and the URL gives none: ${err.message}`;
+  if (passwordRefused(err)) return `Redis refused the user or password in the URL: ${err.message}`;
+  if (err.message.startsWith('NOPERM'))
+    return `the URL's Redis user lacks the rights for a command prefork needs: ${err.message}`;
   const command = repliedTo(err);
   if (command?.name === 'select') {
     const db = Array.isArray(command.args) ? String(command.args[0]) : '?';
     return `Redis has no database ${db} (the number at the end of the URL): ${err.message}`;
   }
-  if (err.message.startsWith('NOAUTH')) return `Redis requires a password and the URL gives none: ${err.message}`;
-  if (/^(WRONGPASS|ERR invalid password)/.test(err.message))
-    return `Redis refused the user or password in the URL: ${err.message}`;
-  if (err.message.startsWith('NOPERM'))
-    return `the URL's Redis user lacks the rights for a command prefork needs: ${err.message}`;
   return undefined;
 }
 
