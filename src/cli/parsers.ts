@@ -2,6 +2,7 @@ import { InvalidArgumentError } from 'commander';
 import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.js';
 import type { ListedState } from '../broker/types.js';
 import { checkLease, checkNamespace } from '../broker/broker-options.js';
+import { checkAuthToken } from '../dashboard/options.js';
 import { describeValue, messageOf } from '../errors.js';
 import {
   checkBackoff,
@@ -199,6 +200,11 @@ export function brokerUrl(value: string): string {
   if (!/^(redis|rediss|memory):\/\//.test(value))
     throw new InvalidArgumentError('expected a redis://, rediss:// or memory:// URL');
   return value;
+}
+
+/** The dashboard's --auth-token (or $PREFORK_DASHBOARD_TOKEN: commander names the variable): not empty. */
+export function authToken(value: string): string {
+  return checkAuthToken('', value, invalid) ?? value;
 }
 
 /** The broker's key namespace (--namespace): what checkNamespace takes. */

@@ -96,6 +96,8 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     [['dead', 'retry', 'a', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
     [['dead', 'delete', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
     [['revoke', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
+    // An empty token would be "token required" that `/?token=` opens, and no warning on 0.0.0.0.
+    [['dashboard', '--auth-token', '', '--broker', 'redis://127.0.0.1:1'], '--auth-token <token>', ''],
   ])('%j', (args, flag, value) => {
     const r = run(args);
     expect(r.code).toBe(2);
@@ -103,6 +105,16 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     expect(lines).toHaveLength(1);
     expect(lines[0]).toContain(flag);
     expect(lines[0]).toContain(`'${value}'`);
+  });
+
+  it('an empty $PREFORK_DASHBOARD_TOKEN (a secret that did not make it into the environment) is refused, naming it', () => {
+    const r = run(['dashboard', '--host', '0.0.0.0', '--port', '0', '--broker', 'redis://127.0.0.1:1'], {
+      PREFORK_DASHBOARD_TOKEN: '',
+    });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('PREFORK_DASHBOARD_TOKEN');
   });
 
   it('an unknown flag is named too', () => {
