@@ -1,4 +1,5 @@
 import { OptionError } from '../errors.js';
+import { EXPECTED_BROKER_URL } from './broker-url.js';
 import { MemoryBroker } from './memory/memory-broker.js';
 import { RedisBroker } from './redis/redis-broker.js';
 import type { Broker, BrokerOptions } from './types.js';
@@ -21,5 +22,5 @@ export function createBroker(url: string, options: BrokerOptions = {}): Broker {
     if (url.startsWith('memory://')) return MemoryBroker.open(url, options);
     if (url.startsWith('redis://') || url.startsWith('rediss://')) return new RedisBroker(url, options);
   }
-  throw new OptionError('broker', url, 'a redis://, rediss:// or memory:// URL');
+  throw new OptionError('broker', url, EXPECTED_BROKER_URL);
 }

@@ -347,6 +347,27 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     ]);
   });
 
+  // Nobody typed --broker: the message names the variable, its password masked.
+  it.each([
+    ['junk', 'expected a redis://, rediss:// or memory:// URL'],
+    ['redis://:pw@127.0.0.1:6379/abc', 'the db a whole number'],
+    ['redis://127.0.0.1:6379?commandTimeout=5', 'with no URL parameter but db'],
+  ])('a $PREFORK_BROKER_URL of %s: exit 2, one line naming the variable', (value, expected) => {
+    for (const args of [
+      ['inspect', 'queues'],
+      ['worker', '--app', fixture('worker-tasks.mjs')],
+    ]) {
+      const r = run(args, { PREFORK_BROKER_URL: value });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toEqual([expect.stringContaining('$PREFORK_BROKER_URL')]);
+      expect(lines[0]).toContain(expected);
+      expect(lines[0]).not.toContain('--broker');
+      expect(lines[0]).not.toContain(':pw@');
+    }
+  });
+
   it('a database Redis does not have: exit 1, one line naming it and what Redis said', () => {
     const r = run(['enqueue', 'add', '1', '2', '--broker', url.replace(/\/\d+$/, '/1000')]);
     expect(r.code).toBe(1);

@@ -1,9 +1,10 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import { BrokerRefusedError, BrokerUnavailableError, messageOf, OptionError } from '../../errors.js';
+import { BrokerRefusedError, BrokerUnavailableError, messageOf } from '../../errors.js';
 import { shedCommand } from './reply-errors.js';
 import { scriptNameOf } from './scripts.js';
 import { AnswerBound, failUnanswered } from './unanswered.js';
+import { maskUrl } from '../broker-url.js';
 
 /** ioredis's own limit on the TCP connect. */
 const CONNECT_TIMEOUT_MS = 5_000;
@@ -21,61 +22,6 @@ const OPEN_TIMEOUT_MS = 2 * CONNECT_TIMEOUT_MS;
  * case), never does, and every close and reconnect would wait the whole of it.
  */
 const DISCONNECT_TIMEOUT_MS = 250;
-
-/** The URL with any password masked: `redis://user:***@host:port/db` (one given as `?password=` too). */
-export function maskUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password !== '') u.password = '***';
-    if (u.searchParams.has('password')) u.searchParams.set('password', '***');
-    return u.toString().replace(/\/$/, '');
-  } catch {
-    return url.replace(/\/\/([^:@/]*):[^@/]*@/, '//$1:***@');
-  }
-}
-
-const EXPECTED_URL = 'redis://[user:password@]host:port[/db] or rediss://...';
-const EXPECTED_DB = `${EXPECTED_URL}, the db a whole number >= 0`;
-
-/**
- * The URL parameters a broker URL may carry, each with its check. ioredis
- * turns every other one into a connection option, and one from the URL
- * wins over prefork's own: `?retryStrategy=1` left a node that lost its
- * connection silently never reconnecting, `?commandTimeout=5` cut a node's
- * fetches short (jobs reserved with no one to run them), `?keyPrefix=x`
- * moved every key out of the Clients' sight.
- */
-const URL_PARAMS = new Map<string, (value: string) => boolean>([
-  ['db', isDbIndex],
-  ['family', (value) => value === '0' || value === '4' || value === '6'],
-]);
-const EXPECTED_PARAMS = `${EXPECTED_URL}, with no URL parameter but db (a whole number >= 0) and family (0, 4 or 6), each given once`;
-
-export function checkUrl(url: string): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
-  // ioredis reads the db with parseInt: "/abc" became SELECT NaN (an uncaught error), "/2x" or "/2/3" database 2.
-  const path = parsed.pathname === '/' ? '' : parsed.pathname.slice(1);
-  if (path !== '' && !isDbIndex(path)) throw new OptionError('broker', maskUrl(url), EXPECTED_DB);
-  // A repeated one too: this check would read the first, ioredis takes the last.
-  const seen = new Set<string>();
-  for (const [name, value] of parsed.searchParams) {
-    const valid = URL_PARAMS.get(name);
-    if (valid === undefined || seen.has(name) || !valid(value))
-      throw new OptionError('broker', maskUrl(url), name === 'db' && !seen.has(name) ? EXPECTED_DB : EXPECTED_PARAMS);
-    seen.add(name);
-  }
-}
-
-function isDbIndex(text: string): boolean {
-  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text));
-}
 
 /** Reconnect with backoff while Redis is away: 100 ms, 200 ms ... up to 2 s, for ever. */
 function backoff(times: number): number {
