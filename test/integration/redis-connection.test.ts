@@ -169,6 +169,17 @@ describe('open(): Redis refuses the connection itself', () => {
   );
 });
 
+describe('open(): rediss:// to a port that does not serve TLS', () => {
+  it('fails naming TLS and redis://, not a bare "connect ETIMEDOUT"', async () => {
+    const { redis, readies } = connection(redisUrl().replace(/^redis:/, 'rediss:'));
+    const err = await openFailure(redis, 'the-url');
+    expect(err).toBeInstanceOf(BrokerUnavailableError);
+    expect(err.message).toContain('TLS');
+    expect(err.message).toContain('redis://');
+    expect(readies()).toBe(0);
+  });
+});
+
 describe('open(): a connection that cannot connect', () => {
   it("is not an outage: the failure is open()'s to report, and logs nothing above debug", async () => {
     const { log: captured, lines } = captureLog();

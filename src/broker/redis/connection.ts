@@ -189,7 +189,7 @@ export async function open(redis: Redis, displayUrl: string, signal?: AbortSigna
       await connectOnce(redis);
     } catch (err) {
       redis.disconnect();
-      throw openError(displayUrl, err instanceof OpenTimeout ? err : (lastError.get(redis) ?? err));
+      throw openError(redis, displayUrl, err instanceof OpenTimeout ? err : (lastError.get(redis) ?? err));
     }
     return;
   }
@@ -198,16 +198,26 @@ export async function open(redis: Redis, displayUrl: string, signal?: AbortSigna
   } catch (err) {
     // An attempt that hangs (a handshake a frozen Redis never answers) is cut, so that the loop starts a fresh one.
     if (redis.status === 'connect' || redis.status === 'connecting') redis.disconnect(true);
-    throw openError(displayUrl, lastError.get(redis) ?? err);
+    throw openError(redis, displayUrl, lastError.get(redis) ?? err);
   }
 }
 
 /** A refusal that retrying will not mend, or else the broker being unavailable; `cause` as Redis (or the timer) said it. */
-function openError(displayUrl: string, cause: unknown): Error {
+function openError(redis: Redis, displayUrl: string, cause: unknown): Error {
   const refused = cause instanceof Error ? refusal(cause) : undefined;
   if (refused !== undefined)
     return new BrokerRefusedError(`the broker at ${displayUrl} refused the connection: ${refused}`, { cause });
-  return new BrokerUnavailableError(displayUrl, messageOf(cause), { cause });
+  return new BrokerUnavailableError(displayUrl, `${messageOf(cause)}${tlsHint(redis, cause)}`, { cause });
+}
+
+/**
+ * ioredis's connect timeout covers a rediss:// URL's TLS handshake, which a
+ * plain Redis port never answers (it waits for a command): its bare
+ * "connect ETIMEDOUT" would send users looking for a firewall.
+ */
+function tlsHint(redis: Redis, cause: unknown): string {
+  if (redis.options.tls === undefined || (cause as { code?: unknown } | undefined)?.code !== 'ETIMEDOUT') return '';
+  return ` (no TLS session within ${CONNECT_TIMEOUT_MS} ms: the host does not answer, or that port does not serve TLS; a plain Redis port takes redis://)`;
 }
 
 /** One connect attempt, bounded by OPEN_TIMEOUT_MS; a failure ends it (no reconnect loop). */
