@@ -24,6 +24,7 @@ import {
   checkDuration,
   checkInteger,
   checkSize,
+  DURATION_SPELLING,
   MAX_PROCESSES,
   parseAutoscale,
   parseInteger,
@@ -91,9 +92,15 @@ export function eventTypes(value: string): NodeEventType[] {
   return types as NodeEventType[];
 }
 
-/** The shared checks report through this: commander already names the flag and the value. */
+/**
+ * The shared checks report through this: commander already names the flag
+ * and the value. A duration typed here needs its unit (withUnit), so "in ms"
+ * is not offered.
+ */
 const invalid: Bad = (_flag, _value, expected) => {
-  throw new InvalidArgumentError(`expected ${expected}`);
+  throw new InvalidArgumentError(
+    `expected ${expected.replace(DURATION_SPELLING, 'with its unit, e.g. "30s", "500ms" or "5m"')}`,
+  );
 };
 
 /**

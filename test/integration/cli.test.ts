@@ -117,6 +117,19 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     expect(r.stderr).toContain('PREFORK_DASHBOARD_TOKEN');
   });
 
+  // A bare number is refused on the command line: "in ms" would invite the very mistake.
+  it.each([
+    [['enqueue', 'add', '--delay', '10x']],
+    [['enqueue', 'add', '--wait', '--timeout', '0s']],
+    [['control', 'ping', '--timeout', '-5s']],
+    [['worker', '--app', 'x.mjs', '--lease', 'soon']],
+  ])('a bad duration %j: what was expected shows a unit, and no number in ms', (args) => {
+    const r = run(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('with its unit');
+    expect(r.stderr).not.toContain('in ms or');
+  });
+
   it('an unknown flag is named too', () => {
     const r = run(['worker', '--app', 'x.mjs', '--bogus']);
     expect(r.code).toBe(2);
