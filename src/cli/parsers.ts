@@ -313,6 +313,12 @@ export function jobIds(value: string, previous: string[] | undefined): string[] 
   return [...(previous ?? []), jobId(value)];
 }
 
+/** --node: a node's name or id; an empty one names none (events would show nothing, control would find no node). */
+export function nodeName(value: string): string {
+  if (value === '') throw new InvalidArgumentError("expected a node's name or id (see prefork inspect nodes)");
+  return value;
+}
+
 export function uniqueKey(value: string): string {
   if (value === '') throw new InvalidArgumentError('expected a non-empty key');
   return value;

@@ -96,6 +96,10 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     [['dead', 'retry', 'a', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
     [['dead', 'delete', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
     [['revoke', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
+    // An empty node name names no node: events would print nothing, control and inspect find none.
+    [['control', 'shutdown', '--node', '', '--broker', 'redis://127.0.0.1:1'], '--node <name>', ''],
+    [['inspect', 'stats', '--node', '', '--broker', 'redis://127.0.0.1:1'], '--node <name>', ''],
+    [['events', '--node', '', '--broker', 'redis://127.0.0.1:1'], '--node <name>', ''],
     // An empty token would be "token required" that `/?token=` opens, and no warning on 0.0.0.0.
     [['dashboard', '--auth-token', '', '--broker', 'redis://127.0.0.1:1'], '--auth-token <token>', ''],
   ])('%j', (args, flag, value) => {
