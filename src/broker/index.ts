@@ -1,4 +1,5 @@
 import { OptionError } from '../errors.js';
+import { EXPECTED_BROKER_URL } from './broker-url.js';
 import { maskUrl } from './mask-url.js';
 import { MemoryBroker } from './memory/memory-broker.js';
 import { RedisBroker } from './redis/redis-broker.js';
@@ -22,9 +23,5 @@ export function createBroker(url: string, options: BrokerOptions = {}): Broker {
     if (url.startsWith('memory://')) return MemoryBroker.open(url, options);
     if (url.startsWith('redis://') || url.startsWith('rediss://')) return new RedisBroker(url, options);
   }
-  throw new OptionError(
-    'broker',
-    typeof url === 'string' ? maskUrl(url) : url,
-    'a redis://, rediss:// or memory:// URL',
-  );
+  throw new OptionError('broker', typeof url === 'string' ? maskUrl(url) : url, EXPECTED_BROKER_URL);
 }

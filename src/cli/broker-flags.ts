@@ -1,5 +1,8 @@
 import { Option } from 'commander';
 import { checkNamespace } from '../broker/broker-options.js';
+import { DEFAULT_BROKER_URL } from '../broker/default-url.js';
+import { checkBrokerUrl } from '../broker/broker-url.js';
+import { maskUrl } from '../broker/mask-url.js';
 import * as parse from './parsers.js';
 import { UsageError } from './usage-error.js';
 
@@ -35,4 +38,20 @@ export function namespaceOf(flags: BrokerFlags): string | undefined {
   return checkNamespace('', env, (_option, _value, expected) => {
     throw new UsageError(`$PREFORK_NAMESPACE '${env}' is invalid. expected ${expected}`);
   });
+}
+
+/**
+ * The broker URL a command uses: the flag, else $PREFORK_BROKER_URL (an
+ * empty one counts as unset), else a local Redis. A bad variable is a usage
+ * error naming it (its password masked): nobody typed a --broker to look at.
+ */
+export function brokerUrlOf(flags: BrokerFlags): string {
+  if (flags.broker !== undefined) return flags.broker;
+  const env = process.env.PREFORK_BROKER_URL;
+  if (env === undefined || env === '') return DEFAULT_BROKER_URL;
+  const bad = (_option: string, _value: unknown, expected: string): never => {
+    throw new UsageError(`$PREFORK_BROKER_URL '${maskUrl(env)}' is invalid. expected ${expected}`);
+  };
+  checkBrokerUrl(env, bad);
+  return env;
 }

@@ -4,8 +4,7 @@ import { createBroker } from '../broker/index.js';
 import type { Broker } from '../broker/types.js';
 import type { Client } from '../client.js';
 import { createStderrLogger, envLogLevel } from '../logger.js';
-import { defaultBrokerUrl } from '../broker/default-url.js';
-import { namespaceOf, type BrokerFlags } from './broker-flags.js';
+import { brokerUrlOf, namespaceOf, type BrokerFlags } from './broker-flags.js';
 import { UsageError } from './usage-error.js';
 
 /**
@@ -22,11 +21,13 @@ function quietLogger(): Logger {
  * lives inside one process, so a one-shot command would get an empty one of
  * its own and whatever it gave it (a job) would be gone when it exits.
  */
-function oneShotUrl(url: string | undefined): string {
-  const chosen = url ?? defaultBrokerUrl();
+function oneShotUrl(target: BrokerFlags): string {
+  const chosen = brokerUrlOf(target);
   if (!chosen.startsWith('memory://')) return chosen;
   const source =
-    url !== undefined ? `option '-b, --broker <url>' argument '${url}'` : `$PREFORK_BROKER_URL '${chosen}'`;
+    target.broker !== undefined
+      ? `option '-b, --broker <url>' argument '${target.broker}'`
+      : `$PREFORK_BROKER_URL '${chosen}'`;
   throw new UsageError(
     `${source} is invalid here: a memory:// broker lives inside one process, so this command would talk to an empty one of its own and lose what it gives it; use the redis:// URL your workers use (memory:// is for 'prefork demo' and for a Worker and Client in one program)`,
   );
@@ -42,7 +43,7 @@ function oneShotUrl(url: string | undefined): string {
  */
 function oneShotBroker(target: BrokerFlags, logger: Logger): Broker {
   const namespace = namespaceOf(target);
-  return createBroker(oneShotUrl(target.broker), {
+  return createBroker(oneShotUrl(target), {
     logger,
     commandTimeout: DEFAULT_COMMAND_TIMEOUT_MS,
     ...(namespace === undefined ? {} : { namespace }),

@@ -3,6 +3,7 @@ import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.j
 import type { ListedState } from '../broker/types.js';
 import { checkLease, checkNamespace } from '../broker/broker-options.js';
 import { maskUrl } from '../broker/mask-url.js';
+import { checkAuthToken } from '../dashboard/options.js';
 import { describeValue, messageOf } from '../errors.js';
 import {
   checkBackoff,
@@ -24,6 +25,7 @@ import {
   checkDuration,
   checkInteger,
   checkSize,
+  DURATION_SPELLING,
   MAX_PROCESSES,
   parseAutoscale,
   parseInteger,
@@ -91,9 +93,15 @@ export function eventTypes(value: string): NodeEventType[] {
   return types as NodeEventType[];
 }
 
-/** The shared checks report through this: commander already names the flag and the value. */
+/**
+ * The shared checks report through this: commander already names the flag
+ * and the value. A duration typed here needs its unit (withUnit), so "in ms"
+ * is not offered.
+ */
 const invalid: Bad = (_flag, _value, expected) => {
-  throw new InvalidArgumentError(`expected ${expected}`);
+  throw new InvalidArgumentError(
+    `expected ${expected.replace(DURATION_SPELLING, 'with its unit, e.g. "30s", "500ms" or "5m"')}`,
+  );
 };
 
 /**
@@ -209,6 +217,11 @@ export function brokerUrl(value: string): string {
       `option '${BROKER_FLAG}' argument '${maskUrl(value)}' is invalid. expected a redis://, rediss:// or memory:// URL`,
     );
   return value;
+}
+
+/** The dashboard's --auth-token (or $PREFORK_DASHBOARD_TOKEN: commander names the variable): not empty. */
+export function authToken(value: string): string {
+  return checkAuthToken('', value, invalid) ?? value;
 }
 
 /** The broker's key namespace (--namespace): what checkNamespace takes. */
@@ -327,6 +340,12 @@ export function jobId(value: string): string {
 /** Job ids of a variadic argument (`<ids...>`), each checked by jobId. */
 export function jobIds(value: string, previous: string[] | undefined): string[] {
   return [...(previous ?? []), jobId(value)];
+}
+
+/** --node: a node's name or id; an empty one names none (events would show nothing, control would find no node). */
+export function nodeName(value: string): string {
+  if (value === '') throw new InvalidArgumentError("expected a node's name or id (see prefork inspect nodes)");
+  return value;
 }
 
 export function uniqueKey(value: string): string {

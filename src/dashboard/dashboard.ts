@@ -10,7 +10,8 @@ import { EventTally } from './event-tally.js';
 import { RequestGuard } from './guard.js';
 import { onlyParams } from './request-input.js';
 import { DashboardServer, type JsonReply } from './http-server.js';
-import { DASHBOARD_DEFAULTS, HISTORY_SAMPLES, type DashboardOptions } from './options.js';
+import { checkAuthToken, DASHBOARD_DEFAULTS, HISTORY_SAMPLES, type DashboardOptions } from './options.js';
+import { throwOptionError } from '../job-option-checks.js';
 import { Sampler } from './sampler.js';
 import { SseHub } from './sse.js';
 
@@ -45,6 +46,7 @@ export async function startDashboard(
   const controlTimeoutMs = options.controlTimeout ?? DASHBOARD_DEFAULTS.controlTimeout;
   const readOnly = options.readOnly === true;
   const host = options.host ?? DASHBOARD_DEFAULTS.host;
+  const authToken = checkAuthToken('authToken', options.authToken, throwOptionError);
   await broker.connect();
 
   const stop = new AbortController();
@@ -106,7 +108,7 @@ export async function startDashboard(
       },
       assets: loadAssets(),
     },
-    new RequestGuard(options.authToken, host),
+    new RequestGuard(authToken, host),
     readOnly,
     log,
   );

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import type { Bad } from '../util/units.js';
 
 /** How `prefork dashboard` serves: where, to whom, and what it may do. */
 export interface DashboardOptions {
@@ -14,7 +15,7 @@ export interface DashboardOptions {
   host?: string;
   /**
    * A token every request must carry (`Authorization: Bearer <token>`, or
-   * the cookie the page sets after `/?token=<token>`).
+   * the cookie the page sets after `/?token=<token>`); not empty.
    * @defaultValue none: no token asked
    */
   authToken?: string;
@@ -52,3 +53,14 @@ export const DASHBOARD_DEFAULTS = {
 
 /** Samples kept for the charts: 10 minutes at the default interval. */
 export const HISTORY_SAMPLES = 300;
+
+/**
+ * An auth token must not be empty: an empty one would read as "token
+ * required" while `/?token=` opens the page, and would silence the warning
+ * for a dashboard bound beyond this machine. An empty variable is how a
+ * secret that did not reach the environment looks.
+ */
+export function checkAuthToken(option: string, value: string | undefined, bad: Bad): string | undefined {
+  if (value === '') bad(option, value, 'a non-empty token');
+  return value;
+}

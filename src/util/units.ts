@@ -135,6 +135,9 @@ const DURATION_RANGES = new Map<DurationKind, { positive: boolean; max: number }
   ['expiry', { positive: true, max: MAX_DELAY_MS }],
 ]);
 
+/** How checkDuration says a duration may be given (the CLI, which takes no bare number, words it its way). */
+export const DURATION_SPELLING = 'in ms or a string like "30s"';
+
 /** A duration of `kind` in ms, from ms or a string like "30s"; anything else or out of range goes to `bad`. */
 export function checkDuration(option: string, value: unknown, kind: DurationKind, bad: Bad): number {
   const { positive, max } = DURATION_RANGES.get(kind) as { positive: boolean; max: number };
@@ -148,7 +151,7 @@ export function checkDuration(option: string, value: unknown, kind: DurationKind
         : max === MAX_DELAY_MS
           ? ' up to 100 years'
           : '';
-    bad(option, value, `${positive ? 'a positive duration' : 'a duration >= 0'}${upTo}, in ms or a string like "30s"`);
+    bad(option, value, `${positive ? 'a positive duration' : 'a duration >= 0'}${upTo}, ${DURATION_SPELLING}`);
   }
   return ms;
 }

@@ -3,9 +3,9 @@
  * (naming the flag as typed), `--wait` on a queue nobody consumes, `dead
  * retry` of an id that is not dead, and one `--json` convention.
  */
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { cleanup, emptyRedisDb, fixture, newLedger, spawnCliWorker } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -208,6 +208,34 @@ describe('enqueue options against a worker on Redis', { timeout: 120_000 }, () =
     const served = run(['enqueue', 'echo', '1', '--wait', '--timeout', '20s', '--broker', url]);
     expect(served.stderr).toBe('');
   });
+
+  it.each(['SIGINT', 'SIGTERM'] as const)(
+    '--wait stopped by %s says which job it leaves enqueued, and the job is there',
+    async (signal) => {
+      const child = spawn(process.execPath, [
+        CLI,
+        'enqueue',
+        'echo',
+        '1',
+        '--queue',
+        'nobody-waits',
+        '--wait',
+        '--broker',
+        url,
+      ]);
+      let stderr = '';
+      child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+      const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      await vi.waitFor(() => expect(stderr).toMatch(/^warning: /m), { timeout: 30_000 });
+      child.kill(signal);
+      expect(await exited).toBe(signal === 'SIGINT' ? 130 : 143);
+      const id = /job ([0-9a-f-]{36})/.exec(stderr)?.[1];
+      expect(id, stderr).toBeDefined();
+      expect(stderr).toContain(`prefork result ${id}`);
+      expect(result(id!)).toMatchObject({ state: 'PENDING', queue: 'nobody-waits' });
+      expect(run(['purge', 'nobody-waits', '--broker', url]).code).toBe(0);
+    },
+  );
 
   it('dead retry: a known id is requeued, an unknown one is named and exits 1', () => {
     expect(run(['enqueue', 'noSuchTask', '--wait', '--broker', url]).code).toBe(1);

@@ -96,6 +96,12 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     [['dead', 'retry', 'a', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
     [['dead', 'delete', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
     [['revoke', '', '--broker', 'redis://127.0.0.1:1'], "argument 'ids'", ''],
+    // An empty node name names no node: events would print nothing, control and inspect find none.
+    [['control', 'shutdown', '--node', '', '--broker', 'redis://127.0.0.1:1'], '--node <name>', ''],
+    [['inspect', 'stats', '--node', '', '--broker', 'redis://127.0.0.1:1'], '--node <name>', ''],
+    [['events', '--node', '', '--broker', 'redis://127.0.0.1:1'], '--node <name>', ''],
+    // An empty token would be "token required" that `/?token=` opens, and no warning on 0.0.0.0.
+    [['dashboard', '--auth-token', '', '--broker', 'redis://127.0.0.1:1'], '--auth-token <token>', ''],
   ])('%j', (args, flag, value) => {
     const r = run(args);
     expect(r.code).toBe(2);
@@ -109,12 +115,38 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     ['a URL of another scheme', 'http://user:s3cret@127.0.0.1:6379'],
     ['a URL with an unencoded "/" in its password', 'redis://:s3/cret@127.0.0.1:6379'],
   ])('a refused broker URL, %s, is shown with its password masked, as a flag and from the environment', (_, url) => {
-    for (const r of [run(['events', '--broker', url]), run(['events'], { PREFORK_BROKER_URL: url })]) {
+    for (const [r, named] of [
+      [run(['events', '--broker', url]), '--broker'],
+      [run(['events'], { PREFORK_BROKER_URL: url }), '$PREFORK_BROKER_URL'],
+    ] as const) {
       expect(r.code).toBe(2);
-      expect(r.stderr).toContain('--broker');
+      expect(r.stderr).toContain(named);
       expect(r.stderr).toContain(':***@');
       expect(r.stderr).not.toContain('cret');
     }
+  });
+
+  it('an empty $PREFORK_DASHBOARD_TOKEN (a secret that did not make it into the environment) is refused, naming it', () => {
+    const r = run(['dashboard', '--host', '0.0.0.0', '--port', '0', '--broker', 'redis://127.0.0.1:1'], {
+      PREFORK_DASHBOARD_TOKEN: '',
+    });
+    expect(r.code).toBe(2);
+    expect(r.stdout).toBe('');
+    expect(r.stderr.trim().split('\n')).toHaveLength(1);
+    expect(r.stderr).toContain('PREFORK_DASHBOARD_TOKEN');
+  });
+
+  // A bare number is refused on the command line: "in ms" would invite the very mistake.
+  it.each([
+    [['enqueue', 'add', '--delay', '10x']],
+    [['enqueue', 'add', '--wait', '--timeout', '0s']],
+    [['control', 'ping', '--timeout', '-5s']],
+    [['worker', '--app', 'x.mjs', '--lease', 'soon']],
+  ])('a bad duration %j: what was expected shows a unit, and no number in ms', (args) => {
+    const r = run(args);
+    expect(r.code).toBe(2);
+    expect(r.stderr).toContain('with its unit');
+    expect(r.stderr).not.toContain('in ms or');
   });
 
   it('an unknown flag is named too', () => {
@@ -345,6 +377,27 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     expect(r.stderr.trim().split('\n')).toEqual([
       expect.stringMatching(/^error: invalid --broker: .*the db a whole number/),
     ]);
+  });
+
+  // Nobody typed --broker: the message names the variable, its password masked.
+  it.each([
+    ['junk', 'expected a redis://, rediss:// or memory:// URL'],
+    ['redis://:pw@127.0.0.1:6379/abc', 'the db a whole number'],
+    ['redis://127.0.0.1:6379?commandTimeout=5', 'with no URL parameter but db'],
+  ])('a $PREFORK_BROKER_URL of %s: exit 2, one line naming the variable', (value, expected) => {
+    for (const args of [
+      ['inspect', 'queues'],
+      ['worker', '--app', fixture('worker-tasks.mjs')],
+    ]) {
+      const r = run(args, { PREFORK_BROKER_URL: value });
+      expect(r.code).toBe(2);
+      expect(r.stdout).toBe('');
+      const lines = r.stderr.trim().split('\n');
+      expect(lines).toEqual([expect.stringContaining('$PREFORK_BROKER_URL')]);
+      expect(lines[0]).toContain(expected);
+      expect(lines[0]).not.toContain('--broker');
+      expect(lines[0]).not.toContain(':pw@');
+    }
   });
 
   it('a database Redis does not have: exit 1, one line naming it and what Redis said', () => {

@@ -146,6 +146,38 @@ describe('open(): Redis refuses the connection itself', () => {
     expect(err).toBeInstanceOf(BrokerRefusedError);
     expect(err.message).toMatch(/requires a password and the URL gives none: NOAUTH/);
   });
+
+  // With a database in the URL, ioredis's first command is SELECT, which Redis refuses with NOAUTH:
+  // not "Redis has no database 2", the password is what is wrong.
+  it.each([
+    ['no password in the URL', '', /requires a password and the URL gives none: NOAUTH/],
+    ['a wrong password in the URL', ':not-it@', /refused the user or password in the URL: WRONGPASS/],
+  ])(
+    'a Redis that requires a password, %s, a database given: names the password, not the database',
+    async (_, auth, why) => {
+      const server = await startRedisServer();
+      closers.push(() => server.stop());
+      const admin = new Redis(server.url);
+      await admin.config('SET', 'requirepass', 'the-password');
+      admin.disconnect();
+      const { redis } = connection(`redis://${auth}${new URL(server.url).host}/2`);
+      const err = await openFailure(redis, 'the-url');
+      expect(err).toBeInstanceOf(BrokerRefusedError);
+      expect(err.message).toMatch(why);
+      expect(err.message).not.toContain('database');
+    },
+  );
+});
+
+describe('open(): rediss:// to a port that does not serve TLS', () => {
+  it('fails naming TLS and redis://, not a bare "connect ETIMEDOUT"', async () => {
+    const { redis, readies } = connection(redisUrl().replace(/^redis:/, 'rediss:'));
+    const err = await openFailure(redis, 'the-url');
+    expect(err).toBeInstanceOf(BrokerUnavailableError);
+    expect(err.message).toContain('TLS');
+    expect(err.message).toContain('redis://');
+    expect(readies()).toBe(0);
+  });
 });
 
 describe('open(): a connection that cannot connect', () => {

@@ -1,12 +1,6 @@
 import { Redis, type RedisOptions } from 'ioredis';
 import type { Logger } from 'pino';
-import {
-  BrokerOfflineError,
-  BrokerRefusedError,
-  BrokerUnavailableError,
-  messageOf,
-  OptionError,
-} from '../../errors.js';
+import { BrokerOfflineError, BrokerRefusedError, BrokerUnavailableError, messageOf } from '../../errors.js';
 import { maskUrl } from '../mask-url.js';
 import { shedCommand } from './reply-errors.js';
 import { scriptNameOf } from './scripts.js';
@@ -28,49 +22,6 @@ const OPEN_TIMEOUT_MS = 2 * CONNECT_TIMEOUT_MS;
  * case), never does, and every close and reconnect would wait the whole of it.
  */
 const DISCONNECT_TIMEOUT_MS = 250;
-
-const EXPECTED_URL = 'redis://[user:password@]host:port[/db] or rediss://...';
-const EXPECTED_DB = `${EXPECTED_URL}, the db a whole number >= 0`;
-
-/**
- * The URL parameters a broker URL may carry, each with its check. ioredis
- * turns every other one into a connection option, and one from the URL
- * wins over prefork's own: `?retryStrategy=1` left a node that lost its
- * connection silently never reconnecting, `?commandTimeout=5` cut a node's
- * fetches short (jobs reserved with no one to run them), `?keyPrefix=x`
- * moved every key out of the Clients' sight.
- */
-const URL_PARAMS = new Map<string, (value: string) => boolean>([
-  ['db', isDbIndex],
-  ['family', (value) => value === '0' || value === '4' || value === '6'],
-]);
-const EXPECTED_PARAMS = `${EXPECTED_URL}, with no URL parameter but db (a whole number >= 0) and family (0, 4 or 6), each given once`;
-
-export function checkUrl(url: string): void {
-  let parsed: URL;
-  try {
-    parsed = new URL(url);
-  } catch {
-    throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
-  }
-  if (parsed.protocol !== 'redis:' && parsed.protocol !== 'rediss:')
-    throw new OptionError('broker', maskUrl(url), EXPECTED_URL);
-  // ioredis reads the db with parseInt: "/abc" became SELECT NaN (an uncaught error), "/2x" or "/2/3" database 2.
-  const path = parsed.pathname === '/' ? '' : parsed.pathname.slice(1);
-  if (path !== '' && !isDbIndex(path)) throw new OptionError('broker', maskUrl(url), EXPECTED_DB);
-  // A repeated one too: this check would read the first, ioredis takes the last.
-  const seen = new Set<string>();
-  for (const [name, value] of parsed.searchParams) {
-    const valid = URL_PARAMS.get(name);
-    if (valid === undefined || seen.has(name) || !valid(value))
-      throw new OptionError('broker', maskUrl(url), name === 'db' && !seen.has(name) ? EXPECTED_DB : EXPECTED_PARAMS);
-    seen.add(name);
-  }
-}
-
-function isDbIndex(text: string): boolean {
-  return /^\d+$/.test(text) && Number.isSafeInteger(Number(text));
-}
 
 /** Reconnect with backoff while Redis is away: 100 ms, 200 ms ... up to 2 s, for ever. */
 function backoff(times: number): number {
@@ -120,7 +71,8 @@ export function createConnection(
   wrapCommands(redis, maskUrl(url), bound);
   let down = false;
   redis.on('error', (err: Error) => {
-    lastError.set(redis, err);
+    // A wrong password's WRONGPASS is followed by the NOAUTH of the SELECT sent behind it: the first is why.
+    if (!(noAuth(err) && passwordRefused(lastError.get(redis)))) lastError.set(redis, err);
     // ioredis reports a refused SELECT and goes on to be ready in database 0: end this attempt before it is.
     if (selectRefused(err)) redis.disconnect(true);
     // A handshake command (SELECT) cut short by our own disconnect() is reported as an error too: not an outage.
@@ -202,6 +154,15 @@ function selectRefused(err: Error): boolean {
   return repliedTo(err)?.name === 'select';
 }
 
+/** Redis wants AUTH before this command (the first one, a SELECT when the URL names a database). */
+function noAuth(err: Error): boolean {
+  return err.name === 'ReplyError' && err.message.startsWith('NOAUTH');
+}
+
+function passwordRefused(err: Error | undefined): boolean {
+  return err?.name === 'ReplyError' && /^(WRONGPASS|ERR invalid password)/.test(err.message);
+}
+
 /**
  * What a refusal of the handshake means, or undefined for anything else. A
  * wrong or missing password, a user without the rights, a database Redis
@@ -212,16 +173,16 @@ function refusal(err: Error): string | undefined {
   if (err.name === 'ParserError')
     return `the server at that address does not speak the Redis protocol (another service, or a TLS port: rediss://): ${err.message.replace(/ Please report this\.$/, '')}`;
   if (err.name !== 'ReplyError') return undefined;
+  // Before the SELECT case: a SELECT refused with NOAUTH is a password missing, not a database.
+  if (noAuth(err)) return `Redis requires a password and the URL gives none: ${err.message}`;
+  if (passwordRefused(err)) return `Redis refused the user or password in the URL: ${err.message}`;
+  if (err.message.startsWith('NOPERM'))
+    return `the URL's Redis user lacks the rights for a command prefork needs: ${err.message}`;
   const command = repliedTo(err);
   if (command?.name === 'select') {
     const db = Array.isArray(command.args) ? String(command.args[0]) : '?';
     return `Redis has no database ${db} (the number at the end of the URL): ${err.message}`;
   }
-  if (err.message.startsWith('NOAUTH')) return `Redis requires a password and the URL gives none: ${err.message}`;
-  if (/^(WRONGPASS|ERR invalid password)/.test(err.message))
-    return `Redis refused the user or password in the URL: ${err.message}`;
-  if (err.message.startsWith('NOPERM'))
-    return `the URL's Redis user lacks the rights for a command prefork needs: ${err.message}`;
   return undefined;
 }
 
@@ -244,7 +205,7 @@ export async function open(redis: Redis, displayUrl: string, signal?: AbortSigna
       await connectOnce(redis);
     } catch (err) {
       redis.disconnect();
-      throw openError(displayUrl, err instanceof OpenTimeout ? err : (lastError.get(redis) ?? err));
+      throw openError(redis, displayUrl, err instanceof OpenTimeout ? err : (lastError.get(redis) ?? err));
     }
     return;
   }
@@ -253,16 +214,26 @@ export async function open(redis: Redis, displayUrl: string, signal?: AbortSigna
   } catch (err) {
     // An attempt that hangs (a handshake a frozen Redis never answers) is cut, so that the loop starts a fresh one.
     if (redis.status === 'connect' || redis.status === 'connecting') redis.disconnect(true);
-    throw openError(displayUrl, lastError.get(redis) ?? err);
+    throw openError(redis, displayUrl, lastError.get(redis) ?? err);
   }
 }
 
 /** A refusal that retrying will not mend, or else the broker being unavailable; `cause` as Redis (or the timer) said it. */
-function openError(displayUrl: string, cause: unknown): Error {
+function openError(redis: Redis, displayUrl: string, cause: unknown): Error {
   const refused = cause instanceof Error ? refusal(cause) : undefined;
   if (refused !== undefined)
     return new BrokerRefusedError(`the broker at ${displayUrl} refused the connection: ${refused}`, { cause });
-  return new BrokerUnavailableError(displayUrl, messageOf(cause), { cause });
+  return new BrokerUnavailableError(displayUrl, `${messageOf(cause)}${tlsHint(redis, cause)}`, { cause });
+}
+
+/**
+ * ioredis's connect timeout covers a rediss:// URL's TLS handshake, which a
+ * plain Redis port never answers (it waits for a command): its bare
+ * "connect ETIMEDOUT" would send users looking for a firewall.
+ */
+function tlsHint(redis: Redis, cause: unknown): string {
+  if (redis.options.tls === undefined || (cause as { code?: unknown } | undefined)?.code !== 'ETIMEDOUT') return '';
+  return ` (no TLS session within ${CONNECT_TIMEOUT_MS} ms: the host does not answer, or that port does not serve TLS; a plain Redis port takes redis://)`;
 }
 
 /** One connect attempt, bounded by OPEN_TIMEOUT_MS; a failure ends it (no reconnect loop). */

@@ -176,7 +176,7 @@ export function registerControl(program: Command): void {
     )
     .addOption(brokerOption())
     .addOption(namespaceOption())
-    .option('--node <name>', 'only this node (its name, or its id from inspect nodes)')
+    .option('--node <name>', 'only this node (its name, or its id from inspect nodes)', parse.nodeName)
     .addOption(timeoutOption('how long to wait for the replies'))
     .option('--json', 'print the replies as JSON')
     .action(async (name: string, rest: string[], flags: ControlFlags) => {

@@ -28,7 +28,9 @@ export function registerDashboard(program: Command): void {
       new Option(
         '--auth-token <token>',
         'every request must carry this token (open /?token=<token>, or send Authorization: Bearer <token>)',
-      ).env('PREFORK_DASHBOARD_TOKEN'),
+      )
+        .env('PREFORK_DASHBOARD_TOKEN')
+        .argParser(parse.authToken),
     )
     .option('--read-only', 'show only: refuse every action (retry, delete, revoke, pause, resume, grow, shrink, ...)')
     .addOption(

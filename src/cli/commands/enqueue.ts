@@ -6,6 +6,7 @@ import type { BackoffOptions } from '../../job-types.js';
 import { messageOf } from '../../errors.js';
 import { withClient } from '../connect.js';
 import { checkLimitFlags } from '../flag-names.js';
+import { noteOnInterrupt } from '../interrupt.js';
 import * as parse from '../parsers.js';
 import { printJson, printRecord } from '../print.js';
 import { UsageError } from '../usage-error.js';
@@ -123,9 +124,18 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
       else process.stdout.write(`${handle.id}\n`);
       return;
     }
-    await warnIfNobodyConsumes(broker, flags.queue, handle.id);
-    // A duplicate's result is announced to whoever enqueued the job: read it instead.
-    const record = await client.waitForResult(handle.id, flags.timeout, !handle.duplicate);
+    const id = handle.id;
+    const stopNoting = noteOnInterrupt(
+      `interrupted: job ${id} stays enqueued and runs once a node takes it; its result: prefork result ${id}`,
+    );
+    let record;
+    try {
+      await warnIfNobodyConsumes(broker, flags.queue, id);
+      // A duplicate's result is announced to whoever enqueued the job: read it instead.
+      record = await client.waitForResult(id, flags.timeout, !handle.duplicate);
+    } finally {
+      stopNoting();
+    }
     printRecord(record, flags.json === true);
     if (record.state !== 'SUCCESS') process.exitCode = 1;
   });

@@ -29,7 +29,7 @@ export function registerEvents(program: Command): void {
     .option('-f, --follow', 'keep printing events as they come (until Ctrl-C)')
     .option('--json', 'one JSON object per line (NDJSON)')
     .option('--task <name>', "only this task's job events")
-    .option('--node <name>', "only this node's events")
+    .option('--node <name>', "only this node's events", parse.nodeName)
     .option('--type <types>', 'only these types, comma-separated (e.g. job-failed,job-lost)', parse.eventTypes)
     .option('-n, --last <n>', 'start with the last n events in the stream', parse.nonNegativeInt, 50)
     .action((flags: EventsFlags) => printEvents(flags));

@@ -62,7 +62,7 @@ export function registerInspect(program: Command): void {
     )
     .addOption(brokerOption())
     .addOption(namespaceOption())
-    .option('--node <name>', 'stats, active, reserved, registered: only this node (its name or id)')
+    .option('--node <name>', 'stats, active, reserved, registered: only this node (its name or id)', parse.nodeName)
     .option('-q, --queue <name>', 'scheduled: only this queue', parse.queueName)
     .option('--limit <n>', 'scheduled: at most this many per queue (the soonest due)', parse.positiveInt, 50)
     .addOption(timeoutOption('stats, active, reserved, registered: how long to wait for the nodes to answer'))

@@ -2,10 +2,9 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { Command } from 'commander';
-import { brokerOption, namespaceOf, namespaceOption } from '../broker-flags.js';
+import { brokerOption, brokerUrlOf, namespaceOf, namespaceOption } from '../broker-flags.js';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import type { Worker } from '../../worker.js';
-import { defaultBrokerUrl } from '../../broker/default-url.js';
 import { AppLoadError, OptionError, PoolFailedError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
@@ -146,7 +145,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   const schedule = flags.schedule === undefined ? undefined : await loadSchedule(flags.schedule);
   const log = createCliLogger(flags.logLevel);
   setDefaultLogger(log);
-  const broker = flags.broker ?? defaultBrokerUrl();
+  const broker = brokerUrlOf(flags);
   // Loaded here: the one-shot commands never need the Worker, its pool and its consumer.
   const { Worker } = await import('../../worker.js');
   let worker: Worker;

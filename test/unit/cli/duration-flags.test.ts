@@ -49,7 +49,8 @@ describe('duration flags', () => {
     expect(parse.waitDuration('0')).toBe(0);
     const message = refusal(() => parse.expiry('0'));
     expect(message).toContain('a positive duration');
-    expect(message).not.toContain('with its unit');
+    // The range refuses it, not the bare-number rule ("0s for seconds or 0ms ...").
+    expect(message).not.toContain('for seconds');
   });
 
   it('text that is no duration keeps its own message', () => {
