@@ -28,6 +28,8 @@ export class OptionError extends PreforkError {
   readonly option: string;
   /** The value that was refused. */
   readonly value: unknown;
+  /** What the option takes, in words (the message's "expected ..."). */
+  readonly expected: string;
   /** `where` names what was given the option when the option's name alone does not (e.g. `defineTasks(): task "resize"`). */
   constructor(option: string, value: unknown, expected: string, where?: string) {
     super(
@@ -35,6 +37,7 @@ export class OptionError extends PreforkError {
     );
     this.option = option;
     this.value = value;
+    this.expected = expected;
   }
 }
 

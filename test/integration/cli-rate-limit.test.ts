@@ -181,7 +181,10 @@ describe('prefork control rate-limit against worker nodes', () => {
     expect(badEnqueue.stderr).toMatch(/--rate-limit <rate>' argument '10\/x' is invalid/);
     const badControl = run(['control', 'rate-limit', 'unset', '5/y', '--broker', url]);
     expect(badControl.code).toBe(2);
-    expect(badControl.stderr).toMatch(/control rate-limit: argument '5\/y' is invalid/);
+    // In a flag's words, not the library's ("invalid option rateLimit").
+    expect(badControl.stderr).toBe(
+      `error: control rate-limit: argument '5/y' is invalid. expected a rate like "100/s", "10/m" or "1000/h", "off", or "default" (the task's own limit again)\n`,
+    );
     const missing = run(['control', 'rate-limit', 'unset', '--broker', url]);
     expect(missing.code).toBe(2);
     expect(missing.stderr).toMatch(/control rate-limit: expected a task and a rate/);

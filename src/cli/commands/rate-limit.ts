@@ -1,6 +1,6 @@
 import type { BrokerRateLimits } from '../../broker/types.js';
 import { DEFAULT_RATE, rateSetting } from '../../broker/rate-setting.js';
-import { messageOf, OptionError } from '../../errors.js';
+import { OptionError } from '../../errors.js';
 import { askNodes, NoSuchNodeError, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import { printJson } from '../print.js';
 import { UsageError } from '../usage-error.js';
@@ -15,9 +15,10 @@ export function parseRateLimitArgs(rest: readonly string[]): [task: string, rate
   try {
     return [task, rateSetting(task, rate)?.text ?? DEFAULT_RATE];
   } catch (err) {
-    // rateSetting names what it refused: the task or the rate.
-    const arg = err instanceof OptionError && err.option === 'task' ? task : rate;
-    throw new UsageError(`control rate-limit: argument '${arg}' is invalid: ${messageOf(err)}`);
+    if (!(err instanceof OptionError)) throw err;
+    // rateSetting names what it refused (the task or the rate) and what it takes, in the words of a flag's refusal.
+    const arg = err.option === 'task' ? task : rate;
+    throw new UsageError(`control rate-limit: argument '${arg}' is invalid. expected ${err.expected}`);
   }
 }
 
