@@ -44,6 +44,9 @@ export function checkUrl(url: string, bad: Bad = throwOptionError): void {
   // ioredis reads the db with parseInt: "/abc" became SELECT NaN (an uncaught error), "/2x" or "/2/3" database 2.
   const path = parsed.pathname === '/' ? '' : parsed.pathname.slice(1);
   if (path !== '' && !isDbIndex(path)) bad('broker', maskUrl(url), EXPECTED_DB);
+  // ioredis takes the path's db and drops ?db= without a word: a URL naming two dbs is a mistake either way.
+  if (path !== '' && parsed.searchParams.has('db'))
+    bad('broker', maskUrl(url), `${EXPECTED_DB}, given once (the path or ?db=)`);
   // A repeated one too: this check would read the first, ioredis takes the last.
   const seen = new Set<string>();
   for (const [name, value] of parsed.searchParams) {

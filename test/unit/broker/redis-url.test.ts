@@ -40,6 +40,11 @@ describe('the database in a redis:// URL', () => {
     expectRefused(url, shown, 'the db a whole number >= 0');
   });
 
+  it('a db in the path and as ?db= is refused: ioredis would take the path and drop the other', () => {
+    expectRefused('redis://127.0.0.1:6379/1?db=2', 'redis://127.0.0.1:6379/1?db=2', 'given once (the path or ?db=)');
+    expectRefused('redis://127.0.0.1:6379/1?db=1', 'redis://127.0.0.1:6379/1?db=1', 'given once (the path or ?db=)');
+  });
+
   it.each([
     ['redis://127.0.0.1:6379?retryStrategy=1', 'redis://127.0.0.1:6379?retryStrategy=1'],
     ['redis://127.0.0.1:6379/0?commandTimeout=5', 'redis://127.0.0.1:6379/0?commandTimeout=5'],
