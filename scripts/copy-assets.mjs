@@ -1,7 +1,7 @@
 // tsc copies only .ts output: this copies the Lua scripts next to the compiled
 // broker, and the dashboard's page (HTML, CSS, browser JavaScript: served as
 // they are, no build step), so dist/ is self-contained.
-import { cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
+import { chmodSync, cpSync, existsSync, mkdirSync, readdirSync, statSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 
 const DASHBOARD_ASSETS = join('src', 'dashboard', 'assets');
@@ -18,3 +18,6 @@ function walk(dir) {
   }
 }
 if (existsSync('src')) walk('src');
+// The CLI's entry as a command (`./dist/cli/main.js`, a bin link in a clone): tsc writes it 0644.
+const CLI = join('dist', 'cli', 'main.js');
+if (existsSync(CLI)) chmodSync(CLI, 0o755);

@@ -57,3 +57,16 @@ describe('the package entries', () => {
     await broker.close();
   });
 });
+
+describe('the bin', () => {
+  it('dist/cli/main.js is executable, as package.json names it the prefork command (a clone runs it directly)', async () => {
+    const { readFileSync, statSync } = await import('node:fs');
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      bin: Record<string, string>;
+    };
+    expect(pkg.bin.prefork).toBe('./dist/cli/main.js');
+    const file = new URL('../../dist/cli/main.js', import.meta.url);
+    expect(readFileSync(file, 'utf8').startsWith('#!/usr/bin/env node\n')).toBe(true);
+    expect(statSync(file).mode & 0o111).toBe(0o111);
+  });
+});
