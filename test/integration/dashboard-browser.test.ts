@@ -119,6 +119,18 @@ describe('prefork dashboard in a browser', { timeout: 120_000 }, () => {
     expect(await page.locator('#job-detail script').count()).toBe(0);
   });
 
+  it('a long task name is cut in the jobs table, not the page widened', async () => {
+    const name = `t${'x'.repeat(600)}`;
+    await client.enqueue(name, [], { queue: 'wide' });
+    await expect.poll(() => page.locator('#jobs-queue option[value="wide"]').count()).toBe(1);
+    await page.locator('#jobs-states button[data-state="waiting"]').click();
+    await page.selectOption('#jobs-queue', 'wide');
+    await expect.poll(() => page.locator('#jobs-table tbody tr').count()).toBe(1);
+    // Run in the page (no DOM types here): the page's full width against the window's.
+    const widths = await page.evaluate<number[]>('[document.documentElement.scrollWidth, window.innerWidth]');
+    expect(widths[0]).toBeLessThanOrEqual(widths[1] as number);
+  });
+
   it('next page stays shown when a refresh of the first page answers after it', async () => {
     // A queue no node consumes, of two pages.
     const ids = (
