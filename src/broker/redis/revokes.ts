@@ -98,24 +98,22 @@ export class Revokes {
   }
 
   /**
-   * Revokes a pending workflow's members; undefined when `id` is no workflow's. The nodes hear of
+   * Revokes a workflow's members that may still run; undefined when `id` is no workflow's. The nodes hear of
    * every member first: taking them out one by one takes round trips per member, and meanwhile a
    * node would run a held member, or the callback its members' end enqueues, that it was not told of.
    */
   private async revokeWorkflow(redis: Redis, id: string, options: RevokeOptions): Promise<RevokeOutcome | undefined> {
     const record = await this.workflows.read(redis, id);
     if (record === undefined) return undefined;
+    const pending = workflowMembers(record);
+    await this.remember(
+      redis,
+      pending.map((m) => m.jobId as string),
+      options,
+    );
     let members = 0;
-    if (record.state === 'PENDING') {
-      const pending = workflowMembers(record);
-      await this.remember(
-        redis,
-        pending.map((m) => m.jobId as string),
-        options,
-      );
-      for (const member of pending)
-        if ((await this.revokeOne(redis, member.jobId as string, member)).outcome === 'revoked') members++;
-    }
+    for (const member of pending)
+      if ((await this.revokeOne(redis, member.jobId as string, member)).outcome === 'revoked') members++;
     return workflowOutcome(record, members);
   }
 
