@@ -51,15 +51,31 @@ export function revokedRecord(
 }
 
 /**
- * The members a revoke of a pending workflow's id revokes: every job of it
- * that has not ended, callbacks included (a revoked workflow runs nothing
- * more of its own). Those waiting are taken out and fail in it, those held
- * by a node are revoked as any held job, and those not started yet (a
- * chain's later steps, a chord's callback: in no queue) are remembered, so
- * the node that fetches one when its turn comes skips it.
+ * The members a revoke of a workflow's id revokes: every job of it that has
+ * not ended, callbacks included (a revoked workflow runs nothing more of its
+ * own). Those waiting are taken out and fail in it, those held by a node are
+ * revoked as any held job, and those not started yet (a chain's later steps,
+ * a chord's callback: in no queue) are remembered, so the node that fetches
+ * one when its turn comes skips it. A workflow that has ended may still run
+ * callbacks (a failed step's onError, the last step's onSuccess, and theirs):
+ * then the members revoked are those placed (waiting or held) and the
+ * callbacks that may follow them; the steps it skipped never start.
  */
 export function workflowMembers(record: WorkflowRecord): WorkflowNodeRecord[] {
-  return (record.nodes ?? []).filter((n) => n.jobId !== undefined && n.ended === undefined);
+  const nodes = record.nodes ?? [];
+  const open = (n: WorkflowNodeRecord | undefined): n is WorkflowNodeRecord =>
+    n !== undefined && n.jobId !== undefined && n.ended === undefined;
+  if (record.state === 'PENDING') return nodes.filter(open);
+  const live = new Set<number>();
+  const follow = (index: number): void => {
+    const node = nodes[index];
+    if (!open(node) || live.has(index)) return;
+    live.add(index);
+    follow(node.onSuccess);
+    follow(node.onError);
+  };
+  for (const node of nodes) if (node.placed === true) follow(node.index);
+  return nodes.filter((n) => live.has(n.index));
 }
 
 /** The REVOKED record of a workflow member not started yet: in no queue, it is known by the workflow's record only. */
@@ -70,9 +86,9 @@ export function unstartedRecord(member: WorkflowNodeRecord, now: number): Result
   return record;
 }
 
-/** What a revoke of a workflow's id says: finished when it had ended, else how many members it revoked. */
+/** What a revoke of a workflow's id says: how many members it revoked, or finished when it had ended with none left to run. */
 export function workflowOutcome(record: WorkflowRecord, members: number): RevokeOutcome {
-  if (record.state !== 'PENDING') return { id: record.id, outcome: 'finished', state: record.state };
+  if (record.state !== 'PENDING' && members === 0) return { id: record.id, outcome: 'finished', state: record.state };
   return { id: record.id, outcome: 'revoked', workflow: record.id, members };
 }
 

@@ -393,7 +393,8 @@ export interface RevokeOutcome {
   /**
    * revoked: it had not finished; REVOKED is stored and every node skips
    * it (or, with terminate, stops it while it runs). finished: it had
-   * already ended (`state` says how); nothing changed. unknown: no job or
+   * already ended (`state` says how; a workflow, with no callback of it
+   * left to run); nothing changed. unknown: no job or
    * workflow with this id waits, runs or has a stored result.
    */
   outcome: 'revoked' | 'finished' | 'unknown';
@@ -413,6 +414,8 @@ export interface RevokeOutcome {
    * were revoked (callbacks included). Waiting ones were taken out and
    * failed in it at once, held ones as any held job, and those not started
    * yet never run: the node that fetches one when its turn comes skips it.
+   * A workflow that had ended is revoked so while callbacks of it still
+   * wait or run (a failed step's onError, and the callbacks after it).
    */
   members?: number;
 }

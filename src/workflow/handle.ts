@@ -63,8 +63,11 @@ export class WorkflowHandle<T = unknown> {
    * once, those not started yet (a chain's later steps, a chord's callback)
    * never run, and a running one runs on unless `terminate` (see
    * `Client.revoke`). `result()` then rejects with the first revoked step's
-   * RevokedError (in a group, a WorkflowError naming it). Resolves with
-   * `members`, how many were revoked, or `finished` when it had ended.
+   * RevokedError (in a group, a WorkflowError naming it). A workflow that
+   * ended may still run callbacks (a failed step's onError, the last step's
+   * onSuccess): those, and the callbacks after them, are revoked too.
+   * Resolves with `members`, how many were revoked, or `finished` when it
+   * had ended with nothing of it left to run.
    */
   revoke(options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
     return this.client.revoke(this.id, options);

@@ -352,6 +352,40 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(notes(ledger, 'failed')).toEqual([]);
   });
 
+  it('a workflow that ended is revoked by its id while its onError callback runs: that callback and its own stop', async () => {
+    const { client, ledger } = await setup({ trackStarted: true });
+    // The step fails, which ends the workflow; its onError runs on after that, then would start its onSuccess.
+    const handle = await client.enqueue(
+      chain(
+        task('boom', [1], {
+          onError: task('waitForAbort', [60_000], { immutable: true, onSuccess: task('note', ['after']) }),
+        }),
+        task('note', ['second']),
+      ),
+    );
+    await expect(handle.result({ timeout: 30_000 })).rejects.toThrow('boom 1');
+    const step = (await handle.state())?.tree.children?.[0];
+    const [onError, after] = [step?.onError?.id as string, step?.onError?.onSuccess?.id as string];
+    await expect.poll(async () => (await client.getState(onError))?.state, { timeout: 20_000 }).toBe('STARTED');
+    // The callback and its onSuccess; not the second step, which the failure skipped.
+    expect(await handle.revoke({ terminate: true, grace: 100 })).toEqual({
+      id: handle.id,
+      outcome: 'revoked',
+      workflow: handle.id,
+      members: 2,
+    });
+    // Stopped by its node, it ended in the workflow (its REVOKED result is stored at once, before that).
+    await expect
+      .poll(async () => (await handle.state())?.tree.children?.[0]?.onError?.error?.name, { timeout: 20_000 })
+      .toBe('RevokedError');
+    expect((await client.getState(onError))?.state).toBe('REVOKED');
+    expect((await client.getState(after))?.state).toBe('REVOKED');
+    expect((await handle.state())?.tree.children?.[1]?.state).toBe('SKIPPED');
+    expect(await handle.revoke()).toEqual({ id: handle.id, outcome: 'finished', state: 'FAILURE' });
+    expect(notes(ledger, 'after')).toEqual([]);
+    expect(notes(ledger, 'second')).toEqual([]);
+  });
+
   it('a signature refuses an unknown option as enqueue does, a __proto__ key from JSON included', async () => {
     const { client } = await setup();
     const fromJson = (): SignatureOptions => JSON.parse('{"__proto__": {"queue": "elsewhere"}}') as SignatureOptions;

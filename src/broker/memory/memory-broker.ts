@@ -475,9 +475,10 @@ export class MemoryBroker implements Broker {
     const revoked: string[] = [];
     const touched = new Set<string>();
     for (const id of new Set(ids)) {
-      let outcome = this.revokeOne(id, now, touched);
-      if (outcome.outcome === 'unknown') outcome = this.revokeWorkflow(id, now, touched, revoked) ?? outcome;
-      else if (outcome.outcome === 'revoked') revoked.push(id);
+      // A workflow first: one that ended has its result stored under its id, and may still run callbacks.
+      const flow = this.revokeWorkflow(id, now, touched, revoked);
+      const outcome = flow ?? this.revokeOne(id, now, touched);
+      if (flow === undefined && outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
     }
     this.state.waiters.changed(touched);
@@ -498,18 +499,17 @@ export class MemoryBroker implements Broker {
     return outcomes;
   }
 
-  /** Revokes a pending workflow's members (as revokes.ts does), adding their ids to `revoked`; undefined when `id` is no workflow's. */
+  /** Revokes a workflow's members that may still run (as revokes.ts does), adding their ids to `revoked`; undefined when `id` is no workflow's. */
   private revokeWorkflow(id: string, now: number, touched: Set<string>, revoked: string[]): RevokeOutcome | undefined {
     const record = this.state.workflows.read(id, true, now, (jobId) => this.state.locate(jobId) !== undefined);
     if (record === undefined) return undefined;
     let members = 0;
-    if (record.state === 'PENDING')
-      for (const member of workflowMembers(record)) {
-        const memberId = member.jobId as string;
-        if (this.revokeOne(memberId, now, touched, member).outcome !== 'revoked') continue;
-        revoked.push(memberId);
-        members++;
-      }
+    for (const member of workflowMembers(record)) {
+      const memberId = member.jobId as string;
+      if (this.revokeOne(memberId, now, touched, member).outcome !== 'revoked') continue;
+      revoked.push(memberId);
+      members++;
+    }
     return workflowOutcome(record, members);
   }
 

@@ -48,31 +48,35 @@ export class Revokes {
     const revoked: string[] = [];
     for (const id of new Set(ids)) {
       let outcome = await this.revokeOne(redis, id);
-      if (outcome.outcome === 'unknown') outcome = (await this.revokeWorkflow(redis, id, revoked)) ?? outcome;
+      if (outcome.outcome === 'unknown') outcome = (await this.revokeWorkflow(redis, id, options)) ?? outcome;
       else if (outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
     }
-    if (revoked.length === 0) return outcomes;
+    await this.remember(redis, revoked, options);
+    return outcomes;
+  }
+
+  /** Adds `ids` to the revoked set, then tells every live node of them. */
+  private async remember(redis: Redis, ids: readonly string[], options: RevokeOptions): Promise<void> {
+    if (ids.length === 0) return;
     const now = Number(
       await callScript(
         redis,
         'revokeJobs',
         [this.keys.revoked],
-        [this.settings.revokeTtl, this.settings.revokeMax, ...revoked],
+        [this.settings.revokeTtl, this.settings.revokeMax, ...ids],
       ),
     );
     // After the set is written: a node registering meanwhile either loads it or is listed here.
     const nodes = await this.membership.listNodes(redis);
-    if (nodes.length > 0) {
-      const request = revokeRequest(randomUUID(), revoked, options, now + this.settings.revokeTtl);
-      await this.control.send(
-        redis,
-        nodes.map((n) => n.id),
-        request,
-        revokeRequestTtl(this.settings.leaseMs),
-      );
-    }
-    return outcomes;
+    if (nodes.length === 0) return;
+    const request = revokeRequest(randomUUID(), ids, options, now + this.settings.revokeTtl);
+    await this.control.send(
+      redis,
+      nodes.map((n) => n.id),
+      request,
+      revokeRequestTtl(this.settings.leaseMs),
+    );
   }
 
   async list(redis: Redis): Promise<RevokedJob[]> {
@@ -93,19 +97,23 @@ export class Revokes {
     return out;
   }
 
-  /** Revokes a pending workflow's members, adding their ids to `revoked`; undefined when `id` is no workflow's. */
-  private async revokeWorkflow(redis: Redis, id: string, revoked: string[]): Promise<RevokeOutcome | undefined> {
+  /**
+   * Revokes a workflow's members that may still run; undefined when `id` is no workflow's. The nodes hear of
+   * every member first: taking them out one by one takes round trips per member, and meanwhile a
+   * node would run a held member, or the callback its members' end enqueues, that it was not told of.
+   */
+  private async revokeWorkflow(redis: Redis, id: string, options: RevokeOptions): Promise<RevokeOutcome | undefined> {
     const record = await this.workflows.read(redis, id);
     if (record === undefined) return undefined;
+    const pending = workflowMembers(record);
+    await this.remember(
+      redis,
+      pending.map((m) => m.jobId as string),
+      options,
+    );
     let members = 0;
-    if (record.state === 'PENDING')
-      for (const member of workflowMembers(record)) {
-        const memberId = member.jobId as string;
-        const outcome = await this.revokeOne(redis, memberId, member);
-        if (outcome.outcome !== 'revoked') continue;
-        revoked.push(memberId);
-        members++;
-      }
+    for (const member of pending)
+      if ((await this.revokeOne(redis, member.jobId as string, member)).outcome === 'revoked') members++;
     return workflowOutcome(record, members);
   }
 
