@@ -3,6 +3,7 @@ import { PAGE_LIMIT_EXPECTED, parsePageLimit } from '../broker/job-page-checks.j
 import type { ListedState } from '../broker/types.js';
 import { checkLease, checkNamespace } from '../broker/broker-options.js';
 import { maskUrl } from '../broker/mask-url.js';
+import { checkBrokerUrl } from '../broker/broker-url.js';
 import { checkAuthToken } from '../dashboard/options.js';
 import { describeValue, messageOf } from '../errors.js';
 import {
@@ -208,14 +209,14 @@ export function nodeArg(value: string, previous: string[]): string[] {
 export const BROKER_FLAG = '-b, --broker <url>';
 
 /**
- * A broker URL (--broker). Refused as commander would refuse it, but with
- * its password masked: commander's own message shows the value as typed.
+ * A broker URL (--broker): what checkBrokerUrl takes, as $PREFORK_BROKER_URL
+ * is. Refused as commander would refuse it, but with its password masked:
+ * commander's own message shows the value as typed.
  */
 export function brokerUrl(value: string): string {
-  if (!/^(redis|rediss|memory):\/\//.test(value))
-    throw new UsageError(
-      `option '${BROKER_FLAG}' argument '${maskUrl(value)}' is invalid. expected a redis://, rediss:// or memory:// URL`,
-    );
+  checkBrokerUrl(value, (_option, _value, expected) => {
+    throw new UsageError(`option '${BROKER_FLAG}' argument '${maskUrl(value)}' is invalid. expected ${expected}`);
+  });
   return value;
 }
 

@@ -39,6 +39,13 @@ describe('bad flags: one line naming the flag and the value, exit code 2', () =>
     [['worker', '--app', 'x.mjs', '--soft-time-limit', '-'], '--soft-time-limit <duration>', '-'],
     [['worker', '--app', 'x.mjs', '--log-level', 'loud'], '--log-level <level>', 'loud'],
     [['worker', '--app', 'x.mjs', '--broker', 'http://x'], '--broker <url>', 'http://x'],
+    // The flag gets the whole check $PREFORK_BROKER_URL gets, in the same words as every other flag.
+    [['events', '--broker', 'redis://127.0.0.1:1/abc'], '--broker <url>', 'redis://127.0.0.1:1/abc'],
+    [
+      ['events', '--broker', 'redis://127.0.0.1:1?retryStrategy=1'],
+      '--broker <url>',
+      'redis://127.0.0.1:1?retryStrategy=1',
+    ],
     [['worker', '--app', 'no/such/file.mjs'], '--app <module>', 'no/such/file.mjs'],
     [['enqueue', 'add', '--delay', 'later'], '--delay <duration>', 'later'],
     [['enqueue', 'add', '--retries', 'many'], '--retries <n>', 'many'],
@@ -375,7 +382,9 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     const r = run(['enqueue', 'add', '1', '2', '--broker', `${url}x`]);
     expect(r.code).toBe(2);
     expect(r.stderr.trim().split('\n')).toEqual([
-      expect.stringMatching(/^error: invalid --broker: .*the db a whole number/),
+      expect.stringMatching(
+        /^error: option '-b, --broker <url>' argument '.*' is invalid\. expected .*the db a whole number/,
+      ),
     ]);
   });
 
