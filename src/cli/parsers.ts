@@ -250,8 +250,9 @@ export function queueName(value: string): string {
  * is a mistake, not a string: it would reach the task as text.
  */
 export function jsonArg(value: string): unknown {
+  let parsed: unknown;
   try {
-    return JSON.parse(value);
+    parsed = JSON.parse(value);
   } catch (err) {
     if (/^\s*[[{"]/.test(value))
       throw new UsageError(
@@ -259,6 +260,23 @@ export function jsonArg(value: string): unknown {
       );
     return value;
   }
+  // JSON.parse reads 1e400 as Infinity: the task would get a number nobody typed, shown as null in its result.
+  if (holdsInfinity(parsed))
+    throw new UsageError(
+      `argument '${value}' is invalid. it holds a number too large for a double; to pass it as text, quote it as JSON`,
+    );
+  return parsed;
+}
+
+/** Whether parsed JSON holds a non-finite number anywhere (walked without recursion: nesting may be deep). */
+function holdsInfinity(parsed: unknown): boolean {
+  const stack: unknown[] = [parsed];
+  while (stack.length > 0) {
+    const item = stack.pop();
+    if (typeof item === 'number' && !Number.isFinite(item)) return true;
+    if (typeof item === 'object' && item !== null) for (const inner of Object.values(item)) stack.push(inner);
+  }
+  return false;
 }
 
 /**

@@ -60,6 +60,12 @@ describe('enqueue and worker flags: mistakes are one line naming the flag, exit 
     expect(line).toContain('does not parse');
   });
 
+  it.each([['1e400'], ['[1,{"a":-1e999}]']])('an argument holding a number past a double: %s', (arg) => {
+    const line = usageError(['enqueue', 'echo', arg]);
+    expect(line).toContain(`argument '${arg}'`);
+    expect(line).toContain('too large for a double');
+  });
+
   it('names no flag that does not exist, and words nothing of what was expected as a flag', () => {
     const task = usageError(['enqueue', '', '1', '2']);
     expect(task).not.toContain('--name');
