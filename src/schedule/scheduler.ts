@@ -10,10 +10,22 @@ import { planTicks } from './ticks.js';
 /** Pauses after a failed claim or publish: 0.5 s doubling to 10 s. */
 const RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
 
+/**
+ * A wake this much later than its timer asked means the node was not
+ * watching (stopped by SIGSTOP, its event loop blocked): other nodes may
+ * have fired ticks meanwhile that its view of the entries does not show.
+ */
+export const WATCH_GAP_MS = 1_000;
+
 interface Live {
   entry: ScheduleEntry;
   /** The latest tick handled, as the broker last told (broker's clock); undefined until published. */
   last: number | undefined;
+  /**
+   * The node stopped watching since the broker told `last`: other nodes may
+   * have handled later ticks, so `last` does not vouch for the ticks after it.
+   */
+  unsure: boolean;
 }
 
 /**
@@ -39,7 +51,7 @@ export class Scheduler {
     schedule: Schedule,
     private readonly log: Logger,
   ) {
-    for (const [name, entry] of schedule.entries) this.live.set(name, { entry, last: undefined });
+    for (const [name, entry] of schedule.entries) this.live.set(name, { entry, last: undefined, unsure: false });
     this.unpublished = new Set(this.live.keys());
   }
 
@@ -51,6 +63,8 @@ export class Scheduler {
   start(): void {
     if (this.running || this.live.size === 0) return;
     this.running = true;
+    // Started again after a stop: what it knew is from before the stop.
+    this.markUnsure();
     this.wake(0);
   }
 
@@ -62,7 +76,9 @@ export class Scheduler {
 
   private wake(after: number): void {
     clearTimeout(this.timer);
+    const armedAt = performance.now();
     this.timer = setTimeout(() => {
+      if (performance.now() - armedAt - after > WATCH_GAP_MS) this.markUnsure();
       this.waking = this.step()
         .then(
           () => {
@@ -99,6 +115,11 @@ export class Scheduler {
     if (due !== Infinity) this.wake(timerMs(due - this.brokerNow()));
   }
 
+  /** The node was not watching: every entry's view may be stale until the broker tells its state again. */
+  private markUnsure(): void {
+    for (const live of this.live.values()) if (live.last !== undefined) live.unsure = true;
+  }
+
   private brokerNow(): number {
     return Date.now() + this.skew;
   }
@@ -112,19 +133,21 @@ export class Scheduler {
     // Every name in unpublished is one of live's, whose keys are fixed at construction.
     const lives = [...this.unpublished].map((name) => this.live.get(name) as Live);
     // An entry whose state vanished resumes from the latest tick this node saw handled: from the
-    // broker's now, the tick it was claiming (and any missed since) would be lost.
+    // broker's now, the tick it was claiming (and any missed since) would be lost. Not when this
+    // node stopped watching since: other nodes may have fired the ticks after it before the state
+    // vanished, and firing them again is worse than missing them (at most once per tick).
     const reply = await this.broker.publishSchedule(
-      lives.map(({ entry, last }) => ({
+      lives.map(({ entry, last, unsure }) => ({
         name: entry.name,
         definition: entry.definition,
         hash: entry.hash,
-        ...(last !== undefined ? { since: last } : {}),
+        ...(last !== undefined && !unsure ? { since: last } : {}),
       })),
     );
     this.skew = reply.skew;
     for (const state of reply.states) {
       const live = this.live.get(state.name);
-      if (live !== undefined) live.last = state.last;
+      if (live !== undefined) this.heard(live, state.last);
       this.unpublished.delete(state.name);
     }
   }
@@ -157,7 +180,7 @@ export class Scheduler {
             { entry: claim.name, misfire: live.entry.misfire, since: claim.expectedLast, firing: claim.jobs.length },
             `schedule entry ${claim.name} missed ticks (no node ran it, or the broker was away): misfire '${live.entry.misfire}' fires ${claim.jobs.length}`,
           );
-        live.last = claim.newLast;
+        this.heard(live, claim.newLast);
         for (const job of claim.jobs)
           this.log.debug({ entry: claim.name, jobId: job.id, scheduledFor: job.scheduledFor }, 'schedule tick fired');
       } else if (outcome === 'unknown') {
@@ -168,9 +191,15 @@ export class Scheduler {
     });
   }
 
+  /** The broker told the entry's latest tick handled: the node's view of it is current again. */
+  private heard(live: Live, last: number): void {
+    live.last = last;
+    live.unsure = false;
+  }
+
   /** Another node handled these ticks, or stored another definition of the entry: take what is in force. */
   private adopt(live: Live, state: ScheduleState): void {
-    live.last = state.last;
+    this.heard(live, state.last);
     if (state.definition === undefined || state.hash === live.entry.hash) return;
     try {
       live.entry = entryFromDefinition(live.entry.name, state.definition);
