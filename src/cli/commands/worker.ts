@@ -5,7 +5,7 @@ import type { Command } from 'commander';
 import { brokerOption, brokerUrlOf, namespaceOf, namespaceOption } from '../broker-flags.js';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import type { Worker } from '../../worker.js';
-import { AppLoadError, OptionError, PoolFailedError, messageOf } from '../../errors.js';
+import { AppLoadError, OptionError, PoolFailedError, WorkerStoppedError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
 import { onPoolSignals, onStopSignals } from '../signals.js';
@@ -236,6 +236,8 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     // A stop during start() (the broker not answering yet) ends it too: no tasks line after "worker stopping".
     if (!stopAsked) process.stdout.write(`${tasksLine(worker.pool.taskNames)}\n`);
   } catch (err) {
+    // A stop signal came while it started: the stop it asked for exits (0), as for a node that ran.
+    if (err instanceof WorkerStoppedError && stopAsked) return;
     // A task module that does not load: the pool has logged it once, with its file, line and column.
     if (err instanceof PoolFailedError && err.cause instanceof AppLoadError && log.isLevelEnabled('error'))
       log.fatal({ app }, 'worker failed to start: its task module does not load (the error above says where)');
