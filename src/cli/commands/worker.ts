@@ -8,6 +8,7 @@ import type { Worker } from '../../worker.js';
 import { AppLoadError, OptionError, PoolFailedError, WorkerStoppedError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
+import { takeHeldSignals } from '../held-signals.js';
 import { onPoolSignals, onStopSignals } from '../signals.js';
 import { UsageError } from '../usage-error.js';
 import type { Schedule } from '../../schedule/define.js';
@@ -197,7 +198,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   );
   onPoolSignals(worker, log);
   let stopAsked = false;
-  onStopSignals(log, (mode) => {
+  const onStop = onStopSignals(log, (mode) => {
     stopAsked = true;
     if (mode === 'cold') {
       // A cold stop must end even if the broker is unreachable: what is unsettled stays reserved
@@ -219,6 +220,11 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       },
     );
   });
+  // Signals that came while the CLI loaded (held by main.ts), now that the handlers above are in place.
+  for (const signal of takeHeldSignals()) {
+    if (signal === 'SIGTERM' || signal === 'SIGINT' || signal === 'SIGQUIT') onStop(signal);
+    else log.info({ signal }, `${signal} before the worker started: nothing to do (no child runs yet)`);
+  }
   // The pool failed after start: the worker has already stopped and given its jobs back.
   worker.once('failed', (err) => {
     log.fatal({ err }, `worker stopped: ${err.message}`);
