@@ -21,6 +21,7 @@ export {
   PoolFailedError,
   ConsumerFailedError,
   PoolClosedError,
+  WorkerStoppedError,
   ResultTimeoutError,
   ResultGoneError,
   JobWithdrawnError,

@@ -233,6 +233,19 @@ export class PoolClosedError extends PreforkError {
   }
 }
 
+/**
+ * `Worker.start()` did not start the worker: `stop()` was called before it,
+ * or while it connected, registered or waited for the children. What it had
+ * started is stopped; the worker never ran ('ready' was not emitted).
+ */
+export class WorkerStoppedError extends PreforkError {
+  static override readonly code: string = 'PREFORK_WORKER_STOPPED';
+  /** The message says when the stop came. */
+  constructor(message = 'the worker was stopped before it started') {
+    super(message);
+  }
+}
+
 /** A job taken back out of the pool before it started (warm shutdown, fenced node). */
 export class JobWithdrawnError extends PreforkError {
   static override readonly code: string = 'PREFORK_JOB_WITHDRAWN';

@@ -26,6 +26,7 @@ import {
   ConsumerFailedError,
   InvalidStateError,
   RevokedError,
+  WorkerStoppedError,
   messageOf,
   type PoolFailedError,
 } from './errors.js';
@@ -182,6 +183,12 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly unadopted = new Set<string>();
   private adopting: Promise<void> | undefined;
   private registered = false;
+  /** The node's registration while start() makes it: a stop waits for it, so it leaves what it joined. */
+  private joining: Promise<void> | undefined;
+  /** The endpoints while start() opens them: a stop waits for them, so none is left listening. */
+  private opening: Promise<void> | undefined;
+  /** start() failed by itself (not stopped): another start() is a call twice, not one after stop(). */
+  private startFailed = false;
   private failure: WorkerFailure | undefined;
   private readonly abortConnect = new AbortController();
   private endpointsOpen: NodeEndpoints | undefined;
@@ -365,20 +372,39 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * not have: retrying would not help), with PoolFailedError when the
    * children cannot start (e.g. the task module does not load; the node then
    * leaves the cluster), and with InvalidStateError when called twice. Either
-   * failure stops what had started. A stop() meanwhile ends it early.
+   * failure stops what had started. A stop() before it or while it runs
+   * ends it: start() then rejects with WorkerStoppedError once what it had
+   * started is stopped (the worker never ran; 'ready' is not emitted).
    */
   async start(): Promise<void> {
+    if (this.state === 'stopping' || this.state === 'stopped') {
+      if (!this.startFailed)
+        throw new WorkerStoppedError('start() called after stop(): the worker was stopped before it started');
+    }
     if (this.state !== 'created') throw new InvalidStateError(`start() called on a worker that is ${this.state}`);
+    try {
+      await this.run();
+    } catch (err) {
+      if (!(err instanceof WorkerStoppedError)) this.startFailed = true;
+      throw err;
+    }
+  }
+
+  /** start() once it may: the steps, each checking that no stop() came meanwhile. */
+  private async run(): Promise<void> {
     this.state = 'connecting';
     // First: a port in use fails the start before anything spawns or connects (and probes see "starting" at once).
+    this.opening = this.openEndpoints();
     try {
-      await this.openEndpoints();
+      await this.opening;
     } catch (err) {
+      if (this.state !== 'connecting') return this.stoppedDuringStart();
       this.state = 'stopped';
       this.stopping = Promise.resolve();
       if (this.ownsBroker) await this.broker.close();
       throw err;
     }
+    if (this.state !== 'connecting') return this.stoppedDuringStart();
     // The children boot (Node, the task module) while the broker connects and the node registers:
     // the slowest steps of a start overlap. A pool that fails ends the connect loop.
     const poolStarted = this.pool.start();
@@ -389,17 +415,18 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await this.stop({ cold: true });
       throw err;
     }
-    if (this.state !== 'connecting') return;
+    if (this.state !== 'connecting') return this.stoppedDuringStart();
     if (this.failure === undefined) {
-      const sentAt = performance.now();
-      await this.broker.register(this.nodeInfo());
-      this.leaseRenewed(sentAt);
-      this.registered = true;
-      // After registering: a revoke, pause or rate limit from now on is sent to this node, one before is in the lists.
-      await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits()]);
-      this.nodeEvent('node-online');
-      // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
-      this.heartbeat.start();
+      // A stop meanwhile waits for this before it leaves the cluster: it must not miss the registration.
+      this.joining = this.join();
+      try {
+        await this.joining;
+      } catch (err) {
+        if (this.state !== 'connecting') return this.stoppedDuringStart();
+        await this.stop({ cold: true });
+        throw err;
+      }
+      if (this.state !== 'connecting') return this.stoppedDuringStart();
     }
     // Control requests at once; without the subscription they still come with the heartbeat.
     const watching = this.registered
@@ -415,13 +442,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       await (
         await watching
       )?.();
+      // The pool was closed by a stop() meanwhile (PoolClosedError): the start was stopped, nothing failed.
+      if (this.state !== 'connecting' && this.failure === undefined) return this.stoppedDuringStart();
       await this.stop({ cold: true });
       throw err;
     }
     this.unwatchControl = await watching;
     if (this.state !== 'connecting') {
       await this.unwatchControl?.();
-      return;
+      return this.stoppedDuringStart();
     }
     // The pool failed after it started but before the node runs: report it as start() does for a failure at start.
     if (this.failure !== undefined) {
@@ -440,6 +469,25 @@ export class Worker extends EventEmitter<WorkerEvents> {
       'worker ready',
     );
     this.emit('ready', { nodeId: this.nodeIdValue });
+  }
+
+  /** Registers the node and reads what it must honour from the start; the lease runs from here. */
+  private async join(): Promise<void> {
+    const sentAt = performance.now();
+    await this.broker.register(this.nodeInfo());
+    this.leaseRenewed(sentAt);
+    this.registered = true;
+    // After registering: a revoke, pause or rate limit from now on is sent to this node, one before is in the lists.
+    await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits()]);
+    this.nodeEvent('node-online');
+    // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
+    this.heartbeat.start();
+  }
+
+  /** start() found that a stop() came while it ran: it waits for that stop, then says the worker never ran. */
+  private async stoppedDuringStart(): Promise<never> {
+    await this.stopping?.catch(() => undefined);
+    throw new WorkerStoppedError('the worker was stopped while it started: start() did not finish');
   }
 
   /**
@@ -570,6 +618,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
     else await this.pool.close();
     // Let the pool's settled promises reach the Consumer, then push everything to the broker.
     await new Promise((resolve) => setImmediate(resolve));
+    // A registration start() has on the wire: once it lands, this node leaves what it joined.
+    await this.joining?.catch(() => undefined);
     if (this.registered) {
       await this.settleWithin(deadline);
       this.nodeEvent('node-offline');
@@ -591,6 +641,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     }
     if (this.ownsBroker) await this.broker.close();
     this.state = 'stopped';
+    await this.opening?.catch(() => undefined);
     await this.endpointsOpen?.close();
     this.log.info({ givenBack: this.consumer.counts.givenBack, withdrawn }, 'worker stopped');
     this.emit('stopped');

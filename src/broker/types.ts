@@ -45,6 +45,12 @@ export interface JobRecord {
    */
   uniqueKey?: string;
   /**
+   * With `uniqueKey`: ms after which the key is released even if the job has
+   * not ended (the `unique` option's `ttl`), counted from its enqueue, and
+   * again from a dead-set retry, which gives the job its key back.
+   */
+  uniqueTtl?: number;
+  /**
    * The producer chose the id: a job enqueued again with it is not added
    * while this one waits, is delayed or runs, nor after it ended while its
    * result is kept.
@@ -73,8 +79,6 @@ export interface NewJob extends JobRecord {
   delay?: number;
   /** Epoch ms when the job is ready (compared with the broker's clock). */
   eta?: number;
-  /** With `uniqueKey`: ms after which the key is released even if the job has not ended. */
-  uniqueTtl?: number;
 }
 
 /**

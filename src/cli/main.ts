@@ -1,25 +1,8 @@
 #!/usr/bin/env node
-import { CommanderError } from 'commander';
-import { OptionError, messageOf } from '../errors.js';
-import { asFlagError } from './flag-names.js';
-import { buildProgram } from './program.js';
-import { UsageError } from './usage-error.js';
+// The entry of `prefork`: a stop signal that comes while the CLI loads (a
+// few hundred ms of modules) is held before anything else loads, so that a
+// node stopped that early stops in order rather than dying of the signal.
+import { holdSignals } from './held-signals.js';
 
-const EXIT_USAGE = 2;
-const program = buildProgram();
-
-try {
-  await program.parseAsync(process.argv);
-} catch (err) {
-  if (err instanceof CommanderError) {
-    // commander has already printed its one-line message (naming the flag and the value).
-    process.exit(err.exitCode === 0 ? 0 : EXIT_USAGE);
-  }
-  if (err instanceof UsageError || err instanceof OptionError) {
-    const usage = err instanceof OptionError ? asFlagError(err) : err;
-    process.stderr.write(`error: ${usage.message}\n`);
-    process.exit(EXIT_USAGE);
-  }
-  process.stderr.write(`error: ${messageOf(err)}\n`);
-  process.exit(1);
-}
+holdSignals();
+await import('./run.js');

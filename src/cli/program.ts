@@ -12,6 +12,7 @@ import { registerResult } from './commands/result.js';
 import { registerSchedule } from './commands/schedule.js';
 import { registerRevoke } from './commands/revoke.js';
 import { registerWorker } from './commands/worker.js';
+import { releaseHeldSignals } from './held-signals.js';
 
 const { version } = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
   version: string;
@@ -36,6 +37,10 @@ export function buildProgram(): Command {
   registerEvents(program);
   registerDashboard(program);
   registerDemo(program);
+  // Only the worker takes over the signals main.ts held while the CLI loaded; any other command lets them act as they would have.
+  program.hook('preAction', (_, action) => {
+    if (action.name() !== 'worker' || action.parent !== program) releaseHeldSignals();
+  });
   for (const command of program.commands) {
     command.exitOverride();
     for (const sub of command.commands) sub.exitOverride();

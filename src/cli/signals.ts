@@ -6,9 +6,10 @@ export type StopMode = 'warm' | 'cold';
 /**
  * The signal table (Celery's): SIGTERM and a first SIGINT stop warm (finish
  * jobs in flight, give back the rest); a second SIGINT or SIGQUIT stops cold
- * (kill the children; unfinished jobs go back).
+ * (kill the children; unfinished jobs go back). Returns the handler, for
+ * signals held before it was installed.
  */
-export function onStopSignals(log: Logger, stop: (mode: StopMode) => void): void {
+export function onStopSignals(log: Logger, stop: (mode: StopMode) => void): (signal: NodeJS.Signals) => void {
   let interrupts = 0;
   const handle = (signal: NodeJS.Signals): void => {
     const mode: StopMode = signal === 'SIGQUIT' || (signal === 'SIGINT' && ++interrupts > 1) ? 'cold' : 'warm';
@@ -25,6 +26,7 @@ export function onStopSignals(log: Logger, stop: (mode: StopMode) => void): void
   process.on('SIGTERM', handle);
   process.on('SIGINT', handle);
   process.on('SIGQUIT', handle);
+  return handle;
 }
 
 /**

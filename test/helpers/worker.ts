@@ -182,12 +182,15 @@ export interface CliWorker {
 
 /**
  * `prefork worker <args>` (node dist/cli/main.js) in a child process, its
- * environment this one's plus `env`. Its stdout and stderr are collected
+ * environment this one's plus `env`, `nodeArgs` given to node itself. Its stdout and stderr are collected
  * (both are read, so neither pipe can fill and block it). Killed, if it
  * still runs, by cleanup().
  */
-export function spawnCliWorker(args: string[], options: { env?: Record<string, string> } = {}): CliWorker {
-  const proc = spawn(process.execPath, [CLI, 'worker', ...args], {
+export function spawnCliWorker(
+  args: string[],
+  options: { env?: Record<string, string>; nodeArgs?: string[] } = {},
+): CliWorker {
+  const proc = spawn(process.execPath, [...(options.nodeArgs ?? []), CLI, 'worker', ...args], {
     stdio: ['ignore', 'pipe', 'pipe'],
     env: { ...process.env, ...options.env },
   });

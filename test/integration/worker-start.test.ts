@@ -7,7 +7,7 @@
  * not heal by waiting: it ends start().
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { BrokerRefusedError, PoolFailedError } from 'prefork';
+import { BrokerRefusedError, PoolFailedError, WorkerStoppedError } from 'prefork';
 import { freePort, startRedisServer } from '../../scripts/redis.mjs';
 import { captureLog, cleanup, fixture, makeClient, makeWorker, uniqueName } from '../helpers/worker.js';
 import { redisUrl } from './redis-helpers.js';
@@ -93,6 +93,58 @@ describe('Worker start', { timeout: 60_000 }, () => {
     );
     expect(err).toBeInstanceOf(BrokerRefusedError);
     expect((err as Error).message).toMatch(reason);
+    expect(worker.pool.stats().processes.filter((p) => p.state !== 'exited')).toEqual([]);
+  });
+
+  it('stop() before start(): start() rejects with WorkerStoppedError and spawns nothing', async () => {
+    const worker = makeWorker({ broker: redisUrl(), namespace: uniqueName('ns'), concurrency: 1 });
+    await worker.stop();
+    await expect(worker.start()).rejects.toBeInstanceOf(WorkerStoppedError);
+    expect(worker.pool.stats().processes).toEqual([]);
+  });
+
+  it('stop() while start() waits for the broker: start() rejects with WorkerStoppedError, no child is left', async () => {
+    const port = await freePort();
+    const worker = makeWorker({ broker: `redis://127.0.0.1:${port}`, namespace: uniqueName('ns'), concurrency: 1 });
+    let ready = false;
+    worker.on('ready', () => (ready = true));
+    const starting = worker.start().then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    await expect
+      .poll(() => worker.pool.stats().processes.filter((p) => p.state === 'idle').length, {
+        message: 'the child loaded the task module',
+      })
+      .toBe(1);
+    await worker.stop();
+    const outcome = await starting;
+    expect(outcome).toBeInstanceOf(WorkerStoppedError);
+    expect(outcome).toMatchObject({ code: 'PREFORK_WORKER_STOPPED' });
+    expect(ready).toBe(false);
+    expect(worker.pool.stats().processes.filter((p) => p.state !== 'exited')).toEqual([]);
+  });
+
+  it('stop() while the children boot (the broker answers): start() rejects with WorkerStoppedError, the node leaves', async () => {
+    const namespace = uniqueName('ns');
+    // Children that take a while to load the task module: the node registers long before they are up.
+    const worker = makeWorker({
+      app: fixture('slow-import.mjs'),
+      broker: redisUrl(),
+      namespace,
+      concurrency: 1,
+      pool: { env: { PREFORK_TEST_IMPORT_MS: '1500' } },
+    });
+    const starting = worker.start().then(
+      () => 'resolved',
+      (e: unknown) => e,
+    );
+    const client = makeClient(redisUrl(), namespace);
+    const admin = client.broker as unknown as { listNodes(): Promise<unknown[]> };
+    await expect.poll(() => admin.listNodes().then((n) => n.length), { message: 'the node registered' }).toBe(1);
+    await worker.stop();
+    expect(await starting).toBeInstanceOf(WorkerStoppedError);
+    expect(await admin.listNodes()).toEqual([]);
     expect(worker.pool.stats().processes.filter((p) => p.state !== 'exited')).toEqual([]);
   });
 });

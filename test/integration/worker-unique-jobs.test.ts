@@ -185,6 +185,29 @@ describe.each(['memory', 'redis'] as const)('unique jobs over %s', (kind) => {
     });
   });
 
+  it('a dead-set retry gives the key back for its ttl again, not until the job ends', async () => {
+    const { broker, namespace, client } = setup();
+    const key = uniqueName('report');
+    const unique = { key, ttl: '5s' };
+    const failing = await client.enqueue('flaky', [uniqueName('k'), 99], { queue: 'ttl-once', unique });
+    const worker = makeWorker({ broker, namespace, queues: 'ttl-once', ledger: newLedger() });
+    await worker.start();
+    await expect(failing.result()).rejects.toThrow('flaky attempt 1');
+    await worker.stop();
+    const admin = client.broker as Broker;
+    expect(await admin.retryDead('ttl-once', [failing.id])).toBe(1);
+    expect(await client.enqueue('add', [1, 1], { queue: 'nobody', unique })).toMatchObject({
+      id: failing.id,
+      duplicate: true,
+    });
+    // No node consumes its queue: it waits on, and its key is released once the ttl passes, as after an enqueue.
+    await waitUntil(
+      async () => !(await client.enqueue('add', [1, 1], { queue: 'nobody', unique })).duplicate,
+      'the key was released after its ttl',
+    );
+    expect((await countsOf(client, ['ttl-once']))[0]).toMatchObject({ waiting: 1, dead: 0 });
+  });
+
   it('in one batch, and from clients racing: one job per key', async () => {
     const { broker, namespace, client } = setup();
     const batch = await client.enqueueMany([

@@ -46,6 +46,7 @@ const samples: Record<string, () => PreforkError> = {
   PoolFailedError: () => new prefork.PoolFailedError('pool failed: child processes died 11 times'),
   ConsumerFailedError: () => new prefork.ConsumerFailedError(new TypeError('a reply it cannot handle')),
   PoolClosedError: () => new prefork.PoolClosedError(),
+  WorkerStoppedError: () => new prefork.WorkerStoppedError(),
   JobWithdrawnError: () => new prefork.JobWithdrawnError(),
   ResultTimeoutError: () => new prefork.ResultTimeoutError('job-1', 500),
   ResultGoneError: () => new prefork.ResultGoneError('job-1'),

@@ -21,6 +21,7 @@ export function copyJob(job: JobRecord | NewJob): JobRecord {
   };
   if (job.replyTo !== undefined) record.replyTo = job.replyTo;
   if (job.uniqueKey !== undefined) record.uniqueKey = job.uniqueKey;
+  if (job.uniqueTtl !== undefined) record.uniqueTtl = job.uniqueTtl;
   if (job.ownId === true) record.ownId = true;
   if (job.rateSlot !== undefined) record.rateSlot = job.rateSlot;
   if (job.scheduledFor !== undefined) record.scheduledFor = job.scheduledFor;

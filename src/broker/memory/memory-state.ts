@@ -137,20 +137,20 @@ export class MemoryState {
   /** A job was added: it holds its unique key (until its ttl, when it has one). */
   added(job: NewJob, now: number): void {
     if (job.uniqueKey === undefined) return;
-    const until = job.uniqueTtl !== undefined && job.uniqueTtl > 0 ? now + job.uniqueTtl : undefined;
-    this.uniqueLocks.set(job.uniqueKey, { jobId: job.id, until });
+    this.uniqueLocks.set(job.uniqueKey, { jobId: job.id, until: lockedUntil(job, now) });
   }
 
   /**
    * A dead job put back on its queue takes its unique key again (as
    * changeDead-3.lua does), unless a job that has not ended holds it: else an
-   * equal enqueue would add a second job while it waits. Held until it ends.
+   * equal enqueue would add a second job while it waits. Held until it ends,
+   * or for its ttl again, as at its enqueue.
    */
   requeued(job: JobRecord, now: number): void {
     if (job.uniqueKey === undefined) return;
     const lock = this.uniqueLocks.get(job.uniqueKey);
     if (lock !== undefined && (lock.until ?? Infinity) > now && this.locate(lock.jobId) !== undefined) return;
-    this.uniqueLocks.set(job.uniqueKey, { jobId: job.id, until: undefined });
+    this.uniqueLocks.set(job.uniqueKey, { jobId: job.id, until: lockedUntil(job, now) });
   }
 
   /** A job ended: its unique key is free; its own id stays known until `resultKeptUntil` (none: its result is not kept). */
@@ -215,4 +215,9 @@ export function releaseState(key: string, state: MemoryState): void {
   if (--state.handles > 0 || registry.get(key) !== state) return;
   registry.delete(key);
   state.dispose();
+}
+
+/** Until when a job added or requeued at `now` holds its unique key: its ttl on, or (undefined) until it ends. */
+function lockedUntil(job: JobRecord, now: number): number | undefined {
+  return job.uniqueTtl !== undefined && job.uniqueTtl > 0 ? now + job.uniqueTtl : undefined;
 }

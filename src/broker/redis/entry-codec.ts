@@ -22,6 +22,8 @@ interface Meta {
   i?: 1;
   /** uniqueKey */
   u?: string;
+  /** uniqueTtl, whole ms (lib/prelude.lua uniqueLockOf reads it for a dead-set retry) */
+  ut?: number;
   /** ownId */
   x?: 1;
   /** scheduledFor */
@@ -39,6 +41,7 @@ function readMeta(job: JobRecord, meta: Meta): string | undefined {
   if (typeof meta.r === 'string') job.replyTo = meta.r;
   if (meta.i === 1) job.replyInline = true;
   if (typeof meta.u === 'string') job.uniqueKey = meta.u;
+  if (typeof meta.ut === 'number') job.uniqueTtl = meta.ut;
   if (meta.x === 1) job.ownId = true;
   if (typeof meta.s === 'number') job.scheduledFor = meta.s;
   if (meta.w !== undefined) {
@@ -104,7 +107,11 @@ export function encodeJob(job: JobRecord | NewJob, stamped = true): EntryFields 
     // This broker's waitForResults reads results announced inline (results.ts).
     meta.i = 1;
   }
-  if (job.uniqueKey !== undefined) meta.u = job.uniqueKey;
+  if (job.uniqueKey !== undefined) {
+    meta.u = job.uniqueKey;
+    const ttl = uniqueTtlMs(job);
+    if (ttl > 0) meta.ut = ttl;
+  }
   if (job.ownId === true) meta.x = 1;
   if (job.scheduledFor !== undefined) meta.s = job.scheduledFor;
   if (job.workflow !== undefined) meta.w = [job.workflow.id, job.workflow.node, [...job.workflow.queues]];
@@ -122,6 +129,11 @@ export function encodeJob(job: JobRecord | NewJob, stamped = true): EntryFields 
     'meta',
     JSON.stringify(meta),
   ];
+}
+
+/** The unique key's time to live in whole ms as the scripts take it (0: held until the job ends). */
+export function uniqueTtlMs(job: JobRecord): number {
+  return job.uniqueTtl === undefined || !(job.uniqueTtl > 0) ? 0 : Math.max(1, Math.ceil(job.uniqueTtl));
 }
 
 /** Field name → value (the last one wins, as the Lua helpers read it). */

@@ -46,7 +46,7 @@ import { maskUrl } from '../mask-url.js';
 import { createConnection, open, quit } from './connection.js';
 import { checkUrl } from '../broker-url.js';
 import { Control } from './control.js';
-import { encodeJob, type EntryFields } from './entry-codec.js';
+import { encodeJob, uniqueTtlMs, type EntryFields } from './entry-codec.js';
 import { enqueueFailure } from './enqueue-outcome.js';
 import { owesLateReplies } from './unanswered.js';
 import { Keys } from './keys.js';
@@ -357,12 +357,7 @@ export class RedisBroker implements Broker {
           pipe,
           'enqueueOnce',
           [this.keys.stream(job.queue), this.keys.delayed(job.queue), this.keys.jobs, ...once.keys],
-          [
-            once.spec,
-            job.uniqueTtl === undefined ? 0 : Math.max(1, Math.ceil(job.uniqueTtl)),
-            ...(due ?? ['now', 0]),
-            ...fields,
-          ],
+          [once.spec, uniqueTtlMs(job), ...(due ?? ['now', 0]), ...fields],
         );
         return;
       }

@@ -5,9 +5,10 @@ import type { Command } from 'commander';
 import { brokerOption, brokerUrlOf, namespaceOf, namespaceOption } from '../broker-flags.js';
 import { createCliLogger, setDefaultLogger } from '../../logger.js';
 import type { Worker } from '../../worker.js';
-import { AppLoadError, OptionError, PoolFailedError, messageOf } from '../../errors.js';
+import { AppLoadError, OptionError, PoolFailedError, WorkerStoppedError, messageOf } from '../../errors.js';
 import { asFlagError, checkLimitFlags } from '../flag-names.js';
 import * as parse from '../parsers.js';
+import { takeHeldSignals } from '../held-signals.js';
 import { onPoolSignals, onStopSignals } from '../signals.js';
 import { UsageError } from '../usage-error.js';
 import type { Schedule } from '../../schedule/define.js';
@@ -197,7 +198,7 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
   );
   onPoolSignals(worker, log);
   let stopAsked = false;
-  onStopSignals(log, (mode) => {
+  const onStop = onStopSignals(log, (mode) => {
     stopAsked = true;
     if (mode === 'cold') {
       // A cold stop must end even if the broker is unreachable: what is unsettled stays reserved
@@ -219,6 +220,11 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       },
     );
   });
+  // Signals that came while the CLI loaded (held by main.ts), now that the handlers above are in place.
+  for (const signal of takeHeldSignals()) {
+    if (signal === 'SIGTERM' || signal === 'SIGINT' || signal === 'SIGQUIT') onStop(signal);
+    else log.info({ signal }, `${signal} before the worker started: nothing to do (no child runs yet)`);
+  }
   // The pool failed after start: the worker has already stopped and given its jobs back.
   worker.once('failed', (err) => {
     log.fatal({ err }, `worker stopped: ${err.message}`);
@@ -236,6 +242,8 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     // A stop during start() (the broker not answering yet) ends it too: no tasks line after "worker stopping".
     if (!stopAsked) process.stdout.write(`${tasksLine(worker.pool.taskNames)}\n`);
   } catch (err) {
+    // A stop signal came while it started: the stop it asked for exits (0), as for a node that ran.
+    if (err instanceof WorkerStoppedError && stopAsked) return;
     // A task module that does not load: the pool has logged it once, with its file, line and column.
     if (err instanceof PoolFailedError && err.cause instanceof AppLoadError && log.isLevelEnabled('error'))
       log.fatal({ app }, 'worker failed to start: its task module does not load (the error above says where)');

@@ -8,7 +8,8 @@
   leaves a workflow's job dead: its workflow recorded its failure when it
   died (and went on, or ended), so a rerun would belong to nothing. A
   deleted job is in no index: only its entry goes. A retried unique job
-  takes its key back unless a live job holds it (retakeUnique).
+  takes its key back unless a live job holds it (retakeUnique), for its
+  ttl again when it has one.
 
   KEYS[1] {ns}:dead:<q>
   KEYS[2] {ns}:q:<q>        (retry only)
@@ -36,13 +37,15 @@ local all = oneOfArg(2, 'which', { 'some', 'all' }) == 'all'
 -- rules), unless a job still in the index holds it (enqueued while this one
 -- was dead; the key stays with it). Without this the key, released when the
 -- job died, stayed free while it waits, and an equal enqueue added a second
--- job. Held until it ends: the option's ttl is not in the entry.
+-- job. Held until it ends, or for the option's ttl (meta.ut) from now, as an
+-- enqueue holds it: a key with a ttl held for ever would block its task's
+-- equal jobs for as long as this one waits.
 local function retakeUnique(job)
-  local lock = uniqueLockOf(KEYS[3], job)
+  local lock, ttl = uniqueLockOf(KEYS[3], job)
   if not lock then return end
   local holder = redis.call('GET', lock)
   if holder and redis.call('HEXISTS', KEYS[3], holder) == 1 then return end
-  redis.call('SET', lock, jobIdOf(job))
+  if ttl > 0 then redis.call('SET', lock, jobIdOf(job), 'PX', ttl) else redis.call('SET', lock, jobIdOf(job)) end
 end
 
 local function requeue(fields)

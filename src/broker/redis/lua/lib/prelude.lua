@@ -197,7 +197,10 @@ local function uniqueLockOf(jobs, fields)
   if type(meta) ~= 'string' or not string.find(meta, '"u":', 1, true) then return nil end
   local ok, decoded = pcall(cjson.decode, meta)
   if not ok or type(decoded) ~= 'table' or type(decoded.u) ~= 'string' or decoded.u == '' then return nil end
-  return string.match(jobs, '^({[^}]*}):') .. ':unique:' .. decoded.u
+  -- Second: the key's ttl in ms (entry-codec.ts meta.ut), 0 when it is held until the job ends.
+  local ttl = tonumber(decoded.ut)
+  if not ttl or ttl < 1 or ttl ~= math.floor(ttl) then ttl = 0 end
+  return string.match(jobs, '^({[^}]*}):') .. ':unique:' .. decoded.u, ttl
 end
 
 -- A job that left the index for good without a settlement (purged, buried by a recovery) frees
