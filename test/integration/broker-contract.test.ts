@@ -445,6 +445,30 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(await b.listDead('q', 10)).toEqual([]);
     });
 
+    it("a retried dead job's stored failure is dropped, by id or all: it is no longer its outcome", async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      await b.enqueue([job('a'), job('b'), job('c')]);
+      const got = await fetchAll(b, me, ['q'], 3);
+      await b.settle(
+        got.map((delivery) => ({
+          kind: 'dead' as const,
+          delivery,
+          reason: 'bad',
+          result: result(delivery, 'FAILURE'),
+        })),
+      );
+      expect((await b.getResults(['a', 'b', 'c'])).map((r) => r?.state)).toEqual(['FAILURE', 'FAILURE', 'FAILURE']);
+      expect(await b.retryDead('q', ['a'])).toBe(1);
+      expect((await b.getResults(['a', 'b', 'c'])).map((r) => r?.state)).toEqual([undefined, 'FAILURE', 'FAILURE']);
+      // Deleted, a dead job keeps its failure: that stays its outcome.
+      expect(await b.purgeDead('q', ['b'])).toBe(1);
+      expect((await b.getResult('b'))?.state).toBe('FAILURE');
+      expect(await b.retryDead('q', undefined)).toBe(1);
+      expect(await b.getResult('c')).toBeUndefined();
+      expect(ids(await fetchAll(b, me, ['q'], 5)).sort()).toEqual(['a', 'c']);
+    });
+
     it('purgeDead with ids drops only those dead jobs', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

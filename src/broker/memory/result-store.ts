@@ -60,6 +60,11 @@ export class ResultStore {
     return structuredClone(stored.record);
   }
 
+  /** Drops job `id`'s result (a dead job retried: its failure is no longer its outcome). */
+  delete(id: string): void {
+    this.results.delete(id);
+  }
+
   /** Whether a live result of job `id` is stored (without copying it). */
   has(id: string, now: number): boolean {
     const stored = this.results.get(id);

@@ -34,10 +34,18 @@ export async function changeDeadSet(
     return { count: Number(n), moved: [], inWorkflow: [] };
   }
   const scriptKeys = [dead, keys.stream(queue), keys.jobs];
-  return ids === undefined ? changeAll(redis, scriptKeys, action) : changeSome(redis, scriptKeys, action, ids);
+  const resPrefix = keys.result('');
+  return ids === undefined
+    ? changeAll(redis, scriptKeys, action, resPrefix)
+    : changeSome(redis, scriptKeys, action, resPrefix, ids);
 }
 
-async function changeAll(redis: Redis, scriptKeys: string[], action: 'retry' | 'delete'): Promise<DeadSetChange> {
+async function changeAll(
+  redis: Redis,
+  scriptKeys: string[],
+  action: 'retry' | 'delete',
+  resPrefix: string,
+): Promise<DeadSetChange> {
   const newest = (await redis.xrevrange(scriptKeys[0] as string, '+', '-', 'COUNT', 1))[0];
   if (newest === undefined) return { count: 0, moved: [], inWorkflow: [] };
   let count = 0;
@@ -47,6 +55,7 @@ async function changeAll(redis: Redis, scriptKeys: string[], action: 'retry' | '
     const [n, next, left] = (await callScript(redis, 'changeDead', scriptKeys, [
       action,
       'all',
+      resPrefix,
       cursor,
       newest[0],
       DEAD_SLICE,
@@ -62,6 +71,7 @@ async function changeSome(
   redis: Redis,
   scriptKeys: string[],
   action: 'retry' | 'delete',
+  resPrefix: string,
   ids: readonly string[],
 ): Promise<DeadSetChange> {
   // Each entry found, as the id it was asked by (of its job's and its own, the one given first).
@@ -89,7 +99,7 @@ async function changeSome(
   const done = new Set<string>();
   for (let i = 0; i < found.length; i += DEAD_SLICE) {
     const entries = found.slice(i, i + DEAD_SLICE).map((f) => f.entry);
-    const [n, moved] = (await callScript(redis, 'changeDead', scriptKeys, [action, 'some', ...entries])) as [
+    const [n, moved] = (await callScript(redis, 'changeDead', scriptKeys, [action, 'some', resPrefix, ...entries])) as [
       number,
       Buffer[],
     ];

@@ -16,12 +16,15 @@
   KEYS[3] {ns}:jobs         the job index (see the prelude; retry only)
 
   ARGV[1] 'retry' or 'delete'
-  ARGV[2] 'some': ARGV[3..] are entry ids, acted on in that order (an
+  ARGV[2] 'some': ARGV[4..] are entry ids, acted on in that order (an
           entry no longer dead is skipped)
-          'all': ARGV[3] where to start, '-' (the oldest) or an entry id,
-          exclusive; ARGV[4] the last entry id to take (the newest when the
+          'all': ARGV[4] where to start, '-' (the oldest) or an entry id,
+          exclusive; ARGV[5] the last entry id to take (the newest when the
           caller began: a job that dies again meanwhile is not taken again);
-          ARGV[5] most entries this call reads
+          ARGV[6] most entries this call reads
+  ARGV[3] the prefix of a job's result key (<ns>:res:, keys.ts): a retried
+          job's stored failure is dropped, so its state reads as waiting
+          and a wait for its result waits for the new run
 
   Returns, for 'some', { count, moved }: how many entries were moved
   (retried or deleted) and their ids; for 'all', { count, next, kept }: how
@@ -32,6 +35,8 @@
 local dead, stream = KEYS[1], KEYS[2]
 local retry = oneOfArg(1, 'mode', { 'retry', 'delete' }) == 'retry'
 local all = oneOfArg(2, 'which', { 'some', 'all' }) == 'all'
+local resPrefix = ARGV[3]
+if resPrefix == nil or resPrefix == '' then badArg(3, 'result key prefix') end
 
 -- A unique job waits again: it takes its key back (enqueueOnce-n.lua's
 -- rules), unless a job still in the index holds it (enqueued while this one
@@ -59,7 +64,10 @@ local function requeue(fields)
     end
   end
   local id = jobIdOf(job)
-  if id and id ~= '' then retakeUnique(job) end
+  if id and id ~= '' then
+    retakeUnique(job)
+    redis.call('DEL', resPrefix .. id)
+  end
   indexJob(KEYS[3], job, 'q', redis.call('XADD', stream, '*', unpack(job)), queueOfKey(stream))
 end
 
@@ -77,21 +85,21 @@ end
 
 if not all then
   -- Every id checked before the first write (XRANGE fails on a malformed one).
-  for i = 3, #ARGV do
+  for i = 4, #ARGV do
     if not string.find(ARGV[i], '^%d+%-%d+$') then badArg(i, 'entry id') end
   end
   local moved = {}
-  for i = 3, #ARGV do
+  for i = 4, #ARGV do
     local e = redis.call('XRANGE', dead, ARGV[i], ARGV[i])[1]
     if e and move(e[1], e[2]) then moved[#moved + 1] = e[1] end
   end
   return { count, moved }
 end
 
-local start, last = ARGV[3], ARGV[4]
-if start ~= '-' and not string.find(start or '', '^%d+%-%d+$') then badArg(3, 'cursor: "-" or an entry id') end
-if not string.find(last or '', '^%d+%-%d+$') then badArg(4, 'last entry id') end
-local budget = intArg(5, 'entries per call', 1)
+local start, last = ARGV[4], ARGV[5]
+if start ~= '-' and not string.find(start or '', '^%d+%-%d+$') then badArg(4, 'cursor: "-" or an entry id') end
+if not string.find(last or '', '^%d+%-%d+$') then badArg(5, 'last entry id') end
+local budget = intArg(6, 'entries per call', 1)
 local kept = {}
 local after = start == '-' and '-' or '(' .. start
 local read = 0
