@@ -124,7 +124,10 @@ export interface WorkerOptions {
    */
   softTimeLimit?: number | string;
   /**
-   * The node's name, as `prefork inspect` and results show it.
+   * The node's name, as `prefork inspect` and results show it. Give each
+   * node its own: nodes of the same name keep their own jobs and leases, but
+   * `--node NAME` (`prefork control`, a pause) reaches all of them; a node
+   * that starts while another live node has its name logs a warning naming it.
    * @defaultValue `<pid>@<hostname>`
    */
   name?: string;

@@ -478,7 +478,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.leaseRenewed(sentAt);
     this.registered = true;
     // After registering: a revoke, pause or rate limit from now on is sent to this node, one before is in the lists.
-    await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits()]);
+    await Promise.all([this.loadRevoked(), this.loadPauses(), this.loadRateLimits(), this.warnOfNamesakes()]);
     this.nodeEvent('node-online');
     // The lease runs from registration: beat while the pool starts (loading the task module can take longer than a lease).
     this.heartbeat.start();
@@ -817,6 +817,28 @@ export class Worker extends EventEmitter<WorkerEvents> {
       this.fencing = undefined;
     });
     return this.fencing;
+  }
+
+  /**
+   * Says so when other live nodes have this node's name. Jobs are safe (each
+   * node has its own id and lease), but a name addresses every node that has
+   * it. Not refused: a node restarted at once meets its own previous run,
+   * whose lease has yet to run out.
+   */
+  private async warnOfNamesakes(): Promise<void> {
+    let nodes: NodeInfo[];
+    try {
+      nodes = await this.broker.listNodes();
+    } catch (err) {
+      this.log.debug({ err }, 'could not list the live nodes to look for another one of the same name');
+      return;
+    }
+    const others = nodes.filter((n) => n.name === this.name && n.id !== this.nodeIdValue);
+    if (others.length === 0) return;
+    this.log.warn(
+      { others: others.map((n) => ({ nodeId: n.id, host: n.host, pid: n.pid })) },
+      `${others.length === 1 ? 'another live node is' : `${others.length} other live nodes are`} named '${this.name}' (${others.map((n) => `${n.id}, pid ${n.pid} on ${n.host}`).join('; ')}): each keeps its own jobs and lease, but results and events name them alike, and \`--node ${this.name}\` (prefork control, pause) reaches all of them; give each node its own name (-n). If it is this node's previous run, it is recovered once its lease runs out`,
+    );
   }
 
   /**

@@ -280,7 +280,7 @@ export interface FetchReply {
    * difference, so a skewed local clock neither spins nor delays).
    */
   nextDueAt: number | undefined;
-  /** This node's lease is gone: another node has taken its jobs. */
+  /** This node's lease is gone: another node has taken its jobs (a lease that ran out and that none took yet is not gone). */
   fenced: boolean;
 }
 
@@ -322,8 +322,14 @@ export type NodeUpdate = Partial<Pick<NodeInfo, 'concurrency'>>;
 
 /** What a heartbeat learned. */
 export interface HeartbeatReply {
-  /** This node's lease was gone: another node has taken (or will take) its jobs. */
+  /**
+   * This node's lease was gone: another node has taken (or will take) its
+   * jobs. A lease that ran out but that no recovery claimed yet is renewed
+   * instead (see `lapsedMs`): nobody took those jobs.
+   */
   fenced: boolean;
+  /** Set when this beat renewed a lease that had run out (ms past its deadline, by the broker's clock) that no node had taken yet. */
+  lapsedMs?: number;
   /** Nodes whose lease expired (or whose recoverer died): recover their jobs. */
   expired: string[];
   /** On this process's clock, as FetchReply's; a broker may leave it undefined on some beats (it is a fallback to the wake-ups). */

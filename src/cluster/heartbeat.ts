@@ -198,6 +198,11 @@ export class Heartbeat {
         await this.hooks.onFenced();
         return;
       }
+      if (reply.lapsedMs !== undefined)
+        this.log.warn(
+          { lapsedMs: reply.lapsedMs },
+          `this node's lease had run out ${reply.lapsedMs} ms ago by the broker's clock (this process stalled, or the broker was stopped or unreachable), but no node had taken its jobs: renewed, nothing it holds runs twice`,
+        );
       this.renewed(sentAt);
       this.hooks.onBeat?.();
       if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
@@ -205,7 +210,14 @@ export class Heartbeat {
       this.hooks.onDue(reply.nextDueAt);
       for (const dead of reply.expired) {
         const moved = await this.broker.recover(dead, me, this.maxRedeliveries);
-        this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
+        // Nothing moved is no news: the node may have renewed its lease meanwhile (it stalled, or Redis did).
+        if (moved > 0)
+          this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
+        else
+          this.log.debug(
+            { deadNode: dead },
+            `node ${dead}'s lease had run out: nothing to recover (it held nothing, another node recovered it, or it renewed its lease in time)`,
+          );
       }
       if (reply.nextExpiryAt !== undefined) {
         this.next = Math.max(

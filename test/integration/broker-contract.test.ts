@@ -859,20 +859,30 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(ids(await fetchAll(b, bNode, ['q'], 5))).toEqual(['j1']);
     });
 
-    it('a node whose lease expired but was not recovered yet: its settlements still apply, then it is told it is fenced', async () => {
-      const b = await broker({ leaseMs: MIN_LEASE_MS });
-      const a = await node(b, 'node-a');
-      await b.enqueue([job('j1'), job('j2')]);
-      const held = await fetchAll(b, a, ['q'], 1);
+    it('a node whose lease ran out but was not recovered yet is not fenced: its settlements apply, it fetches, and its heartbeat renews the lease and says it had run out', async () => {
+      const short = await broker({ leaseMs: MIN_LEASE_MS });
+      const long = await broker({ leaseMs: 60_000 });
+      const a = await node(short, 'node-a');
+      const other = await node(long, 'node-b');
+      await short.enqueue([job('j1'), job('j2')]);
+      const held = await fetchAll(short, a, ['q'], 1);
       await sleep(MIN_LEASE_MS + 150);
-      const reply = await b.fetch({
+      // Nobody took its jobs (as when Redis itself was stopped past every lease): they are still its own.
+      const reply = await short.fetch({
         nodeId: a,
         plan: [{ queue: 'q', quota: 1 }],
         count: 1,
         settle: held.map((d) => ack(d)),
       });
-      expect(reply).toMatchObject({ fenced: true, deliveries: [] });
-      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 1, reserved: 0 });
+      expect(reply).toMatchObject({ fenced: false });
+      expect(ids(reply.deliveries)).toEqual(['j2']);
+      const beat = await short.heartbeat(a, ['q']);
+      expect(beat.fenced).toBe(false);
+      expect(beat.lapsedMs).toBeGreaterThan(0);
+      // Renewed: a recovery now finds it live and takes nothing; its next beat is an ordinary one.
+      expect(await long.recover(a, other, 5)).toBe(0);
+      expect((await long.counts(['q']))[0]).toMatchObject({ waiting: 0, reserved: 1 });
+      expect((await short.heartbeat(a, ['q'])).lapsedMs).toBeUndefined();
     });
 
     it('a node re-registering under a new id adopts what its old, expired id still holds: the new lease covers it, nothing is recovered', async () => {

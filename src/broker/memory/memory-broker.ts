@@ -255,7 +255,8 @@ export class MemoryBroker implements Broker {
       throw new BrokerRefusedError(`the settlements were refused: ${messageOf(err)}`, { cause: err });
     }
     const queues = request.plan.map((p) => p.queue);
-    if (!state.reservations.holdsLease(request.nodeId, now)) {
+    // Gone (recovered): fenced. A lease that ran out and that none took is still the node's (heartbeat()).
+    if (!state.reservations.isMember(request.nodeId)) {
       state.waiters.changed(touched);
       return { deliveries: [], nextDueAt: undefined, fenced: true };
     }
@@ -283,7 +284,7 @@ export class MemoryBroker implements Broker {
     const state = this.state;
     const attempt = (): Delivery[] | undefined => {
       const now = Date.now();
-      if (!state.reservations.holdsLease(nodeId, now)) return undefined;
+      if (!state.reservations.isMember(nodeId)) return undefined;
       const deliveries: Delivery[] = [];
       let left = want;
       for (const queue of queues) {
@@ -381,9 +382,11 @@ export class MemoryBroker implements Broker {
   async heartbeat(nodeId: string, queues: readonly string[], lead?: boolean): Promise<HeartbeatReply> {
     const now = Date.now();
     const reservations = this.state.reservations;
-    if (!reservations.renew(nodeId, this.leaseMs, now)) return { fenced: true, expired: [], nextDueAt: undefined };
+    const lapsed = reservations.renew(nodeId, this.leaseMs, now);
+    if (lapsed === undefined) return { fenced: true, expired: [], nextDueAt: undefined };
     const reply: HeartbeatReply = {
       fenced: false,
+      ...(lapsed > 0 ? { lapsedMs: lapsed } : {}),
       expired: reservations.expired(nodeId, now),
       nextDueAt: this.state.nextDueAt(queues),
       nextExpiryAt: reservations.nextExpiry(nodeId, now),

@@ -50,12 +50,22 @@ export class Reservations {
     return node !== undefined && node.leaseUntil > now;
   }
 
-  /** Renews a live lease; false when it is gone (an expired lease is never renewed: it may be recovered already). */
-  renew(nodeId: string, leaseMs: number, now: number): boolean {
+  /** True while `nodeId` is a member: not recovered nor gone, though its lease may have run out (nobody took its jobs yet). */
+  isMember(nodeId: string): boolean {
+    return this.nodes.has(nodeId);
+  }
+
+  /**
+   * Renews the lease of a member, also one that ran out (no recovery took
+   * its jobs: removeNode() would have removed it). Returns how long it had
+   * run out (ms, 0 if not), or undefined when the node is gone (fenced).
+   */
+  renew(nodeId: string, leaseMs: number, now: number): number | undefined {
     const node = this.nodes.get(nodeId);
-    if (node === undefined || node.leaseUntil <= now) return false;
+    if (node === undefined) return undefined;
+    const lapsed = Math.max(0, now - node.leaseUntil);
     node.leaseUntil = now + leaseMs;
-    return true;
+    return lapsed;
   }
 
   /** Nodes other than `except` whose lease has expired. */

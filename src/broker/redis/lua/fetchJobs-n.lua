@@ -246,11 +246,12 @@ for w = 1, nw do
 end
 
 if nodeId == '' then return { 0, -1, {}, -1, ended } end
-clock() -- the lease check and promotion below read `now`
+clock() -- promotion below reads `now`
 
--- 2. the lease: absent or expired means another node owns our jobs now
-local lease = redis.call('ZSCORE', nodes, nodeId)
-if not lease or tonumber(lease) < now then return { 1, -1, {}, -1, ended } end
+-- 2. the lease: gone means another node owns our jobs now. One that ran out and that no recovery
+-- claimed yet is still ours (Redis itself may have been stopped): the next heartbeat renews it, and
+-- the node starts nothing before that beat (its dispatch gate); a claim first takes these too.
+if not redis.call('ZSCORE', nodes, nodeId) then return { 1, -1, {}, -1, ended } end
 
 -- 3. promote due delayed jobs of the plan's queues, and learn the next due time
 -- (one ZRANGE per queue when nothing is due: the earliest score decides)

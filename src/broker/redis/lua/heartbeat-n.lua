@@ -26,9 +26,16 @@
   Returns { fenced (0|1), { expired node id, ... }, nextDueAt (-1 = none),
   now, nextExpiryAt (-1 = none: the earliest lease deadline of another
   live node, or of another node's leader lease), { control request, ... },
-  { leader node id, fencing token } (empty unless ARGV[5] is '1') }; nextDueAt, now and nextExpiryAt on
+  { leader node id, fencing token } (empty unless ARGV[5] is '1'), lapsed (ms: how long this node's
+  lease had run out when this beat renewed it, 0 when it had not) }; nextDueAt, now and nextExpiryAt on
   the server's clock (the caller converts by the difference).
-  A lease that expired is never renewed: the node may already be recovered.
+  Fenced means taken: the node is no longer in the nodes set (a recovery
+  claimed it, it left, or Redis lost it). A lease that ran out and that no
+  recovery claimed yet is renewed: nobody took its jobs, and the claim
+  (claimRecovery-3.lua) finds it live from now on. Leases run on Redis's
+  clock, which goes on while Redis is stopped (SIGSTOP, a paused VM): on
+  resuming, every lease has run out at once, and fencing them all would
+  have every job running anywhere run twice.
 
   Idle cost matters (an idle node costs Redis only its heartbeats): TIME,
   one ZRANGE over the earliest deadlines (expired nodes, the next to expire,
@@ -67,7 +74,9 @@ for i = 1, #earliest, 2 do
 end
 -- Not among the earliest deadlines, though the range was full: read it.
 if not score and #earliest >= 2 * (most + 2) then score = tonumber(redis.call('ZSCORE', nodes, id)) end
-if not score or score < now then return { 1, {}, -1, now, -1, {} } end
+if not score then return { 1, {}, -1, now, -1, {}, {}, 0 } end
+local lapsed = 0
+if score < now then lapsed = math.floor(now - score) end
 -- An integral deadline: also clears sendControl's flag.
 redis.call('ZADD', nodes, 'XX', now + lease, id)
 
@@ -153,4 +162,4 @@ for i = firstDelayed, #KEYS - sweep do
   local first = firstDue(KEYS[i])
   if first and (nextDue == -1 or first < nextDue) then nextDue = first end
 end
-return { 0, expired, nextDue, now, nextExpiry, control, leader }
+return { 0, expired, nextDue, now, nextExpiry, control, leader, lapsed }
