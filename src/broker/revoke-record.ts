@@ -30,7 +30,7 @@ export function finishedOutcome(id: string, stored: ResultRecord | undefined): R
 }
 
 /** The REVOKED record of a job, from its stored result or its queued entry (whichever is known). */
-export function revokedRecord(
+function revokedRecord(
   id: string,
   stored: ResultRecord | undefined,
   job: JobRecord | undefined,
@@ -79,11 +79,26 @@ export function workflowMembers(record: WorkflowRecord): WorkflowNodeRecord[] {
 }
 
 /** The REVOKED record of a workflow member not started yet: in no queue, it is known by the workflow's record only. */
-export function unstartedRecord(member: WorkflowNodeRecord, now: number): ResultRecord {
+function unstartedRecord(member: WorkflowNodeRecord, now: number): ResultRecord {
   const record = revokedRecord(member.jobId ?? '', undefined, undefined, now);
   record.task = member.task ?? '';
   record.queue = member.queue ?? '';
   return record;
+}
+
+/**
+ * The REVOKED record to store for `id`, from what was found of it: its stored result or its entry, else
+ * (`unstarted`) the workflow member it is, not started yet; undefined when nothing is known of it.
+ */
+export function recordToRevoke(
+  id: string,
+  stored: ResultRecord | undefined,
+  job: JobRecord | undefined,
+  unstarted: WorkflowNodeRecord | undefined,
+  now: number,
+): ResultRecord | undefined {
+  if (stored !== undefined || job !== undefined) return revokedRecord(id, stored, job, now);
+  return unstarted === undefined ? undefined : unstartedRecord(unstarted, now);
 }
 
 /** What a revoke of a workflow's id says: how many members it revoked, or finished when it had ended with none left to run. */

@@ -50,10 +50,9 @@ import type { CompiledWorkflow, WorkflowNodeRecord, WorkflowRecord } from '../ty
 import { workflowResult } from '../../workflow/record.js';
 import {
   finishedOutcome,
-  revokedRecord,
+  recordToRevoke,
   revokeRequest,
   revokeRequestTtl,
-  unstartedRecord,
   workflowMembers,
   workflowOutcome,
 } from '../revoke-record.js';
@@ -529,11 +528,8 @@ export class MemoryBroker implements Broker {
     if (job?.workflow !== undefined)
       this.state.workflows.leave(job.workflow, revokedFailure(job), now, flowHost(this.state, touched, now));
     const held = job ?? this.state.reservations.findJob(id)?.delivery.job;
-    if (stored === undefined && held === undefined && unstarted === undefined) return { id, outcome: 'unknown' };
-    const record =
-      stored === undefined && held === undefined && unstarted !== undefined
-        ? unstartedRecord(unstarted, now)
-        : revokedRecord(id, stored, held, now);
+    const record = recordToRevoke(id, stored, held, unstarted, now);
+    if (record === undefined) return { id, outcome: 'unknown' };
     const ttl = resultTtlOf(held?.options ?? {}, this.resultTtl);
     this.state.results.set(record, ttl, now);
     // Taken out of its queue it ended (revokes.ts marks it likewise): its own id stays known while its result is kept.

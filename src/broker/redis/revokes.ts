@@ -3,10 +3,9 @@ import type { Redis } from 'ioredis';
 import { resultTtlOf } from '../../job-option-checks.js';
 import {
   finishedOutcome,
-  revokedRecord,
+  recordToRevoke,
   revokeRequest,
   revokeRequestTtl,
-  unstartedRecord,
   workflowMembers,
   workflowOutcome,
 } from '../revoke-record.js';
@@ -130,11 +129,8 @@ export class Revokes {
         found = await this.find(redis, id);
         searched = true;
       }
-      if (stored === undefined && found === undefined && unstarted === undefined) return { id, outcome: 'unknown' };
-      const record =
-        stored === undefined && found === undefined && unstarted !== undefined
-          ? unstartedRecord(unstarted, Date.now())
-          : revokedRecord(id, stored, found?.job, Date.now());
+      const record = recordToRevoke(id, stored, found?.job, unstarted, Date.now());
+      if (record === undefined) return { id, outcome: 'unknown' };
       const ttl =
         found === undefined ? this.settings.resultTtl : resultTtlOf(found.job.options, this.settings.resultTtl);
       // A job taken out of its queue is settled by no node: the waiting client hears of it now
