@@ -101,6 +101,26 @@ export function recordToRevoke(
   return unstarted === undefined ? undefined : unstartedRecord(unstarted, now);
 }
 
+/**
+ * A revoke of a workflow member's own id (`index`: the node its id names,
+ * member-id.ts) as its workflow's record says: the member to revoke as a
+ * revoke of the workflow would (it may still run), or the outcome when it
+ * never will (it ended, its result not kept; or its workflow skipped it).
+ * Undefined when the record does not list `id` at `index`.
+ */
+export function stepToRevoke(
+  record: WorkflowRecord,
+  id: string,
+  index: number,
+): { member: WorkflowNodeRecord } | { outcome: RevokeOutcome } | undefined {
+  const node = record.nodes?.[index];
+  if (node === undefined || node.jobId !== id) return undefined;
+  if (workflowMembers(record).some((m) => m.index === index)) return { member: node };
+  const outcome: RevokeOutcome = { id, outcome: 'finished', workflow: record.id };
+  if (node.ended !== undefined) outcome.state = node.ended.ok ? 'SUCCESS' : 'FAILURE';
+  return { outcome };
+}
+
 /** What a revoke of a workflow's id says: how many members it revoked, or finished when it had ended with none left to run. */
 export function workflowOutcome(record: WorkflowRecord, members: number): RevokeOutcome {
   if (record.state !== 'PENDING' && members === 0) return { id: record.id, outcome: 'finished', state: record.state };

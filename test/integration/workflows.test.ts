@@ -352,6 +352,59 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(notes(ledger, 'failed')).toEqual([]);
   });
 
+  it('a step not enqueued yet, revoked by its own id, never runs: the chain fails with its RevokedError', async () => {
+    const { client, ledger } = await setup({ trackStarted: true });
+    const handle = await client.enqueue(
+      chain(task('waitForFile', ['go']), task('note', ['second']), task('note', ['third'])),
+    );
+    const [first, second, third] = ((await handle.state())?.tree.children ?? []).map((s) => s.id as string);
+    await expect.poll(async () => (await client.getState(first as string))?.state, { timeout: 20_000 }).toBe('STARTED');
+    expect(await client.revoke(second as string)).toEqual({
+      id: second,
+      outcome: 'revoked',
+      workflow: handle.id,
+      unstarted: true,
+    });
+    // Its REVOKED result is stored at once; a second revoke says so.
+    expect((await client.getState(second as string))?.state).toBe('REVOKED');
+    expect(await client.revoke(second as string)).toMatchObject({ outcome: 'revoked', state: 'REVOKED' });
+    writeFileSync(`${ledger}.go`, '');
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RevokedError);
+    expect((err as RevokedError).message).toBe(`job ${second} was revoked`);
+    expect(await client.getResult(first as string)).toMatchObject({ state: 'SUCCESS', value: 'go' });
+    expect((await client.getState(second as string))?.state).toBe('REVOKED');
+    expect((await handle.state())?.tree.children?.[2]?.state).toBe('SKIPPED');
+    expect(notes(ledger, 'second')).toEqual([]);
+    expect(notes(ledger, 'third')).toEqual([]);
+    // The third step was skipped: it never runs, there is nothing to revoke.
+    expect(await client.revoke(third as string)).toEqual({ id: third, outcome: 'finished', workflow: handle.id });
+  });
+
+  it("a chord's callback revoked by its own id never runs; the members run, the chord fails with its error", async () => {
+    const { client, ledger } = await setup({ trackStarted: true });
+    const handle = await client.enqueue(
+      chord([task('waitForFile', ['go']), task('add', [1, 1])], task('note', ['callback'])),
+    );
+    const tree = (await handle.state())?.tree;
+    const callback = tree?.children?.[1]?.id as string;
+    const blocker = tree?.children?.[0]?.children?.[0]?.id as string;
+    await expect.poll(async () => (await client.getState(blocker))?.state, { timeout: 20_000 }).toBe('STARTED');
+    expect(await client.revokeMany([callback, `${handle.id}.99`, `${handle.id}.0`])).toEqual([
+      { id: callback, outcome: 'revoked', workflow: handle.id, unstarted: true },
+      // No such node, and the root is a chord (no job): no job's id.
+      { id: `${handle.id}.99`, outcome: 'unknown' },
+      { id: `${handle.id}.0`, outcome: 'unknown' },
+    ]);
+    writeFileSync(`${ledger}.go`, '');
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RevokedError);
+    expect((err as RevokedError).message).toBe(`job ${callback} was revoked`);
+    expect((await handle.state())?.tree.children?.[0]?.state).toBe('SUCCESS');
+    expect((await client.getState(callback))?.state).toBe('REVOKED');
+    expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
   it('a workflow that ended is revoked by its id while its onError callback runs: that callback and its own stop', async () => {
     const { client, ledger } = await setup({ trackStarted: true });
     // The step fails, which ends the workflow; its onError runs on after that, then would start its onSuccess.

@@ -48,10 +48,12 @@ import { applySettlements, flowHost, withoutSlot } from './settle.js';
 import { poisonFailure, poisonRecord, purgedFailure, removedFailure, revokedFailure } from '../member-failures.js';
 import type { CompiledWorkflow, WorkflowNodeRecord, WorkflowRecord } from '../types.js';
 import { workflowResult } from '../../workflow/record.js';
+import { memberOfJobId } from '../../workflow/member-id.js';
 import {
   finishedOutcome,
   recordToRevoke,
   revokeRequest,
+  stepToRevoke,
   revokeRequestTtl,
   workflowMembers,
   workflowOutcome,
@@ -476,7 +478,8 @@ export class MemoryBroker implements Broker {
     for (const id of new Set(ids)) {
       // A workflow first: one that ended has its result stored under its id, and may still run callbacks.
       const flow = this.revokeWorkflow(id, now, touched, revoked);
-      const outcome = flow ?? this.revokeOne(id, now, touched);
+      let outcome = flow ?? this.revokeOne(id, now, touched);
+      if (outcome.outcome === 'unknown') outcome = this.revokeStep(id, now, touched) ?? outcome;
       if (flow === undefined && outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
     }
@@ -510,6 +513,26 @@ export class MemoryBroker implements Broker {
       members++;
     }
     return workflowOutcome(record, members);
+  }
+
+  /** Revokes a workflow step not enqueued yet by its own id (as revokes.ts does); undefined when `id` is no member's. */
+  private revokeStep(id: string, now: number, touched: Set<string>): RevokeOutcome | undefined {
+    const named = memberOfJobId(id);
+    if (named === undefined) return undefined;
+    const record = this.state.workflows.read(
+      named.workflowId,
+      true,
+      now,
+      (jobId) => this.state.locate(jobId) !== undefined,
+    );
+    const step = record === undefined ? undefined : stepToRevoke(record, id, named.index);
+    if (step === undefined || 'outcome' in step) return step?.outcome;
+    const outcome = this.revokeOne(id, now, touched, step.member);
+    // Found nowhere (revokeOne names the workflow of a job it found): in no queue yet.
+    if (outcome.outcome === 'revoked' && outcome.workflow === undefined && outcome.state === undefined)
+      outcome.unstarted = true;
+    outcome.workflow = named.workflowId;
+    return outcome;
   }
 
   /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */

@@ -5,11 +5,13 @@ import {
   finishedOutcome,
   recordToRevoke,
   revokeRequest,
+  stepToRevoke,
   revokeRequestTtl,
   workflowMembers,
   workflowOutcome,
 } from '../revoke-record.js';
 import { revokedFailure } from '../member-failures.js';
+import { memberOfJobId } from '../../workflow/member-id.js';
 import type { RevokedJob, RevokeOptions, RevokeOutcome, WorkflowNodeRecord } from '../types.js';
 import type { Control } from './control.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
@@ -47,7 +49,9 @@ export class Revokes {
     const revoked: string[] = [];
     for (const id of new Set(ids)) {
       let outcome = await this.revokeOne(redis, id);
-      if (outcome.outcome === 'unknown') outcome = (await this.revokeWorkflow(redis, id, options)) ?? outcome;
+      if (outcome.outcome === 'unknown')
+        outcome =
+          (await this.revokeWorkflow(redis, id, options)) ?? (await this.revokeStep(redis, id, options)) ?? outcome;
       else if (outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
     }
@@ -114,6 +118,26 @@ export class Revokes {
     for (const member of pending)
       if ((await this.revokeOne(redis, member.jobId as string, member)).outcome === 'revoked') members++;
     return workflowOutcome(record, members);
+  }
+
+  /**
+   * Revokes a workflow step not enqueued yet by its own id (its id names its workflow: member-id.ts), as a
+   * revoke of its workflow revokes it; undefined when `id` is no member's of a workflow that has a record.
+   * The nodes hear of it first: its workflow may enqueue it (the step before it ending) at any moment.
+   */
+  private async revokeStep(redis: Redis, id: string, options: RevokeOptions): Promise<RevokeOutcome | undefined> {
+    const named = memberOfJobId(id);
+    if (named === undefined) return undefined;
+    const record = await this.workflows.read(redis, named.workflowId);
+    const step = record === undefined ? undefined : stepToRevoke(record, id, named.index);
+    if (step === undefined || 'outcome' in step) return step?.outcome;
+    await this.remember(redis, [id], options);
+    const outcome = await this.revokeOne(redis, id, step.member);
+    // Found nowhere (revokeOne names the workflow of a job it found): in no queue yet.
+    if (outcome.outcome === 'revoked' && outcome.workflow === undefined && outcome.state === undefined)
+      outcome.unstarted = true;
+    outcome.workflow = named.workflowId;
+    return outcome;
   }
 
   /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */
