@@ -271,9 +271,28 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
       task: 'add',
       error: { name: 'RevokedError', message: `job ${waiting} was revoked`, code: 'PREFORK_REVOKED' },
     });
-    expect(failure.members.map((m) => m.state)).toEqual(['SUCCESS', 'FAILURE', 'FAILURE']);
+    // Each member's state agrees with its own job's.
+    expect(failure.members.map((m) => m.state)).toEqual(['SUCCESS', 'REVOKED', 'REVOKED']);
+    expect((await handle.state())?.tree.children?.[0]?.children?.map((m) => [m.state, m.error?.name])).toEqual([
+      ['SUCCESS', undefined],
+      ['REVOKED', 'RevokedError'],
+      ['REVOKED', 'RevokedError'],
+    ]);
+    expect((await client.getState(waiting as string))?.state).toBe('REVOKED');
     expect((await handle.state())?.tree.children?.[1]?.state).toBe('SKIPPED');
     expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
+  it("a step that throws another job's RevokedError: its node's state is its own job's", async () => {
+    const { client } = await setup();
+    const handle = await client.enqueue(group([task('rethrowRevoked', ['other']), task('add', [1, 1])]));
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowError);
+    const member = (await handle.state())?.tree.children?.[0];
+    const own = (await client.getState(member?.id as string))?.state;
+    expect(own).toMatch(/^(FAILURE|REVOKED)$/);
+    expect([member?.state, member?.error?.name]).toEqual([own, 'RevokedError']);
+    expect((err as WorkflowError).members.map((m) => m.state)).toEqual([own, 'SUCCESS']);
   });
 
   it('the onError callback of a job revoked while it waits runs once, with the RevokedError', async () => {
@@ -374,7 +393,7 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect((err as RevokedError).message).toBe(`job ${second} was revoked`);
     expect(await client.getResult(first as string)).toMatchObject({ state: 'SUCCESS', value: 'go' });
     expect((await client.getState(second as string))?.state).toBe('REVOKED');
-    expect((await handle.state())?.tree.children?.[2]?.state).toBe('SKIPPED');
+    expect((await handle.state())?.tree.children?.map((c) => c.state)).toEqual(['SUCCESS', 'REVOKED', 'SKIPPED']);
     expect(notes(ledger, 'second')).toEqual([]);
     expect(notes(ledger, 'third')).toEqual([]);
     // The third step was skipped: it never runs, there is nothing to revoke.
