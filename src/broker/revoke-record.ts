@@ -121,6 +121,19 @@ export function stepToRevoke(
   return { outcome };
 }
 
+/**
+ * Whether a revoke of a workflow member revoked it now, for the workflow's
+ * `members` count: not one revoked before (`before`: its id was in the
+ * revoked set already; a second revoke counts nothing), nor one known to be
+ * running (STARTED) when not terminated, which runs on and whose own result
+ * replaces REVOKED. A REVOKED state alone says nothing: told of this
+ * revoke, a node may settle a member it holds before the member is looked at.
+ */
+export function revokedNow(outcome: RevokeOutcome, options: RevokeOptions, before: boolean): boolean {
+  if (outcome.outcome !== 'revoked' || before) return false;
+  return outcome.state !== 'STARTED' || options.terminate;
+}
+
 /** What a revoke of a workflow's id says: how many members it revoked, or finished when it had ended with none left to run. */
 export function workflowOutcome(record: WorkflowRecord, members: number): RevokeOutcome {
   if (record.state !== 'PENDING' && members === 0) return { id: record.id, outcome: 'finished', state: record.state };

@@ -418,7 +418,9 @@ export interface RevokeOutcome {
   unstarted?: boolean;
   /**
    * The id was a workflow's: how many of its members that had not ended
-   * were revoked (callbacks included). Waiting ones were taken out and
+   * this call revoked (callbacks included; not those revoked before, nor a
+   * running one, known by its STARTED state, revoked without terminate:
+   * it runs on). Waiting ones were taken out and
    * failed in it at once, held ones as any held job, and those not started
    * yet never run: the node that fetches one when its turn comes skips it.
    * A workflow that had ended is revoked so while callbacks of it still

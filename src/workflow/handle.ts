@@ -66,8 +66,9 @@ export class WorkflowHandle<T = unknown> {
    * RevokedError (in a group, a WorkflowError naming it). A workflow that
    * ended may still run callbacks (a failed step's onError, the last step's
    * onSuccess): those, and the callbacks after them, are revoked too.
-   * Resolves with `members`, how many were revoked, or `finished` when it
-   * had ended with nothing of it left to run.
+   * Resolves with `members`, how many this call revoked (not those revoked
+   * before, nor a running one, STARTED, without `terminate`), or
+   * `finished` when it had ended with nothing of it left to run.
    */
   revoke(options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
     return this.client.revoke(this.id, options);

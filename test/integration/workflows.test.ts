@@ -358,8 +358,10 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     );
     const [first, second, third] = ((await handle.state())?.tree.children ?? []).map((s) => s.id as string);
     await expect.poll(async () => (await client.getState(first as string))?.state, { timeout: 20_000 }).toBe('STARTED');
-    // The running step, the two after it, and the second one's onError callback.
-    expect(await handle.revoke()).toMatchObject({ outcome: 'revoked', members: 4 });
+    // The two steps after the running one and the second one's onError callback: the running one runs on.
+    expect(await handle.revoke()).toMatchObject({ outcome: 'revoked', members: 3 });
+    // Revoked already: a second revoke revokes nothing more.
+    expect(await handle.revoke()).toEqual({ id: handle.id, outcome: 'revoked', workflow: handle.id, members: 0 });
     writeFileSync(`${ledger}.go`, '');
     const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RevokedError);

@@ -54,6 +54,7 @@ import {
   recordToRevoke,
   revokeRequest,
   stepToRevoke,
+  revokedNow,
   revokeRequestTtl,
   workflowMembers,
   workflowOutcome,
@@ -477,7 +478,7 @@ export class MemoryBroker implements Broker {
     const touched = new Set<string>();
     for (const id of new Set(ids)) {
       // A workflow first: one that ended has its result stored under its id, and may still run callbacks.
-      const flow = this.revokeWorkflow(id, now, touched, revoked);
+      const flow = this.revokeWorkflow(id, options, now, touched, revoked);
       let outcome = flow ?? this.revokeOne(id, now, touched);
       if (outcome.outcome === 'unknown') outcome = this.revokeStep(id, now, touched) ?? outcome;
       if (flow === undefined && outcome.outcome === 'revoked') revoked.push(id);
@@ -502,15 +503,24 @@ export class MemoryBroker implements Broker {
   }
 
   /** Revokes a workflow's members that may still run (as revokes.ts does), adding their ids to `revoked`; undefined when `id` is no workflow's. */
-  private revokeWorkflow(id: string, now: number, touched: Set<string>, revoked: string[]): RevokeOutcome | undefined {
+  private revokeWorkflow(
+    id: string,
+    options: RevokeOptions,
+    now: number,
+    touched: Set<string>,
+    revoked: string[],
+  ): RevokeOutcome | undefined {
     const record = this.state.workflows.read(id, true, now, (jobId) => this.state.locate(jobId) !== undefined);
     if (record === undefined) return undefined;
     let members = 0;
     for (const member of workflowMembers(record)) {
       const memberId = member.jobId as string;
-      if (this.revokeOne(memberId, now, touched, member).outcome !== 'revoked') continue;
+      const at = this.state.revoked.get(memberId);
+      const before = at !== undefined && at + this.revokeTtl > now;
+      const outcome = this.revokeOne(memberId, now, touched, member);
+      if (outcome.outcome !== 'revoked') continue;
       revoked.push(memberId);
-      members++;
+      if (revokedNow(outcome, options, before)) members++;
     }
     return workflowOutcome(record, members);
   }

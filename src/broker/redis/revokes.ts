@@ -6,6 +6,7 @@ import {
   recordToRevoke,
   revokeRequest,
   stepToRevoke,
+  revokedNow,
   revokeRequestTtl,
   workflowMembers,
   workflowOutcome,
@@ -59,20 +60,24 @@ export class Revokes {
     return outcomes;
   }
 
-  /** Adds `ids` to the revoked set, then tells every live node of them. */
-  private async remember(redis: Redis, ids: readonly string[], options: RevokeOptions): Promise<void> {
-    if (ids.length === 0) return;
-    const now = Number(
-      await callScript(
-        redis,
-        'revokeJobs',
-        [this.keys.revoked],
-        [this.settings.revokeTtl, this.settings.revokeMax, ...ids],
-      ),
-    );
+  /** Adds `ids` to the revoked set, then tells every live node of them; resolves with those revoked before. */
+  private async remember(redis: Redis, ids: readonly string[], options: RevokeOptions): Promise<Set<string>> {
+    const before = new Set<string>();
+    if (ids.length === 0) return before;
+    const [at, flags] = (await callScript(
+      redis,
+      'revokeJobs',
+      [this.keys.revoked],
+      [this.settings.revokeTtl, this.settings.revokeMax, ...ids],
+    )) as [number, Buffer];
+    const now = Number(at);
+    const was = flags.toString();
+    ids.forEach((id, i) => {
+      if (was[i] === '1') before.add(id);
+    });
     // After the set is written: a node registering meanwhile either loads it or is listed here.
     const nodes = await this.membership.listNodes(redis);
-    if (nodes.length === 0) return;
+    if (nodes.length === 0) return before;
     const request = revokeRequest(randomUUID(), ids, options, now + this.settings.revokeTtl);
     await this.control.send(
       redis,
@@ -80,6 +85,7 @@ export class Revokes {
       request,
       revokeRequestTtl(this.settings.leaseMs),
     );
+    return before;
   }
 
   async list(redis: Redis): Promise<RevokedJob[]> {
@@ -109,14 +115,17 @@ export class Revokes {
     const record = await this.workflows.read(redis, id);
     if (record === undefined) return undefined;
     const pending = workflowMembers(record);
-    await this.remember(
+    // Told first, a node may store a member's REVOKED before revokeOne reads it: "before" is the set's word.
+    const before = await this.remember(
       redis,
       pending.map((m) => m.jobId as string),
       options,
     );
     let members = 0;
-    for (const member of pending)
-      if ((await this.revokeOne(redis, member.jobId as string, member)).outcome === 'revoked') members++;
+    for (const member of pending) {
+      const memberId = member.jobId as string;
+      if (revokedNow(await this.revokeOne(redis, memberId, member), options, before.has(memberId))) members++;
+    }
     return workflowOutcome(record, members);
   }
 
