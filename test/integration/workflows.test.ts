@@ -411,11 +411,11 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     const callback = tree?.children?.[1]?.id as string;
     const blocker = tree?.children?.[0]?.children?.[0]?.id as string;
     await expect.poll(async () => (await client.getState(blocker))?.state, { timeout: 20_000 }).toBe('STARTED');
-    expect(await client.revokeMany([callback, `${handle.id}.99`, `${handle.id}.0`])).toEqual([
+    const named = [`${handle.id}.99`, `${handle.id}.0`, `${handle.id}.01`, '__proto__.0', 'constructor.1'];
+    expect(await client.revokeMany([callback, ...named])).toEqual([
       { id: callback, outcome: 'revoked', workflow: handle.id, unstarted: true },
-      // No such node, and the root is a chord (no job): no job's id.
-      { id: `${handle.id}.99`, outcome: 'unknown' },
-      { id: `${handle.id}.0`, outcome: 'unknown' },
+      // No such node, the root is a chord (no job), not its spelling, no workflow: no job's id.
+      ...named.map((id) => ({ id, outcome: 'unknown' })),
     ]);
     writeFileSync(`${ledger}.go`, '');
     const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
