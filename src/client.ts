@@ -460,17 +460,20 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * callbacks); the other jobs announce nothing (the workflow does).
    */
   private compile(part: WorkflowPart, rootReply: string): CompiledWorkflow {
-    const workflow = compileWorkflow(part, randomUUID(), (sig, where) => {
+    const workflow = compileWorkflow(part, randomUUID(), (sig, where, id) => {
       for (const key of ['id', 'unique'] as const)
         if (sig.options[key] !== undefined)
           throw new OptionError(key, sig.options[key], 'nothing: not supported in a workflow or with callbacks', where);
       let job: NewJob;
       try {
-        job = this.build(sig.name, [...sig.args], stepOptions(sig));
+        // The id its node is given (it names the workflow: a step not started yet is revoked by it).
+        job = this.build(sig.name, [...sig.args], { ...stepOptions(sig), id });
       } catch (err) {
         if (err instanceof OptionError) throw new OptionError(err.option, err.value, err.message, where);
         throw err;
       }
+      // Not the user's own id: no ended mark, no duplicate check (the workflow's record has those).
+      delete job.ownId;
       delete job.replyTo;
       return job;
     });

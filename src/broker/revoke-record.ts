@@ -30,7 +30,7 @@ export function finishedOutcome(id: string, stored: ResultRecord | undefined): R
 }
 
 /** The REVOKED record of a job, from its stored result or its queued entry (whichever is known). */
-export function revokedRecord(
+function revokedRecord(
   id: string,
   stored: ResultRecord | undefined,
   job: JobRecord | undefined,
@@ -79,11 +79,59 @@ export function workflowMembers(record: WorkflowRecord): WorkflowNodeRecord[] {
 }
 
 /** The REVOKED record of a workflow member not started yet: in no queue, it is known by the workflow's record only. */
-export function unstartedRecord(member: WorkflowNodeRecord, now: number): ResultRecord {
+function unstartedRecord(member: WorkflowNodeRecord, now: number): ResultRecord {
   const record = revokedRecord(member.jobId ?? '', undefined, undefined, now);
   record.task = member.task ?? '';
   record.queue = member.queue ?? '';
   return record;
+}
+
+/**
+ * The REVOKED record to store for `id`, from what was found of it: its stored result or its entry, else
+ * (`unstarted`) the workflow member it is, not started yet; undefined when nothing is known of it.
+ */
+export function recordToRevoke(
+  id: string,
+  stored: ResultRecord | undefined,
+  job: JobRecord | undefined,
+  unstarted: WorkflowNodeRecord | undefined,
+  now: number,
+): ResultRecord | undefined {
+  if (stored !== undefined || job !== undefined) return revokedRecord(id, stored, job, now);
+  return unstarted === undefined ? undefined : unstartedRecord(unstarted, now);
+}
+
+/**
+ * A revoke of a workflow member's own id (`index`: the node its id names,
+ * member-id.ts) as its workflow's record says: the member to revoke as a
+ * revoke of the workflow would (it may still run), or the outcome when it
+ * never will (it ended, its result not kept; or its workflow skipped it).
+ * Undefined when the record does not list `id` at `index`.
+ */
+export function stepToRevoke(
+  record: WorkflowRecord,
+  id: string,
+  index: number,
+): { member: WorkflowNodeRecord } | { outcome: RevokeOutcome } | undefined {
+  const node = record.nodes?.[index];
+  if (node === undefined || node.jobId !== id) return undefined;
+  if (workflowMembers(record).some((m) => m.index === index)) return { member: node };
+  const outcome: RevokeOutcome = { id, outcome: 'finished', workflow: record.id };
+  if (node.ended !== undefined) outcome.state = node.ended.ok ? 'SUCCESS' : 'FAILURE';
+  return { outcome };
+}
+
+/**
+ * Whether a revoke of a workflow member revoked it now, for the workflow's
+ * `members` count: not one revoked before (`before`: its id was in the
+ * revoked set already; a second revoke counts nothing), nor one known to be
+ * running (STARTED) when not terminated, which runs on and whose own result
+ * replaces REVOKED. A REVOKED state alone says nothing: told of this
+ * revoke, a node may settle a member it holds before the member is looked at.
+ */
+export function revokedNow(outcome: RevokeOutcome, options: RevokeOptions, before: boolean): boolean {
+  if (outcome.outcome !== 'revoked' || before) return false;
+  return outcome.state !== 'STARTED' || options.terminate;
 }
 
 /** What a revoke of a workflow's id says: how many members it revoked, or finished when it had ended with none left to run. */

@@ -404,7 +404,8 @@ export interface RevokeOutcome {
    * revoked: it had not finished; REVOKED is stored and every node skips
    * it (or, with terminate, stops it while it runs). finished: it had
    * already ended (`state` says how; a workflow, with no callback of it
-   * left to run); nothing changed. unknown: no job or
+   * left to run; a workflow step without `state`: its workflow skipped it,
+   * it never runs); nothing changed. unknown: no job or
    * workflow with this id waits, runs or has a stored result.
    */
   outcome: 'revoked' | 'finished' | 'unknown';
@@ -420,8 +421,16 @@ export interface RevokeOutcome {
    */
   workflow?: string;
   /**
+   * The job is a workflow step its workflow has not enqueued yet (a chain's
+   * later step, a chord's callback): it never runs, and its workflow records
+   * it as revoked when its turn comes.
+   */
+  unstarted?: boolean;
+  /**
    * The id was a workflow's: how many of its members that had not ended
-   * were revoked (callbacks included). Waiting ones were taken out and
+   * this call revoked (callbacks included; not those revoked before, nor a
+   * running one, known by its STARTED state, revoked without terminate:
+   * it runs on). Waiting ones were taken out and
    * failed in it at once, held ones as any held job, and those not started
    * yet never run: the node that fetches one when its turn comes skips it.
    * A workflow that had ended is revoked so while callbacks of it still

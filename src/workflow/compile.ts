@@ -2,10 +2,14 @@ import type { CompiledWorkflow, NewJob, WorkflowNode, WorkflowNodeKind } from '.
 
 export type { CompiledWorkflow, WorkflowNode, WorkflowNodeKind } from '../broker/types.js';
 import { OptionError } from '../errors.js';
+import { memberJobId } from './member-id.js';
 import { Chain, Chord, Group, isWorkflowPart, Signature, type WorkflowPart } from './parts.js';
 
-/** Builds the job of one signature (the Client's option checks); `where` names its place for errors. */
-export type BuildJob = (signature: Signature, where: string) => NewJob;
+/**
+ * Builds the job of one signature (the Client's option checks); `where` names its place for errors,
+ * `id` is the job id its node is given (member-id.ts: the workflow and node it names).
+ */
+export type BuildJob = (signature: Signature, where: string, id: string) => NewJob;
 
 function kindOf(part: WorkflowPart): WorkflowNodeKind {
   if (part instanceof Signature) return 'task';
@@ -53,7 +57,7 @@ export function compileWorkflow(root: WorkflowPart, id: string, build: BuildJob)
   const queueIndex = new Map<string, number>();
   const callbacks: { owner: number; which: 'onSuccess' | 'onError'; sig: unknown; where: string }[] = [];
   const addTask = (sig: Signature, where: string, node: WorkflowNode): void => {
-    const job = build(sig, where);
+    const job = build(sig, where, memberJobId(id, nodes.length - 1));
     let q = queueIndex.get(job.queue);
     if (q === undefined) {
       q = queues.length;

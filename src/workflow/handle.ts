@@ -3,7 +3,7 @@ import type { RevokeJobOptions } from '../revoke-job-options.js';
 import { JobFailedError } from '../errors.js';
 import { throwOptionError, waitTimeout } from '../job-option-checks.js';
 import { deserializeError } from '../protocol/error-codec.js';
-import { groupFailure, unendedJobs, workflowView, type WorkflowView } from './view.js';
+import { groupFailure, jobsToRead, workflowView, type WorkflowView } from './view.js';
 
 /** What reading a workflow needs of the broker: its record and its jobs' results. */
 export type WorkflowReader = Pick<BrokerResults, 'getWorkflow' | 'getResult' | 'getResults'>;
@@ -66,23 +66,24 @@ export class WorkflowHandle<T = unknown> {
    * RevokedError (in a group, a WorkflowError naming it). A workflow that
    * ended may still run callbacks (a failed step's onError, the last step's
    * onSuccess): those, and the callbacks after them, are revoked too.
-   * Resolves with `members`, how many were revoked, or `finished` when it
-   * had ended with nothing of it left to run.
+   * Resolves with `members`, how many this call revoked (not those revoked
+   * before, nor a running one, STARTED, without `terminate`), or
+   * `finished` when it had ended with nothing of it left to run.
    */
   revoke(options: RevokeJobOptions = {}): Promise<RevokeOutcome> {
     return this.client.revoke(this.id, options);
   }
 }
 
-/** A workflow's state and tree: its record, and the stored results of its jobs that have not ended. */
+/** A workflow's state and tree: its record, and the stored results of its jobs that have not ended or were revoked. */
 export async function readWorkflowView(broker: WorkflowReader, id: string): Promise<WorkflowView | undefined> {
   const record = await broker.getWorkflow(id);
   return record === undefined ? undefined : viewOf(broker, record);
 }
 
-/** The view of a record already read: its unended jobs' stored results refine their state. */
+/** The view of a record already read: the stored results of its unended and revoked jobs refine their state. */
 async function viewOf(broker: WorkflowReader, record: WorkflowRecord): Promise<WorkflowView> {
-  const ids = unendedJobs(record);
+  const ids = jobsToRead(record);
   const stored = ids.length === 0 ? [] : await broker.getResults(ids, { jobsOnly: true });
   const results = new Map<string, ResultRecord>();
   stored.forEach((r, i) => {

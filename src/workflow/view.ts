@@ -5,7 +5,8 @@ import type { StepFailure, WorkflowNodeRecord, WorkflowRecord, WorkflowState } f
 
 /**
  * A node's state: a job's (PENDING waiting in its queue, RECEIVED, STARTED,
- * RETRY, SUCCESS, FAILURE, REVOKED); WAITING: not started yet (the steps
+ * RETRY, SUCCESS, FAILURE, REVOKED: failed in its workflow as revoked, with
+ * its RevokedError); WAITING: not started yet (the steps
  * before it have not ended); SKIPPED: it never will (a step before it
  * failed). A chain, group or chord: PENDING until it ends, then SUCCESS or FAILURE.
  */
@@ -63,6 +64,9 @@ export function workflowView(record: WorkflowRecord, results: ReadonlyMap<string
       view.state = node.ended.ok ? 'SUCCESS' : 'FAILURE';
       if (node.ended.ok) view.value = node.ended.value;
       else view.error = node.ended.failure.error;
+      // A revoked job failed in its workflow, and its own state says REVOKED: so does its node.
+      if (!node.ended.ok && node.jobId !== undefined && results.get(node.jobId)?.state === 'REVOKED')
+        view.state = 'REVOKED';
     } else if (node.kind === 'task') {
       const stored = node.jobId === undefined ? undefined : results.get(node.jobId);
       if (stored !== undefined) view.state = stored.state;
@@ -83,10 +87,18 @@ export function workflowView(record: WorkflowRecord, results: ReadonlyMap<string
   return view;
 }
 
-/** The job ids of a record's task nodes that have not ended (their stored results refine their state). */
-export function unendedJobs(record: WorkflowRecord): string[] {
+/**
+ * The job ids whose stored results refine their nodes' state: the task nodes
+ * that have not ended, and those that failed with a RevokedError (REVOKED
+ * when their own result says so; a task may throw another job's RevokedError).
+ */
+export function jobsToRead(record: WorkflowRecord): string[] {
   const ids: string[] = [];
-  for (const node of record.nodes ?? []) if (node.jobId !== undefined && node.ended === undefined) ids.push(node.jobId);
+  for (const node of record.nodes ?? []) {
+    if (node.jobId === undefined) continue;
+    const ended = node.ended;
+    if (ended === undefined || (!ended.ok && ended.failure.error.name === 'RevokedError')) ids.push(node.jobId);
+  }
   return ids;
 }
 

@@ -271,9 +271,28 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
       task: 'add',
       error: { name: 'RevokedError', message: `job ${waiting} was revoked`, code: 'PREFORK_REVOKED' },
     });
-    expect(failure.members.map((m) => m.state)).toEqual(['SUCCESS', 'FAILURE', 'FAILURE']);
+    // Each member's state agrees with its own job's.
+    expect(failure.members.map((m) => m.state)).toEqual(['SUCCESS', 'REVOKED', 'REVOKED']);
+    expect((await handle.state())?.tree.children?.[0]?.children?.map((m) => [m.state, m.error?.name])).toEqual([
+      ['SUCCESS', undefined],
+      ['REVOKED', 'RevokedError'],
+      ['REVOKED', 'RevokedError'],
+    ]);
+    expect((await client.getState(waiting as string))?.state).toBe('REVOKED');
     expect((await handle.state())?.tree.children?.[1]?.state).toBe('SKIPPED');
     expect(notes(ledger, 'callback')).toEqual([]);
+  });
+
+  it("a step that throws another job's RevokedError: its node's state is its own job's", async () => {
+    const { client } = await setup();
+    const handle = await client.enqueue(group([task('rethrowRevoked', ['other']), task('add', [1, 1])]));
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(WorkflowError);
+    const member = (await handle.state())?.tree.children?.[0];
+    const own = (await client.getState(member?.id as string))?.state;
+    expect(own).toMatch(/^(FAILURE|REVOKED)$/);
+    expect([member?.state, member?.error?.name]).toEqual([own, 'RevokedError']);
+    expect((err as WorkflowError).members.map((m) => m.state)).toEqual([own, 'SUCCESS']);
   });
 
   it('the onError callback of a job revoked while it waits runs once, with the RevokedError', async () => {
@@ -339,8 +358,10 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     );
     const [first, second, third] = ((await handle.state())?.tree.children ?? []).map((s) => s.id as string);
     await expect.poll(async () => (await client.getState(first as string))?.state, { timeout: 20_000 }).toBe('STARTED');
-    // The running step, the two after it, and the second one's onError callback.
-    expect(await handle.revoke()).toMatchObject({ outcome: 'revoked', members: 4 });
+    // The two steps after the running one and the second one's onError callback: the running one runs on.
+    expect(await handle.revoke()).toMatchObject({ outcome: 'revoked', members: 3 });
+    // Revoked already: a second revoke revokes nothing more.
+    expect(await handle.revoke()).toEqual({ id: handle.id, outcome: 'revoked', workflow: handle.id, members: 0 });
     writeFileSync(`${ledger}.go`, '');
     const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
     expect(err).toBeInstanceOf(RevokedError);
@@ -350,6 +371,59 @@ describe.each(['memory', 'redis'] as const)('Workflows over %s', (kind) => {
     expect(notes(ledger, 'second')).toEqual([]);
     expect(notes(ledger, 'third')).toEqual([]);
     expect(notes(ledger, 'failed')).toEqual([]);
+  });
+
+  it('a step not enqueued yet, revoked by its own id, never runs: the chain fails with its RevokedError', async () => {
+    const { client, ledger } = await setup({ trackStarted: true });
+    const handle = await client.enqueue(
+      chain(task('waitForFile', ['go']), task('note', ['second']), task('note', ['third'])),
+    );
+    const [first, second, third] = ((await handle.state())?.tree.children ?? []).map((s) => s.id as string);
+    await expect.poll(async () => (await client.getState(first as string))?.state, { timeout: 20_000 }).toBe('STARTED');
+    expect(await client.revoke(second as string)).toEqual({
+      id: second,
+      outcome: 'revoked',
+      workflow: handle.id,
+      unstarted: true,
+    });
+    // Its REVOKED result is stored at once; a second revoke says so.
+    expect((await client.getState(second as string))?.state).toBe('REVOKED');
+    expect(await client.revoke(second as string)).toMatchObject({ outcome: 'revoked', state: 'REVOKED' });
+    writeFileSync(`${ledger}.go`, '');
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RevokedError);
+    expect((err as RevokedError).message).toBe(`job ${second} was revoked`);
+    expect(await client.getResult(first as string)).toMatchObject({ state: 'SUCCESS', value: 'go' });
+    expect((await client.getState(second as string))?.state).toBe('REVOKED');
+    expect((await handle.state())?.tree.children?.map((c) => c.state)).toEqual(['SUCCESS', 'REVOKED', 'SKIPPED']);
+    expect(notes(ledger, 'second')).toEqual([]);
+    expect(notes(ledger, 'third')).toEqual([]);
+    // The third step was skipped: it never runs, there is nothing to revoke.
+    expect(await client.revoke(third as string)).toEqual({ id: third, outcome: 'finished', workflow: handle.id });
+  });
+
+  it("a chord's callback revoked by its own id never runs; the members run, the chord fails with its error", async () => {
+    const { client, ledger } = await setup({ trackStarted: true });
+    const handle = await client.enqueue(
+      chord([task('waitForFile', ['go']), task('add', [1, 1])], task('note', ['callback'])),
+    );
+    const tree = (await handle.state())?.tree;
+    const callback = tree?.children?.[1]?.id as string;
+    const blocker = tree?.children?.[0]?.children?.[0]?.id as string;
+    await expect.poll(async () => (await client.getState(blocker))?.state, { timeout: 20_000 }).toBe('STARTED');
+    const named = [`${handle.id}.99`, `${handle.id}.0`, `${handle.id}.01`, '__proto__.0', 'constructor.1'];
+    expect(await client.revokeMany([callback, ...named])).toEqual([
+      { id: callback, outcome: 'revoked', workflow: handle.id, unstarted: true },
+      // No such node, the root is a chord (no job), not its spelling, no workflow: no job's id.
+      ...named.map((id) => ({ id, outcome: 'unknown' })),
+    ]);
+    writeFileSync(`${ledger}.go`, '');
+    const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(RevokedError);
+    expect((err as RevokedError).message).toBe(`job ${callback} was revoked`);
+    expect((await handle.state())?.tree.children?.[0]?.state).toBe('SUCCESS');
+    expect((await client.getState(callback))?.state).toBe('REVOKED');
+    expect(notes(ledger, 'callback')).toEqual([]);
   });
 
   it('a workflow that ended is revoked by its id while its onError callback runs: that callback and its own stop', async () => {

@@ -48,12 +48,14 @@ import { applySettlements, flowHost, withoutSlot } from './settle.js';
 import { poisonFailure, poisonRecord, purgedFailure, removedFailure, revokedFailure } from '../member-failures.js';
 import type { CompiledWorkflow, WorkflowNodeRecord, WorkflowRecord } from '../types.js';
 import { workflowResult } from '../../workflow/record.js';
+import { memberOfJobId } from '../../workflow/member-id.js';
 import {
   finishedOutcome,
-  revokedRecord,
+  recordToRevoke,
   revokeRequest,
+  stepToRevoke,
+  revokedNow,
   revokeRequestTtl,
-  unstartedRecord,
   workflowMembers,
   workflowOutcome,
 } from '../revoke-record.js';
@@ -479,8 +481,9 @@ export class MemoryBroker implements Broker {
     const touched = new Set<string>();
     for (const id of new Set(ids)) {
       // A workflow first: one that ended has its result stored under its id, and may still run callbacks.
-      const flow = this.revokeWorkflow(id, now, touched, revoked);
-      const outcome = flow ?? this.revokeOne(id, now, touched);
+      const flow = this.revokeWorkflow(id, options, now, touched, revoked);
+      let outcome = flow ?? this.revokeOne(id, now, touched);
+      if (outcome.outcome === 'unknown') outcome = this.revokeStep(id, now, touched) ?? outcome;
       if (flow === undefined && outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
     }
@@ -503,17 +506,46 @@ export class MemoryBroker implements Broker {
   }
 
   /** Revokes a workflow's members that may still run (as revokes.ts does), adding their ids to `revoked`; undefined when `id` is no workflow's. */
-  private revokeWorkflow(id: string, now: number, touched: Set<string>, revoked: string[]): RevokeOutcome | undefined {
+  private revokeWorkflow(
+    id: string,
+    options: RevokeOptions,
+    now: number,
+    touched: Set<string>,
+    revoked: string[],
+  ): RevokeOutcome | undefined {
     const record = this.state.workflows.read(id, true, now, (jobId) => this.state.locate(jobId) !== undefined);
     if (record === undefined) return undefined;
     let members = 0;
     for (const member of workflowMembers(record)) {
       const memberId = member.jobId as string;
-      if (this.revokeOne(memberId, now, touched, member).outcome !== 'revoked') continue;
+      const at = this.state.revoked.get(memberId);
+      const before = at !== undefined && at + this.revokeTtl > now;
+      const outcome = this.revokeOne(memberId, now, touched, member);
+      if (outcome.outcome !== 'revoked') continue;
       revoked.push(memberId);
-      members++;
+      if (revokedNow(outcome, options, before)) members++;
     }
     return workflowOutcome(record, members);
+  }
+
+  /** Revokes a workflow step not enqueued yet by its own id (as revokes.ts does); undefined when `id` is no member's. */
+  private revokeStep(id: string, now: number, touched: Set<string>): RevokeOutcome | undefined {
+    const named = memberOfJobId(id);
+    if (named === undefined) return undefined;
+    const record = this.state.workflows.read(
+      named.workflowId,
+      true,
+      now,
+      (jobId) => this.state.locate(jobId) !== undefined,
+    );
+    const step = record === undefined ? undefined : stepToRevoke(record, id, named.index);
+    if (step === undefined || 'outcome' in step) return step?.outcome;
+    const outcome = this.revokeOne(id, now, touched, step.member);
+    // Found nowhere (revokeOne names the workflow of a job it found): in no queue yet.
+    if (outcome.outcome === 'revoked' && outcome.workflow === undefined && outcome.state === undefined)
+      outcome.unstarted = true;
+    outcome.workflow = named.workflowId;
+    return outcome;
   }
 
   /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */
@@ -532,11 +564,8 @@ export class MemoryBroker implements Broker {
     if (job?.workflow !== undefined)
       this.state.workflows.leave(job.workflow, revokedFailure(job), now, flowHost(this.state, touched, now));
     const held = job ?? this.state.reservations.findJob(id)?.delivery.job;
-    if (stored === undefined && held === undefined && unstarted === undefined) return { id, outcome: 'unknown' };
-    const record =
-      stored === undefined && held === undefined && unstarted !== undefined
-        ? unstartedRecord(unstarted, now)
-        : revokedRecord(id, stored, held, now);
+    const record = recordToRevoke(id, stored, held, unstarted, now);
+    if (record === undefined) return { id, outcome: 'unknown' };
     const ttl = resultTtlOf(held?.options ?? {}, this.resultTtl);
     this.state.results.set(record, ttl, now);
     // Taken out of its queue it ended (revokes.ts marks it likewise): its own id stays known while its result is kept.

@@ -3,14 +3,16 @@ import type { Redis } from 'ioredis';
 import { resultTtlOf } from '../../job-option-checks.js';
 import {
   finishedOutcome,
-  revokedRecord,
+  recordToRevoke,
   revokeRequest,
+  stepToRevoke,
+  revokedNow,
   revokeRequestTtl,
-  unstartedRecord,
   workflowMembers,
   workflowOutcome,
 } from '../revoke-record.js';
 import { revokedFailure } from '../member-failures.js';
+import { memberOfJobId } from '../../workflow/member-id.js';
 import type { RevokedJob, RevokeOptions, RevokeOutcome, WorkflowNodeRecord } from '../types.js';
 import type { Control } from './control.js';
 import { decodeResult, encodeResult } from './entry-codec.js';
@@ -48,7 +50,9 @@ export class Revokes {
     const revoked: string[] = [];
     for (const id of new Set(ids)) {
       let outcome = await this.revokeOne(redis, id);
-      if (outcome.outcome === 'unknown') outcome = (await this.revokeWorkflow(redis, id, options)) ?? outcome;
+      if (outcome.outcome === 'unknown')
+        outcome =
+          (await this.revokeWorkflow(redis, id, options)) ?? (await this.revokeStep(redis, id, options)) ?? outcome;
       else if (outcome.outcome === 'revoked') revoked.push(id);
       outcomes.push(outcome);
     }
@@ -56,20 +60,24 @@ export class Revokes {
     return outcomes;
   }
 
-  /** Adds `ids` to the revoked set, then tells every live node of them. */
-  private async remember(redis: Redis, ids: readonly string[], options: RevokeOptions): Promise<void> {
-    if (ids.length === 0) return;
-    const now = Number(
-      await callScript(
-        redis,
-        'revokeJobs',
-        [this.keys.revoked],
-        [this.settings.revokeTtl, this.settings.revokeMax, ...ids],
-      ),
-    );
+  /** Adds `ids` to the revoked set, then tells every live node of them; resolves with those revoked before. */
+  private async remember(redis: Redis, ids: readonly string[], options: RevokeOptions): Promise<Set<string>> {
+    const before = new Set<string>();
+    if (ids.length === 0) return before;
+    const [at, flags] = (await callScript(
+      redis,
+      'revokeJobs',
+      [this.keys.revoked],
+      [this.settings.revokeTtl, this.settings.revokeMax, ...ids],
+    )) as [number, Buffer];
+    const now = Number(at);
+    const was = flags.toString();
+    ids.forEach((id, i) => {
+      if (was[i] === '1') before.add(id);
+    });
     // After the set is written: a node registering meanwhile either loads it or is listed here.
     const nodes = await this.membership.listNodes(redis);
-    if (nodes.length === 0) return;
+    if (nodes.length === 0) return before;
     const request = revokeRequest(randomUUID(), ids, options, now + this.settings.revokeTtl);
     await this.control.send(
       redis,
@@ -77,6 +85,7 @@ export class Revokes {
       request,
       revokeRequestTtl(this.settings.leaseMs),
     );
+    return before;
   }
 
   async list(redis: Redis): Promise<RevokedJob[]> {
@@ -106,15 +115,38 @@ export class Revokes {
     const record = await this.workflows.read(redis, id);
     if (record === undefined) return undefined;
     const pending = workflowMembers(record);
-    await this.remember(
+    // Told first, a node may store a member's REVOKED before revokeOne reads it: "before" is the set's word.
+    const before = await this.remember(
       redis,
       pending.map((m) => m.jobId as string),
       options,
     );
     let members = 0;
-    for (const member of pending)
-      if ((await this.revokeOne(redis, member.jobId as string, member)).outcome === 'revoked') members++;
+    for (const member of pending) {
+      const memberId = member.jobId as string;
+      if (revokedNow(await this.revokeOne(redis, memberId, member), options, before.has(memberId))) members++;
+    }
     return workflowOutcome(record, members);
+  }
+
+  /**
+   * Revokes a workflow step not enqueued yet by its own id (its id names its workflow: member-id.ts), as a
+   * revoke of its workflow revokes it; undefined when `id` is no member's of a workflow that has a record.
+   * The nodes hear of it first: its workflow may enqueue it (the step before it ending) at any moment.
+   */
+  private async revokeStep(redis: Redis, id: string, options: RevokeOptions): Promise<RevokeOutcome | undefined> {
+    const named = memberOfJobId(id);
+    if (named === undefined) return undefined;
+    const record = await this.workflows.read(redis, named.workflowId);
+    const step = record === undefined ? undefined : stepToRevoke(record, id, named.index);
+    if (step === undefined || 'outcome' in step) return step?.outcome;
+    await this.remember(redis, [id], options);
+    const outcome = await this.revokeOne(redis, id, step.member);
+    // Found nowhere (revokeOne names the workflow of a job it found): in no queue yet.
+    if (outcome.outcome === 'revoked' && outcome.workflow === undefined && outcome.state === undefined)
+      outcome.unstarted = true;
+    outcome.workflow = named.workflowId;
+    return outcome;
   }
 
   /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */
@@ -130,11 +162,8 @@ export class Revokes {
         found = await this.find(redis, id);
         searched = true;
       }
-      if (stored === undefined && found === undefined && unstarted === undefined) return { id, outcome: 'unknown' };
-      const record =
-        stored === undefined && found === undefined && unstarted !== undefined
-          ? unstartedRecord(unstarted, Date.now())
-          : revokedRecord(id, stored, found?.job, Date.now());
+      const record = recordToRevoke(id, stored, found?.job, unstarted, Date.now());
+      if (record === undefined) return { id, outcome: 'unknown' };
       const ttl =
         found === undefined ? this.settings.resultTtl : resultTtlOf(found.job.options, this.settings.resultTtl);
       // A job taken out of its queue is settled by no node: the waiting client hears of it now

@@ -16,6 +16,8 @@ interface RevokeFlags {
 
 /** One line for people per job (`prefork revoke`, the dashboard's revoke button). */
 export function describeRevoke(o: RevokeOutcome): string {
+  if (o.outcome === 'finished' && o.state === undefined && o.workflow !== undefined)
+    return `${o.id}: a step workflow ${o.workflow} skipped (it never runs), nothing to revoke`;
   if (o.outcome === 'finished') return `${o.id}: already finished (${o.state ?? '?'}), nothing to revoke`;
   if (o.outcome === 'unknown') return `${o.id}: unknown job id`;
   if (o.members !== undefined)
@@ -23,11 +25,13 @@ export function describeRevoke(o: RevokeOutcome): string {
   if (o.state === 'REVOKED') return `${o.id}: revoked already`;
   const where = o.removed === true ? ', taken out of its queue' : '';
   const was = o.state !== undefined ? ` (was ${o.state})` : '';
-  return `${o.id}: revoked${was}${where}${o.workflow === undefined ? '' : inWorkflow(o.workflow, o.removed === true)}`;
+  return `${o.id}: revoked${was}${where}${o.workflow === undefined ? '' : inWorkflow(o.workflow, o.removed === true, o.unstarted === true)}`;
 }
 
 /** What a revoke did to the workflow the job is a step of. */
-function inWorkflow(workflow: string, removed: boolean): string {
+function inWorkflow(workflow: string, removed: boolean, unstarted: boolean): string {
+  if (unstarted)
+    return `; a step of workflow ${workflow} not enqueued yet: it never runs, and fails in it when its turn comes`;
   return removed
     ? `; a step of workflow ${workflow}, which records it as failed (the steps after it never run)`
     : `; a step of workflow ${workflow}, which hears how it ends from the node that holds it`;

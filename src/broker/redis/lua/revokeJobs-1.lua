@@ -8,13 +8,20 @@
   ARGV[2] most ids kept
   ARGV[3..] job ids
 
-  Returns the server's time (ms): the ids are remembered until it + ttl.
+  Returns { the server's time (ms): the ids are remembered until it + ttl,
+  one character per id, '1' when it was remembered already (revoked before
+  within the ttl), else '0' }.
 ]]
 local revoked = KEYS[1]
 local ttl, most = intArg(1, 'ttl (ms)', 1), intArg(2, 'most ids kept', 1)
 if #ARGV < 3 then badArg(3, 'job id') end
 local now = nowMs()
-for i = 3, #ARGV do redis.call('ZADD', revoked, now, ARGV[i]) end
+local before = {}
+for i = 3, #ARGV do
+  local at = redis.call('ZSCORE', revoked, ARGV[i])
+  before[#before + 1] = (at and tonumber(at) > now - ttl) and '1' or '0'
+  redis.call('ZADD', revoked, now, ARGV[i])
+end
 redis.call('ZREMRANGEBYSCORE', revoked, '-inf', '(' .. string.format('%d', now - ttl))
 redis.call('ZREMRANGEBYRANK', revoked, 0, -(most + 1))
-return now
+return { now, table.concat(before) }
