@@ -223,7 +223,9 @@ export interface WorkerOptions {
    * Serve health probes at `http://<healthHost>:<port>/healthz` (200 while the
    * pool, the fetch loop and the heartbeat are alive and turning) and
    * `/readyz` (200 only while running, holding the lease and reaching the
-   * broker; 503 while starting, stopping, fenced or cut off). For
+   * broker; 503 while starting, stopping, fenced or cut off, and once the
+   * broker has answered no heartbeat for half the lease plus 2 s, or three
+   * quarters of the lease if that is shorter). For
    * Kubernetes' liveness and readiness probes. 0 takes any free port.
    * @defaultValue none: no health endpoints
    */
