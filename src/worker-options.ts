@@ -62,6 +62,9 @@ export interface WorkerOptions {
   /**
    * "max,min" or [max, min]: size the pool between min and max children from
    * the reserved requests (max at most 4096); the prefetch limit follows max.
+   * With min 0 the node still starts one child, so it knows its tasks and a
+   * module that does not load fails the start; that child is retired after
+   * the pool's `keepalive` if no job comes.
    * @defaultValue none: a fixed pool of `concurrency` children
    */
   autoscale?: string | [number, number];

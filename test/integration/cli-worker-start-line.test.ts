@@ -41,4 +41,22 @@ describe('prefork worker start line', () => {
     expect(worker.stdout()).not.toContain('\u001b');
     expect(await worker.stop()).toEqual({ code: 0, signal: null });
   });
+
+  it('lists the tasks with --autoscale N,0: the pool starts one child to learn them', async () => {
+    const worker = spawnCliWorker(['--app', fixture('tasks-hostile-names.mjs'), '--broker', url, '--autoscale', '2,0']);
+    await worker.ready;
+    await expect.poll(() => lineStarting(worker.stdout(), 'tasks')).toBeDefined();
+    expect(lineStarting(worker.stdout(), 'tasks')).toBe('tasks (3): line\\nbreak, plain, red\\u001b[31mtext');
+    expect(await worker.stop()).toEqual({ code: 0, signal: null });
+  });
+
+  it('with --autoscale N,0 a task module that does not load fails the start (exit 1), as with any other size', async () => {
+    const worker = spawnCliWorker(['--app', fixture('syntax-error.mjs'), '--broker', url, '--autoscale', '2,0']);
+    worker.ready.catch(() => undefined);
+    // It gives up once the replacements keep failing (the restart limit): a hang, not a speed, bounds the wait.
+    expect(await worker.exited).toEqual({ code: 1, signal: null });
+    expect(worker.stdout()).toContain('worker failed to start: its task module does not load');
+    expect(worker.stdout()).not.toContain('worker ready');
+    expect(worker.stdout()).not.toMatch(/^tasks/m);
+  }, 60_000);
 });
