@@ -212,6 +212,24 @@ export class Heartbeat {
     }, this.next);
   }
 
+  /**
+   * Gives the jobs of node `dead`, whose lease expired, back to their
+   * queues. A failure is the recovery's, not the beat's (that one was
+   * answered): logged as such; a later beat, of this node or another, is
+   * told of the node again (still expired, or its recovery claim lapsed).
+   */
+  private async recover(dead: string, me: string): Promise<void> {
+    try {
+      const moved = await this.broker.recover(dead, me, this.maxRedeliveries);
+      this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
+    } catch (err) {
+      this.log[this.running ? 'warn' : 'debug'](
+        { err, deadNode: dead },
+        `could not recover the jobs of node ${dead}, whose lease expired: ${messageOf(err)}; a later heartbeat tries again`,
+      );
+    }
+  }
+
   /** One beat; public so a test or a control command can force one. */
   async beat(): Promise<void> {
     const me = this.hooks.nodeId();
@@ -237,10 +255,7 @@ export class Heartbeat {
       if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
       if (reply.leader !== undefined) this.hooks.onLeader?.(reply.leader);
       this.hooks.onDue(reply.nextDueAt);
-      for (const dead of reply.expired) {
-        const moved = await this.broker.recover(dead, me, this.maxRedeliveries);
-        this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
-      }
+      for (const dead of reply.expired) await this.recover(dead, me);
       if (reply.nextExpiryAt !== undefined) {
         this.next = Math.max(
           MIN_INTERVAL_MS / 5,
