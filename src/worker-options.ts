@@ -62,6 +62,9 @@ export interface WorkerOptions {
   /**
    * "max,min" or [max, min]: size the pool between min and max children from
    * the reserved requests (max at most 4096); the prefetch limit follows max.
+   * With min 0 the node still starts one child, so it knows its tasks and a
+   * module that does not load fails the start; that child is retired after
+   * the pool's `keepalive` if no job comes.
    * @defaultValue none: a fixed pool of `concurrency` children
    */
   autoscale?: string | [number, number];
@@ -226,7 +229,9 @@ export interface WorkerOptions {
    * Serve health probes at `http://<healthHost>:<port>/healthz` (200 while the
    * pool, the fetch loop and the heartbeat are alive and turning) and
    * `/readyz` (200 only while running, holding the lease and reaching the
-   * broker; 503 while starting, stopping, fenced or cut off). For
+   * broker; 503 while starting, stopping, fenced or cut off, and once the
+   * broker has answered no heartbeat for half the lease plus 2 s, or three
+   * quarters of the lease if that is shorter). For
    * Kubernetes' liveness and readiness probes. 0 takes any free port.
    * @defaultValue none: no health endpoints
    */

@@ -18,6 +18,14 @@ const MIN_INTERVAL_MS = 250;
 const BEAT_RETRY_MS = 1_000;
 /** A dead node is looked for this long after its lease deadline (the deadline is exclusive; clocks round). */
 const EXPIRY_SLACK_MS = 20;
+/**
+ * How late a beat's reply may be, past the interval, before the broker is
+ * taken for silent (readiness): a reply takes milliseconds, and a node's
+ * calls have no timeout, so a frozen Redis fails none of them. At most a
+ * quarter of the lease (half an interval), so the silence shows before the
+ * lease runs out.
+ */
+const ANSWER_SLACK_MS = 2_000;
 
 /** How often a node renews a lease of `leaseMs`. */
 export function heartbeatInterval(leaseMs: number): number {
@@ -73,6 +81,8 @@ export class Heartbeat {
   private confirming = false;
   /** When (performance.now()) the last beat ended, or the heartbeat started. */
   private lastEnded = -Infinity;
+  /** When (performance.now()) the broker last answered a beat or a registration. */
+  private lastAnswered = -Infinity;
   /** Set when beatSoon() was called during a beat: the next one goes at once. */
   private again = false;
 
@@ -89,11 +99,13 @@ export class Heartbeat {
   start(): void {
     this.running = true;
     this.lastEnded = performance.now();
+    this.lastAnswered = Math.max(this.lastAnswered, this.lastEnded);
     this.schedule();
   }
 
   /** The lease was renewed by a registration (or a beat) sent at `sentAt` (performance.now()). */
   renewed(sentAt: number): void {
+    this.lastAnswered = performance.now();
     this.leaseUntil = Math.max(this.leaseUntil, sentAt + this.broker.leaseMs);
     if (!this.confirming || performance.now() >= this.leaseUntil) return;
     this.confirming = false;
@@ -146,15 +158,36 @@ export class Heartbeat {
   }
 
   /**
+   * How long the broker may leave the beats unanswered before it is taken
+   * for silent: the interval plus ANSWER_SLACK_MS, or half an interval if
+   * shorter (ms).
+   */
+  get answerBoundMs(): number {
+    return this.interval + Math.min(ANSWER_SLACK_MS, this.interval / 2);
+  }
+
+  /**
    * The heartbeat's health: `stuckForMs` > 0 when no beat has ended for
    * longer than the interval plus a lease (a call to the broker that never
-   * came back); `failures` counts the beats that failed in a row.
+   * came back); `silentForMs`, how long since the broker last answered, once
+   * that is longer than answerBoundMs (else 0: a Redis that is frozen fails
+   * no call, its replies just never come); `failures` counts the beats that
+   * failed in a row.
    */
-  health(): { running: boolean; stuckForMs: number; failures: number; lastFailure: BrokerFailure | undefined } {
-    const overdue = performance.now() - this.lastEnded - this.interval - this.broker.leaseMs;
+  health(): {
+    running: boolean;
+    stuckForMs: number;
+    silentForMs: number;
+    failures: number;
+    lastFailure: BrokerFailure | undefined;
+  } {
+    const now = performance.now();
+    const overdue = now - this.lastEnded - this.interval - this.broker.leaseMs;
+    const silent = now - this.lastAnswered;
     return {
       running: this.running,
       stuckForMs: this.running ? Math.max(0, overdue) : 0,
+      silentForMs: this.running && silent > this.answerBoundMs ? silent : 0,
       failures: this.failures,
       lastFailure: this.lastFailure,
     };
@@ -179,6 +212,31 @@ export class Heartbeat {
     }, this.next);
   }
 
+  /**
+   * Gives the jobs of node `dead`, whose lease expired, back to their
+   * queues. A failure is the recovery's, not the beat's (that one was
+   * answered): logged as such; a later beat, of this node or another, is
+   * told of the node again (still expired, or its recovery claim lapsed).
+   */
+  private async recover(dead: string, me: string): Promise<void> {
+    try {
+      const moved = await this.broker.recover(dead, me, this.maxRedeliveries);
+      // Nothing moved is no news: the node may have renewed its lease meanwhile (it stalled, or Redis did).
+      if (moved > 0)
+        this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
+      else
+        this.log.debug(
+          { deadNode: dead },
+          `node ${dead}'s lease had run out: nothing to recover (it held nothing, another node recovered it, or it renewed its lease in time)`,
+        );
+    } catch (err) {
+      this.log[this.running ? 'warn' : 'debug'](
+        { err, deadNode: dead },
+        `could not recover the jobs of node ${dead}, whose lease expired: ${messageOf(err)}; a later heartbeat tries again`,
+      );
+    }
+  }
+
   /** One beat; public so a test or a control command can force one. */
   async beat(): Promise<void> {
     const me = this.hooks.nodeId();
@@ -190,7 +248,8 @@ export class Heartbeat {
         this.hooks.lead?.() === true
           ? await this.broker.heartbeat(me, this.hooks.queues(), true)
           : await this.broker.heartbeat(me, this.hooks.queues());
-      this.hooks.onRoundTrip?.(performance.now() - sentAt);
+      this.lastAnswered = performance.now();
+      this.hooks.onRoundTrip?.(this.lastAnswered - sentAt);
       if (this.failures > 0) this.log.info({ failures: this.failures }, 'heartbeats are reaching the broker again');
       this.failures = 0;
       this.lastFailure = undefined;
@@ -208,17 +267,7 @@ export class Heartbeat {
       if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
       if (reply.leader !== undefined) this.hooks.onLeader?.(reply.leader);
       this.hooks.onDue(reply.nextDueAt);
-      for (const dead of reply.expired) {
-        const moved = await this.broker.recover(dead, me, this.maxRedeliveries);
-        // Nothing moved is no news: the node may have renewed its lease meanwhile (it stalled, or Redis did).
-        if (moved > 0)
-          this.log.warn({ deadNode: dead, jobs: moved }, `recovered the jobs of node ${dead}, whose lease expired`);
-        else
-          this.log.debug(
-            { deadNode: dead },
-            `node ${dead}'s lease had run out: nothing to recover (it held nothing, another node recovered it, or it renewed its lease in time)`,
-          );
-      }
+      for (const dead of reply.expired) await this.recover(dead, me);
       if (reply.nextExpiryAt !== undefined) {
         this.next = Math.max(
           MIN_INTERVAL_MS / 5,

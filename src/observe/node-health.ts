@@ -11,7 +11,14 @@ export interface HealthInputs {
   /** Set when the pool failed or the Consumer crashed. */
   failure: string | undefined;
   consumer: { running: boolean; stuckForMs: number; brokerFailures: number; lastFailure?: BrokerFailure | undefined };
-  heartbeat: { running: boolean; stuckForMs: number; failures: number; lastFailure?: BrokerFailure | undefined };
+  heartbeat: {
+    running: boolean;
+    stuckForMs: number;
+    /** Ms since the broker last answered a beat, once past the bound a reply is due in (else 0). */
+    silentForMs: number;
+    failures: number;
+    lastFailure?: BrokerFailure | undefined;
+  };
   /** Ms since the node's lease ran out unconfirmed (0 while it holds). */
   leaseLapsedMs: number;
   /** True while the node re-registers after losing its lease. */
@@ -53,7 +60,8 @@ export function liveness(h: HealthInputs): HealthReport {
 /**
  * Ready (/readyz): alive, running (not starting or stopping), holding its
  * lease (not fenced), and reaching the broker (the last heartbeat and the
- * last fetch did not fail).
+ * last fetch did not fail, and the broker answered a heartbeat lately: a
+ * frozen Redis fails no call).
  */
 export function readiness(h: HealthInputs): HealthReport {
   const live = liveness(h);
@@ -71,13 +79,16 @@ export function readiness(h: HealthInputs): HealthReport {
 
 /**
  * 'ok', or how the node's calls to the broker fail: unreachable (away, timing
- * out) or refusing (it answers, with an error it would give again: e.g. a
+ * out, or leaving the heartbeat unanswered) or refusing (it answers, with an error it would give again: e.g. a
  * key another program wrote over), with the last failure's message.
  */
 function brokerCheck(h: HealthInputs): string {
   const { consumer, heartbeat } = h;
   const failing = Math.max(consumer.brokerFailures, heartbeat.failures);
-  if (failing === 0) return 'ok';
+  if (failing === 0)
+    return heartbeat.silentForMs > 0
+      ? `unreachable: no heartbeat answered for ${Math.round(heartbeat.silentForMs)} ms (Redis frozen, overloaded or cut off)`
+      : 'ok';
   const last = consumer.brokerFailures >= heartbeat.failures ? consumer.lastFailure : heartbeat.lastFailure;
   const how = last?.refused === true ? 'refusing' : 'unreachable';
   return `${how}: the last ${failing} calls failed${last === undefined ? '' : ` (${last.message})`}`;

@@ -37,6 +37,8 @@ export interface PoolOptions {
   /**
    * `[max, min]` or "max,min": size the pool between min and max children
    * from the reserved requests (jobs applied and not yet settled); max at most 4096.
+   * With min 0 the pool still starts one child, which learns the task
+   * module's tasks and is retired after `keepalive` if no job comes.
    * @defaultValue none: a fixed pool of `processes` children
    */
   autoscale?: [number, number] | string;

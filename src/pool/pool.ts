@@ -265,7 +265,8 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
           reserved: () => this.reserved,
           current: () => this.supervisor.target,
           grow: (n) => this.supervisor.grow(n),
-          shrink: (n) => this.shrunk(this.supervisor.shrink(n)),
+          // While start() waits, its children are what it waits for (with min 0, the one that learns the tasks): none is retired for idling.
+          shrink: (n) => (this.startWaiters.length > 0 ? 0 : this.shrunk(this.supervisor.shrink(n))),
           onScale: (event) => this.notify('autoscale', event),
         },
         this.log,
@@ -275,8 +276,11 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
 
   /**
    * Spawns the children; resolves when the first `processes` (or autoscale
-   * `min`) have loaded the task module, or as many as a shrink meanwhile
-   * left (none: at once). Rejects with PoolFailedError when
+   * `min`, at least one) have loaded the task module, or as many as a shrink
+   * meanwhile left (none: at once). With autoscale min 0 one child starts all
+   * the same, so the task names and options are known and a module that does
+   * not load fails the start; the Autoscaler retires it after `keepalive` if
+   * no job comes. Rejects with PoolFailedError when
    * they keep dying first (e.g. the module does not load), PoolClosedError
    * after close() or terminate(), InvalidStateError when called twice.
    */
@@ -286,7 +290,7 @@ export class Pool<R extends TaskRegistry = TaskRegistry> extends EventEmitter<Po
     if (this.state !== 'created')
       return Promise.reject(this.failure ?? new InvalidStateError(`start() called on a pool that is ${this.state}`));
     this.state = 'running';
-    const initial = this.autoscaler ? this.autoscaler.min : this.options.processes;
+    const initial = this.autoscaler ? Math.max(1, this.autoscaler.min) : this.options.processes;
     // Always a promise: a failure here rejects it, never throws (spawn errors themselves arrive later, as exits).
     try {
       this.supervisor.start(initial);

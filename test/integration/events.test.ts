@@ -215,6 +215,28 @@ describe('the events stream in Redis', () => {
     }
   });
 
+  it('recentEvents() reads each entry once: an entry that is not one is logged once, not once per pass', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    const broker = createBroker(url, { namespace, logger: log });
+    const raw = new Redis(url);
+    try {
+      await broker.connect();
+      const key = `{${namespace}}:events`;
+      await broker.publishEvents({ node: 'a', items: [{ type: 'node-online', at: 1, node: 'a' }] });
+      const bad = await raw.xadd(key, '*', 'other', 'field');
+      const half = await raw.xadd(key, '*', 'e', pack([{ type: 'node-offline', at: 2, node: 'a' }, { at: 3 }]));
+      const page = await broker.recentEvents(100);
+      expect(page.events.map((e) => e.type)).toEqual(['node-online', 'node-offline']);
+      expect(lines.filter((l) => l.entry === bad)).toHaveLength(1);
+      expect(lines.filter((l) => l.entry === half)).toHaveLength(1);
+    } finally {
+      raw.disconnect();
+      await broker.close();
+    }
+  });
+
   it('skips entries that are not events, and stays capped near eventsMaxLen', async () => {
     const url = inject('redisUrl');
     const namespace = uniqueName('ns');

@@ -77,22 +77,25 @@ export class Events {
       const last = (await redis.xrevrangeBuffer(this.keys.events, '+', '-', 'COUNT', 1)) as Entries;
       return { events: [], position: last[0]?.[0].toString() ?? START };
     }
-    // Newest first, entry by entry, until `count` events (entries hold many).
+    // Newest first, entry by entry, until `count` events (entries hold many); each decoded once, kept as decoded.
     const entries: Entries = [];
+    const decoded: NodeEvent[][] = [];
     let events = 0;
     let end = '+';
     while (events < count) {
       const page = (await redis.xrevrangeBuffer(this.keys.events, end, '-', 'COUNT', READ_COUNT)) as Entries;
       for (const entry of page) {
+        const those = this.decode(entry);
         entries.push(entry);
-        events += this.decode(entry).length;
+        decoded.push(those);
+        events += those.length;
         if (events >= count) break;
       }
       if (page.length < READ_COUNT) break;
       end = `(${(page[page.length - 1] as [Buffer, unknown])[0].toString()}`;
     }
     entries.reverse();
-    const out = entries.flatMap((e) => this.decode(e));
+    const out = decoded.reverse().flat();
     return { events: out.slice(Math.max(0, out.length - count)), position: positionAfter(entries, START) };
   }
 

@@ -12,6 +12,7 @@ import { takeHeldSignals } from '../held-signals.js';
 import { onPoolSignals, onStopSignals } from '../signals.js';
 import { UsageError } from '../usage-error.js';
 import type { Schedule } from '../../schedule/define.js';
+import { oneLine } from '../../util/one-line.js';
 
 /** How long a cold shutdown may take before the process exits regardless. */
 const COLD_EXIT_MS = 10_000;
@@ -194,7 +195,9 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
     : `concurrency ${pool.processes}`;
   const queues = worker.options.queues.map((q) => (q.weight === 1 ? q.name : `${q.name}:${q.weight}`)).join(',');
   process.stdout.write(
-    `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl}${namespace === undefined ? '' : ` · namespace ${namespace}`} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}\n`,
+    oneLine(
+      `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl}${namespace === undefined ? '' : ` · namespace ${namespace}`} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}`,
+    ) + '\n',
   );
   onPoolSignals(worker, log);
   let stopAsked = false;
@@ -274,9 +277,13 @@ async function loadSchedule(path: string): Promise<Schedule> {
   return loaded.default;
 }
 
-/** The banner's second line, once a child has loaded the task module (Celery's [tasks] list). */
+/**
+ * The banner's second line, once a child has loaded the task module
+ * (Celery's [tasks] list). A name is the module's to choose: one with a
+ * newline or an escape sequence must not break the line nor drive the terminal.
+ */
 function tasksLine(names: readonly string[]): string {
   return names.length === 0
     ? 'tasks: none (the task module registers no task)'
-    : `tasks (${names.length}): ${[...names].sort().join(', ')}`;
+    : `tasks (${names.length}): ${[...names].sort().map(oneLine).join(', ')}`;
 }

@@ -183,4 +183,46 @@ describe('Heartbeat', () => {
     expect(seen).toEqual(['beat', 'fenced', 'beat']);
     await hb.stop();
   });
+
+  it('a recovery that fails after a good beat is logged as a recovery, and the heartbeat counts no failure', async () => {
+    const { broker, recovered } = scripted([
+      () => ({ fenced: false, expired: ['dead#1'], nextDueAt: undefined }),
+      () => ({ fenced: false, expired: ['dead#1'], nextDueAt: undefined }),
+    ]);
+    let failing = true;
+    broker.recover = (dead: string) => {
+      recovered.push({ dead, at: Date.now() });
+      return failing ? Promise.reject(new Error('Connection is closed.')) : Promise.resolve(2);
+    };
+    const lines: Record<string, unknown>[] = [];
+    const log = pino(
+      { level: 'debug' },
+      { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) },
+    );
+    const hb = new Heartbeat(
+      broker,
+      5_000,
+      5,
+      { nodeId: () => 'me#1', queues: () => ['q'], onFenced: async () => {}, onDue: () => {} },
+      log,
+    );
+    hb.start();
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(recovered.map((r) => r.dead)).toEqual(['dead#1']);
+    // The beat renewed the lease: the broker answered, and readiness must not say it failed.
+    expect(hb.health()).toMatchObject({ failures: 0, lastFailure: undefined });
+    expect(lines.some((l) => typeof l.msg === 'string' && l.msg.startsWith('heartbeat failed'))).toBe(false);
+    expect(lines).toContainEqual(
+      expect.objectContaining({
+        deadNode: 'dead#1',
+        msg: expect.stringMatching(/^could not recover the jobs of node dead#1/) as unknown,
+        err: expect.objectContaining({ message: 'Connection is closed.' }) as unknown,
+      }),
+    );
+    // Reported again by a later beat (still expired, or its recovery claim lapsed): recovered then.
+    failing = false;
+    await vi.advanceTimersByTimeAsync(5_000);
+    expect(recovered.map((r) => r.dead)).toEqual(['dead#1', 'dead#1']);
+    await hb.stop();
+  });
 });

@@ -5,7 +5,7 @@ const running: HealthInputs = {
   state: 'running',
   failure: undefined,
   consumer: { running: true, stuckForMs: 0, brokerFailures: 0 },
-  heartbeat: { running: true, stuckForMs: 0, failures: 0 },
+  heartbeat: { running: true, stuckForMs: 0, silentForMs: 0, failures: 0 },
   leaseLapsedMs: 0,
   fencing: false,
 };
@@ -42,6 +42,18 @@ describe('node health', () => {
     const cut = { ...running, heartbeat: { ...running.heartbeat, failures: 3 } };
     expect(liveness(cut).ok).toBe(true);
     expect(readiness(cut).checks.broker).toBe('unreachable: the last 3 calls failed');
+  });
+
+  it('a broker that leaves the heartbeat unanswered (frozen: no call fails) is unreachable, and the node alive', () => {
+    const silent = { ...running, heartbeat: { ...running.heartbeat, silentForMs: 7400.2 } };
+    expect(liveness(silent).ok).toBe(true);
+    expect(readiness(silent)).toMatchObject({
+      ok: false,
+      checks: {
+        lease: 'ok',
+        broker: 'unreachable: no heartbeat answered for 7400 ms (Redis frozen, overloaded or cut off)',
+      },
+    });
   });
 
   it('says what the broker calls fail with, and a broker that refuses them is not called unreachable', () => {
