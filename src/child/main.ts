@@ -5,7 +5,7 @@
  */
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { isAbsolute, resolve } from 'node:path';
-import { OptionError, messageOf } from '../errors.js';
+import { FrameTooLargeError, OptionError, messageOf } from '../errors.js';
 import { isTaskRegistry } from '../tasks.js';
 import { deserializeError, serializeError } from '../protocol/error-codec.js';
 import { CHILD_CONFIG_ENV, MessageType, type ChildConfig, type ParentMessage } from '../protocol/messages.js';
@@ -83,7 +83,7 @@ function exitWhenFlushed(): void {
   channel.flushAndWait(() => process.exit(0));
 }
 
-async function load({ app, reportMemory, memoryLimit, startRecord, claims }: ChildConfig): Promise<void> {
+async function load({ app, maxFrameSize, reportMemory, memoryLimit, startRecord, claims }: ChildConfig): Promise<void> {
   const url = pathToFileURL(isAbsolute(app) ? app : resolve(app)).href;
   let mod: { default?: unknown };
   try {
@@ -102,18 +102,37 @@ async function load({ app, reportMemory, memoryLimit, startRecord, claims }: Chi
   if (!isTaskRegistry(registry)) {
     return initFailed(new OptionError('app', app, 'a task module whose default export is defineTasks({...})'));
   }
+  // Options go as [name, options] pairs: a task name is data, never an object key. Encoded before any job can run.
+  let up: Buffer;
+  try {
+    up = channel.encode([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
+  } catch (err) {
+    // Thrown out of load(), it would end the child as an unhandled rejection: the pool would respawn it, told nothing.
+    const size = err instanceof FrameTooLargeError ? `${err.size} bytes` : messageOf(err);
+    return initFailed(new OptionError('maxFrameSize', maxFrameSize, `room for the list of tasks (${size})`));
+  }
   const record = startRecord === true ? new StartRecordWriter(START_RECORD_FD) : undefined;
   const claimTaker = claims === true ? new ClaimTaker(CLAIM_FD) : undefined;
   const limit = typeof memoryLimit === 'number' ? memoryLimit : undefined;
   runner = new JobRunner(registry.tasks, channel, reportMemory, watchdog, exitWhenFlushed, record, claimTaker, limit);
-  // Options go as [name, options] pairs: a task name is data, never an object key.
-  channel.send([MessageType.WORKER_UP, process.pid, [...registry.tasks.keys()], [...registry.options]]);
+  channel.sendFrame(up);
   channel.flush();
   channel.replay(early.splice(0));
 }
 
 function initFailed(err: unknown): void {
-  channel.send([MessageType.INIT_ERROR, serializeError(err)]);
+  const wire = serializeError(err);
+  try {
+    channel.send([MessageType.INIT_ERROR, wire]);
+  } catch {
+    // Too big for a frame (a small maxFrameSize, a huge stack): its name and message, and all of it on stderr.
+    process.stderr.write(`prefork child ${process.pid}: cannot load the task module: ${wire.name}: ${wire.message}\n`);
+    try {
+      channel.send([MessageType.INIT_ERROR, { name: wire.name, message: wire.message }]);
+    } catch {
+      // Not even that fits: the exit code and the line above say it.
+    }
+  }
   channel.flushAndWait(() => process.exit(EXIT_INIT_FAILED));
 }
 

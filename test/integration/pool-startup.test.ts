@@ -56,6 +56,13 @@ describe('a pool whose children cannot become ready', () => {
     expect(err.message).toContain('defineTasks');
   });
 
+  it('a maxFrameSize too small for the list of tasks: start() fails with PoolFailedError naming the option', async () => {
+    // tasks-basic.mjs announces its tasks in about 250 bytes.
+    const pool = makePool({ processes: 1, maxFrameSize: 200, maxRestarts: 1, restartWindow: 60_000 });
+    const err = await startFailure(pool);
+    expect(err.message).toMatch(/invalid option maxFrameSize: 200 .*list of tasks/);
+  });
+
   it('emits failed with the same error when someone listens', async () => {
     const pool = makePool({
       app: fixture('throws-on-import.mjs'),
