@@ -220,7 +220,10 @@ describe.each(['memory', 'redis'] as const)('Broker schedule contract over %s', 
       })
       .toEqual({ nodeId: c, token: token + 1 });
     expect(await b.leader()).toEqual({ nodeId: c, token: token + 1 });
+    // a's node lease ran out too: once a recovery took its jobs, its next beat is fenced (a lapsed lease nobody took is renewed).
+    await b.recover(a, c, 5);
     expect((await b.heartbeat(a, ['q'], true)).fenced).toBe(true);
+    expect(await b.leader()).toEqual({ nodeId: c, token: token + 1 });
   });
 
   it('a leader that leaves releases the lease: the nodes are woken, and the next that stands takes it with the next token', async () => {
