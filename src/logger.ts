@@ -19,11 +19,22 @@ export function envLogLevel(fallback: string): string {
 }
 
 /**
+ * What every logger here shares. An error is logged with its own message
+ * and its cause as `err.cause`: pino's default serializer appends each
+ * cause's message to the error's, and prefork's errors already name their
+ * cause, so a line read "...: ERR DB index is out of range: ERR DB index is out of range".
+ */
+const BASE: LoggerOptions = {
+  base: { pid: process.pid },
+  serializers: { err: pino.stdSerializers.errWithCause },
+};
+
+/**
  * The only place pino is configured. Library components take a child of this
  * (or of a logger the user passes in) with their own context.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  return pino({ base: { pid: process.pid }, ...options, level: options.level ?? envLogLevel('info') }, destination(1));
+  return pino({ ...BASE, ...options, level: options.level ?? envLogLevel('info') }, destination(1));
 }
 
 /**
@@ -41,7 +52,7 @@ function destination(fd: 1 | 2): pino.DestinationStream {
  * on stderr, so their stdout stays parseable (`--json`).
  */
 export function createStderrLogger(level: string): Logger {
-  return pino({ level, base: { pid: process.pid } }, destination(2));
+  return pino({ ...BASE, level }, destination(2));
 }
 
 /**
@@ -51,8 +62,8 @@ export function createStderrLogger(level: string): Logger {
 export function createCliLogger(level: string): Logger {
   if (process.stdout.isTTY) {
     return pino({
+      ...BASE,
       level,
-      base: { pid: process.pid },
       transport: {
         target: 'pino-pretty',
         options: { colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'hostname' },

@@ -10,7 +10,8 @@ export function maskUrl(url: string): string {
     if (u.password !== '') u.password = '***';
     if (u.searchParams.has('password')) u.searchParams.set('password', '***');
     // The scheme as typed: URL lowercases it, and "REDIS://" is refused for its case.
-    const shown = u.toString().replace(/\/$/, '');
+    // A trailing "/" as URL adds it, but not the one of "redis://" (no host: ioredis's default), shown as typed.
+    const shown = u.toString().replace(/([^/])\/$/, '$1');
     return url.slice(0, u.protocol.length) + shown.slice(u.protocol.length);
   } catch {
     return url.replace(/^([^/]*\/\/[^:@/]*):.*@/s, '$1:***@');

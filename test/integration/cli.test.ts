@@ -420,6 +420,27 @@ describe('worker, enqueue, result, dead, purge, inspect against Redis', () => {
     ]);
   });
 
+  it("a worker on a database Redis does not have logs its fatal error with Redis's words once", () => {
+    const r = run([
+      'worker',
+      '--app',
+      fixture('worker-tasks.mjs'),
+      '-c',
+      '1',
+      '--broker',
+      url.replace(/\/\d+$/, '/1000'),
+    ]);
+    expect(r.code).toBe(1);
+    const fatal = r.stdout
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => JSON.parse(l) as { level: number; err?: { message: string; cause?: { message: string } } })
+      .find((l) => l.level === 60);
+    expect(fatal?.err?.message).toContain('Redis has no database 1000');
+    // The cause is its own field: pino's default serializer appended its message to the error's again.
+    expect(fatal?.err?.message.split('ERR DB index is out of range')).toHaveLength(2);
+  });
+
   it('an unreachable broker is a clear one-line error, not a stack trace', () => {
     const r = run(['enqueue', 'add', '1', '--broker', 'redis://127.0.0.1:1']);
     expect(r.code).toBe(1);

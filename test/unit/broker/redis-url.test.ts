@@ -8,6 +8,7 @@ import { pino } from 'pino';
 import { describe, expect, it } from 'vitest';
 import { createBroker } from '../../../dist/broker/index.js';
 import { OptionError } from '../../../dist/errors.js';
+import { maskUrl } from '../../../dist/broker/mask-url.js';
 
 const silent = pino({ level: 'silent' });
 
@@ -87,5 +88,17 @@ describe('a refused broker URL never shows its password', () => {
     ['redis://user:s3cret/@127.0.0.1:6379/0', 'redis://user:***@127.0.0.1:6379/0'],
   ])('%s, that does not parse, is shown as %s', (url, shown) => {
     expectRefused(url, shown, 'redis://[user:password@]host:port');
+  });
+});
+
+describe('a broker URL as messages show it', () => {
+  it.each([
+    ['redis://', 'redis://'],
+    ['rediss://', 'rediss://'],
+    ['redis://127.0.0.1:6379/', 'redis://127.0.0.1:6379'],
+    ['redis://:s3cret@127.0.0.1:6379/2', 'redis://:***@127.0.0.1:6379/2'],
+    ['redis://u@h?password=s3cret', 'redis://u@h?password=***'],
+  ])('%s is shown as %s', (url, shown) => {
+    expect(maskUrl(url)).toBe(shown);
   });
 });
