@@ -122,6 +122,18 @@ export function stepToRevoke(
 }
 
 /**
+ * The outcome of a revoke of a workflow step by its own id, naming its
+ * workflow; `unstarted` when revokeOne found it nowhere (it names the
+ * workflow of a job it found): in no queue yet.
+ */
+export function stepOutcome(outcome: RevokeOutcome, workflowId: string): RevokeOutcome {
+  if (outcome.outcome === 'revoked' && outcome.workflow === undefined && outcome.state === undefined)
+    outcome.unstarted = true;
+  outcome.workflow = workflowId;
+  return outcome;
+}
+
+/**
  * Whether a revoke of a workflow member revoked it now, for the workflow's
  * `members` count: not one revoked before (`before`: its id was in the
  * revoked set already; a second revoke counts nothing), nor one known to be

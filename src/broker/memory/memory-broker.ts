@@ -55,6 +55,7 @@ import {
   revokeRequest,
   stepToRevoke,
   revokedNow,
+  stepOutcome,
   revokeRequestTtl,
   workflowMembers,
   workflowOutcome,
@@ -541,11 +542,7 @@ export class MemoryBroker implements Broker {
     const step = record === undefined ? undefined : stepToRevoke(record, id, named.index);
     if (step === undefined || 'outcome' in step) return step?.outcome;
     const outcome = this.revokeOne(id, now, touched, step.member);
-    // Found nowhere (revokeOne names the workflow of a job it found): in no queue yet.
-    if (outcome.outcome === 'revoked' && outcome.workflow === undefined && outcome.state === undefined)
-      outcome.unstarted = true;
-    outcome.workflow = named.workflowId;
-    return outcome;
+    return stepOutcome(outcome, named.workflowId);
   }
 
   /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */

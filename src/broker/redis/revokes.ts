@@ -7,6 +7,7 @@ import {
   revokeRequest,
   stepToRevoke,
   revokedNow,
+  stepOutcome,
   revokeRequestTtl,
   workflowMembers,
   workflowOutcome,
@@ -142,11 +143,7 @@ export class Revokes {
     if (step === undefined || 'outcome' in step) return step?.outcome;
     await this.remember(redis, [id], options);
     const outcome = await this.revokeOne(redis, id, step.member);
-    // Found nowhere (revokeOne names the workflow of a job it found): in no queue yet.
-    if (outcome.outcome === 'revoked' && outcome.workflow === undefined && outcome.state === undefined)
-      outcome.unstarted = true;
-    outcome.workflow = named.workflowId;
-    return outcome;
+    return stepOutcome(outcome, named.workflowId);
   }
 
   /** `unstarted`: `id` is this workflow member's, which may be in no queue yet (revoked all the same). */
