@@ -3,6 +3,7 @@
 // restarted on demand (the "Redis restarted mid-run" test).
 import { execFileSync, spawn } from 'node:child_process';
 import { createServer, connect } from 'node:net';
+import { tmpdir } from 'node:os';
 
 /** Installs redis-server with apt-get when it is not on PATH (the test machines run as root). */
 export function ensureRedisInstalled() {
@@ -84,6 +85,9 @@ export async function startRedisServer({ port, args = [] } = {}) {
         '',
         '--appendonly',
         'no',
+        // Any file it still writes (a replica sync, a SAVE a test sends) lands outside the checkout.
+        '--dir',
+        tmpdir(),
         '--daemonize',
         'no',
         // Test files that need a database of their own each take a number (test/unit/redis-db-numbers.test.ts).
