@@ -469,6 +469,41 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       expect(ids(await fetchAll(b, me, ['q'], 5)).sort()).toEqual(['a', 'c']);
     });
 
+    it("a retried dead job's unread announcement goes with its failure: the client's next wait waits for the new run", async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      // a's record rides in its announcement (replyInline), c's announcement is its id.
+      await b.enqueue([
+        job('a', 'q', { replyTo: 'client-1', replyInline: true }),
+        job('b', 'q', { replyTo: 'client-1', replyInline: true }),
+        job('c', 'q', { replyTo: 'client-1' }),
+      ]);
+      const got = await fetchAll(b, me, ['q'], 3);
+      // All die and are announced to client-1, which is not waiting: the announcements wait on its list.
+      await b.settle(
+        got.map((delivery) => ({
+          kind: 'dead' as const,
+          delivery,
+          reason: 'bad',
+          result: result(delivery, 'FAILURE'),
+        })),
+      );
+      expect(await b.retryDead('q', ['a', 'c'])).toBe(2);
+      // Only b's failure is handed over: a's and c's runs are to come, their old failures no longer their outcomes.
+      const read = await b.waitForResults('client-1', LONG);
+      expect(read.records.map((r) => [r.id, r.state])).toEqual([['b', 'FAILURE']]);
+      expect(read.gone).toEqual([]);
+      // The new run's end is announced as usual.
+      const again = await fetchAll(b, me, ['q'], 2);
+      expect(ids(again).sort()).toEqual(['a', 'c']);
+      await b.settle(again.map((delivery) => ack(delivery, result(delivery, 'SUCCESS'))));
+      const next = await b.waitForResults('client-1', LONG);
+      expect(next.records.map((r) => [r.id, r.state]).sort()).toEqual([
+        ['a', 'SUCCESS'],
+        ['c', 'SUCCESS'],
+      ]);
+    });
+
     it('purgeDead with ids drops only those dead jobs', async () => {
       const b = await broker();
       const me = await node(b, 'n1');

@@ -698,7 +698,7 @@ export class MemoryBroker implements Broker {
       for (const { job } of taken) {
         this.state.requeued(job, now);
         // Its stored failure is no longer its outcome: it reads as waiting, and a wait waits for the new run (changeDead-3.lua).
-        this.state.results.delete(job.id);
+        this.state.results.delete(job.id, job.replyTo);
         // Its rate-limit turn was spent by the run that died: it asks its bucket again (changeDead-3.lua).
         q.main.push(withoutSlot({ ...job, attempt: 0, redeliveries: 0 }));
       }

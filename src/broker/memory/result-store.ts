@@ -60,9 +60,18 @@ export class ResultStore {
     return structuredClone(stored.record);
   }
 
-  /** Drops job `id`'s result (a dead job retried: its failure is no longer its outcome). */
-  delete(id: string): void {
+  /**
+   * Drops job `id`'s result, and its announcement to `clientId` not taken
+   * yet (a dead job retried: its failure is no longer its outcome, and a
+   * wait must not be handed it, nor told it is gone).
+   */
+  delete(id: string, clientId?: string): void {
     this.results.delete(id);
+    if (clientId === undefined) return;
+    const left = this.replies.get(clientId)?.filter((announced) => announced !== id);
+    if (left === undefined) return;
+    if (left.length > 0) this.replies.set(clientId, left);
+    else this.replies.delete(clientId);
   }
 
   /** Whether a live result of job `id` is stored (without copying it). */

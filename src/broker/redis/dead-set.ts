@@ -34,17 +34,21 @@ export async function changeDeadSet(
     return { count: Number(n), moved: [], inWorkflow: [] };
   }
   const scriptKeys = [dead, keys.stream(queue), keys.jobs];
-  const resPrefix = keys.result('');
+  // A retried job's stored failure and its unread announcement go (changeDead-3.lua).
+  const prefixes: Prefixes = [keys.result(''), keys.reply('')];
   return ids === undefined
-    ? changeAll(redis, scriptKeys, action, resPrefix)
-    : changeSome(redis, scriptKeys, action, resPrefix, ids);
+    ? changeAll(redis, scriptKeys, action, prefixes)
+    : changeSome(redis, scriptKeys, action, prefixes, ids);
 }
+
+/** The prefixes of a result key and of a reply list. */
+type Prefixes = [string, string];
 
 async function changeAll(
   redis: Redis,
   scriptKeys: string[],
   action: 'retry' | 'delete',
-  resPrefix: string,
+  prefixes: Prefixes,
 ): Promise<DeadSetChange> {
   const newest = (await redis.xrevrange(scriptKeys[0] as string, '+', '-', 'COUNT', 1))[0];
   if (newest === undefined) return { count: 0, moved: [], inWorkflow: [] };
@@ -55,7 +59,7 @@ async function changeAll(
     const [n, next, left] = (await callScript(redis, 'changeDead', scriptKeys, [
       action,
       'all',
-      resPrefix,
+      ...prefixes,
       cursor,
       newest[0],
       DEAD_SLICE,
@@ -71,7 +75,7 @@ async function changeSome(
   redis: Redis,
   scriptKeys: string[],
   action: 'retry' | 'delete',
-  resPrefix: string,
+  prefixes: Prefixes,
   ids: readonly string[],
 ): Promise<DeadSetChange> {
   // Each entry found, as the id it was asked by (of its job's and its own, the one given first).
@@ -99,10 +103,12 @@ async function changeSome(
   const done = new Set<string>();
   for (let i = 0; i < found.length; i += DEAD_SLICE) {
     const entries = found.slice(i, i + DEAD_SLICE).map((f) => f.entry);
-    const [n, moved] = (await callScript(redis, 'changeDead', scriptKeys, [action, 'some', resPrefix, ...entries])) as [
-      number,
-      Buffer[],
-    ];
+    const [n, moved] = (await callScript(redis, 'changeDead', scriptKeys, [
+      action,
+      'some',
+      ...prefixes,
+      ...entries,
+    ])) as [number, Buffer[]];
     count += Number(n);
     for (const entry of moved) done.add(String(entry));
   }

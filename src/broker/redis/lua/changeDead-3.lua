@@ -16,15 +16,17 @@
   KEYS[3] {ns}:jobs         the job index (see the prelude; retry only)
 
   ARGV[1] 'retry' or 'delete'
-  ARGV[2] 'some': ARGV[4..] are entry ids, acted on in that order (an
+  ARGV[2] 'some': ARGV[5..] are entry ids, acted on in that order (an
           entry no longer dead is skipped)
-          'all': ARGV[4] where to start, '-' (the oldest) or an entry id,
-          exclusive; ARGV[5] the last entry id to take (the newest when the
+          'all': ARGV[5] where to start, '-' (the oldest) or an entry id,
+          exclusive; ARGV[6] the last entry id to take (the newest when the
           caller began: a job that dies again meanwhile is not taken again);
-          ARGV[6] most entries this call reads
+          ARGV[7] most entries this call reads
   ARGV[3] the prefix of a job's result key (<ns>:res:, keys.ts): a retried
           job's stored failure is dropped, so its state reads as waiting
           and a wait for its result waits for the new run
+  ARGV[4] the prefix of a client's reply list (<ns>:reply:): the failure's
+          announcement its client has not read yet goes with it
 
   Returns, for 'some', { count, moved }: how many entries were moved
   (retried or deleted) and their ids; for 'all', { count, next, kept }: how
@@ -35,8 +37,25 @@
 local dead, stream = KEYS[1], KEYS[2]
 local retry = oneOfArg(1, 'mode', { 'retry', 'delete' }) == 'retry'
 local all = oneOfArg(2, 'which', { 'some', 'all' }) == 'all'
-local resPrefix = ARGV[3]
+local resPrefix, replyPrefix = ARGV[3], ARGV[4]
 if resPrefix == nil or resPrefix == '' then badArg(3, 'result key prefix') end
+if replyPrefix == nil or replyPrefix == '' then badArg(4, 'reply list prefix') end
+
+-- The dropped failure's announcement, where its client has not popped it:
+-- its next wait would take it and end with the old run's outcome. An
+-- announcement is the record itself (storeResults-n.lua's inline mark and
+-- the stored bytes) or the job's id. pcall: a list another program wrote
+-- over must not stop the retry half done.
+local function unannounce(job, id, key)
+  local meta = getField(job, 'meta')
+  if type(meta) ~= 'string' or not string.find(meta, '"r":', 1, true) then return end
+  local ok, decoded = pcall(cjson.decode, meta)
+  if not ok or type(decoded) ~= 'table' or type(decoded.r) ~= 'string' or decoded.r == '' then return end
+  local list = replyPrefix .. decoded.r
+  local record = redis.pcall('GET', key)
+  if type(record) == 'string' then redis.pcall('LREM', list, 0, '\255' .. record) end
+  redis.pcall('LREM', list, 0, id)
+end
 
 -- A unique job waits again: it takes its key back (enqueueOnce-n.lua's
 -- rules), unless a job still in the index holds it (enqueued while this one
@@ -66,6 +85,7 @@ local function requeue(fields)
   local id = jobIdOf(job)
   if id and id ~= '' then
     retakeUnique(job)
+    unannounce(job, id, resPrefix .. id)
     redis.call('DEL', resPrefix .. id)
   end
   indexJob(KEYS[3], job, 'q', redis.call('XADD', stream, '*', unpack(job)), queueOfKey(stream))
@@ -85,21 +105,21 @@ end
 
 if not all then
   -- Every id checked before the first write (XRANGE fails on a malformed one).
-  for i = 4, #ARGV do
+  for i = 5, #ARGV do
     if not string.find(ARGV[i], '^%d+%-%d+$') then badArg(i, 'entry id') end
   end
   local moved = {}
-  for i = 4, #ARGV do
+  for i = 5, #ARGV do
     local e = redis.call('XRANGE', dead, ARGV[i], ARGV[i])[1]
     if e and move(e[1], e[2]) then moved[#moved + 1] = e[1] end
   end
   return { count, moved }
 end
 
-local start, last = ARGV[4], ARGV[5]
-if start ~= '-' and not string.find(start or '', '^%d+%-%d+$') then badArg(4, 'cursor: "-" or an entry id') end
-if not string.find(last or '', '^%d+%-%d+$') then badArg(5, 'last entry id') end
-local budget = intArg(6, 'entries per call', 1)
+local start, last = ARGV[5], ARGV[6]
+if start ~= '-' and not string.find(start or '', '^%d+%-%d+$') then badArg(5, 'cursor: "-" or an entry id') end
+if not string.find(last or '', '^%d+%-%d+$') then badArg(6, 'last entry id') end
+local budget = intArg(7, 'entries per call', 1)
 local kept = {}
 local after = start == '-' and '-' or '(' .. start
 local read = 0
