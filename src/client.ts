@@ -353,6 +353,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
   private closed = false;
+  /** The first close()'s work, which every call of close() resolves with. */
+  private closeCall: Promise<void> | undefined;
   /** Announcements may have been lost (a failed or cut read): re-read every pending result before the next read. */
   private rereadPending = false;
   /**
@@ -724,9 +726,15 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /**
    * Rejects every pending wait with ClientClosedError and closes the broker
    * if the client opened it. Enqueuing afterwards rejects with ClientClosedError.
+   * Called again (before or after it ended), it resolves when the first call does.
    */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    // One close for all callers: a second call that resolved at once would let its caller exit with sockets open.
+    this.closeCall ??= this.shutdown();
+    return this.closeCall;
+  }
+
+  private async shutdown(): Promise<void> {
     this.closed = true;
     this.closing.abort();
     this.unlooked.clear();

@@ -1,0 +1,37 @@
+/**
+ * Client.close() called more than once (a shutdown hook and a `finally`
+ * both closing): every call resolves only once the client is closed, its
+ * connections to Redis ended, so a caller that awaits any of them can exit
+ * at once. Each test has a redis-server of its own, so that the
+ * connections it lists are this client's.
+ */
+import { describe, expect, it } from 'vitest';
+import { ClientClosedError } from 'prefork';
+import { ownRedisPerTest } from '../helpers/own-redis.js';
+import { waitUntil } from '../helpers/wait.js';
+import { makeClient, uniqueName } from '../helpers/worker.js';
+
+const own = ownRedisPerTest();
+
+/** The names of the prefork connections Redis has now. */
+async function preforkConnections(): Promise<string[]> {
+  const list = (await own.raw.client('LIST')) as string;
+  return [...list.matchAll(/ name=(prefork:\S*)/g)].map((m) => m[1] as string);
+}
+
+describe('Client.close() called again', () => {
+  it('while the first close runs: the second resolves only once the first is done', async () => {
+    const client = makeClient(own.server.url, uniqueName('ns'));
+    const job = await client.enqueue('add', [1, 2]);
+    const waiting = job.result().catch((e: unknown) => e);
+    await waitUntil(async () => (await preforkConnections()).includes('prefork:result-wait'), 'the client waits');
+    let firstDone = false;
+    const first = client.close().then(() => (firstDone = true));
+    await client.close();
+    // The first close's work is done: its QUIT answered, Redis dropped that connection.
+    expect(firstDone).toBe(true);
+    expect(await preforkConnections()).not.toContain('prefork:commands');
+    await first;
+    expect(await waiting).toBeInstanceOf(ClientClosedError);
+  });
+});
