@@ -660,7 +660,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     ticket: EnqueueTicket | undefined,
   ): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
-    if (!this.closed) await this.connect();
+    // A connect that close() cut short fails as the wait it held up: closed, not a broker error.
+    if (!this.closed)
+      await this.connect().catch((err: unknown) => Promise.reject(this.closed ? closedWhileWaiting(id) : err));
     // Closed before or meanwhile: a waiter registered now would never be settled.
     if (this.closed) throw closedWhileWaiting(id);
     const early = this.arrived.get(id);

@@ -8,6 +8,7 @@
 import { describe, expect, it } from 'vitest';
 import { ClientClosedError } from 'prefork';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitUntil } from '../helpers/wait.js';
 import { makeClient, uniqueName } from '../helpers/worker.js';
 
@@ -33,5 +34,27 @@ describe('Client.close() called again', () => {
     expect(await preforkConnections()).not.toContain('prefork:commands');
     await first;
     expect(await waiting).toBeInstanceOf(ClientClosedError);
+  });
+});
+
+describe('Client.close() while the client connects', () => {
+  it('rejects a result() waiting for the connection with ClientClosedError, as any wait at close()', async () => {
+    const proxy = await TcpProxy.start(own.server.url);
+    try {
+      // Accepted and never answered: the client's first connect waits (up to its 10 s bound).
+      proxy.setMode('hold');
+      const client = makeClient(proxy.url, uniqueName('ns'));
+      const waiting = client
+        .handle('job-1')
+        .result()
+        .catch((e: unknown) => e);
+      await waitUntil(() => proxy.accepted > 0, 'the client connects');
+      await client.close();
+      const err = await waiting;
+      expect(err).toBeInstanceOf(ClientClosedError);
+      expect((err as Error).message).toContain('job-1');
+    } finally {
+      await proxy.close();
+    }
   });
 });
