@@ -1,16 +1,18 @@
 /**
- * Client.close() called more than once (a shutdown hook and a `finally`
- * both closing): every call resolves only once the client is closed, its
- * connections to Redis ended, so a caller that awaits any of them can exit
- * at once. Each test has a redis-server of its own, so that the
+ * Client.close() (and a Redis broker's close()) called more than once (a
+ * shutdown hook and a `finally` both closing): every call resolves only
+ * once the first is done, its connections to Redis ended, so a caller that
+ * awaits any of them can exit at once. A wait held up by the client's
+ * connect fails as any wait at close() does. Each test has a redis-server of its own, so that the
  * connections it lists are this client's.
  */
 import { describe, expect, it } from 'vitest';
 import { ClientClosedError } from 'prefork';
+import { createBroker } from 'prefork/broker';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitUntil } from '../helpers/wait.js';
-import { makeClient, uniqueName } from '../helpers/worker.js';
+import { makeClient, silent, uniqueName } from '../helpers/worker.js';
 
 const own = ownRedisPerTest();
 
@@ -56,5 +58,19 @@ describe('Client.close() while the client connects', () => {
     } finally {
       await proxy.close();
     }
+  });
+});
+
+describe('A Redis broker object closed again', () => {
+  it('while the first close runs: the second resolves only once the first is done', async () => {
+    const broker = createBroker(own.server.url, { namespace: uniqueName('ns'), logger: silent });
+    await broker.connect();
+    await broker.getResult('job-1');
+    let firstDone = false;
+    const first = broker.close().then(() => (firstDone = true));
+    await broker.close();
+    expect(firstDone).toBe(true);
+    expect(await preforkConnections()).not.toContain('prefork:commands');
+    await first;
   });
 });
