@@ -21,6 +21,7 @@ import type { NodeEvent } from './events/node-event.js';
 import { jobStatus } from './job-status.js';
 import {
   ArgumentsTooLargeError,
+  BrokerClosedError,
   ArgumentSerializationError,
   ClientClosedError,
   JobFailedError,
@@ -249,7 +250,8 @@ export class JobHandle<T = unknown> {
    * ignoreResult (at once) or whose task is defined with it (when the job
    * ends), ResultGoneError when the result expired or (a job this client
    * enqueued) the job is nowhere: purged, or expired with its announcement,
-   * ClientClosedError on close().
+   * ClientClosedError on close(), BrokerClosedError when a broker object
+   * the client was given is closed while it waits.
    * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
    * names the type yourself.
    */
@@ -739,18 +741,24 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private async shutdown(): Promise<void> {
     this.closed = true;
     this.closing.abort();
+    this.failEveryWait(closedWhileWaiting);
+    if (this.ownsBroker) await this.broker.close();
+    await this.listening?.catch(() => undefined);
+  }
+
+  /** Rejects every pending wait with the error `errorFor` gives for its job id. */
+  private failEveryWait(errorFor: (id: string) => Error): void {
     this.unlooked.clear();
     this.nowhere.clear();
     this.own.clear();
-    for (const [id, list] of this.waiters) {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const [id, list] of waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
-        w.reject(closedWhileWaiting(id));
+        w.reject(errorFor(id));
       }
     }
-    this.waiters.clear();
-    if (this.ownsBroker) await this.broker.close();
-    await this.listening?.catch(() => undefined);
   }
 
   /** Connects once; a failed connect is not kept, so the next call tries again. */
@@ -832,6 +840,12 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           failures = 0;
         } catch (err) {
           if (this.closed) break;
+          // A broker object its owner closed: nothing will ever settle a wait, and retrying would keep the process alive.
+          if (err instanceof BrokerClosedError) {
+            this.log.warn({ err }, 'the broker was closed while results were waited for; failing the waits');
+            this.failEveryWait(() => err);
+            break;
+          }
           // The ids a failed read took from the reply list are lost with it.
           this.rereadPending = true;
           this.findPending = true;

@@ -7,7 +7,7 @@
  * connections it lists are this client's.
  */
 import { describe, expect, it } from 'vitest';
-import { ClientClosedError } from 'prefork';
+import { BrokerClosedError, Client, ClientClosedError } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
@@ -72,5 +72,26 @@ describe('A Redis broker object closed again', () => {
     expect(firstDone).toBe(true);
     expect(await preforkConnections()).not.toContain('prefork:commands');
     await first;
+  });
+});
+
+describe.each(['redis', 'memory'] as const)('A Client whose broker object (%s) its owner closes', (kind) => {
+  it('fails the waits pending with BrokerClosedError instead of retrying for ever, and later waits too', async () => {
+    const url = kind === 'redis' ? own.server.url : `memory://${uniqueName('closed-under')}`;
+    const broker = createBroker(url, { namespace: uniqueName('ns'), logger: silent });
+    await broker.connect();
+    const client = new Client({ broker, logger: silent });
+    try {
+      const job = await client.enqueue('add', [1, 2]);
+      const waiting = job.result().catch((e: unknown) => e);
+      // Blocked on its reply list when the broker closes.
+      if (kind === 'redis')
+        await waitUntil(async () => (await preforkConnections()).includes('prefork:result-wait'), 'the client waits');
+      await broker.close();
+      expect(await waiting).toBeInstanceOf(BrokerClosedError);
+      await expect(job.result()).rejects.toBeInstanceOf(BrokerClosedError);
+    } finally {
+      await client.close();
+    }
   });
 });
