@@ -662,9 +662,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     ticket: EnqueueTicket | undefined,
   ): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
-    // A connect that close() cut short fails as the wait it held up: closed, not a broker error.
-    if (!this.closed)
-      await this.connect().catch((err: unknown) => Promise.reject(this.closed ? closedWhileWaiting(id) : err));
+    const started = performance.now();
+    if (!this.closed) await this.connectForWait(id, ms);
     // Closed before or meanwhile: a waiter registered now would never be settled.
     if (this.closed) throw closedWhileWaiting(id);
     const early = this.arrived.get(id);
@@ -677,10 +676,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     return new Promise<ResultRecord>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, timer: undefined };
       if (ms !== undefined) {
-        waiter.timer = setTimeout(() => {
-          this.removeWaiter(id, waiter);
-          reject(new ResultTimeoutError(id, ms));
-        }, ms);
+        // Counted from the call: the connect above took part of it.
+        waiter.timer = setTimeout(
+          () => {
+            this.removeWaiter(id, waiter);
+            reject(new ResultTimeoutError(id, ms));
+          },
+          Math.max(0, ms - (performance.now() - started)),
+        );
       }
       const list = this.waiters.get(id);
       if (list) list.push(waiter);
@@ -744,6 +747,30 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.failEveryWait(closedWhileWaiting);
     if (this.ownsBroker) await this.broker.close();
     await this.listening?.catch(() => undefined);
+  }
+
+  /**
+   * A wait's connect: bounded by the wait's timeout (ResultTimeoutError),
+   * not only by the connect's own bound (10 s), which a Redis that accepts
+   * and never answers would make the wait sit out. One that close() cut
+   * short fails as the wait it held up: closed, not a broker error.
+   */
+  private async connectForWait(id: string, ms: number | undefined): Promise<void> {
+    const connecting = this.connect().catch((err: unknown) =>
+      Promise.reject(this.closed ? closedWhileWaiting(id) : err),
+    );
+    if (ms === undefined) return connecting;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ResultTimeoutError(id, ms)), ms);
+    });
+    try {
+      await Promise.race([connecting, late]);
+    } finally {
+      clearTimeout(timer);
+      // Given up on: the connect goes on for the client's next call, and its failure is not this wait's.
+      connecting.catch(() => undefined);
+    }
   }
 
   /** Rejects every pending wait with the error `errorFor` gives for its job id. */
