@@ -21,6 +21,7 @@ import type { NodeEvent } from './events/node-event.js';
 import { jobStatus } from './job-status.js';
 import {
   ArgumentsTooLargeError,
+  BrokerClosedError,
   ArgumentSerializationError,
   ClientClosedError,
   JobFailedError,
@@ -249,7 +250,8 @@ export class JobHandle<T = unknown> {
    * ignoreResult (at once) or whose task is defined with it (when the job
    * ends), ResultGoneError when the result expired or (a job this client
    * enqueued) the job is nowhere: purged, or expired with its announcement,
-   * ClientClosedError on close().
+   * ClientClosedError on close(), BrokerClosedError when a broker object
+   * the client was given is closed while it waits.
    * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
    * names the type yourself.
    */
@@ -353,6 +355,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly delivered = new Set<string>();
   private listening: Promise<void> | undefined;
   private closed = false;
+  /** The first close()'s work, which every call of close() resolves with. */
+  private closeCall: Promise<void> | undefined;
   /** Announcements may have been lost (a failed or cut read): re-read every pending result before the next read. */
   private rereadPending = false;
   /**
@@ -658,7 +662,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     ticket: EnqueueTicket | undefined,
   ): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
-    if (!this.closed) await this.connect();
+    const started = performance.now();
+    if (!this.closed) await this.connectForWait(id, ms);
     // Closed before or meanwhile: a waiter registered now would never be settled.
     if (this.closed) throw closedWhileWaiting(id);
     const early = this.arrived.get(id);
@@ -671,10 +676,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     return new Promise<ResultRecord>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, timer: undefined };
       if (ms !== undefined) {
-        waiter.timer = setTimeout(() => {
-          this.removeWaiter(id, waiter);
-          reject(new ResultTimeoutError(id, ms));
-        }, ms);
+        // Counted from the call: the connect above took part of it.
+        waiter.timer = setTimeout(
+          () => {
+            this.removeWaiter(id, waiter);
+            reject(new ResultTimeoutError(id, ms));
+          },
+          Math.max(0, ms - (performance.now() - started)),
+        );
       }
       const list = this.waiters.get(id);
       if (list) list.push(waiter);
@@ -724,23 +733,59 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /**
    * Rejects every pending wait with ClientClosedError and closes the broker
    * if the client opened it. Enqueuing afterwards rejects with ClientClosedError.
+   * Called again (before or after it ended), it resolves when the first call does.
    */
-  async close(): Promise<void> {
-    if (this.closed) return;
+  close(): Promise<void> {
+    // One close for all callers: a second call that resolved at once would let its caller exit with sockets open.
+    this.closeCall ??= this.shutdown();
+    return this.closeCall;
+  }
+
+  private async shutdown(): Promise<void> {
     this.closed = true;
     this.closing.abort();
+    this.failEveryWait(closedWhileWaiting);
+    if (this.ownsBroker) await this.broker.close();
+    await this.listening?.catch(() => undefined);
+  }
+
+  /**
+   * A wait's connect: bounded by the wait's timeout (ResultTimeoutError),
+   * not only by the connect's own bound (10 s), which a Redis that accepts
+   * and never answers would make the wait sit out. One that close() cut
+   * short fails as the wait it held up: closed, not a broker error.
+   */
+  private async connectForWait(id: string, ms: number | undefined): Promise<void> {
+    const connecting = this.connect().catch((err: unknown) =>
+      Promise.reject(this.closed ? closedWhileWaiting(id) : err),
+    );
+    if (ms === undefined) return connecting;
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => {
+      timer = setTimeout(() => reject(new ResultTimeoutError(id, ms)), ms);
+    });
+    try {
+      await Promise.race([connecting, late]);
+    } finally {
+      clearTimeout(timer);
+      // Given up on: the connect goes on for the client's next call, and its failure is not this wait's.
+      connecting.catch(() => undefined);
+    }
+  }
+
+  /** Rejects every pending wait with the error `errorFor` gives for its job id. */
+  private failEveryWait(errorFor: (id: string) => Error): void {
     this.unlooked.clear();
     this.nowhere.clear();
     this.own.clear();
-    for (const [id, list] of this.waiters) {
+    const waiters = [...this.waiters];
+    this.waiters.clear();
+    for (const [id, list] of waiters) {
       for (const w of list) {
         clearTimeout(w.timer);
-        w.reject(closedWhileWaiting(id));
+        w.reject(errorFor(id));
       }
     }
-    this.waiters.clear();
-    if (this.ownsBroker) await this.broker.close();
-    await this.listening?.catch(() => undefined);
   }
 
   /** Connects once; a failed connect is not kept, so the next call tries again. */
@@ -822,6 +867,12 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           failures = 0;
         } catch (err) {
           if (this.closed) break;
+          // A broker object its owner closed: nothing will ever settle a wait, and retrying would keep the process alive.
+          if (err instanceof BrokerClosedError) {
+            this.log.warn({ err }, 'the broker was closed while results were waited for; failing the waits');
+            this.failEveryWait(() => err);
+            break;
+          }
           // The ids a failed read took from the reply list are lost with it.
           this.rereadPending = true;
           this.findPending = true;

@@ -94,6 +94,19 @@ describe('a Client on a Redis that is frozen once connected', () => {
     await client.close();
   });
 
+  it('a result() wait that waits for the client to connect still ends at its own timeout', async () => {
+    // Frozen before the client's first call: the TCP connect succeeds, the handshake is never answered.
+    own.server.pause();
+    const client = makeClient(own.server.url, uniqueName('ns'));
+    const err = await client
+      .handle('job-1')
+      .result({ timeout: 500 })
+      .catch((e: unknown) => e);
+    // Before, the wait waited out the connect's own bound (10 s) and failed with BrokerUnavailableError.
+    expect(err).toBeInstanceOf(ResultTimeoutError);
+    expect(err).toMatchObject({ jobId: 'job-1' });
+  });
+
   it('close() ends while Redis is frozen even with no bound: Redis silent, the socket is closed instead of waiting for the QUIT', async () => {
     // No commandTimeout: nothing bounds the QUIT, nor the CLIENT UNBLOCK that ends the wait's block.
     // Before Redis had to answer them, and this close() waited until it resumed (here: never, in the test).

@@ -150,6 +150,8 @@ export class RedisBroker implements Broker {
   /** Connections being opened: close() ends them too, or they would open after it. */
   private readonly opening = new Set<Redis>();
   private closed = false;
+  /** The first close()'s work, which every call of close() resolves with. */
+  private closeCall: Promise<void> | undefined;
   private readonly workWaits: BlockingConnection;
   private readonly resultWaits: BlockingPool;
   /** Opened only by a process that waits for control replies (the CLI). */
@@ -261,7 +263,14 @@ export class RedisBroker implements Broker {
     }
   }
 
-  async close(): Promise<void> {
+  /** Ends every connection; called again (before or after it ended), it resolves when the first call does. */
+  close(): Promise<void> {
+    // One close for all callers: a second call would find nothing left to end and resolve at once.
+    this.closeCall ??= this.shutdown();
+    return this.closeCall;
+  }
+
+  private async shutdown(): Promise<void> {
     this.closed = true;
     for (const conn of this.opening) conn.disconnect();
     await Promise.all([
