@@ -19,6 +19,7 @@ import type {
 import { checkEventsOptions, followEvents, type EventsOptions } from './events/follow.js';
 import type { NodeEvent } from './events/node-event.js';
 import { jobStatus } from './job-status.js';
+import { BatchedReads } from './util/batched-reads.js';
 import {
   ArgumentsTooLargeError,
   BrokerClosedError,
@@ -166,6 +167,8 @@ const SKIP_FIRST_LOOK_MS = 1_000;
 const FOREIGN_POLL: BackoffPolicy = { delay: 100, cap: 2_000 };
 /** More than the fixed part of a JOB frame takes besides the arguments and its strings (task, id, queue). */
 const FRAME_FIELDS_MAX = 256;
+/** Second looks for jobs found nowhere sent together (each is two round trips). */
+const LOOKS_AT_ONCE = 100;
 /** Stands in `arrived` for an announced id whose result was gone when it was read. */
 const GONE = Symbol('gone');
 /** Pauses after failed reads of the reply list in a row: 0.5 s doubling to 5 s (close() cuts one short). */
@@ -353,6 +356,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   private readonly nowhere = new Map<string, number>();
   /** Ids recently handed to a waiter (insertion order = age). */
   private readonly delivered = new Set<string>();
+  /** The stored results waits look at (a first look, a foreign job's poll), read together per turn. */
+  private readonly looks = new BatchedReads<ResultRecord | undefined>((ids) => this.broker.getResults(ids));
   private listening: Promise<void> | undefined;
   private closed = false;
   /** The first close()'s work, which every call of close() resolves with. */
@@ -696,7 +701,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         return;
       }
       // The result may already be stored (done before we started waiting, or enqueued elsewhere).
-      this.broker.getResult(id).then(
+      this.looks.read(id).then(
         (record) => {
           if (record !== undefined && isFinalState(record.state)) this.deliver(record);
           // A workflow's record lives from its enqueue until its TTL after its end: none, it is gone.
@@ -1029,11 +1034,16 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       for (const id of due) this.nowhere.set(id, Date.now() + WAIT_SLICE_MS);
       return;
     }
-    for (const id of due) {
+    // Some looks at a time, not one after another: after Redis lost its data, 10,000 waits took 27 s here,
+    // holding up the reads of the reply list (and every live result) meanwhile.
+    for (let i = 0; i < due.length; i += LOOKS_AT_ONCE) {
+      const chunk = due.slice(i, i + LOOKS_AT_ONCE);
       // Unmarked only once looked at: a look that fails (thrown to the loop) is tried again.
-      const lost = this.waiters.has(id) && (await this.isNowhere(id));
-      this.nowhere.delete(id);
-      if (lost) this.settleGone(id, true);
+      const lost = await Promise.all(chunk.map(async (id) => this.waiters.has(id) && (await this.isNowhere(id))));
+      chunk.forEach((id, at) => {
+        this.nowhere.delete(id);
+        if (lost[at] === true) this.settleGone(id, true);
+      });
     }
   }
 
@@ -1060,7 +1070,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     const pause = retryDelay(polls, FOREIGN_POLL);
     setTimeout(() => {
       if (!this.waiters.get(id)?.includes(waiter) || this.closed) return;
-      this.broker.getResult(id).then(
+      this.looks.read(id).then(
         (record) => {
           if (record !== undefined && isFinalState(record.state)) this.deliver(record);
           else this.pollForeign(id, waiter, polls + 1);
