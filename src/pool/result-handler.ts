@@ -46,6 +46,8 @@ export class ResultHandler {
   constructor(private readonly hooks: ResultHooks) {
     this.on<WorkerUpFrame>(MessageType.WORKER_UP, (proc, msg) => {
       const tasks = msg[2];
+      // Killed while it booted (procAliveTimeout, a stop): a WORKER_UP already on its way is late, not wrong.
+      if (proc.killed) return;
       if (!Array.isArray(tasks) || proc.state !== 'starting')
         throw new ProtocolError(`unexpected WORKER_UP from child ${proc.pid}`);
       this.hooks.onWorkerUp(proc, tasks.map(String), taskOptions(msg[3]));

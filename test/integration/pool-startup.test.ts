@@ -1,7 +1,11 @@
 import { execFileSync, spawnSync } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { PoolFailedError } from 'prefork';
 import { fixture, makePool, pids, recordEvents, terminatePools } from '../helpers/pool.js';
+import { captureLog } from '../helpers/worker.js';
 
 afterEach(terminatePools);
 
@@ -33,6 +37,44 @@ describe('a pool whose children cannot become ready', () => {
     for (const down of downs.slice(0, 2)) expect(down).toMatchObject({ signal: 'SIGKILL', expected: false });
     await expect(pool.apply('echo', [1])).rejects.toBeInstanceOf(PoolFailedError);
     await expect.poll(() => pids(pool).length, { message: 'the last child to be gone' }).toBe(0);
+  });
+
+  it("a WORKER_UP that comes after procAliveTimeout killed the child is no protocol error: the kill's reason stands", async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prefork-late-up-'));
+    const marker = join(dir, 'loaded');
+    const { log, lines } = captureLog();
+    try {
+      const pool = makePool({
+        app: fixture('loaded-marker.mjs'),
+        processes: 1,
+        procAliveTimeout: 2_000,
+        maxRestarts: 3,
+        restartWindow: 60_000,
+        env: { PREFORK_TEST_MARKER: marker },
+        logger: log,
+      });
+      const downs = recordEvents(pool, 'process-down');
+      const started = pool.start();
+      // Hold the event loop until the child has sent WORKER_UP and procAliveTimeout has passed: when it
+      // turns again, timers run before I/O, so the kill comes first and the WORKER_UP is read after it.
+      const from = Date.now();
+      while (!existsSync(marker) || Date.now() - from < 2_500) {
+        /* busy: nothing else may run */
+      }
+      // The replacement boots as any child does (a loaded machine may make it late too: the pool may fail, saying why).
+      const failure = await started.then(
+        () => undefined,
+        (err: unknown) => err as Error,
+      );
+      await expect.poll(() => downs.length).toBeGreaterThanOrEqual(1);
+      expect(downs[0]).toMatchObject({ signal: 'SIGKILL', expected: false });
+      const messages = lines.map((l) => String(l.msg));
+      expect(messages).toContain('child sent no WORKER_UP in time; killing it');
+      expect(messages.filter((m) => m.includes('protocol error'))).toEqual([]);
+      if (failure !== undefined) expect(failure.message).toContain('procAliveTimeout');
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it('throws-on-import: start() fails with PoolFailedError naming the module and the import error, without fork-looping', async () => {
