@@ -8,6 +8,7 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
+import { CHART_QUEUES } from '../../dist/dashboard/history.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
 
@@ -305,6 +306,21 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     await reader.cancel();
     expect(snapshots.length).toBeGreaterThan(1);
     expect(snapshots.at(-1)?.nodes[0]?.stats?.pool.totals.done).toBe(5);
+  });
+
+  it('the charts history holds the waiting jobs of the first queues the chart draws, not every queue of the table', async () => {
+    const names = Array.from({ length: CHART_QUEUES + 5 }, (_, i) => `q${String(i).padStart(2, '0')}`);
+    await makeClient(url).enqueueMany(names.map((queue) => ({ name: 'work', args: [1], options: { queue } })));
+    const { url: base } = await makeDashboard(url);
+    // A few samples in, each holding every queue's counts or only the charted ones.
+    await expect
+      .poll(async () => ((await getJson(base, '/api/overview')).body.history as unknown[]).length)
+      .toBeGreaterThan(2);
+    const { body } = await getJson(base, '/api/overview');
+    const snapshot = body.snapshot as { queues: { queue: string }[] };
+    expect(snapshot.queues.map((q) => q.queue)).toEqual(names);
+    const charted = names.slice(0, CHART_QUEUES).map((queue) => ({ queue, waiting: 1 }));
+    for (const sample of body.history as { queues: unknown[] }[]) expect(sample.queues).toEqual(charted);
   });
 });
 
