@@ -50,7 +50,7 @@ export async function startDashboard(
   await broker.connect();
 
   const stop = new AbortController();
-  const hub = new SseHub();
+  const hub = new SseHub(log);
   const tally = new EventTally();
   const sampler = new Sampler(
     broker,

@@ -1,5 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Logger } from 'pino';
 import { jsonText } from '../cli/json-text.js';
+import { MAX_CONNECTIONS } from '../observe/http-listener.js';
 
 /** A comment line this often keeps proxies and the browser from closing an idle stream. */
 const KEEPALIVE_MS = 15_000;
@@ -13,6 +15,17 @@ const KEEPALIVE_MS = 15_000;
  */
 const BACKLOG_MAX = 1024 * 1024;
 
+/**
+ * Streams open at once; one more is answered 503 (the page asks again
+ * later). A stream holds its connection for as long as the page is open,
+ * and the server holds MAX_CONNECTIONS: with every one of them a stream,
+ * each new connection was closed as it came, so no page loaded and no
+ * action reached the dashboard. The rest stay for those.
+ */
+export const STREAMS_MAX = MAX_CONNECTIONS - 32;
+/** Seconds a refused stream is told to wait before it asks again. */
+export const STREAM_RETRY_AFTER_S = 10;
+
 const HEADERS = {
   'Content-Type': 'text/event-stream; charset=utf-8',
   'Cache-Control': 'no-store',
@@ -23,8 +36,11 @@ const HEADERS = {
 export class SseHub {
   private readonly clients = new Set<ServerResponse>();
   private readonly keepalive: NodeJS.Timeout;
+  /** Streams refused since the last warning, and when that was (one a minute at most). */
+  private refused = 0;
+  private warnedAt = -Infinity;
 
-  constructor() {
+  constructor(private readonly log: Logger) {
     this.keepalive = setInterval(() => {
       for (const res of this.clients) this.send(res, ': keepalive\n\n');
     }, KEEPALIVE_MS);
@@ -38,11 +54,32 @@ export class SseHub {
    */
   add(req: IncomingMessage, res: ServerResponse, first: { event: string; data: unknown } | undefined): void {
     if (req.method === 'HEAD') return void res.writeHead(200, HEADERS).end();
+    if (this.clients.size >= STREAMS_MAX) return this.refuse(res);
     res.writeHead(200, HEADERS);
     res.write('retry: 2000\n\n');
     if (first !== undefined) res.write(frame(first.event, first.data));
     this.clients.add(res);
     res.on('close', () => this.clients.delete(res));
+  }
+
+  /** Answers 503 and closes the connection: kept alive, it would hold a place the pages and actions need. */
+  private refuse(res: ServerResponse): void {
+    this.refused++;
+    const now = performance.now();
+    if (now - this.warnedAt >= 60_000) {
+      this.log.warn(
+        { streams: STREAMS_MAX, refused: this.refused },
+        `${STREAMS_MAX} pages follow the dashboard already: ${this.refused} more refused their live updates`,
+      );
+      this.refused = 0;
+      this.warnedAt = now;
+    }
+    res.writeHead(503, {
+      'Content-Type': 'text/plain; charset=utf-8',
+      'Retry-After': String(STREAM_RETRY_AFTER_S),
+      Connection: 'close',
+    });
+    res.end(`${STREAMS_MAX} event streams are open already: try again in ${STREAM_RETRY_AFTER_S} s\n`);
   }
 
   broadcast(event: string, data: unknown): void {

@@ -8,6 +8,9 @@ import { request, type IncomingHttpHeaders } from 'node:http';
 import { connect } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { closeDashboards, getJson, makeDashboard, postAction } from '../helpers/dashboard.js';
+import { CHART_QUEUES } from '../../dist/dashboard/history.js';
+import { STREAMS_MAX } from '../../dist/dashboard/sse.js';
+import { MAX_CONNECTIONS } from '../../dist/observe/http-listener.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
 
@@ -306,6 +309,21 @@ describe('dashboard API', { timeout: 60_000 }, () => {
     expect(snapshots.length).toBeGreaterThan(1);
     expect(snapshots.at(-1)?.nodes[0]?.stats?.pool.totals.done).toBe(5);
   });
+
+  it('the charts history holds the waiting jobs of the first queues the chart draws, not every queue of the table', async () => {
+    const names = Array.from({ length: CHART_QUEUES + 5 }, (_, i) => `q${String(i).padStart(2, '0')}`);
+    await makeClient(url).enqueueMany(names.map((queue) => ({ name: 'work', args: [1], options: { queue } })));
+    const { url: base } = await makeDashboard(url);
+    // A few samples in, each holding every queue's counts or only the charted ones.
+    await expect
+      .poll(async () => ((await getJson(base, '/api/overview')).body.history as unknown[]).length)
+      .toBeGreaterThan(2);
+    const { body } = await getJson(base, '/api/overview');
+    const snapshot = body.snapshot as { queues: { queue: string }[] };
+    expect(snapshot.queues.map((q) => q.queue)).toEqual(names);
+    const charted = names.slice(0, CHART_QUEUES).map((queue) => ({ queue, waiting: 1 }));
+    for (const sample of body.history as { queues: unknown[] }[]) expect(sample.queues).toEqual(charted);
+  });
 });
 
 /** A request through node:http (what fetch cannot send: a declared length it never sends, a HEAD it reads to the end). */
@@ -451,6 +469,51 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
     stalled.resume();
     await expect.poll(() => closed).toBe(true);
   });
+  it('past STREAMS_MAX event streams one more is 503 and closed, so pages and actions still get through', async () => {
+    const { url: base } = await makeDashboard(url);
+    const { port } = new URL(base);
+    // As many streams as the server holds connections: each page open on the dashboard holds one.
+    const sockets = Array.from({ length: MAX_CONNECTIONS }, () => connect(Number(port), '127.0.0.1'));
+    const statuses = await Promise.all(
+      sockets.map(
+        (s) =>
+          new Promise<string>((resolve) => {
+            s.on('error', () => resolve('error'));
+            s.on('close', () => resolve('closed'));
+            s.once('data', (d: Buffer) => resolve(d.toString().split('\r\n')[0] ?? ''));
+            s.write('GET /api/stream HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n');
+          }),
+      ),
+    );
+    try {
+      expect(statuses.filter((s) => s === 'HTTP/1.1 200 OK')).toHaveLength(STREAMS_MAX);
+      expect(statuses.filter((s) => s === 'HTTP/1.1 503 Service Unavailable')).toHaveLength(
+        MAX_CONNECTIONS - STREAMS_MAX,
+      );
+      expect((await getJson(base, '/api/overview')).status).toBe(200);
+      expect((await postAction(base, 'control', { command: 'ping' })).status).toBe(404);
+      const refused = await send(base, { method: 'GET', path: '/api/stream' });
+      expect(refused).toMatchObject({
+        status: 503,
+        headers: { 'retry-after': '10', connection: 'close' },
+        text: `${STREAMS_MAX} event streams are open already: try again in 10 s\n`,
+      });
+      // A page that closes leaves its place to another.
+      const open = sockets[statuses.indexOf('HTTP/1.1 200 OK')];
+      open?.destroy();
+      await expect.poll(async () => (await fetch(`${base}/api/stream`, { method: 'HEAD' })).status).toBe(200);
+      await expect
+        .poll(async () => {
+          const res = await fetch(`${base}/api/stream`);
+          void res.body?.cancel();
+          return res.status;
+        })
+        .toBe(200);
+    } finally {
+      for (const s of sockets) s.destroy();
+    }
+  });
+
   it('another method than POST on an action is 405 with Allow: POST; a cross-site preflight is granted nothing', async () => {
     const { url: base } = await makeDashboard(url);
     for (const method of ['GET', 'HEAD', 'PUT', 'DELETE']) {

@@ -20,11 +20,22 @@ export async function act(name, body) {
   return reply;
 }
 
-/** Follows the snapshots; `onState` hears 'live' and 'reconnecting' (EventSource reconnects by itself). */
+/** A stream the server refused (it serves so many at once) is asked again after this long. */
+const REFUSED_RETRY_MS = 10_000;
+
+/**
+ * Follows the snapshots; `onState` hears 'live' and 'reconnecting'.
+ * EventSource reconnects by itself after a dropped stream, but not after a
+ * refused one (503: the dashboard follows as many pages as it may): that
+ * one is opened again here, later.
+ */
 export function follow(onSnapshot, onState) {
   const events = new EventSource('/api/stream');
   events.addEventListener('snapshot', (e) => onSnapshot(JSON.parse(e.data)));
   events.addEventListener('open', () => onState('live'));
-  events.addEventListener('error', () => onState('reconnecting'));
-  return events;
+  events.addEventListener('error', () => {
+    onState('reconnecting');
+    if (events.readyState === EventSource.CLOSED)
+      window.setTimeout(() => follow(onSnapshot, onState), REFUSED_RETRY_MS);
+  });
 }

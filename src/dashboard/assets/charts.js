@@ -3,6 +3,7 @@
 // are the samples the dashboard keeps in memory; each new one is appended.
 
 const WINDOW = 300;
+// As many as each sample holds (CHART_QUEUES in history.ts): the first by name.
 const MAX_QUEUES = 20;
 const COLORS = ['#2563eb', '#16a34a', '#d97706', '#9333ea', '#dc2626', '#0891b2', '#4b5563', '#db2777'];
 
