@@ -123,7 +123,7 @@ export function stepToRevoke(
 
 /**
  * The outcome of a revoke of a workflow step by its own id, naming its
- * workflow; `unstarted` when revokeOne found it nowhere (it names the
+ * workflow; `unstarted` when the revoke found it nowhere (it names the
  * workflow of a job it found): in no queue yet.
  */
 export function stepOutcome(outcome: RevokeOutcome, workflowId: string): RevokeOutcome {

@@ -107,6 +107,48 @@ describe.each(['memory', 'redis'] as const)('revoke over %s', (kind) => {
     expect(got.records.map((r) => [r.id, r.state])).toEqual([['w', 'REVOKED']]);
   });
 
+  it('many ids in one call, past a chunk of the batched path: each gets the outcome it would alone, in order', async () => {
+    const b = await broker();
+    const n = await node(b, 'n1');
+    // 1,100 ids (Redis revokes them in chunks of 500): waiting, delayed, held by a node, finished, unknown.
+    const ids = (prefix: string, count: number): string[] => Array.from({ length: count }, (_, i) => `${prefix}${i}`);
+    const held = ids('held', 40);
+    await b.enqueue(held.map((id) => job(id)));
+    const fetched = await fetchAll(b, n, held.length);
+    expect(fetched).toHaveLength(held.length);
+    const done = ids('done', 30);
+    await b.enqueue(done.map((id) => job(id)));
+    await b.settle(
+      (await fetchAll(b, n, done.length)).map((d) => ({
+        kind: 'ack' as const,
+        delivery: d,
+        result: { id: d.job.id, task: 'work', queue: 'q', state: 'SUCCESS' as const, value: 1, retries: 0 },
+      })),
+    );
+    const waiting = ids('wait', 700);
+    const delayed = ids('later', 300);
+    await b.enqueue([...waiting.map((id) => job(id)), ...delayed.map((id) => job(id, { delay: 60_000 }))]);
+    const unknown = ids('nope', 30);
+    const all = [...waiting.slice(0, 400), ...held, ...unknown, ...done, ...delayed, ...waiting.slice(400)];
+    const expected = new Map<string, object>([
+      ...[...waiting, ...delayed].map((id): [string, object] => [id, { id, outcome: 'revoked', removed: true }]),
+      ...held.map((id): [string, object] => [id, { id, outcome: 'revoked' }]),
+      ...done.map((id): [string, object] => [id, { id, outcome: 'finished', state: 'SUCCESS' }]),
+      ...unknown.map((id): [string, object] => [id, { id, outcome: 'unknown' }]),
+    ]);
+    // A repeated id is revoked once, at its first place.
+    expect(await b.revoke([...all, waiting[0] as string], GRACE)).toEqual(all.map((id) => expected.get(id)));
+    expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, delayed: 0, reserved: held.length });
+    for (const id of [waiting[699], delayed[0], held[39]])
+      expect(await b.getResult(id as string), id).toMatchObject({ state: 'REVOKED' });
+    expect(await b.getResult('done0')).toMatchObject({ state: 'SUCCESS' });
+    expect((await b.listRevoked()).map((r) => r.id).sort()).toEqual([...waiting, ...delayed, ...held].sort());
+    const [request] = await b.takeControl(n);
+    expect((request?.args ?? []).slice(3)).toEqual(
+      all.filter((id) => !id.startsWith('nope') && !id.startsWith('done')),
+    );
+  });
+
   it('remembers at most revokeMax ids, the oldest going first', async () => {
     const b = await broker({ revokeMax: 2 });
     await b.enqueue([job('x'), job('y'), job('z')]);

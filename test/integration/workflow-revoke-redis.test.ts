@@ -1,6 +1,6 @@
 /**
  * A workflow revoked by its id on Redis, while the network is slow: the
- * revoke takes its members out one by one (round trips per member), and the
+ * revoke takes its members out in round trips (per chunk of members), and the
  * nodes must know of every member before the first is taken out, else a node
  * runs a held member, then the callback its members' end enqueues.
  */

@@ -39,20 +39,35 @@ export interface TakenJob {
   ended?: { id: string; reply: string };
 }
 
+/** A job read where the job index places it. */
+interface Located {
+  location: JobLocation;
+  place: Place;
+  job: JobRecord;
+}
+
+/** What a look at one id found: the job, nothing (no job of that id waits or is held), or 'moved' (look again). */
+type Look = Located | undefined | 'moved';
+
+/** A take's answer for one id: the job found (see take), undefined (none), or the error Redis replied to its removal. */
+export type Taken = TakenJob | undefined | Error;
+
 /**
- * Finds one job through the job index (`{ns}:jobs`: job id -> its place,
+ * Finds jobs through the job index (`{ns}:jobs`: job id -> its place,
  * kept by every script that moves a job; docs/architecture.md "Where a job
  * is"), then reads the entry there: a stream entry (waiting, or reserved
  * when the group's pending list holds it: XPENDING names the node) or a
  * member of the delayed set. A job that moved between the two reads is
- * looked up again.
+ * looked up again. Many ids are looked at in the same round trips (a
+ * workflow's revoke takes thousands): one HMGET, one pipeline of reads,
+ * one of removals.
  */
 export class JobIndex {
   constructor(private readonly keys: Keys) {}
 
   async locate(redis: Redis, id: string): Promise<JobLocation | undefined> {
     for (let i = 0; i < LOCATE_TRIES; i++) {
-      const found = await this.locateOnce(redis, id);
+      const [found] = await this.look(redis, [id]);
       if (found !== 'moved') return found?.location;
     }
     return undefined;
@@ -72,11 +87,67 @@ export class JobIndex {
    * ended it (its client is told by the caller).
    */
   async take(redis: Redis, id: string, failure: (job: JobRecord) => StepFailure): Promise<TakenJob | undefined> {
-    for (let i = 0; i < LOCATE_TRIES; i++) {
-      const found = await this.locateOnce(redis, id);
-      if (found === 'moved') continue;
-      if (found === undefined) return undefined;
-      if (found.location.state === 'reserved') return { job: found.job, location: found.location, removed: false };
+    const [taken] = await this.takeMany(redis, [id], failure);
+    if (taken instanceof Error) throw taken;
+    return taken;
+  }
+
+  /**
+   * take for many ids at once, one answer per id in order. A removal Redis
+   * refused is that id's answer (an Error), not thrown: the others taken out
+   * with it are out of their queues, and their caller must settle them.
+   */
+  async takeMany(redis: Redis, ids: readonly string[], failure: (job: JobRecord) => StepFailure): Promise<Taken[]> {
+    const out: Taken[] = ids.map(() => undefined);
+    let left = ids.map((_, i) => i);
+    for (let round = 0; round < LOCATE_TRIES && left.length > 0; round++) {
+      const looks = await this.look(
+        redis,
+        left.map((i) => ids[i] as string),
+      );
+      const again: number[] = [];
+      const waiting: { at: number; found: Located }[] = [];
+      looks.forEach((found, x) => {
+        const at = left[x] as number;
+        if (found === 'moved') again.push(at);
+        else if (found === undefined) out[at] = undefined;
+        else if (found.location.state === 'reserved')
+          out[at] = { job: found.job, location: found.location, removed: false };
+        else waiting.push({ at, found });
+      });
+      const replies = await this.remove(redis, waiting, failure);
+      waiting.forEach(({ at, found }, x) => {
+        const reply = replies[x];
+        if (reply instanceof Error) {
+          out[at] = reply;
+          return;
+        }
+        const removed = Array.isArray(reply) ? reply[0] : Number(reply);
+        // -1: fetched meanwhile (0: moved): look again.
+        if (removed !== 1) {
+          again.push(at);
+          return;
+        }
+        // Its unique lock went in the same script (removeJob-n.lua), while it held it.
+        const taken: TakenJob = { job: found.job, location: found.location, removed: true };
+        const flow = found.job.workflow;
+        if (Array.isArray(reply) && flow !== undefined) taken.ended = { id: flow.id, reply: reply[2].toString() };
+        out[at] = taken;
+      });
+      left = again;
+    }
+    return out;
+  }
+
+  /** Takes out the entries read (removeJob-n.lua, one call each, in one pipeline); each one's reply or error. */
+  private async remove(
+    redis: Redis,
+    waiting: readonly { found: Located }[],
+    failure: (job: JobRecord) => StepFailure,
+  ): Promise<(number | [number, Buffer, Buffer] | Error)[]> {
+    if (waiting.length === 0) return [];
+    const pipe = redis.pipeline();
+    for (const { found } of waiting) {
       const { place, job } = found;
       const keys = [
         this.keys.stream(place.queue),
@@ -84,7 +155,7 @@ export class JobIndex {
         this.keys.delayed(place.queue),
         this.keys.jobs,
       ];
-      const args: (string | number | Buffer)[] = [id, place.raw];
+      const args: (string | number | Buffer)[] = [found.location.id, place.raw];
       // The entry the script removes is the one read here (its place names it): so is its workflow.
       const flow = job.workflow;
       if (flow !== undefined) {
@@ -93,92 +164,103 @@ export class JobIndex {
         const [, blob] = outcomeBlob({ ok: false, failure: failure(job) });
         args.push(flow.node, blob);
       }
-      const reply = (await callScript(redis, 'removeJob', keys, args)) as number | [number, Buffer, Buffer];
-      const removed = Array.isArray(reply) ? reply[0] : Number(reply);
-      if (removed === 1) {
-        // Its unique lock went in the same script (removeJob-n.lua), while it held it.
-        const taken: TakenJob = { job, location: found.location, removed: true };
-        if (Array.isArray(reply) && flow !== undefined) taken.ended = { id: flow.id, reply: reply[2].toString() };
-        return taken;
-      }
-      // -1: fetched meanwhile (0: moved): look again.
+      callScript(pipe, 'removeJob', keys, args);
     }
-    return undefined;
+    const replies = (await pipe.exec()) ?? [];
+    return waiting.map((_, x) => {
+      const [err, reply] = replies[x] ?? [new Error('no reply to removeJob')];
+      return err ?? (reply as number | [number, Buffer, Buffer]);
+    });
   }
 
-  private async locateOnce(
-    redis: Redis,
-    id: string,
-  ): Promise<{ location: JobLocation; place: Place; job: JobRecord } | undefined | 'moved'> {
-    const raw = await redis.hget(this.keys.jobs, id);
-    if (raw === null) return undefined;
-    const place = parsePlace(raw);
-    if (place === undefined) return undefined;
-    if (place.kind === 'd') return this.readDelayed(redis, id, place);
-    const stream = place.kind === 'r' ? this.keys.rd(place.queue) : this.keys.stream(place.queue);
+  /** Looks at where each id's job is: its place (one HMGET), then its entry there (one pipeline). */
+  private async look(redis: Redis, ids: readonly string[]): Promise<Look[]> {
+    const raws = await redis.hmget(this.keys.jobs, ...ids);
+    const out: Look[] = ids.map(() => undefined);
+    const reads: { at: number; place: Place }[] = [];
     const pipe = redis.pipeline();
-    pipe.xrangeBuffer(stream, place.ref, place.ref);
-    pipe.call('XPENDING', stream, GROUP, place.ref, place.ref, 1);
-    pipe.hget(this.keys.jobs, id);
-    const [entry, pending, again] = (await pipe.exec()) ?? [];
-    if (again?.[1] !== raw) return 'moved';
-    const entries = (entry?.[1] ?? []) as [Buffer, Buffer[]][];
-    const first = entries[0];
-    if (entry?.[0] || first === undefined) return 'moved';
-    const { job } = decodeJob(place.ref, place.queue, first[1]);
+    ids.forEach((id, at) => {
+      const raw = raws[at];
+      const place = raw === null || raw === undefined ? undefined : parsePlace(raw);
+      if (place === undefined) return;
+      reads.push({ at, place });
+      if (place.kind === 'd') {
+        pipe.callBuffer('ZRANGE', this.keys.delayed(place.queue), place.ref, place.ref, 'BYSCORE');
+        return;
+      }
+      const stream = place.kind === 'r' ? this.keys.rd(place.queue) : this.keys.stream(place.queue);
+      pipe.xrangeBuffer(stream, place.ref, place.ref);
+      pipe.call('XPENDING', stream, GROUP, place.ref, place.ref, 1);
+      pipe.hget(this.keys.jobs, id);
+    });
+    if (reads.length === 0) return out;
+    const replies = (await pipe.exec()) ?? [];
+    let next = 0;
+    for (const { at, place } of reads) {
+      const id = ids[at] as string;
+      if (place.kind === 'd') {
+        const [err, members] = replies[next++] ?? [];
+        if (err) throw err;
+        out[at] = readDelayed(id, place, (members ?? []) as Buffer[]);
+        continue;
+      }
+      const [entry, pending, again] = [replies[next++], replies[next++], replies[next++]];
+      out[at] = again?.[1] !== place.raw ? 'moved' : readEntry(id, place, entry, pending);
+    }
+    return out;
+  }
+}
+
+type Reply = [Error | null, unknown] | undefined;
+
+/** The stream entry at `place` (its XRANGE and XPENDING replies) as a located job, or 'moved' when it is gone. */
+function readEntry(id: string, place: Place, entry: Reply, pending: Reply): Located | 'moved' {
+  const entries = (entry?.[1] ?? []) as [Buffer, Buffer[]][];
+  const first = entries[0];
+  if (entry?.[0] || first === undefined) return 'moved';
+  const { job } = decodeJob(place.ref, place.queue, first[1]);
+  const location: JobLocation = {
+    id,
+    queue: place.queue,
+    state: 'waiting',
+    task: job.task,
+    attempt: job.attempt,
+    redeliveries: job.redeliveries,
+    enqueuedAt: job.enqueuedAt,
+  };
+  // NOGROUP: no node ever read this stream, so nothing is reserved.
+  const row = pending?.[0] ? undefined : (pending?.[1] as XPendingRow[] | undefined)?.[0];
+  if (row !== undefined) {
+    location.state = 'reserved';
+    location.nodeId = String(row[1]);
+    location.reservedAt = Date.now() - Number(row[2]);
+  }
+  return { location, place, job };
+}
+
+/** The job `id` among the delayed set's `members` due at `place`, or 'moved' when it is not there. */
+function readDelayed(id: string, place: Place, members: readonly Buffer[]): Located | 'moved' {
+  for (const member of members) {
+    const fields = memberFields(member);
+    if (fields === undefined) continue;
+    const map = fieldMap(fields);
+    if (map.get('id')?.toString() !== id) continue;
+    const { job } = decodeJob('0-0', place.queue, fields);
     const location: JobLocation = {
       id,
       queue: place.queue,
-      state: 'waiting',
+      state: 'delayed',
       task: job.task,
       attempt: job.attempt,
       redeliveries: job.redeliveries,
       enqueuedAt: job.enqueuedAt,
+      dueAt: Number(place.ref),
     };
-    // NOGROUP: no node ever read this stream, so nothing is reserved.
-    const row = pending?.[0] ? undefined : (pending?.[1] as XPendingRow[] | undefined)?.[0];
-    if (row !== undefined) {
-      location.state = 'reserved';
-      location.nodeId = String(row[1]);
-      location.reservedAt = Date.now() - Number(row[2]);
-    }
+    // Marked by a rate limit's defer (fetchJobs-n.lua): its turn, or '0' when it asks again then.
+    if (map.has('slot')) location.rateLimited = true;
     return { location, place, job };
   }
-
-  private async readDelayed(
-    redis: Redis,
-    id: string,
-    place: Place,
-  ): Promise<{ location: JobLocation; place: Place; job: JobRecord } | 'moved'> {
-    const members = (await redis.callBuffer(
-      'ZRANGE',
-      this.keys.delayed(place.queue),
-      place.ref,
-      place.ref,
-      'BYSCORE',
-    )) as Buffer[];
-    for (const member of members) {
-      const fields = memberFields(member);
-      if (fields === undefined) continue;
-      const map = fieldMap(fields);
-      if (map.get('id')?.toString() !== id) continue;
-      const { job } = decodeJob('0-0', place.queue, fields);
-      const location: JobLocation = {
-        id,
-        queue: place.queue,
-        state: 'delayed',
-        task: job.task,
-        attempt: job.attempt,
-        redeliveries: job.redeliveries,
-        enqueuedAt: job.enqueuedAt,
-        dueAt: Number(place.ref),
-      };
-      // Marked by a rate limit's defer (fetchJobs-n.lua): its turn, or '0' when it asks again then.
-      if (map.has('slot')) location.rateLimited = true;
-      return { location, place, job };
-    }
-    return 'moved';
-  }
+  return 'moved';
 }
 
 /** A delayed set's member (msgpack of the entry's field list, packed by Lua's cmsgpack) as fields. */
