@@ -210,6 +210,28 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     }
   });
 
+  it('a command connection gone silent while Redis answers (a dropped flow) is replaced, and the node works on', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const proxy = await TcpProxy.start(url);
+    try {
+      const { log, lines } = captureLog();
+      const worker = makeWorker({ broker: proxy.url, namespace, concurrency: 1, lease: 2000, logger: log });
+      await worker.start();
+      const client = makeClient(url, namespace);
+      expect(await (await client.enqueue('add', [1, 1])).result({ timeout: 30_000 })).toBe(2);
+      // Redis forgets the node's command connection; the node's side stays open and hears nothing.
+      expect(proxy.silenceWhere('prefork:commands')).toBe(1);
+      // Its next fetch, settlement and beat go nowhere: before, they waited for ever (a Worker's calls have no timeout).
+      expect(await (await client.enqueue('add', [2, 2])).result({ timeout: 30_000 })).toBe(4);
+      expect(lines.some((l) => String(l.msg).startsWith('the Redis connection went silent'))).toBe(true);
+      await worker.stop();
+    } finally {
+      await cleanup();
+      await proxy.close();
+    }
+  });
+
   it('stop() refuses an option it does not know, naming it', async () => {
     const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
     await expect(worker.stop({ timeout: 5_000 } as never)).rejects.toThrow(

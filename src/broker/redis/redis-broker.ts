@@ -64,6 +64,7 @@ import { Deliveries } from './deliveries.js';
 import { JobIndex } from './job-index.js';
 import { RateLimits } from './rate-limits.js';
 import { Workflows } from './workflows.js';
+import { SilentConnectionGuard, silenceBound } from './silent-connection.js';
 import type { CompiledWorkflow, WorkflowRecord } from '../types.js';
 
 /** Most jobs per bulk-script call (keeps one call's time in Redis around a millisecond). */
@@ -146,6 +147,8 @@ export class RedisBroker implements Broker {
   private readonly schedules: ScheduleStore;
   private readonly workflows: Workflows;
   private commands: Redis | undefined;
+  /** Watches an unbounded command connection (a Worker's) for silence while Redis answers (SilentConnectionGuard). */
+  private silenceGuard: SilentConnectionGuard | undefined;
   private connecting: Promise<Redis> | undefined;
   /** Connections being opened: close() ends them too, or they would open after it. */
   private readonly opening = new Set<Redis>();
@@ -236,6 +239,9 @@ export class RedisBroker implements Broker {
         this.connecting = undefined;
       }
       this.commands = conn;
+      // Unbounded, its commands would wait for ever on a connection gone silent (a bounded one's time out).
+      if (this.commandTimeoutMs === undefined)
+        this.silenceGuard = new SilentConnectionGuard(conn, this.url, silenceBound(this.leaseMs), this.log);
       void checkEvictionPolicy(conn, this.log, this.displayUrl);
       await this.results.limit.read(conn, this.log);
       // Read again on each reconnect: Redis drops a connection that sends a value over a limit lowered
@@ -281,6 +287,7 @@ export class RedisBroker implements Broker {
       // On the command connection: sent before it quits.
       this.deliveries.announced(),
     ]);
+    this.silenceGuard?.stop();
     const conn = this.commands;
     this.commands = undefined;
     if (conn === undefined) return;
