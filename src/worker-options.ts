@@ -227,7 +227,8 @@ export interface WorkerOptions {
   metricsHost?: string;
   /**
    * Serve health probes at `http://<healthHost>:<port>/healthz` (200 while the
-   * pool, the fetch loop and the heartbeat are alive and turning) and
+   * pool, the fetch loop and the heartbeat are alive and turning; a frozen
+   * Redis that answers neither loop leaves it 200) and
    * `/readyz` (200 only while running, holding the lease and reaching the
    * broker; 503 while starting, stopping, fenced or cut off, and once the
    * broker has answered no heartbeat for half the lease plus 2 s, or three

@@ -172,11 +172,12 @@ export class Heartbeat {
    * came back); `silentForMs`, how long since the broker last answered, once
    * that is longer than answerBoundMs (else 0: a Redis that is frozen fails
    * no call, its replies just never come); `failures` counts the beats that
-   * failed in a row.
+   * failed in a row; `endedAgoMs`, since the last beat ended (answered or failed).
    */
   health(): {
     running: boolean;
     stuckForMs: number;
+    endedAgoMs: number;
     silentForMs: number;
     failures: number;
     lastFailure: BrokerFailure | undefined;
@@ -187,6 +188,7 @@ export class Heartbeat {
     return {
       running: this.running,
       stuckForMs: this.running ? Math.max(0, overdue) : 0,
+      endedAgoMs: now - this.lastEnded,
       silentForMs: this.running && silent > this.answerBoundMs ? silent : 0,
       failures: this.failures,
       lastFailure: this.lastFailure,

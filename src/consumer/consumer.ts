@@ -164,6 +164,8 @@ export class Consumer {
   private readonly observers: ConsumerObserver[] = [];
   /** When (performance.now()) the loop's current await should be over: past it, the loop is stuck. */
   private turnDeadline = Infinity;
+  /** When (performance.now()) a broker call of the loop last came back, answered or failed. */
+  private returnedAt = -Infinity;
   private ended = false;
 
   constructor(private readonly settings: ConsumerSettings) {
@@ -225,11 +227,20 @@ export class Consumer {
    * The fetch loop's health: `stuckForMs` > 0 when one of its awaits (a
    * fetch, a blocking wait, a re-registration) outlived its own wait plus
    * `stallAfterMs`. Waiting for the pool to free room is not stuck.
+   * `returnedAgoMs`: since a broker call of the loop last came back.
    */
-  health(): { running: boolean; stuckForMs: number; brokerFailures: number; lastFailure: BrokerFailure | undefined } {
+  health(): {
+    running: boolean;
+    stuckForMs: number;
+    returnedAgoMs: number;
+    brokerFailures: number;
+    lastFailure: BrokerFailure | undefined;
+  } {
+    const now = performance.now();
     return {
       running: this.loop !== undefined && !this.ended,
-      stuckForMs: Math.max(0, performance.now() - this.turnDeadline),
+      stuckForMs: Math.max(0, now - this.turnDeadline),
+      returnedAgoMs: now - this.returnedAt,
       brokerFailures: this.failures,
       lastFailure: this.lastFailure,
     };
@@ -368,11 +379,13 @@ export class Consumer {
   ): Promise<T | undefined> {
     try {
       const value = await call();
+      this.returnedAt = performance.now();
       if (this.failures > 0) this.settings.log.info({ failures: this.failures }, 'broker reachable again; fetching');
       this.failures = 0;
       this.lastFailure = undefined;
       return value;
     } catch (err) {
+      this.returnedAt = performance.now();
       const refused = err instanceof BrokerRefusedError;
       if (refused && refusalIsFinal()) throw err;
       this.lastFailure = { message: messageOf(err), refused };

@@ -10,10 +10,19 @@ export interface HealthInputs {
   state: 'created' | 'connecting' | 'running' | 'stopping' | 'stopped';
   /** Set when the pool failed or the Consumer crashed. */
   failure: string | undefined;
-  consumer: { running: boolean; stuckForMs: number; brokerFailures: number; lastFailure?: BrokerFailure | undefined };
+  consumer: {
+    running: boolean;
+    stuckForMs: number;
+    /** Ms since a broker call of the fetch loop last came back (answered or failed). */
+    returnedAgoMs: number;
+    brokerFailures: number;
+    lastFailure?: BrokerFailure | undefined;
+  };
   heartbeat: {
     running: boolean;
     stuckForMs: number;
+    /** Ms since the last beat ended (answered or failed). */
+    endedAgoMs: number;
     /** Ms since the broker last answered a beat, once past the bound a reply is due in (else 0). */
     silentForMs: number;
     failures: number;
@@ -35,23 +44,30 @@ export interface HealthReport {
 
 /**
  * Alive (/healthz): the pool has not failed, and while the node runs, its
- * fetch loop and its heartbeat are turning (a call that never returns makes
- * them stuck, not just slow). A node starting or stopping is alive: a
- * liveness probe must not kill a node that is finishing its jobs.
+ * fetch loop and its heartbeat are turning. A loop is stuck when a call of
+ * it never came back while the other loop's calls did come back since: the
+ * fault is this process's, and a restart mends it. When neither comes back,
+ * Redis answers no one (frozen, a paused VM, a command that holds it): a
+ * restart would not bring it back, and would cut short every running job of
+ * every node at once, so the node stays alive and is not ready (readiness).
+ * A node starting or stopping is alive: a liveness probe must not kill a
+ * node that is finishing its jobs.
  */
 export function liveness(h: HealthInputs): HealthReport {
   const checks: Record<string, string> = {};
   checks.pool = h.failure === undefined ? 'ok' : `failed: ${h.failure}`;
   if (h.state === 'running') {
-    checks.consumer = !h.consumer.running
+    const { consumer, heartbeat } = h;
+    checks.consumer = !consumer.running
       ? 'the fetch loop has ended'
-      : h.consumer.stuckForMs > 0
-        ? `the fetch loop is stuck: a broker call is ${Math.round(h.consumer.stuckForMs)} ms past its deadline`
+      : consumer.stuckForMs > 0 && heartbeat.endedAgoMs < consumer.stuckForMs
+        ? `the fetch loop is stuck: a broker call is ${Math.round(consumer.stuckForMs)} ms past its deadline, while the heartbeat's come back`
         : 'ok';
-    checks.heartbeat = !h.heartbeat.running
+    // A fetch loop waiting for room makes no call: no evidence either way, and the lease's lapse shows in readiness.
+    checks.heartbeat = !heartbeat.running
       ? 'the heartbeat has stopped'
-      : h.heartbeat.stuckForMs > 0
-        ? `the heartbeat is stuck: no beat ended for ${Math.round(h.heartbeat.stuckForMs)} ms past the lease`
+      : heartbeat.stuckForMs > 0 && consumer.returnedAgoMs < heartbeat.stuckForMs
+        ? `the heartbeat is stuck: no beat ended for ${Math.round(heartbeat.stuckForMs)} ms past the lease, while the fetch loop's calls come back`
         : 'ok';
   }
   return report(checks);

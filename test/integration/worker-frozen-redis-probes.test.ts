@@ -47,4 +47,42 @@ describe('probes on a frozen Redis', () => {
     expect((await probe(`${base}/readyz`)).checks.broker).toBe('ok');
     await worker.stop();
   });
+
+  it('/healthz stays 200 through a freeze that outlasts the lease: both loops wait on Redis, a restart would not help', async () => {
+    const lease = 2000;
+    const interval = 1000; // heartbeatInterval(2000): a beat every half lease
+    const worker = makeWorker({
+      broker: own.server.url,
+      namespace: uniqueName('ns'),
+      lease,
+      healthPort: 0,
+      healthHost: '127.0.0.1',
+    });
+    await worker.start();
+    const base = worker.endpoints.health as string;
+    expect((await probe(`${base}/healthz`)).status).toBe(200);
+
+    own.server.pause();
+    // Until no beat has ended for the interval plus the lease (a lapse past one interval, with room for the
+    // last beat's round trip): the heartbeat's call is then as overdue as a hung one, and the fetch loop's too.
+    const live: number[] = [];
+    await expect
+      .poll(
+        async () => {
+          live.push((await probe(`${base}/healthz`)).status);
+          const lapsed = /^not confirmed for (\d+) ms/.exec((await probe(`${base}/readyz`)).checks.lease ?? '');
+          return lapsed !== null && Number(lapsed[1]) > interval + 1000;
+        },
+        { timeout: 30_000 },
+      )
+      .toBe(true);
+    const frozen = await probe(`${base}/healthz`);
+    expect(frozen).toEqual({ status: 200, checks: { pool: 'ok', consumer: 'ok', heartbeat: 'ok' } });
+    expect(live.every((status) => status === 200)).toBe(true);
+    expect((await probe(`${base}/readyz`)).status).toBe(503);
+
+    own.server.resume();
+    await expect.poll(async () => (await probe(`${base}/readyz`)).status, { timeout: 30_000 }).toBe(200);
+    await worker.stop();
+  });
 });

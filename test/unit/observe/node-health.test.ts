@@ -4,8 +4,8 @@ import { liveness, readiness, type HealthInputs } from '../../../dist/observe/no
 const running: HealthInputs = {
   state: 'running',
   failure: undefined,
-  consumer: { running: true, stuckForMs: 0, brokerFailures: 0 },
-  heartbeat: { running: true, stuckForMs: 0, silentForMs: 0, failures: 0 },
+  consumer: { running: true, stuckForMs: 0, returnedAgoMs: 0, brokerFailures: 0 },
+  heartbeat: { running: true, stuckForMs: 0, endedAgoMs: 0, silentForMs: 0, failures: 0 },
   leaseLapsedMs: 0,
   fencing: false,
 };
@@ -21,11 +21,38 @@ describe('node health', () => {
 
   it('a stuck fetch loop or heartbeat, an ended loop or a failed pool is not alive', () => {
     expect(liveness({ ...running, consumer: { ...running.consumer, stuckForMs: 1500.4 } }).checks.consumer).toBe(
-      'the fetch loop is stuck: a broker call is 1500 ms past its deadline',
+      "the fetch loop is stuck: a broker call is 1500 ms past its deadline, while the heartbeat's come back",
     );
     expect(liveness({ ...running, consumer: { ...running.consumer, running: false } }).ok).toBe(false);
     expect(liveness({ ...running, heartbeat: { ...running.heartbeat, stuckForMs: 10 } }).ok).toBe(false);
     expect(liveness({ ...running, failure: 'children keep dying' }).checks.pool).toBe('failed: children keep dying');
+  });
+
+  it("a loop is stuck only while the other one's calls come back: when neither does, Redis is frozen and the node alive", () => {
+    // The heartbeat's last beat ended 400 ms ago, after the fetch call's deadline passed (1,500 ms ago): the fault is ours.
+    const fetchHangs = {
+      ...running,
+      consumer: { ...running.consumer, stuckForMs: 1500, returnedAgoMs: 9000 },
+      heartbeat: { ...running.heartbeat, endedAgoMs: 400 },
+    };
+    expect(liveness(fetchHangs).checks.consumer).toMatch(/^the fetch loop is stuck/);
+    const beatHangs = {
+      ...running,
+      consumer: { ...running.consumer, returnedAgoMs: 30 },
+      heartbeat: { ...running.heartbeat, stuckForMs: 2000, endedAgoMs: 20_000 },
+    };
+    expect(liveness(beatHangs).checks.heartbeat).toMatch(/^the heartbeat is stuck/);
+    // Neither came back since the other stalled: Redis answers no one.
+    const frozen = {
+      ...running,
+      consumer: { ...running.consumer, stuckForMs: 15_000, returnedAgoMs: 26_000 },
+      heartbeat: { ...running.heartbeat, stuckForMs: 2000, endedAgoMs: 20_000, silentForMs: 20_000 },
+      leaseLapsedMs: 7000,
+    };
+    expect(liveness(frozen)).toEqual({ ok: true, checks: { pool: 'ok', consumer: 'ok', heartbeat: 'ok' } });
+    const ready = readiness(frozen);
+    expect(ready.ok).toBe(false);
+    expect(ready.checks.broker).toMatch(/^unreachable: no heartbeat answered/);
   });
 
   it('starting and stopping are alive but not ready; the loop is not judged then', () => {
