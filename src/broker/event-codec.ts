@@ -200,3 +200,8 @@ function isEvent(v: unknown): v is NodeEvent {
   }
   return true;
 }
+
+/** A value's size as the stream holds it (msgpack, as encodeEvents packs it), in bytes. */
+export function packedSize(value: unknown): number {
+  return packr.pack(value).length;
+}

@@ -1,6 +1,7 @@
 import type { Logger } from 'pino';
 import type { EventCarrier } from '../broker/types.js';
 import type { EventBatch, JobStep } from './event-batch.js';
+import { boundEvent } from './event-bounds.js';
 import type { NodeEvent } from './node-event.js';
 
 /** Most events one write carries (one stream entry); the rest ride the next one. */
@@ -51,7 +52,8 @@ export class EventBuffer implements EventCarrier {
   push(event: NodeEvent | JobStep): void {
     if (this.closed) return;
     if (this.held.length === 0) this.heldSince = Date.now();
-    this.held.push(event);
+    // Job steps carry no value of a task's; the rest are cut to the bound here, before they are held.
+    this.held.push(Array.isArray(event) ? event : boundEvent(event));
     this.trim();
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }

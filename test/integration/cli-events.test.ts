@@ -198,6 +198,33 @@ describe('prefork events', () => {
     }
   });
 
+  it('prints a huge error message cut, saying where the whole is; prefork result prints it whole', async () => {
+    const worker = start([
+      'worker',
+      '--app',
+      fixture('worker-tasks.mjs'),
+      '--broker',
+      url,
+      '-c',
+      '1',
+      '-n',
+      'cut-node',
+    ]);
+    await expect.poll(worker.out, { timeout: 30_000 }).toMatch(/^tasks \(\d+\): /m);
+    const huge = 'z'.repeat(100_000);
+    const enqueued = run(['enqueue', 'boom', JSON.stringify(huge), '--json', '--broker', url]);
+    expect(enqueued.code, enqueued.stderr).toBe(0);
+    const id = (JSON.parse(enqueued.stdout) as { id: string }).id;
+    const failedLine = (): string =>
+      run(['events', '--node', 'cut-node', '--type', 'job-failed', '--broker', url]).stdout.trim();
+    await expect
+      .poll(failedLine, { timeout: 20_000 })
+      .toContain(`[message cut: 100005 characters; whole in the job's result: prefork result ${id}]`);
+    expect(failedLine().length).toBeLessThan(2_000);
+    const result = run(['result', id, '--json', '--broker', url]);
+    expect(result.stdout).toContain(`boom ${huge}`);
+  });
+
   it('prints each event on one line, however many lines and escapes its error message holds', async () => {
     const packr = new Packr({ useRecords: false, moreTypes: false });
     const raw = new Redis(url);

@@ -12,6 +12,7 @@ import { Redis } from 'ioredis';
 import { pack } from 'msgpackr';
 import { OptionError, type Client, type NodeEvent } from 'prefork';
 import { createBroker } from 'prefork/broker';
+import { EVENT_VALUE_MAX } from '../../dist/events/event-bounds.js';
 import {
   brokerFor,
   captureLog,
@@ -164,6 +165,60 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     await handle.result();
     const events = await collect(client, (s) => s.some((e) => e.jobId === handle.id && e.type === 'job-succeeded'));
     expect(typesOf(events, handle.id)).toEqual(['job-received', 'job-started', 'job-progress', 'job-succeeded']);
+  });
+
+  it('cut a huge error message to EVENT_VALUE_MAX, marked, while the stored result keeps it whole', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, concurrency: 1 });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const huge = 'y'.repeat(200_000);
+    const handle = await client.enqueue('boom' as 'add', [huge] as never, {
+      retries: 1,
+      backoff: { type: 'fixed', delay: 0 },
+    });
+    const err = (await handle.result().catch((e: unknown) => e)) as Error;
+    // The stored result keeps the whole message.
+    expect(err.message).toBe(`boom ${huge}`);
+    const events = await collect(client, (seen) => seen.some((e) => e.jobId === handle.id && e.type === 'job-failed'));
+    const told = events.filter((e) => e.jobId === handle.id && e.error !== undefined);
+    expect(told.map((e) => e.type)).toEqual(['job-retried', 'job-failed']);
+    for (const e of told) {
+      const message = e.error?.message ?? '';
+      expect(message.startsWith(`boom ${'y'.repeat(EVENT_VALUE_MAX - 5)}… [message cut: 200005 characters`)).toBe(true);
+      expect(message).toContain(`prefork result ${handle.id}]`);
+      expect(message.length).toBeLessThan(EVENT_VALUE_MAX + 200);
+    }
+  });
+
+  it('cut a huge progress value, a string or any other, marked, while the job keeps it whole', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, concurrency: 3, app: fixture('tasks-inspect.mjs') });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const dir = mkdtempSync(join(tmpdir(), 'prefork-events-'));
+    const text = 'p'.repeat(50_000);
+    const rows = Array.from({ length: 2_000 }, (_, i) => ({ row: i }));
+    const small = await client.enqueue('progressThenHold' as 'add', [join(dir, 'a'), { done: 1 }] as never);
+    const long = await client.enqueue('progressThenHold' as 'add', [join(dir, 'b'), text] as never);
+    const wide = await client.enqueue('progressThenHold' as 'add', [join(dir, 'c'), rows] as never);
+    const ids = [small.id, long.id, wide.id];
+    const seen = await collect(client, (s) =>
+      ids.every((id) => s.some((e) => e.jobId === id && e.type === 'job-progress')),
+    );
+    const progressOf = (id: string): unknown => seen.find((e) => e.jobId === id && e.type === 'job-progress')?.progress;
+    expect(progressOf(small.id)).toEqual({ done: 1 });
+    expect(progressOf(long.id)).toBe(
+      `${'p'.repeat(EVENT_VALUE_MAX)}… [progress cut: 50000 characters; whole in the job's result: prefork result ${long.id}]`,
+    );
+    expect(progressOf(wide.id)).toBe(
+      `[progress cut: larger than ${EVENT_VALUE_MAX} bytes; whole in the job's result: prefork result ${wide.id}]`,
+    );
+    // The job's own record keeps each whole.
+    await expect.poll(async () => (await long.progress())?.value).toBe(text);
+    await expect.poll(async () => (await wide.progress())?.value).toEqual(rows);
+    for (const gate of ['a', 'b', 'c']) writeFileSync(join(dir, gate), '');
+    await Promise.all([small.result(), long.result(), wide.result()]);
   });
 
   it('refuse bad options with OptionError naming them', async () => {

@@ -1,0 +1,63 @@
+import { packedSize } from '../broker/event-codec.js';
+import type { NodeEvent } from './node-event.js';
+
+/**
+ * Most characters of an error's name or message, and most characters (a
+ * string) or msgpack bytes (any other value) of a progress value, an event
+ * keeps. The stream holds up to eventsMaxLen × 256 events: at 1 KiB each
+ * that is ~280 MB at the very worst, where a task's 5 MB message reported
+ * on every failure could push Redis to maxmemory. A message's first 1 KiB
+ * says what went wrong; the whole value stays in the job's stored result.
+ */
+export const EVENT_VALUE_MAX = 1024;
+
+/**
+ * The event as the stream keeps it: an error name or message, or a
+ * progress value, past EVENT_VALUE_MAX is cut and says so, naming where the
+ * whole is (`prefork result <id>`). Events within the bound (nearly all)
+ * come back as they are, after a length comparison.
+ */
+export function boundEvent(e: NodeEvent): NodeEvent {
+  const { error, progress } = e;
+  const longError =
+    error !== undefined && (error.message.length > EVENT_VALUE_MAX || error.name.length > EVENT_VALUE_MAX);
+  const longProgress = progress !== undefined && progress !== null && isLong(progress);
+  if (!longError && !longProgress) return e;
+  const out: NodeEvent = { ...e };
+  if (longError)
+    out.error = { name: cutText(error.name, 'name', e.jobId), message: cutText(error.message, 'message', e.jobId) };
+  if (longProgress) out.progress = cutProgress(progress, e.jobId);
+  return out;
+}
+
+/** Strings by length; numbers, booleans and bigints are short; bytes and objects by their msgpack size. */
+function isLong(value: unknown): boolean {
+  if (typeof value === 'string') return value.length > EVENT_VALUE_MAX;
+  if (typeof value !== 'object' && typeof value !== 'function') return false;
+  if (value instanceof Uint8Array) return value.byteLength > EVENT_VALUE_MAX;
+  try {
+    return packedSize(value) > EVENT_VALUE_MAX;
+  } catch {
+    // It came decoded from msgpack, so it packs; were it not to, the event would not be written at all.
+    return true;
+  }
+}
+
+function cutProgress(value: unknown, jobId: string | undefined): string {
+  if (typeof value === 'string') return cutText(value, 'progress', jobId);
+  return `[progress cut: larger than ${EVENT_VALUE_MAX} bytes${whereWhole(jobId)}]`;
+}
+
+/** The first EVENT_VALUE_MAX characters (no half of a surrogate pair), then the marker; short text as it is. */
+function cutText(text: string, what: string, jobId: string | undefined): string {
+  if (text.length <= EVENT_VALUE_MAX) return text;
+  let end = EVENT_VALUE_MAX;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${text.slice(0, end)}… [${what} cut: ${text.length} characters${whereWhole(jobId)}]`;
+}
+
+function whereWhole(jobId: string | undefined): string {
+  // The stored result keeps the error whole, and the last progress value (not with ignoreResult).
+  return jobId === undefined ? '' : `; whole in the job's result: prefork result ${jobId}`;
+}
