@@ -23,6 +23,7 @@ import { BatchedReads } from './util/batched-reads.js';
 import {
   ArgumentsTooLargeError,
   BrokerClosedError,
+  BrokerUnavailableError,
   ArgumentSerializationError,
   ClientClosedError,
   JobFailedError,
@@ -357,7 +358,11 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   /** Ids recently handed to a waiter (insertion order = age). */
   private readonly delivered = new Set<string>();
   /** The stored results waits look at (a first look, a foreign job's poll), read together per turn. */
-  private readonly looks = new BatchedReads<ResultRecord | undefined>((ids) => this.broker.getResults(ids));
+  private readonly looks = new BatchedReads<ResultRecord | undefined>(
+    (ids) => this.broker.getResults(ids),
+    // Every id's read would fail alike: not split (see BatchedReads).
+    (err) => err instanceof BrokerUnavailableError || err instanceof BrokerClosedError,
+  );
   private listening: Promise<void> | undefined;
   private closed = false;
   /** The first close()'s work, which every call of close() resolves with. */

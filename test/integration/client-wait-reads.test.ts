@@ -34,3 +34,26 @@ describe('many waits begun together', () => {
     expect(await results).toEqual(enqueued.map((_, i) => i + 1));
   });
 });
+
+describe('a wait begun together with one whose stored result does not decode', () => {
+  it('still gets its own result; only the other fails', async () => {
+    const namespace = uniqueName('ns');
+    const producer = makeClient(own.server.url, namespace);
+    const handle = await producer.enqueue('add', [1, 2]);
+    const worker = makeWorker({ broker: own.server.url, namespace });
+    await worker.start();
+    expect(await handle.result({ timeout: 30_000 })).toBe(3);
+    // Bytes that are no msgpack record (another program's, or cut short).
+    await own.raw.set(`${namespace}:res:unreadable`, 'not msgpack');
+
+    const waiter = makeClient(own.server.url, namespace);
+    await waiter.getResult('connects-the-client');
+    // Begun in the same turn: their first looks share one read.
+    const [unreadable, readable] = await Promise.allSettled([
+      waiter.handle('unreadable').result({ timeout: 3_000 }),
+      waiter.handle(handle.id).result({ timeout: 3_000 }),
+    ]);
+    expect(readable).toEqual({ status: 'fulfilled', value: 3 });
+    expect(unreadable.status).toBe('rejected');
+  });
+});

@@ -63,3 +63,36 @@ it('one job refused: the others are revoked and the nodes told, the refused one 
   const [request] = await b.takeControl('n1');
   expect((request?.args ?? []).slice(3)).toEqual(['a', 'held', 'c']);
 });
+
+it('a look refused in a later chunk: the jobs of the chunks before are remembered and the nodes told', async () => {
+  const url = inject('redisUrl');
+  const namespace = `rvr${randomUUID().slice(0, 8)}`;
+  const b: Broker = createBroker(url, { namespace, logger: silent });
+  open.push(b);
+  await b.connect();
+  const raw = new Redis(url);
+  open.push({ close: () => raw.quit() });
+  await b.register({
+    id: 'n1',
+    name: 'n1@test',
+    host: 'test',
+    pid: process.pid,
+    queues: ['q'],
+    concurrency: '1',
+    startedAt: Date.now(),
+  });
+  await b.enqueue([job('held')]);
+  const { deliveries } = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+  expect(deliveries.map((d) => d.job.id)).toEqual(['held']);
+  // Past the first chunk of ids (500): an id the job index places in a delayed set that holds another type.
+  const fillers = Array.from({ length: 500 }, (_, i) => `none-${i}`);
+  await raw.hset(`{${namespace}}:jobs`, 'bad', `d:${Date.now()}:other`);
+  await raw.set(`{${namespace}}:delayed:other`, 'not a sorted set');
+
+  await expect(b.revoke(['held', ...fillers, 'bad'], { terminate: false, grace: 5_000 })).rejects.toThrow(/WRONGTYPE/);
+  expect(await b.getResult('held')).toMatchObject({ state: 'REVOKED' });
+  // Its node holds it: told of the revoke, it does not run it.
+  expect((await b.listRevoked()).map((r) => r.id)).toEqual(['held']);
+  const [request] = await b.takeControl('n1');
+  expect((request?.args ?? []).slice(3)).toEqual(['held']);
+});

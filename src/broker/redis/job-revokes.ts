@@ -66,8 +66,10 @@ export class JobRevokes {
    * an undecodable result) leaves that id's outcome undefined and is the
    * `refusal`, for the caller to throw once it has told the nodes of those
    * revoked: a job taken out of its queue with it must still get its
-   * REVOKED result, and a held one must be heard of. The ids after a
-   * refused chunk are not looked at.
+   * REVOKED result, and a held one must be heard of. An error that stops a
+   * chunk part way (a look Redis refused, a lost connection) is the refusal
+   * too, with the outcomes written before it. The ids after a refused chunk
+   * are not looked at.
    */
   async revoke(redis: Redis, targets: readonly RevokeTarget[]): Promise<RevokeResults> {
     const outcomes: (RevokeOutcome | undefined)[] = [];
@@ -94,10 +96,17 @@ export class JobRevokes {
       outcome: undefined,
     }));
     let left = all;
-    for (let round = 0; round < SWAP_ROUNDS && left.length > 0; round++) {
-      const open = await this.readResults(redis, left, refusals);
-      await this.find(redis, open, refusals);
-      left = await this.write(redis, open, refusals);
+    try {
+      for (let round = 0; round < SWAP_ROUNDS && left.length > 0; round++) {
+        const open = await this.readResults(redis, left, refusals);
+        await this.find(redis, open, refusals);
+        left = await this.write(redis, open, refusals);
+      }
+    } catch (err) {
+      // Thrown part way (a look Redis refused, a lost connection): those written already are
+      // revoked, and the caller must still tell the nodes of them (a node would run one it holds).
+      refusals.push(err instanceof Error ? err : new Error(String(err)));
+      return all.map((p) => p.outcome);
     }
     // Changing every time: it is being settled right now; the node that holds it hears of the revoke.
     for (const p of left) p.outcome = { id: p.target.id, outcome: 'revoked' };
