@@ -232,6 +232,22 @@ describe('Worker over Redis: failures of nodes and of Redis', () => {
     }
   });
 
+  it('a busy command connection is never taken for a silent one: under a long drain it is not replaced', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    // The shortest lease: its connection is looked at for silence after 1 s of commands waiting unanswered.
+    const worker = makeWorker({ broker: url, namespace, concurrency: 2, lease: 1000, logger: log });
+    await worker.start();
+    const client = makeClient(url, namespace);
+    // Several seconds of fetches and settlements back to back: there is nearly always a command in flight.
+    const handles = await client.enqueueMany(Array.from({ length: 20_000 }, (_, i) => ({ name: 'add', args: [i, 0] })));
+    const results = await Promise.all(handles.map((h) => h.result({ timeout: 120_000 })));
+    expect(results).toEqual(handles.map((_, i) => i));
+    expect(lines.filter((l) => String(l.msg).startsWith('the Redis connection went silent'))).toEqual([]);
+    await worker.stop();
+  });
+
   it('stop() refuses an option it does not know, naming it', async () => {
     const worker = makeWorker({ broker: `memory://${uniqueName('m')}` });
     await expect(worker.stop({ timeout: 5_000 } as never)).rejects.toThrow(

@@ -29,11 +29,14 @@ export class SilentConnectionGuard {
     private readonly silentMs: number,
     private readonly log: Logger,
   ) {
-    // A new socket for each connect and reconnect: listen to each one's bytes.
+    // A new socket for each connect and reconnect: listen to each one's bytes, the open one's too (the guard
+    // comes once the connection is up: without it, a busy connection was taken for a silent one).
+    const listen = (): void => void conn.stream.on('data', () => (this.heardAt = performance.now()));
     conn.on('connect', () => {
       this.heardAt = performance.now();
-      conn.stream.on('data', () => (this.heardAt = performance.now()));
+      listen();
     });
+    if (conn.status === 'ready') listen();
     this.timer = setInterval(() => void this.check(), CHECK_EVERY_MS);
     this.timer.unref();
   }
