@@ -78,7 +78,8 @@ export class Scheduler {
     clearTimeout(this.timer);
     const armedAt = performance.now();
     this.timer = setTimeout(() => {
-      if (performance.now() - armedAt - after > WATCH_GAP_MS) this.markUnsure();
+      const began = performance.now();
+      if (began - armedAt - after > WATCH_GAP_MS) this.markUnsure();
       this.waking = this.step()
         .then(
           () => {
@@ -93,6 +94,9 @@ export class Scheduler {
           },
         )
         .finally(() => {
+          // Stopped mid-step (the claim built but not yet sent, or its reply on the way back): the
+          // timer was on time, and what the step heard may be older than what others did since.
+          if (performance.now() - began > WATCH_GAP_MS) this.markUnsure();
           this.waking = undefined;
           this.arm();
         });
