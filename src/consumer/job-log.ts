@@ -2,6 +2,7 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Delivery, Settlement } from '../broker/types.js';
 import { Retry } from '../errors.js';
+import { cutText } from '../util/cut-text.js';
 
 /** The level of the per-job lines (received, succeeded, retry by Retry): `debug` keeps a busy node's info log quiet. */
 export type JobLogLevel = 'info' | 'debug';
@@ -53,18 +54,24 @@ export class JobLog {
         // Asked for by the task: an expected turn, so no stack; an error that will be retried keeps its stack.
         if (outcome instanceof Retry) {
           if (this.log.isLevelEnabled(this.level))
-            this.log[this.level]({ ...fields, retryInMs: s.delay }, `${name} ${next}: ${outcome.message}`);
+            this.log[this.level](
+              { ...fields, retryInMs: s.delay },
+              `${name} ${next}: ${cutText(outcome.message, 'message', job.id)}`,
+            );
         } else {
           this.log.warn(
-            { ...fields, retryInMs: s.delay, err: shownError(outcome) },
-            `${name} failed${where}; ${next}: ${describe(outcome)}`,
+            { ...fields, retryInMs: s.delay, err: shownError(outcome, job.id) },
+            `${name} failed${where}; ${next}: ${describe(outcome, job.id)}`,
           );
         }
         return;
       }
       case 'dead': {
-        const why = outcome instanceof Error && s.reason === outcome.message ? describe(outcome) : s.reason;
-        this.log.error({ ...fields, err: shownError(outcome) }, `${name} failed${where}: ${why}`);
+        const why =
+          outcome instanceof Error && s.reason === outcome.message
+            ? describe(outcome, job.id)
+            : cutText(s.reason, 'reason', job.id);
+        this.log.error({ ...fields, err: shownError(outcome, job.id) }, `${name} failed${where}: ${why}`);
         return;
       }
       case 'giveBack':
@@ -79,9 +86,15 @@ export class JobLog {
   }
 }
 
-function describe(err: unknown): string {
-  return err instanceof Error ? `${err.name}: ${err.message}` : String(err);
+/** The error's name and message, each cut past TEXT_KEPT_MAX (a task's message may be megabytes). */
+function describe(err: unknown, jobId: string): string {
+  return err instanceof Error
+    ? `${cutText(err.name, 'name', jobId)}: ${cutText(err.message, 'message', jobId)}`
+    : cutText(String(err), 'reason', jobId);
 }
+
+/** Most characters of a stack a log line keeps: frames enough to find the task's code. */
+const STACK_KEPT_MAX = 16 * 1024;
 
 /** prefork's own code (all of it but the demo's task module): its frames say nothing about the task that failed. */
 const ROOT = new URL('../', import.meta.url);
@@ -113,10 +126,23 @@ function isOwnFrame(line: string): boolean {
  * constructor, which for a task's error rebuilt in the parent is
  * RemoteTaskError: the copy has none, so the log says the task's own name.
  */
-function shownError(err: unknown): unknown {
+function shownError(err: unknown, jobId: string): unknown {
   if (!(err instanceof Error)) return err;
   const shown = Object.create(Object.getPrototypeOf(err) as object, Object.getOwnPropertyDescriptors(err)) as Error;
   Object.defineProperty(shown, 'constructor', { value: undefined, enumerable: false });
-  Object.defineProperty(shown, 'stack', { value: taskStack(err.stack), enumerable: false, writable: true });
+  Object.defineProperty(shown, 'stack', { value: boundedStack(err, jobId), enumerable: false, writable: true });
+  const message = cutText(err.message, 'message', jobId);
+  if (message !== err.message) Object.defineProperty(shown, 'message', { value: message, enumerable: false });
+  const name = cutText(err.name, 'name', jobId);
+  if (name !== err.name) Object.defineProperty(shown, 'name', { value: name, enumerable: false });
   return shown;
+}
+
+/** The task's stack, its first line (which repeats the message) cut as the message is, and the whole bounded. */
+function boundedStack(err: Error, jobId: string): string | undefined {
+  const stack = taskStack(err.stack);
+  if (stack === undefined) return undefined;
+  const head = `${err.name}: ${err.message}`;
+  const short = stack.startsWith(head) ? `${describe(err, jobId)}${stack.slice(head.length)}` : stack;
+  return cutText(short, 'stack', jobId, STACK_KEPT_MAX);
 }

@@ -1,4 +1,5 @@
 import { packedSize } from '../broker/event-codec.js';
+import { cutText, TEXT_KEPT_MAX, whereWhole } from '../util/cut-text.js';
 import type { NodeEvent } from './node-event.js';
 
 /**
@@ -6,10 +7,9 @@ import type { NodeEvent } from './node-event.js';
  * string) or msgpack bytes (any other value) of a progress value, an event
  * keeps. The stream holds up to eventsMaxLen × 256 events: at 1 KiB each
  * that is ~280 MB at the very worst, where a task's 5 MB message reported
- * on every failure could push Redis to maxmemory. A message's first 1 KiB
- * says what went wrong; the whole value stays in the job's stored result.
+ * on every failure could push Redis to maxmemory.
  */
-export const EVENT_VALUE_MAX = 1024;
+export const EVENT_VALUE_MAX = TEXT_KEPT_MAX;
 
 /**
  * The event as the stream keeps it: an error name or message, or a
@@ -46,18 +46,4 @@ function isLong(value: unknown): boolean {
 function cutProgress(value: unknown, jobId: string | undefined): string {
   if (typeof value === 'string') return cutText(value, 'progress', jobId);
   return `[progress cut: larger than ${EVENT_VALUE_MAX} bytes${whereWhole(jobId)}]`;
-}
-
-/** The first EVENT_VALUE_MAX characters (no half of a surrogate pair), then the marker; short text as it is. */
-function cutText(text: string, what: string, jobId: string | undefined): string {
-  if (text.length <= EVENT_VALUE_MAX) return text;
-  let end = EVENT_VALUE_MAX;
-  const last = text.charCodeAt(end - 1);
-  if (last >= 0xd800 && last <= 0xdbff) end--;
-  return `${text.slice(0, end)}… [${what} cut: ${text.length} characters${whereWhole(jobId)}]`;
-}
-
-function whereWhole(jobId: string | undefined): string {
-  // The stored result keeps the error whole, and the last progress value (not with ignoreResult).
-  return jobId === undefined ? '' : `; whole in the job's result: prefork result ${jobId}`;
 }

@@ -123,6 +123,32 @@ describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
     expect(await w.exited).toEqual({ code: 0, signal: null });
   });
 
+  it('a failure with a huge message: the line keeps its first 1,024 characters and says where the whole is', async () => {
+    const w = await startWorker(url, 'log4');
+    const huge = 'y'.repeat(100_000);
+    const failed = enqueueAndWait(url, 'log4', 'boom', JSON.stringify(huge));
+    await expect.poll(() => w.lines().filter((l) => l.jobId === failed).length).toBe(2);
+    const raw = w
+      .out()
+      .split('\n')
+      .find((l) => l.includes(`"jobId":"${failed}"`) && l.includes('"level":50'));
+    const marker = `… [message cut: 100005 characters; whole in the job's result: prefork result ${failed}]`;
+    const kept = `boom ${'y'.repeat(1024 - 5)}${marker}`;
+    const line = JSON.parse(raw!) as Line & { err: { message: string; stack: string } };
+    expect(line.msg).toMatch(new RegExp(`failed in \\d+ ms \\(pid \\d+\\): Error: `));
+    expect(line.msg.endsWith(`Error: ${kept}`)).toBe(true);
+    expect(line.err.message).toBe(kept);
+    expect(line.err.stack.startsWith(`Error: ${kept}\n`)).toBe(true);
+    expect(line.err.stack).toContain('worker-tasks.mjs');
+    // Cut three times over (message, error, stack), the line is a few KB, not 300.
+    expect(raw!.length).toBeLessThan(20_000);
+    // The stored result keeps it whole.
+    const shown = run(['result', failed, '--json', '--broker', url]);
+    expect(shown.stdout).toContain(`boom ${huge}`);
+    w.proc.kill('SIGTERM');
+    expect(await w.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('--job-log-level debug keeps the job lines out of an info log; failures still show', async () => {
     const w = await startWorker(url, 'log2', ['--job-log-level', 'debug']);
     const ok = enqueueAndWait(url, 'log2', 'add', '1', '1');
