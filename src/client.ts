@@ -221,6 +221,15 @@ function jobOptionsOf(sig: Signature): EnqueueOptions {
   return Object.fromEntries(Object.entries(sig.options).filter(([key]) => key !== 'immutable'));
 }
 
+/**
+ * A parked outcome that `dead retry` may have taken back since: a failure
+ * (a job that fails for good goes to the dead set) or a result read gone (a
+ * retry drops it). A success or a revoke is never taken back.
+ */
+function takenBackMaybe(outcome: ResultRecord | typeof GONE): boolean {
+  return outcome === GONE || outcome.state === 'FAILURE';
+}
+
 function closedWhileWaiting(id: string): ClientClosedError {
   return new ClientClosedError(`the client was closed while waiting for job ${id}`);
 }
@@ -677,11 +686,15 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     // Closed before or meanwhile: a waiter registered now would never be settled.
     if (this.closed) throw closedWhileWaiting(id);
     const early = this.arrived.get(id);
+    // A job's failure read before this wait may have been taken back since (dead retry): checked first, below.
+    const parked = early !== undefined && takenBackMaybe(early) && !this.flows.has(id) ? early : undefined;
     if (early !== undefined) {
       this.arrived.delete(id);
-      this.remember(id);
-      if (early === GONE) throw new ResultGoneError(id);
-      return early;
+      if (parked === undefined) {
+        this.remember(id);
+        if (early === GONE) throw new ResultGoneError(id);
+        return early;
+      }
     }
     return new Promise<ResultRecord>((resolve, reject) => {
       const waiter: Waiter = { resolve, reject, timer: undefined };
@@ -700,6 +713,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       else this.waiters.set(id, [waiter]);
       if (announced) this.own.add(id);
       this.listen();
+      if (parked !== undefined) {
+        this.confirm(id, parked, announced ? undefined : waiter);
+        return;
+      }
       const now = Date.now();
       if (ticket !== undefined && ticket.evictions === this.evictions && now - ticket.at < SKIP_FIRST_LOOK_MS) {
         this.unlooked.set(id, now);
@@ -723,6 +740,34 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         },
       );
     });
+  }
+
+  /**
+   * Hands the waiters of `id` a failure (or gone) only once the store still
+   * says so: `dead retry` drops a retried job's stored failure and queues it
+   * again, and its waits then wait for the new run's announcement. Checked:
+   * a failure parked before its wait began, one read from a backlog (a
+   * retry takes no announcement out of a list that long), an id read gone.
+   * The look is one of the batched first looks (no round trip of its own);
+   * with no stored result, where the job is decides: nowhere, its result
+   * expired and `outcome` stands. `foreign`: a wait not announced here,
+   * which polls while the job runs again.
+   */
+  private confirm(id: string, outcome: ResultRecord | typeof GONE, foreign?: Waiter): void {
+    const handOver = (): void => (outcome === GONE ? this.settleGone(id) : this.deliver(outcome));
+    this.looks
+      .read(id)
+      .then(async (record) => {
+        if (record !== undefined && isFinalState(record.state)) this.deliver(record);
+        else if (record === undefined && (await this.isNowhere(id))) handOver();
+        // Queued or running again: announced here when it ends (it keeps its reply list), or polled.
+        else if (foreign !== undefined) this.pollForeign(id, foreign);
+      })
+      .catch((err: unknown) => {
+        // What was read stands, as it did before the look.
+        if (!this.closed) this.log.warn({ err, jobId: id }, 'could not check a failed result; handing it over');
+        handOver();
+      });
   }
 
   /**
@@ -860,6 +905,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (this.listening !== undefined || this.closed) return;
     this.listening = (async () => {
       let failures = 0;
+      let afterBacklog = false;
       while (this.waiters.size > 0 && !this.closed) {
         try {
           if (this.rereadPending) {
@@ -867,8 +913,18 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
             await this.reread();
           }
           const got = await this.broker.waitForResults(this.id, WAIT_SLICE_MS, this.closing.signal);
-          for (const record of got.records) this.deliver(record);
-          for (const id of got.gone) this.settleGone(id);
+          // A backlog may hold announcements a dead retry left (it scans no list that long): so may the read after.
+          const suspect = got.backlog === true || afterBacklog;
+          afterBacklog = got.backlog === true;
+          for (const record of got.records) {
+            if (suspect && record.state === 'FAILURE' && this.waiters.has(record.id)) this.confirm(record.id, record);
+            else this.deliver(record);
+          }
+          // Expired, or dropped by a dead retry between the pop and the read, or with a backlog.
+          for (const id of got.gone) {
+            if (this.waiters.has(id)) this.confirm(id, GONE);
+            else this.settleGone(id);
+          }
           if (got.missed) this.rereadPending = true;
           if (got.reconnected === true) this.findPending = true;
           if (this.unlooked.size > 0) this.lookAtUnlooked();

@@ -581,7 +581,7 @@ export interface JobLocation {
 export interface AnnouncedResults {
   /** Final results announced to the client. */
   records: ResultRecord[];
-  /** Announced ids whose result is no longer stored (expired after the result TTL, or evicted). */
+  /** Announced ids whose result is no longer stored (expired after the result TTL, evicted, or dropped by a dead retry). */
   gone: string[];
   /**
    * Announcements may have been lost before this read took them: its reply
@@ -596,6 +596,13 @@ export interface AnnouncedResults {
    * jobs it waits for without a stored result are.
    */
   reconnected?: boolean;
+  /**
+   * The read took as many announcements as one read takes: the list held a
+   * backlog, longer than a dead retry scans for the failure it drops
+   * (changeDead-3.lua), so the client checks the failures of this read and
+   * the next against the stored results.
+   */
+  backlog?: boolean;
 }
 
 /** Opening and closing a broker handle: whoever creates one owns these. */

@@ -259,7 +259,10 @@ export class Results {
       // Not final: a rerun of the job (redelivered) wrote over it; it is announced again when it ends.
       else if (isFinalState(record.state)) records.push(record);
     }
-    return { records, gone, missed, reconnected };
+    // REPLY_BATCH is the longest list changeDead-3.lua scans (UNANNOUNCE_SCAN_MAX): a full pop came from a longer one.
+    return left === undefined
+      ? { records, gone, missed, reconnected }
+      : { records, gone, missed, reconnected, backlog: true };
   }
 
   /**
