@@ -9,6 +9,7 @@
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { BrokerFullError } from '../../dist/errors.js';
 import type { Broker, Delivery, ResultRecord } from '../../dist/broker/types.js';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
@@ -128,8 +129,13 @@ describe('at maxmemory', () => {
     await b.connect();
     const ids = await enqueue(b, 3);
     await own.raw.config('SET', 'maxmemory', '1');
-    // The revoked set cannot grow: the call fails, whatever it did before.
-    await expect(b.revoke(ids.slice(0, 2), REVOKE)).rejects.toThrow(/OOM/);
+    // The revoked set cannot grow: the call fails with a named error that says what it did, Redis's reply its cause.
+    const err: unknown = await b.revoke(ids.slice(0, 2), REVOKE).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(BrokerFullError);
+    expect((err as Error).message).toMatch(
+      /refused to record the revoke: jobs that waited in their queues are revoked/,
+    );
+    expect(((err as Error).cause as Error).message).toMatch(/^OOM/);
     await own.raw.config('SET', 'maxmemory', '0');
     const revoked = await noneLost(b, own.raw, 'oom', ids);
     expect(revoked).not.toContain(ids[2]);

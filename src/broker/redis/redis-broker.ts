@@ -612,7 +612,8 @@ export class RedisBroker implements Broker {
   // revokes
 
   async revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]> {
-    return this.revokes.revoke(await this.redis(), ids, options);
+    const redis = await this.redis();
+    return this.outOfMemory.watch('revokes', true, () => this.revokes.revoke(redis, ids, options));
   }
 
   async listRevoked(): Promise<RevokedJob[]> {
