@@ -433,7 +433,9 @@ export class BrokerRefusedError extends PreforkError {
 /**
  * Redis is full (it reached maxmemory and, under the noeviction policy
  * prefork needs, refuses writes): it refused to enqueue, so nothing of the
- * call was written. Not a refusal for good: the same call succeeds once
+ * call was written; or to record a revoke, whose jobs that waited in their
+ * queues are revoked all the same, while jobs held by a node or not started
+ * yet may still run. Not a refusal for good: the same call succeeds once
  * Redis has room. `cause` is Redis's OOM reply.
  */
 export class BrokerFullError extends PreforkError {

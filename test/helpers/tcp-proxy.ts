@@ -34,6 +34,8 @@ export class TcpProxy {
   private heldReplies: [Link, Buffer][] | undefined;
   /** Start holding replies once a request contains `text` (holdRepliesAfter). */
   private holdAfter: { text: string; done: () => void } | undefined;
+  /** Cut the connection of the next request containing `text`, unsent (cutOnRequest). */
+  private cutOn: { text: string; then: NewConnectionMode; done: () => void } | undefined;
   private readonly acceptWaiters: (() => void)[] = [];
   /** The side left open of abandoned and silenced connections, closed with the proxy. */
   private readonly abandoned = new Set<Socket>();
@@ -197,6 +199,17 @@ export class TcpProxy {
     return new Promise((resolve) => (this.holdAfter = { text: pattern.toLowerCase(), done: resolve }));
   }
 
+  /**
+   * The next request containing `text` never reaches the server: its
+   * connection is cut instead (a network failure between a client's two
+   * calls), and new connections are then handled as `then` says (`refuse`:
+   * the client cannot send it again on a new one). Requests sent with it in
+   * the same chunk are lost with it. Resolves once done.
+   */
+  cutOnRequest(text: string, then: NewConnectionMode = 'forward'): Promise<void> {
+    return new Promise((resolve) => (this.cutOn = { text: text.toLowerCase(), then, done: resolve }));
+  }
+
   /** Passes on the replies held back, in order, and stops holding. */
   releaseReplies(): void {
     const held = this.heldReplies ?? [];
@@ -238,6 +251,14 @@ export class TcpProxy {
         if (!text.includes(pattern)) continue;
         this.sent.set(pattern, (this.sent.get(pattern) ?? 0) + 1);
         link.pending.add(pattern);
+      }
+      const cutOn = this.cutOn;
+      if (cutOn !== undefined && text.includes(cutOn.text)) {
+        this.cutOn = undefined;
+        this.setMode(cutOn.then);
+        this.cut(link);
+        cutOn.done();
+        return;
       }
       const holdAfter = this.holdAfter;
       if (holdAfter !== undefined && text.includes(holdAfter.text)) {

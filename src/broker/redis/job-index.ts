@@ -3,6 +3,7 @@ import { unpack } from 'msgpackr';
 import type { JobLocation, JobRecord } from '../types.js';
 import { decodeJob, fieldMap } from './entry-codec.js';
 import { GROUP, type Keys } from './keys.js';
+import type { Results } from './results.js';
 import { callScript } from './scripts.js';
 import { outcomeBlob } from './workflows.js';
 import { removedFailure } from '../member-failures.js';
@@ -31,12 +32,29 @@ function parsePlace(raw: string): Place | undefined {
 
 type XPendingRow = [string, string, number, number];
 
-/** A job found (and taken out of its queue when `removed`); `ended`: the workflow its removal ended. */
+/** A job found (and taken out of its queue when `removed`, with its result stored when one was given). */
 export interface TakenJob {
   job: JobRecord;
   location: JobLocation;
   removed: boolean;
-  ended?: { id: string; reply: string };
+}
+
+/**
+ * The result to store for a job in the step that takes it out of its queue
+ * (a revoke's REVOKED), stored only if the result is still the one `read`
+ * (a compare-and-set): taken out by one call and given its result by a
+ * later one, the job would be lost if that call never came.
+ */
+export interface ResultToStore {
+  /** The job's stored result as read before (null: none). */
+  read: Buffer | null;
+  record: Buffer;
+  /** ms */
+  ttl: number;
+  /** The client told that the result is ready ('' none). */
+  replyTo: string;
+  /** Mark the job ended (a job with its own id: unique.ts addEndedMarks). */
+  markEnded: boolean;
 }
 
 /** A job read where the job index places it. */
@@ -49,8 +67,11 @@ interface Located {
 /** What a look at one id found: the job, nothing (no job of that id waits or is held), or 'moved' (look again). */
 type Look = Located | undefined | 'moved';
 
-/** A take's answer for one id: the job found (see take), undefined (none), or the error Redis replied to its removal. */
-export type Taken = TakenJob | undefined | Error;
+/**
+ * A take's answer for one id: the job found (see take), undefined (none), the error Redis replied to its
+ * removal, or 'changed': its result is not the one its ResultToStore read (nothing done: read it again).
+ */
+export type Taken = TakenJob | undefined | Error | 'changed';
 
 /**
  * Finds jobs through the job index (`{ns}:jobs`: job id -> its place,
@@ -63,7 +84,10 @@ export type Taken = TakenJob | undefined | Error;
  * one of removals.
  */
 export class JobIndex {
-  constructor(private readonly keys: Keys) {}
+  constructor(
+    private readonly keys: Keys,
+    private readonly results: Results,
+  ) {}
 
   async locate(redis: Redis, id: string): Promise<JobLocation | undefined> {
     for (let i = 0; i < LOCATE_TRIES; i++) {
@@ -83,22 +107,31 @@ export class JobIndex {
    * Finds the job `id` and takes it out of its queue or delayed set if it
    * waits there (removed: true); a job a node holds is found, not removed.
    * A workflow's member taken out fails in its workflow with `failure`
-   * (why it left), in the same script; `ended` names the workflow if that
-   * ended it (its client is told by the caller).
+   * (why it left), in the same script, which tells the workflow's client
+   * if that ended it.
    */
   async take(redis: Redis, id: string, failure: (job: JobRecord) => StepFailure): Promise<TakenJob | undefined> {
     const [taken] = await this.takeMany(redis, [id], failure);
     if (taken instanceof Error) throw taken;
-    return taken;
+    // 'changed' comes only with a result to store.
+    return taken === 'changed' ? undefined : taken;
   }
 
   /**
    * take for many ids at once, one answer per id in order. A removal Redis
    * refused is that id's answer (an Error), not thrown: the others taken out
-   * with it are out of their queues, and their caller must settle them.
+   * with it are out of their queues. `store` gives, for the id at an index
+   * and its job, the result its removal stores in the same step.
    */
-  async takeMany(redis: Redis, ids: readonly string[], failure: (job: JobRecord) => StepFailure): Promise<Taken[]> {
+  async takeMany(
+    redis: Redis,
+    ids: readonly string[],
+    failure: (job: JobRecord) => StepFailure,
+    store?: (at: number, job: JobRecord) => ResultToStore,
+  ): Promise<Taken[]> {
     const out: Taken[] = ids.map(() => undefined);
+    /** Found waiting in an earlier round: gone now, it ended meanwhile (or its removal's reply was lost). */
+    const seen = new Set<number>();
     let left = ids.map((_, i) => i);
     for (let round = 0; round < LOCATE_TRIES && left.length > 0; round++) {
       const looks = await this.look(
@@ -110,12 +143,21 @@ export class JobIndex {
       looks.forEach((found, x) => {
         const at = left[x] as number;
         if (found === 'moved') again.push(at);
-        else if (found === undefined) out[at] = undefined;
+        // Its result may have changed with it (a node's, or this removal's own sent again after a
+        // lost reply): a result to store was read before, so it is read again.
+        else if (found === undefined) out[at] = store !== undefined && seen.has(at) ? 'changed' : undefined;
         else if (found.location.state === 'reserved')
           out[at] = { job: found.job, location: found.location, removed: false };
-        else waiting.push({ at, found });
+        else {
+          seen.add(at);
+          waiting.push({ at, found });
+        }
       });
-      const replies = await this.remove(redis, waiting, failure);
+      const replies = await this.remove(
+        redis,
+        waiting.map(({ at, found }) => ({ found, store: store?.(at, found.job) })),
+        failure,
+      );
       waiting.forEach(({ at, found }, x) => {
         const reply = replies[x];
         if (reply instanceof Error) {
@@ -123,16 +165,17 @@ export class JobIndex {
           return;
         }
         const removed = Array.isArray(reply) ? reply[0] : Number(reply);
+        if (removed === -2) {
+          out[at] = 'changed';
+          return;
+        }
         // -1: fetched meanwhile (0: moved): look again.
         if (removed !== 1) {
           again.push(at);
           return;
         }
         // Its unique lock went in the same script (removeJob-n.lua), while it held it.
-        const taken: TakenJob = { job: found.job, location: found.location, removed: true };
-        const flow = found.job.workflow;
-        if (Array.isArray(reply) && flow !== undefined) taken.ended = { id: flow.id, reply: reply[2].toString() };
-        out[at] = taken;
+        out[at] = { job: found.job, location: found.location, removed: true };
       });
       left = again;
     }
@@ -142,27 +185,41 @@ export class JobIndex {
   /** Takes out the entries read (removeJob-n.lua, one call each, in one pipeline); each one's reply or error. */
   private async remove(
     redis: Redis,
-    waiting: readonly { found: Located }[],
+    waiting: readonly { found: Located; store: ResultToStore | undefined }[],
     failure: (job: JobRecord) => StepFailure,
   ): Promise<(number | [number, Buffer, Buffer] | Error)[]> {
     if (waiting.length === 0) return [];
+    const [, replyPrefix, replyTtl, replyMax] = this.results.scriptStore();
     const pipe = redis.pipeline();
-    for (const { found } of waiting) {
+    for (const { found, store } of waiting) {
       const { place, job } = found;
+      const id = found.location.id;
       const keys = [
         this.keys.stream(place.queue),
         this.keys.rd(place.queue),
         this.keys.delayed(place.queue),
         this.keys.jobs,
+        this.keys.result(id),
+        this.keys.endedMark(id),
       ];
-      const args: (string | number | Buffer)[] = [found.location.id, place.raw];
+      const args: (string | number | Buffer)[] = [id, place.raw, replyPrefix, replyTtl, replyMax];
+      if (store === undefined) args.push('', '0', '', 1, '', '0');
+      else
+        args.push(
+          store.record,
+          store.read === null ? '0' : '1',
+          store.read ?? '',
+          store.ttl,
+          store.replyTo,
+          store.markEnded ? '1' : '0',
+        );
       // The entry the script removes is the one read here (its place names it): so is its workflow.
       const flow = job.workflow;
       if (flow !== undefined) {
         keys.push(this.keys.workflow(flow.id));
         for (const q of flow.queues) keys.push(this.keys.stream(q), this.keys.delayed(q));
         const [, blob] = outcomeBlob({ ok: false, failure: failure(job) });
-        args.push(flow.node, blob);
+        args.push(flow.id, flow.node, blob);
       }
       callScript(pipe, 'removeJob', keys, args);
     }

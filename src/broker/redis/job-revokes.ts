@@ -6,7 +6,6 @@ import type { ResultRecord, RevokeOutcome, WorkflowNodeRecord } from '../types.j
 import { decodeResult, encodeResult } from './entry-codec.js';
 import type { JobIndex, TakenJob } from './job-index.js';
 import type { Keys } from './keys.js';
-import type { Results } from './results.js';
 import { callScript } from './scripts.js';
 
 /** Compare-and-set rounds before giving up on a result that keeps changing (a job finishing meanwhile settles it). */
@@ -45,17 +44,20 @@ interface Progress {
 
 /**
  * Revokes jobs by id on Redis, many at once: each one's REVOKED result
- * written with a compare-and-set (swapResult-n.lua: a job that finishes
- * meanwhile keeps its own), the job taken out of its queue or delayed set
- * when no node holds it (the job index). Per chunk of ids: one read of their
- * results, one look-up and one removal pass (JobIndex.takeMany), one pipeline
- * of writes; an id whose result changed meanwhile goes round again.
- * Telling the nodes (the revoked set, the control request) is the caller's.
+ * written with a compare-and-set (a job that finishes meanwhile keeps its
+ * own). A job no node holds is taken out of its queue or delayed set (the
+ * job index) by the script that stores its result (removeJob-n.lua): taken
+ * out in one call and given its result in a later one, it would be lost
+ * (in no queue, no result, its client waiting for ever) when that call
+ * never came. The others' results are stored by swapResult-n.lua. Per chunk
+ * of ids: one read of their results, one look-up, one pipeline that takes
+ * out those waiting with their results, one pipeline of the other writes;
+ * an id whose result changed meanwhile goes round again. Telling the nodes
+ * (the revoked set, the control request) is the caller's.
  */
 export class JobRevokes {
   constructor(
     private readonly keys: Keys,
-    private readonly results: Results,
     private readonly jobIndex: JobIndex,
     private readonly resultTtl: number,
   ) {}
@@ -65,11 +67,10 @@ export class JobRevokes {
    * of). A refusal from Redis for one id (its read, its removal, its write,
    * an undecodable result) leaves that id's outcome undefined and is the
    * `refusal`, for the caller to throw once it has told the nodes of those
-   * revoked: a job taken out of its queue with it must still get its
-   * REVOKED result, and a held one must be heard of. An error that stops a
-   * chunk part way (a look Redis refused, a lost connection) is the refusal
-   * too, with the outcomes written before it. The ids after a refused chunk
-   * are not looked at.
+   * revoked: a held one must be heard of. An error that stops a chunk part
+   * way (a look Redis refused, a lost connection) is the refusal too, with
+   * the outcomes written before it; a job is never out of its queue without
+   * its result. The ids after a refused chunk are not looked at.
    */
   async revoke(redis: Redis, targets: readonly RevokeTarget[]): Promise<RevokeResults> {
     const outcomes: (RevokeOutcome | undefined)[] = [];
@@ -99,8 +100,8 @@ export class JobRevokes {
     try {
       for (let round = 0; round < SWAP_ROUNDS && left.length > 0; round++) {
         const open = await this.readResults(redis, left, refusals);
-        await this.find(redis, open, refusals);
-        left = await this.write(redis, open, refusals);
+        const changed = await this.take(redis, open, refusals);
+        left = [...changed, ...(await this.write(redis, open, refusals))];
       }
     } catch (err) {
       // Thrown part way (a look Redis refused, a lost connection): those written already are
@@ -138,31 +139,63 @@ export class JobRevokes {
     return open;
   }
 
-  /** Finds (and takes out of its queue when nobody holds it) each job not searched for yet. */
-  private async find(redis: Redis, open: readonly Progress[], refusals: Error[]): Promise<void> {
+  /**
+   * Finds each job not searched for yet, and takes out of its queue, with its REVOKED result stored in the
+   * same step, one nobody holds; returns those whose result changed since it was read (nothing done).
+   */
+  private async take(redis: Redis, open: readonly Progress[], refusals: Error[]): Promise<Progress[]> {
     const unsearched = open.filter((p) => !p.searched);
-    if (unsearched.length === 0) return;
+    if (unsearched.length === 0) return [];
     const taken = await this.jobIndex.takeMany(
       redis,
       unsearched.map((p) => p.target.id),
       revokedFailure,
+      (at, job) => {
+        const p = unsearched[at] as Progress;
+        const { id, unstarted } = p.target;
+        const record = recordToRevoke(id, p.stored, job, unstarted, Date.now()) as ResultRecord;
+        // Taken out of its queue, no node settles it: its client hears of it now (a node holding one
+        // announces it when it settles). A job with its own id is marked as a node's settlement marks
+        // it (unique.ts addEndedMarks), so the same id enqueued again returns it rather than adding a
+        // job no node would run (its id is revoked).
+        const keep = job.options.ignoreResult !== true;
+        return {
+          read: p.raw,
+          record: encodeResult(record),
+          ttl: resultTtlOf(job.options, this.resultTtl),
+          replyTo: keep ? (job.replyTo ?? '') : '',
+          markEnded: keep && job.ownId === true,
+        };
+      },
     );
+    const changed: Progress[] = [];
     unsearched.forEach((p, x) => {
       const found = taken[x];
+      if (found === 'changed') {
+        changed.push(p);
+        return;
+      }
       p.searched = true;
       if (found instanceof Error) {
         refusals.push(found);
         p.refused = true;
-      } else p.found = found;
+        return;
+      }
+      p.found = found;
+      if (found?.removed === true) p.outcome = revokedOutcome(p, found);
     });
+    return changed;
   }
 
-  /** Writes the REVOKED results (one pipeline of compare-and-sets); returns those whose result changed meanwhile. */
+  /**
+   * Writes the REVOKED results of those not taken out of a queue (held by a node, or in none: one pipeline
+   * of compare-and-sets); returns those whose result changed meanwhile.
+   */
   private async write(redis: Redis, open: readonly Progress[], refusals: Error[]): Promise<Progress[]> {
     const pipe = redis.pipeline();
-    const sent: { p: Progress; ttl: number }[] = [];
+    const sent: Progress[] = [];
     for (const p of open) {
-      if (p.refused) continue;
+      if (p.refused || !p.searched || p.outcome !== undefined) continue;
       const { id, unstarted } = p.target;
       const found = p.found;
       const record = recordToRevoke(id, p.stored, found?.job, unstarted, Date.now());
@@ -171,55 +204,32 @@ export class JobRevokes {
         continue;
       }
       const ttl = found === undefined ? this.resultTtl : resultTtlOf(found.job.options, this.resultTtl);
-      // A job taken out of its queue is settled by no node: the waiting client hears of it now
-      // (a node holding one announces it when it settles), in the script that stores the result.
-      // So does the client of a workflow its removal ended (docs/architecture.md, "Workflows").
-      const targets: { clientId: string; id: string }[] = [];
-      const replyTo = found?.removed === true ? found.job.replyTo : undefined;
-      if (replyTo !== undefined && found?.job.options.ignoreResult !== true) targets.push({ clientId: replyTo, id });
-      if (found?.ended !== undefined && found.ended.reply !== '')
-        targets.push({ clientId: found.ended.reply, id: found.ended.id });
-      const announce = this.results.scriptAnnouncement(targets);
       callScript(
         pipe,
         'swapResult',
-        [this.keys.result(id), ...announce.keys],
-        [p.raw === null ? '0' : '1', p.raw ?? '', encodeResult(record), ttl, ...announce.args],
+        [this.keys.result(id)],
+        [p.raw === null ? '0' : '1', p.raw ?? '', encodeResult(record), ttl],
       );
-      sent.push({ p, ttl });
+      sent.push(p);
     }
     if (sent.length === 0) return [];
     const replies = (await pipe.exec()) ?? [];
     const again: Progress[] = [];
-    const marks = redis.pipeline();
-    let marked = 0;
-    sent.forEach(({ p, ttl }, x) => {
+    sent.forEach((p, x) => {
       const [err, written] = replies[x] ?? [new Error('no reply to swapResult')];
-      if (err) {
-        refusals.push(err);
-        return;
-      }
-      if (Number(written) !== 1) {
-        again.push(p);
-        return;
-      }
-      const { id } = p.target;
-      const found = p.found;
-      // Taken out of its queue, a job with its own id ended with its REVOKED result kept: marked as a
-      // node's settlement marks it (unique.ts addEndedMarks), so the same id enqueued again returns it
-      // rather than adding a job no node would run (its id is revoked). (Enqueued between the removal
-      // and this mark, such a job is added, and skipped as revoked as before.)
-      if (found?.removed === true && found.job.ownId === true && found.job.options.ignoreResult !== true) {
-        marks.set(this.keys.endedMark(id), '1', 'PX', ttl);
-        marked++;
-      }
-      const outcome: RevokeOutcome = { id, outcome: 'revoked' };
-      if (p.stored !== undefined) outcome.state = p.stored.state;
-      if (found?.removed === true) outcome.removed = true;
-      if (found?.job.workflow !== undefined) outcome.workflow = found.job.workflow.id;
-      p.outcome = outcome;
+      if (err) refusals.push(err);
+      else if (Number(written) !== 1) again.push(p);
+      else p.outcome = revokedOutcome(p, p.found);
     });
-    if (marked > 0) for (const [err] of (await marks.exec()) ?? []) if (err) refusals.push(err);
     return again;
   }
+}
+
+/** A revoked target's outcome, from its result read and the job found. */
+function revokedOutcome(p: Progress, found: TakenJob | undefined): RevokeOutcome {
+  const outcome: RevokeOutcome = { id: p.target.id, outcome: 'revoked' };
+  if (p.stored !== undefined) outcome.state = p.stored.state;
+  if (found?.removed === true) outcome.removed = true;
+  if (found?.job.workflow !== undefined) outcome.workflow = found.job.workflow.id;
+  return outcome;
 }

@@ -15,7 +15,16 @@ const REFUSED = {
   outcomes:
     'to store job outcomes (results, retries, dead letters). Nothing is lost: this node keeps them and writes them once Redis has room',
   jobs: 'to enqueue jobs. The enqueue failed: retry it once Redis has room',
+  revokes:
+    'to record a revoke. Jobs that waited in their queues were taken out with their REVOKED results (that frees memory); jobs held by a node or not started yet may still run: revoke them again once Redis has room',
 } as const;
+
+/** What the caller of a refused call is told (a node's outcomes are kept and written later: it is told nothing). */
+const TOLD: Partial<Record<Writes, string>> = {
+  jobs: 'refused to enqueue: nothing was enqueued; retry once it has room',
+  revokes:
+    'refused to record the revoke: jobs that waited in their queues are revoked, but jobs held by a node or not started yet may still run; revoke again once it has room',
+};
 
 export type Writes = keyof typeof REFUSED;
 
@@ -49,11 +58,12 @@ export class OutOfMemoryNotice {
           `Redis at ${this.displayUrl} is out of memory (it reached maxmemory and, under the noeviction policy prefork needs, refuses writes instead of deleting data) and refused ${REFUSED[what]}. To make room: ${ADVICE}`,
         );
       }
-      // An enqueue's caller gets a named error saying what to do, not Redis's bare OOM reply.
-      if (what === 'jobs')
+      // An enqueue's or a revoke's caller gets a named error saying what to do, not Redis's bare OOM reply.
+      const told = TOLD[what];
+      if (told !== undefined)
         throw new BrokerFullError(
           this.displayUrl,
-          `Redis at ${this.displayUrl} is out of memory (maxmemory reached) and refused to enqueue: nothing was enqueued; retry once it has room (${ADVICE})`,
+          `Redis at ${this.displayUrl} is out of memory (maxmemory reached) and ${told} (${ADVICE})`,
           { cause: err },
         );
       throw err;

@@ -191,8 +191,8 @@ export class RedisBroker implements Broker {
     this.admin = new QueueAdmin(this.keys);
     this.pauses = new Pauses(this.keys);
     this.control = new Control(this.keys, this.log);
-    this.jobIndex = new JobIndex(this.keys);
-    this.revokes = new Revokes(this.keys, this.results, this.membership, this.control, this.jobIndex, this.workflows, {
+    this.jobIndex = new JobIndex(this.keys, this.results);
+    this.revokes = new Revokes(this.keys, this.membership, this.control, this.jobIndex, this.workflows, {
       resultTtl,
       revokeTtl,
       revokeMax,
@@ -461,8 +461,8 @@ export class RedisBroker implements Broker {
 
   async removeWaiting(id: string): Promise<JobLocation | undefined> {
     const redis = await this.redis();
+    // A workflow this ended has its client told in the same script.
     const taken = await this.jobIndex.removeWaiting(redis, id);
-    if (taken?.ended !== undefined) await this.workflows.announce(redis, [taken.ended]);
     return taken?.location;
   }
 
@@ -612,7 +612,8 @@ export class RedisBroker implements Broker {
   // revokes
 
   async revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]> {
-    return this.revokes.revoke(await this.redis(), ids, options);
+    const redis = await this.redis();
+    return this.outOfMemory.watch('revokes', true, () => this.revokes.revoke(redis, ids, options));
   }
 
   async listRevoked(): Promise<RevokedJob[]> {

@@ -16,7 +16,6 @@ import type { JobIndex } from './job-index.js';
 import { JobRevokes } from './job-revokes.js';
 import type { Keys } from './keys.js';
 import type { Membership } from './membership.js';
-import type { Results } from './results.js';
 import { callScript, serverMs } from './scripts.js';
 import type { Workflows } from './workflows.js';
 
@@ -34,14 +33,13 @@ export class Revokes {
 
   constructor(
     private readonly keys: Keys,
-    results: Results,
     private readonly membership: Membership,
     private readonly control: Control,
     jobIndex: JobIndex,
     private readonly workflows: Workflows,
     private readonly settings: { resultTtl: number; revokeTtl: number; revokeMax: number; leaseMs: number },
   ) {
-    this.jobs = new JobRevokes(keys, results, jobIndex, settings.resultTtl);
+    this.jobs = new JobRevokes(keys, jobIndex, settings.resultTtl);
   }
 
   async revoke(redis: Redis, ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]> {
