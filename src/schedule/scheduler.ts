@@ -3,6 +3,7 @@ import type { BrokerSchedule, ScheduleState, TickClaim } from '../broker/types.j
 import { messageOf } from '../errors.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { timerMs } from '../util/units.js';
+import { within } from '../util/within.js';
 import { entryFromDefinition, type Schedule, type ScheduleEntry } from './define.js';
 import { tickJob } from './tick-job.js';
 import { planTicks } from './ticks.js';
@@ -16,6 +17,12 @@ const RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
  * have fired ticks meanwhile that its view of the entries does not show.
  */
 export const WATCH_GAP_MS = 1_000;
+
+/**
+ * How long a stop waits for the step in flight: a node's calls have no
+ * timeout, and a claim that a frozen Redis holds must not hold the stop.
+ */
+export const STOP_STEP_MS = 5_000;
 
 interface Live {
   entry: ScheduleEntry;
@@ -71,7 +78,17 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
-    await this.waking;
+    const waking = this.waking;
+    if (waking === undefined) return;
+    const ended = await within(
+      waking.then(() => true),
+      STOP_STEP_MS,
+    );
+    if (ended === true) return;
+    this.log.warn(
+      { stopStepMs: STOP_STEP_MS },
+      `schedule: the broker did not answer the claim in flight within ${STOP_STEP_MS} ms; stopping without its answer (if the broker runs it later, its ticks still fire once)`,
+    );
   }
 
   private wake(after: number): void {
@@ -87,6 +104,11 @@ export class Scheduler {
           },
           (err: unknown) => {
             this.failures++;
+            // A stop went on without this step (STOP_STEP_MS): the broker closed under it, nothing to retry.
+            if (!this.running) {
+              this.log.debug({ err }, `schedule: the step a stop left failed (${messageOf(err)})`);
+              return;
+            }
             this.log.warn(
               { err, failures: this.failures },
               `schedule: could not reach the broker (${messageOf(err)}); trying again (missed ticks follow each entry's misfire rule)`,
