@@ -4,6 +4,7 @@ import { messageOf } from '../errors.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { timerMs } from '../util/units.js';
 import { within } from '../util/within.js';
+import { BrokerClock } from './broker-clock.js';
 import { entryFromDefinition, type Schedule, type ScheduleEntry } from './define.js';
 import { tickJob } from './tick-job.js';
 import { planTicks } from './ticks.js';
@@ -44,8 +45,8 @@ interface Live {
  */
 export class Scheduler {
   private readonly live = new Map<string, Live>();
-  /** The broker's clock minus this process's (from the last reply; never ahead of the truth). */
-  private skew = 0;
+  /** The broker's clock, set by each reply. */
+  private readonly clock = new BrokerClock();
   private timer: NodeJS.Timeout | undefined;
   private waking: Promise<void> | undefined;
   private running = false;
@@ -138,16 +139,12 @@ export class Scheduler {
       if (next !== undefined && next < due) due = next;
     }
     // A timer cannot wait longer than MAX_TIMER_MS: it wakes early, finds nothing due and sleeps again.
-    if (due !== Infinity) this.wake(timerMs(due - this.brokerNow()));
+    if (due !== Infinity) this.wake(timerMs(due - this.clock.now()));
   }
 
   /** The node was not watching: every entry's view may be stale until the broker tells its state again. */
   private markUnsure(): void {
     for (const live of this.live.values()) if (live.last !== undefined) live.unsure = true;
-  }
-
-  private brokerNow(): number {
-    return Date.now() + this.skew;
   }
 
   private async step(): Promise<void> {
@@ -170,7 +167,7 @@ export class Scheduler {
         ...(last !== undefined && !unsure ? { since: last } : {}),
       })),
     );
-    this.skew = reply.skew;
+    this.clock.heard(reply.skew);
     for (const state of reply.states) {
       const live = this.live.get(state.name);
       if (live !== undefined) this.heard(live, state.last);
@@ -179,7 +176,7 @@ export class Scheduler {
   }
 
   private async claimDue(): Promise<void> {
-    const now = this.brokerNow();
+    const now = this.clock.now();
     const claims: TickClaim[] = [];
     for (const { entry, last } of this.live.values()) {
       if (last === undefined) continue;
@@ -195,7 +192,7 @@ export class Scheduler {
     }
     if (claims.length === 0) return;
     const reply = await this.broker.claimTicks(claims);
-    this.skew = reply.skew;
+    this.clock.heard(reply.skew);
     reply.results.forEach(({ outcome, state }, i) => {
       const claim = claims[i] as TickClaim;
       const live = this.live.get(claim.name) as Live;
