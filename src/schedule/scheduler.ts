@@ -3,6 +3,8 @@ import type { BrokerSchedule, ScheduleState, TickClaim } from '../broker/types.j
 import { messageOf } from '../errors.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { timerMs } from '../util/units.js';
+import { within } from '../util/within.js';
+import { BrokerClock } from './broker-clock.js';
 import { entryFromDefinition, type Schedule, type ScheduleEntry } from './define.js';
 import { tickJob } from './tick-job.js';
 import { planTicks } from './ticks.js';
@@ -16,6 +18,12 @@ const RETRY: BackoffPolicy = { delay: 500, cap: 10_000 };
  * have fired ticks meanwhile that its view of the entries does not show.
  */
 export const WATCH_GAP_MS = 1_000;
+
+/**
+ * How long a stop waits for the step in flight: a node's calls have no
+ * timeout, and a claim that a frozen Redis holds must not hold the stop.
+ */
+export const STOP_STEP_MS = 5_000;
 
 interface Live {
   entry: ScheduleEntry;
@@ -37,8 +45,8 @@ interface Live {
  */
 export class Scheduler {
   private readonly live = new Map<string, Live>();
-  /** The broker's clock minus this process's (from the last reply; never ahead of the truth). */
-  private skew = 0;
+  /** The broker's clock, set by each reply. */
+  private readonly clock = new BrokerClock();
   private timer: NodeJS.Timeout | undefined;
   private waking: Promise<void> | undefined;
   private running = false;
@@ -71,7 +79,17 @@ export class Scheduler {
   async stop(): Promise<void> {
     this.running = false;
     clearTimeout(this.timer);
-    await this.waking;
+    const waking = this.waking;
+    if (waking === undefined) return;
+    const ended = await within(
+      waking.then(() => true),
+      STOP_STEP_MS,
+    );
+    if (ended === true) return;
+    this.log.warn(
+      { stopStepMs: STOP_STEP_MS },
+      `schedule: the broker did not answer the claim in flight within ${STOP_STEP_MS} ms; stopping without its answer (if the broker runs it later, its ticks still fire once)`,
+    );
   }
 
   private wake(after: number): void {
@@ -87,6 +105,11 @@ export class Scheduler {
           },
           (err: unknown) => {
             this.failures++;
+            // A stop went on without this step (STOP_STEP_MS): the broker closed under it, nothing to retry.
+            if (!this.running) {
+              this.log.debug({ err }, `schedule: the step a stop left failed (${messageOf(err)})`);
+              return;
+            }
             this.log.warn(
               { err, failures: this.failures },
               `schedule: could not reach the broker (${messageOf(err)}); trying again (missed ticks follow each entry's misfire rule)`,
@@ -116,16 +139,12 @@ export class Scheduler {
       if (next !== undefined && next < due) due = next;
     }
     // A timer cannot wait longer than MAX_TIMER_MS: it wakes early, finds nothing due and sleeps again.
-    if (due !== Infinity) this.wake(timerMs(due - this.brokerNow()));
+    if (due !== Infinity) this.wake(timerMs(due - this.clock.now()));
   }
 
   /** The node was not watching: every entry's view may be stale until the broker tells its state again. */
   private markUnsure(): void {
     for (const live of this.live.values()) if (live.last !== undefined) live.unsure = true;
-  }
-
-  private brokerNow(): number {
-    return Date.now() + this.skew;
   }
 
   private async step(): Promise<void> {
@@ -148,7 +167,7 @@ export class Scheduler {
         ...(last !== undefined && !unsure ? { since: last } : {}),
       })),
     );
-    this.skew = reply.skew;
+    this.clock.heard(reply.skew);
     for (const state of reply.states) {
       const live = this.live.get(state.name);
       if (live !== undefined) this.heard(live, state.last);
@@ -157,7 +176,7 @@ export class Scheduler {
   }
 
   private async claimDue(): Promise<void> {
-    const now = this.brokerNow();
+    const now = this.clock.now();
     const claims: TickClaim[] = [];
     for (const { entry, last } of this.live.values()) {
       if (last === undefined) continue;
@@ -173,7 +192,7 @@ export class Scheduler {
     }
     if (claims.length === 0) return;
     const reply = await this.broker.claimTicks(claims);
-    this.skew = reply.skew;
+    this.clock.heard(reply.skew);
     reply.results.forEach(({ outcome, state }, i) => {
       const claim = claims[i] as TickClaim;
       const live = this.live.get(claim.name) as Live;

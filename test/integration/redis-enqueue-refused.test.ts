@@ -9,8 +9,9 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { BrokerUnavailableError, EnqueueIncompleteError } from 'prefork';
+import { createBroker } from '../../dist/broker/index.js';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
-import { makeClient, uniqueName } from '../helpers/worker.js';
+import { makeClient, silent, uniqueName } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 
@@ -73,6 +74,38 @@ describe('an enqueue Redis refuses in part', () => {
     await expect(client.enqueue('add', [1, 2], { delay: 60_000 })).rejects.toThrow(/WRONGTYPE prefork/);
     await expect(client.enqueue('add', [1, 2], { id: 'own-id' })).rejects.toThrow(/WRONGTYPE prefork/);
     expect(await own.raw.exists(`{${namespace}}:q:default`, `{${namespace}}:delayed:default`)).toBe(0);
+  });
+
+  it("a schedule tick's claim adds nothing, and moves the entry on by no tick, when the job index is of the wrong type", async () => {
+    const namespace = uniqueName('ns');
+    const broker = createBroker(own.server.url, { namespace, logger: silent });
+    await broker.connect();
+    try {
+      const { states } = await broker.publishSchedule([{ name: 'e', definition: '{}', hash: 'h' }]);
+      const last = states[0]?.last ?? 0;
+      await own.raw.set(`{${namespace}}:jobs`, 'not a hash');
+      const job = {
+        id: 'tick-1',
+        task: 'tick',
+        queue: 'default',
+        payload: new Uint8Array([0x90]),
+        attempt: 0,
+        redeliveries: 0,
+        options: {},
+        enqueuedAt: Date.now(),
+        scheduledFor: last + 1,
+      };
+      // The broker's clock passes the tick.
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // The scheduler makes a refused claim again: a job a refused claim left in the queue could be added twice.
+      await expect(
+        broker.claimTicks([{ name: 'e', hash: 'h', expectedLast: last, newLast: last + 1, jobs: [job] }]),
+      ).rejects.toThrow(/WRONGTYPE prefork: the job index .* is a string, not a hash: nothing was enqueued/);
+      expect(await own.raw.exists(`{${namespace}}:q:default`)).toBe(0);
+      expect(await own.raw.hget(`{${namespace}}:sched:e`, 'last')).toBe(String(last));
+    } finally {
+      await broker.close();
+    }
   });
 
   it('enqueue --wait: a failure to list the nodes is a warning naming the job, not a failed enqueue', async () => {

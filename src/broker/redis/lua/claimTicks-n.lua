@@ -43,6 +43,8 @@ for c = 1, count do
 end
 
 local jobs = KEYS[2]
+-- Redis undoes nothing: an index that cannot take the jobs fails the claim before its first XADD.
+checkIndex(jobs)
 local now = nowMs()
 local out = {}
 -- The job index entries not yet written (addJob), across all claims.
