@@ -166,6 +166,22 @@ describe('prefork worker --schedule', () => {
     expect(r.stdout).toMatch(/^state: +PENDING \(waiting in queue nobody\)$/m);
   });
 
+  it('schedule run of an entry whose stored definition cannot be read: exit 1, naming the entry, not a flag', async () => {
+    const url = await emptyRedisDb(DB);
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    try {
+      // Stored by another program, or another version of prefork.
+      await broker.publishSchedule([{ name: 'odd', definition: '{"task":1}', hash: 'h' }]);
+    } finally {
+      await broker.close();
+    }
+    const r = spawnSync(process.execPath, [CLI, 'schedule', 'run', 'odd', '-b', url], { encoding: 'utf8' });
+    expect(r.status).toBe(1);
+    expect(r.stderr).toMatch(/^error: stored schedule entry "odd": invalid option definition: .*\n$/);
+    expect(r.stderr).not.toContain('--');
+  });
+
   it("schedule list shows a cron entry's next run in its own time zone", async () => {
     const url = await emptyRedisDb(DB);
     const broker = createBroker(url, { logger: silent });

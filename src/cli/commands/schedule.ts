@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { brokerOption, namespaceOption } from '../broker-flags.js';
 import type { ScheduleState } from '../../broker/types.js';
-import { messageOf } from '../../errors.js';
+import { PreforkError, messageOf } from '../../errors.js';
 import { withBroker } from '../connect.js';
 import { printJson, printTable } from '../print.js';
 import { UsageError } from '../usage-error.js';
@@ -72,7 +72,13 @@ export function registerSchedule(program: Command): void {
           throw new UsageError(
             `schedule run: argument '${name}' is invalid. no such schedule entry (stored: ${states.map((s) => s.name).join(', ') || 'none'})`,
           );
-        const entry = entryFromDefinition(name, state.definition);
+        let entry;
+        try {
+          entry = entryFromDefinition(name, state.definition);
+        } catch (err) {
+          // What is stored is at fault, not a flag: not a usage error (exit 2, reworded for flags).
+          throw new PreforkError(messageOf(err), { cause: err });
+        }
         const now = Date.now();
         const newJob = tickJob(entry, now, now);
         await b.enqueue([newJob]);
