@@ -328,15 +328,15 @@ export class RevokedError extends PreforkError {
   readonly jobId: string | undefined;
   /** The job's id; `terminated` when it was stopped while running. */
   constructor(jobId?: string, terminated = false) {
-    super(
-      jobId === undefined
-        ? 'the job was revoked'
-        : terminated
-          ? `job ${jobId} was revoked and terminated while running`
-          : `job ${jobId} was revoked`,
-    );
+    super(revokedMessage(jobId, terminated));
     this.jobId = jobId;
   }
+}
+
+/** RevokedError's message, for a revoke that writes the error's wire form without making one (revoke-record.ts). */
+export function revokedMessage(jobId?: string, terminated = false): string {
+  if (jobId === undefined) return 'the job was revoked';
+  return terminated ? `job ${jobId} was revoked and terminated while running` : `job ${jobId} was revoked`;
 }
 
 /** The job failed and its result records no error (written by something else). */

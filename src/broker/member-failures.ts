@@ -1,4 +1,4 @@
-import { JobWithdrawnError, RevokedError, WorkerLostError } from '../errors.js';
+import { JobWithdrawnError, RevokedError, revokedMessage, WorkerLostError } from '../errors.js';
 import { stepFailure } from '../workflow/record.js';
 import type { JobRecord, ResultRecord, StepFailure } from './types.js';
 
@@ -8,7 +8,12 @@ import type { JobRecord, ResultRecord, StepFailure } from './types.js';
  * recovery script writes the poison one itself (recoverEntries-n.lua).
  */
 export function revokedFailure(job: JobRecord): StepFailure {
-  return stepFailure(job.id, job.task, new RevokedError(job.id));
+  // Made for each member a revoke takes out: its fields, not an Error (whose stack it would not keep).
+  return {
+    id: job.id,
+    name: job.task,
+    error: { name: RevokedError.name, message: revokedMessage(job.id), code: RevokedError.code },
+  };
 }
 
 /** A member taken out of its queue by `removeWaiting`. */

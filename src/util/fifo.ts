@@ -90,6 +90,22 @@ export class Fifo<T> {
     return out.reverse();
   }
 
+  /**
+   * Takes out the first item `take` accepts, keeping the order of the rest;
+   * O(its position): one at the front (as a revoke in queue order finds
+   * them) is taken as shift() takes it.
+   */
+  removeFirst(take: (item: T) => boolean): T | undefined {
+    for (let i = this.head; i < this.items.length; i++) {
+      const item = this.items[i] as T;
+      if (!take(item)) continue;
+      if (i === this.head) return this.shift();
+      this.items.splice(i, 1);
+      return item;
+    }
+    return undefined;
+  }
+
   /** Takes out the items `take` accepts, wherever they are, keeping the order of the rest; returns them in order. O(n): not for the hot path. */
   removeWhere(take: (item: T) => boolean): T[] {
     const kept: T[] = [];

@@ -183,7 +183,7 @@ export class MemoryBroker implements Broker {
   // results
 
   async getWorkflow(id: string): Promise<WorkflowRecord | undefined> {
-    return this.state.workflows.read(id, true, Date.now(), (jobId) => this.state.locate(jobId) !== undefined);
+    return this.state.workflows.read(id, true, Date.now(), this.state.placedCheck());
   }
 
   async getResult(id: string): Promise<ResultRecord | undefined> {
@@ -514,7 +514,7 @@ export class MemoryBroker implements Broker {
     touched: Set<string>,
     revoked: string[],
   ): RevokeOutcome | undefined {
-    const record = this.state.workflows.read(id, true, now, (jobId) => this.state.locate(jobId) !== undefined);
+    const record = this.state.workflows.read(id, true, now, this.state.placedCheck());
     if (record === undefined) return undefined;
     let members = 0;
     for (const member of workflowMembers(record)) {
@@ -533,12 +533,7 @@ export class MemoryBroker implements Broker {
   private revokeStep(id: string, now: number, touched: Set<string>): RevokeOutcome | undefined {
     const named = memberOfJobId(id);
     if (named === undefined) return undefined;
-    const record = this.state.workflows.read(
-      named.workflowId,
-      true,
-      now,
-      (jobId) => this.state.locate(jobId) !== undefined,
-    );
+    const record = this.state.workflows.read(named.workflowId, true, now, this.state.placedCheck());
     const step = record === undefined ? undefined : stepToRevoke(record, id, named.index);
     if (step === undefined || 'outcome' in step) return step?.outcome;
     const outcome = this.revokeOne(id, now, touched, step.member);

@@ -82,7 +82,8 @@ export class MemoryQueue {
 
   /** Takes the job `id` out of the waiting or delayed jobs (not a reserved one: its node holds it). */
   remove(id: string): JobRecord | undefined {
-    const waiting = this.rd.removeWhere((j) => j.id === id)[0] ?? this.main.removeWhere((j) => j.id === id)[0];
+    // The first only (an id waits once): one scan each, stopped where it is found, no list copied.
+    const waiting = this.rd.removeFirst((j) => j.id === id) ?? this.main.removeFirst((j) => j.id === id);
     if (waiting !== undefined) return waiting;
     const at = this.delayed.findIndex((d) => d.job.id === id);
     return at < 0 ? undefined : this.delayed.splice(at, 1)[0]?.job;

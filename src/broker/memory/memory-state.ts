@@ -84,6 +84,26 @@ export class MemoryState {
   }
 
   /**
+   * Whether a job waits, is delayed or is held, for many ids: one scan of
+   * every queue, made at the first question (a locate per id, as a workflow
+   * of 10,000 members asks, scanned them 10,000 times). The answers are
+   * those of that moment: ask again for a new one after a change.
+   */
+  placedCheck(): (id: string) => boolean {
+    let placed: Set<string> | undefined;
+    return (id) => {
+      if (placed === undefined) {
+        placed = new Set(this.reservations.jobIds());
+        for (const q of this.queues.values()) {
+          for (const list of [q.rd, q.main]) for (const job of list) placed.add(job.id);
+          for (const d of q.delayedJobs) placed.add(d.job.id);
+        }
+      }
+      return placed.has(id);
+    };
+  }
+
+  /**
    * Where the job `id` is, and how to take it out while it waits (a scan of
    * every queue: the memory broker has no index; the Redis one does).
    */

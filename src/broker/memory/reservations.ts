@@ -100,6 +100,11 @@ export class Reservations {
     return delivery;
   }
 
+  /** The ids of the jobs nodes hold. */
+  *jobIds(): IterableIterator<string> {
+    for (const r of this.held.values()) yield r.delivery.job.id;
+  }
+
   /** The reservation of the job `id`, if a node holds it (a scan: not for the hot path). */
   findJob(id: string): Reservation | undefined {
     for (const r of this.held.values()) if (r.delivery.job.id === id) return r;

@@ -55,11 +55,19 @@ export class Revokes {
       await this.remember(redis, revoked, options);
       throw refusal;
     }
+    // An id no job has may name a workflow, or a step of one not enqueued yet: those with a record are
+    // found for all of them at once, and only they are read one at a time.
+    const unknown = unique.filter((_, i) => outcomes[i]?.outcome === 'unknown');
+    const flows = await this.workflows.withRecords(redis, new Set(unknown.flatMap(workflowsNamedBy)));
     for (const [i, id] of unique.entries()) {
       const outcome = outcomes[i] as RevokeOutcome;
-      if (outcome.outcome === 'unknown')
-        outcomes[i] =
-          (await this.revokeWorkflow(redis, id, options)) ?? (await this.revokeStep(redis, id, options)) ?? outcome;
+      if (outcome.outcome !== 'unknown') continue;
+      const flow = flows.has(id) ? await this.revokeWorkflow(redis, id, options) : undefined;
+      const step = memberOfJobId(id);
+      outcomes[i] =
+        flow ??
+        (step !== undefined && flows.has(step.workflowId) ? await this.revokeStep(redis, id, options) : undefined) ??
+        outcome;
     }
     await this.remember(redis, revoked, options);
     return outcomes as RevokeOutcome[];
@@ -153,4 +161,10 @@ export class Revokes {
     if (refusal !== undefined) throw refusal;
     return stepOutcome(outcomes[0] as RevokeOutcome, named.workflowId);
   }
+}
+
+/** The workflows an id may name: its own (a workflow's id), and the one whose step it is, if shaped as a step's. */
+function workflowsNamedBy(id: string): string[] {
+  const step = memberOfJobId(id);
+  return step === undefined ? [id] : [id, step.workflowId];
 }

@@ -95,6 +95,26 @@ describe('Fifo', () => {
     expect(out).toEqual(Array.from({ length: next }, (_, i) => i));
   });
 
+  it('removeFirst takes the first match only, looking no further than it, and keeps the order of the rest', () => {
+    const q = new Fifo<number>();
+    for (let n = 0; n < 8; n++) q.push(n % 4);
+    q.shift();
+    let looked = 0;
+    const is = (want: number) => (n: number) => (looked++, n === want);
+    expect(q.removeFirst(is(1))).toBe(1);
+    expect(looked).toBe(1);
+    expect([...q]).toEqual([2, 3, 0, 1, 2, 3]);
+    looked = 0;
+    expect(q.removeFirst(is(0))).toBe(0);
+    expect(looked).toBe(3);
+    expect([...q]).toEqual([2, 3, 1, 2, 3]);
+    expect(q.removeFirst(is(9))).toBeUndefined();
+    expect([...q]).toEqual([2, 3, 1, 2, 3]);
+    q.push(4);
+    expect(q.shift()).toBe(2);
+    expect([...q]).toEqual([3, 1, 2, 3, 4]);
+  });
+
   it('removeWhere takes items from anywhere, in order, and keeps the order of the rest', () => {
     const q = new Fifo<number>();
     for (let n = 0; n < 8; n++) q.push(n);
