@@ -242,27 +242,27 @@ describe('other scripts check their arguments first', () => {
     expect(pending.map((e) => `q:${String(e[0])}`)).toEqual([d.receipt]);
   });
 
-  it('swapResult announces in the step that writes; bad announcement arguments change nothing, a list of another type is skipped', async () => {
+  it('swapResult writes only over the result read; bad arguments change nothing', async () => {
     const res = scope.key('res:j');
-    const reply = scope.key('reply:c');
-    const other = scope.key('reply:d');
-    await expect(callScript(scope.raw, 'swapResult', [res, reply], ['0', '', 'r1', 60_000, 1000, 10])).rejects.toThrow(
-      /ARGV\[7\]/,
-    );
+    for (const bad of [
+      ['x', '', 'r1', 60_000],
+      ['0', '', '', 60_000],
+      ['0', '', 'r1', 'soon'],
+    ])
+      await expect(callScript(scope.raw, 'swapResult', [res], bad)).rejects.toThrow(/ARGV\[[134]\]/);
     await expect(
-      callScript(scope.raw, 'swapResult', [res, reply], ['0', '', 'r1', 60_000, 'soon', 10, 'j']),
-    ).rejects.toThrow(/ARGV\[5\]/);
-    expect(await scope.raw.exists(res, reply)).toBe(0);
-    await scope.raw.set(other, 'not a list');
-    expect(
-      await callScript(scope.raw, 'swapResult', [res, other, reply], ['0', '', 'r1', 60_000, 1000, 10, 'w', 'j']),
-    ).toBe(1);
+      callScript(scope.raw, 'swapResult', [res, scope.key('reply:c')], ['0', '', 'r1', 60_000]),
+    ).rejects.toThrow(/expected 1 key/);
+    expect(await scope.raw.exists(res)).toBe(0);
+    // None read, none stored: written, with its ttl.
+    expect(await callScript(scope.raw, 'swapResult', [res], ['0', '', 'r1', 60_000])).toBe(1);
     expect(await scope.raw.get(res)).toBe('r1');
-    expect(await scope.raw.lrange(reply, 0, -1)).toEqual(['j']);
-    expect(await scope.raw.pttl(reply)).toBeGreaterThan(1);
-    expect(await scope.raw.get(other)).toBe('not a list');
-    // Changed meanwhile: nothing written, nothing announced.
-    expect(await callScript(scope.raw, 'swapResult', [res, reply], ['0', '', 'r2', 60_000, 1000, 10, 'j'])).toBe(0);
-    expect(await scope.raw.lrange(reply, 0, -1)).toEqual(['j']);
+    expect(await scope.raw.pttl(res)).toBeGreaterThan(1);
+    // Changed meanwhile (one stored, or another than the one read): nothing written.
+    expect(await callScript(scope.raw, 'swapResult', [res], ['0', '', 'r2', 60_000])).toBe(0);
+    expect(await callScript(scope.raw, 'swapResult', [res], ['1', 'r0', 'r2', 60_000])).toBe(0);
+    expect(await scope.raw.get(res)).toBe('r1');
+    expect(await callScript(scope.raw, 'swapResult', [res], ['1', 'r1', 'r3', 60_000])).toBe(1);
+    expect(await scope.raw.get(res)).toBe('r3');
   });
 });

@@ -135,22 +135,6 @@ export class Results {
   }
 
   /**
-   * The reply lists and the arguments with which a script announces results
-   * in the step that stores them (swapResult-n.lua): [list ttl, most entries
-   * kept, the id for each list].
-   */
-  scriptAnnouncement(targets: readonly { clientId: string; id: string }[]): {
-    keys: string[];
-    args: (string | number)[];
-  } {
-    if (targets.length === 0) return { keys: [], args: [] };
-    return {
-      keys: targets.map((t) => this.keys.reply(t.clientId)),
-      args: [this.ttlMs, REPLY_MAX, ...targets.map((t) => t.id)],
-    };
-  }
-
-  /**
    * What a script that stores results of jobs it finds itself needs
    * (recoverEntries-n.lua: a poison job's FAILURE): the prefixes of a
    * result key and a reply list, the broker's result ttl (also a reply
