@@ -99,12 +99,7 @@ local function storeLost(fields, reason)
     redis.call('SET', string.match(jobs, '^({[^}]*}):') .. ':unique:i:' .. jobId, '1', 'PX', ttl)
   end
   if ignore or type(meta.r) ~= 'string' or meta.r == '' then return end
-  -- A reply list of another type (another program wrote it) is skipped, as storeResults does.
-  local list = replyPrefix .. meta.r
-  if type(redis.pcall('LPUSH', list, jobId)) == 'number' then
-    redis.call('LTRIM', list, 0, replyMax - 1)
-    redis.call('PEXPIRE', list, resultTtl)
-  end
+  announceReply(replyPrefix .. meta.r, jobId, replyMax, resultTtl)
 end
 
 local moved = 0

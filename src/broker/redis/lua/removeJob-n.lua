@@ -85,21 +85,13 @@ local function changed()
   return current ~= false
 end
 
-local function announce(list, what)
-  -- A reply list of another type (another program wrote it) is skipped, as storeResults does.
-  if type(redis.pcall('LPUSH', list, what)) == 'number' then
-    redis.call('LTRIM', list, 0, replyMax - 1)
-    redis.call('PEXPIRE', list, replyTtl)
-  end
-end
-
 -- The job is out (and out of the index): its result stored, its workflow records its failure.
 local function removed()
   redis.call('HDEL', jobs, id)
   if store then
     redis.call('SET', res, ARGV[6], 'PX', ttl)
     if marked then redis.call('SET', mark, '1', 'PX', ttl) end
-    if client ~= '' then announce(replyPrefix .. client, id) end
+    if client ~= '' then announceReply(replyPrefix .. client, id, replyMax, replyTtl) end
   end
   if not flow then return 1 end
   local ctx = wfContext(KEYS[7], jobs,
@@ -109,7 +101,7 @@ local function removed()
     nowMs)
   local state, reply = wfSettleRecord(ctx, { ARGV[13], 'f', ARGV[14] })
   if not state then return 1 end
-  if reply ~= '' then announce(replyPrefix .. reply, ARGV[12]) end
+  if reply ~= '' then announceReply(replyPrefix .. reply, ARGV[12], replyMax, replyTtl) end
   return { 1, state, reply }
 end
 

@@ -236,4 +236,14 @@ local function addJob(stream, queue, jobs, places, id, task, payload, attempt, r
   end
 end
 
+-- Tells a client one job's result is ready: pushes `what` to its reply list, kept to `max`
+-- entries for `ttl` ms. A list of another type (another program wrote it) is skipped, as
+-- storeResults-n.lua does, so the caller's writes before it stand.
+local function announceReply(list, what, max, ttl)
+  if type(redis.pcall('LPUSH', list, what)) == 'number' then
+    redis.call('LTRIM', list, 0, max - 1)
+    redis.call('PEXPIRE', list, ttl)
+  end
+end
+
 -- End of prelude.
