@@ -91,8 +91,8 @@ export interface ConsumerObserver {
   received?(delivery: Delivery): void;
   /** Started in child `pid`. */
   started?(delivery: Delivery, pid: number, startedAt: number): void;
-  /** Reported progress (throttled in the child). */
-  progress?(delivery: Delivery, value: unknown, at: number): void;
+  /** Reported progress (throttled in the child); `kept`: the job's result keeps it. */
+  progress?(delivery: Delivery, value: unknown, at: number, kept: boolean): void;
   /** Settled (`run`: the attempt, when a child ran it; `outcome`: its value or error). */
   settled?(settlement: Settlement, run: JobRun | undefined, outcome: unknown): void;
 }
@@ -603,7 +603,7 @@ export class Consumer {
     options.onProgress = (value, at) => {
       progress = { value, at };
       if (keep === 'all') this.progress(delivery, 'STARTED', pid, startedAt, progress);
-      for (const o of this.observers) o.progress?.(delivery, value, at);
+      for (const o of this.observers) o.progress?.(delivery, value, at, keep === 'all');
     };
     if (keep === 'all' && this.settings.trackStarted) this.progress(delivery, 'RECEIVED', undefined, undefined);
     const settle = (ok: boolean, outcome: unknown): void => {

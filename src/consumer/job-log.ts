@@ -2,7 +2,9 @@ import { fileURLToPath } from 'node:url';
 import type { Logger } from 'pino';
 import type { Delivery, Settlement } from '../broker/types.js';
 import { Retry } from '../errors.js';
-import { cutText } from '../util/cut-text.js';
+import { packedSize } from '../broker/event-codec.js';
+import { cutText, inResult, whereWhole } from '../util/cut-text.js';
+import { wholeErrorAt } from './outcome.js';
 
 /** The level of the per-job lines (received, succeeded, retry by Retry): `debug` keeps a busy node's info log quiet. */
 export type JobLogLevel = 'info' | 'debug';
@@ -50,28 +52,30 @@ export class JobLog {
         if (this.log.isLevelEnabled(this.level)) this.log[this.level](fields, `${name} succeeded${where}`);
         return;
       case 'retry': {
+        const whole = wholeErrorAt(s);
         const next = `retry in ${s.delay} ms (attempt ${job.attempt + 2})`;
         // Asked for by the task: an expected turn, so no stack; an error that will be retried keeps its stack.
         if (outcome instanceof Retry) {
           if (this.log.isLevelEnabled(this.level))
             this.log[this.level](
               { ...fields, retryInMs: s.delay },
-              `${name} ${next}: ${cutText(outcome.message, 'message', job.id)}`,
+              `${name} ${next}: ${cutText(outcome.message, 'message', whole)}`,
             );
         } else {
           this.log.warn(
-            { ...fields, retryInMs: s.delay, err: shownError(outcome, job.id) },
-            `${name} failed${where}; ${next}: ${describe(outcome, job.id)}`,
+            { ...fields, retryInMs: s.delay, err: shownError(outcome, whole, fieldsKept(s)) },
+            `${name} failed${where}; ${next}: ${describe(outcome, whole)}`,
           );
         }
         return;
       }
       case 'dead': {
+        const whole = wholeErrorAt(s);
         const why =
           outcome instanceof Error && s.reason === outcome.message
-            ? describe(outcome, job.id)
-            : cutText(s.reason, 'reason', job.id);
-        this.log.error({ ...fields, err: shownError(outcome, job.id) }, `${name} failed${where}: ${why}`);
+            ? describe(outcome, whole)
+            : cutText(s.reason, 'reason', whole);
+        this.log.error({ ...fields, err: shownError(outcome, whole, fieldsKept(s)) }, `${name} failed${where}: ${why}`);
         return;
       }
       case 'giveBack':
@@ -86,11 +90,16 @@ export class JobLog {
   }
 }
 
+/** Where a failed attempt's error fields are kept whole: only a stored result keeps them (the dead set, its message). */
+function fieldsKept(s: Settlement & { kind: 'retry' | 'dead' }): string | undefined {
+  return s.result?.error === undefined ? undefined : inResult(s.delivery.job.id);
+}
+
 /** The error's name and message, each cut past TEXT_KEPT_MAX (a task's message may be megabytes). */
-function describe(err: unknown, jobId: string): string {
+function describe(err: unknown, whole: string | undefined): string {
   return err instanceof Error
-    ? `${cutText(err.name, 'name', jobId)}: ${cutText(err.message, 'message', jobId)}`
-    : cutText(String(err), 'reason', jobId);
+    ? `${cutText(err.name, 'name', whole)}: ${cutText(err.message, 'message', whole)}`
+    : cutText(String(err), 'reason', whole);
 }
 
 /** Most characters of a stack a log line keeps: frames enough to find the task's code. */
@@ -125,24 +134,66 @@ function isOwnFrame(line: string): boolean {
  * error the pool settled with is left as it is). pino types an error by its
  * constructor, which for a task's error rebuilt in the parent is
  * RemoteTaskError: the copy has none, so the log says the task's own name.
+ * Its name, message and stack are cut as the line's text is; `fieldsWhole`
+ * says where its other fields are kept whole.
  */
-function shownError(err: unknown, jobId: string): unknown {
+function shownError(err: unknown, whole: string | undefined, fieldsWhole: string | undefined): unknown {
   if (!(err instanceof Error)) return err;
   const shown = Object.create(Object.getPrototypeOf(err) as object, Object.getOwnPropertyDescriptors(err)) as Error;
   Object.defineProperty(shown, 'constructor', { value: undefined, enumerable: false });
-  Object.defineProperty(shown, 'stack', { value: boundedStack(err, jobId), enumerable: false, writable: true });
-  const message = cutText(err.message, 'message', jobId);
+  Object.defineProperty(shown, 'stack', { value: boundedStack(err, whole), enumerable: false, writable: true });
+  const message = cutText(err.message, 'message', whole);
   if (message !== err.message) Object.defineProperty(shown, 'message', { value: message, enumerable: false });
-  const name = cutText(err.name, 'name', jobId);
+  const name = cutText(err.name, 'name', whole);
   if (name !== err.name) Object.defineProperty(shown, 'name', { value: name, enumerable: false });
+  boundFields(shown, fieldsWhole);
   return shown;
 }
 
+/** Most bytes (msgpack) of an error's own fields (a `data`, a `response`) a log line keeps, together. */
+const FIELDS_KEPT_MAX = 16 * 1024;
+
+/**
+ * Replaces each own enumerable field of the error that would take its
+ * fields past FIELDS_KEPT_MAX with a marker naming its size: a task that
+ * fails with megabytes of `data` on every attempt logs them once per line
+ * otherwise (pino writes every such field).
+ */
+function boundFields(shown: Error, whole: string | undefined): void {
+  let left = FIELDS_KEPT_MAX;
+  for (const key of Object.keys(shown)) {
+    if (key === 'name' || key === 'message' || key === 'stack') continue;
+    const own = Object.getOwnPropertyDescriptor(shown, key);
+    if (own === undefined || !('value' in own)) continue;
+    const size = sizeOf(own.value);
+    if (size <= left) {
+      left -= size;
+      continue;
+    }
+    const told = Number.isFinite(size) ? `${size} bytes` : 'not measurable';
+    Object.defineProperty(shown, key, {
+      value: `[field cut: ${told}${whereWhole(whole)}]`,
+      enumerable: true,
+      writable: true,
+      configurable: true,
+    });
+  }
+}
+
+/** A value's size as msgpack, or Infinity when it does not pack (cycles, functions). */
+function sizeOf(value: unknown): number {
+  try {
+    return packedSize(value);
+  } catch {
+    return Infinity;
+  }
+}
+
 /** The task's stack, its first line (which repeats the message) cut as the message is, and the whole bounded. */
-function boundedStack(err: Error, jobId: string): string | undefined {
+function boundedStack(err: Error, whole: string | undefined): string | undefined {
   const stack = taskStack(err.stack);
   if (stack === undefined) return undefined;
   const head = `${err.name}: ${err.message}`;
-  const short = stack.startsWith(head) ? `${describe(err, jobId)}${stack.slice(head.length)}` : stack;
-  return cutText(short, 'stack', jobId, STACK_KEPT_MAX);
+  const short = stack.startsWith(head) ? `${describe(err, whole)}${stack.slice(head.length)}` : stack;
+  return cutText(short, 'stack', whole, STACK_KEPT_MAX);
 }

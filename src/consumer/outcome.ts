@@ -18,6 +18,7 @@ import type { TaskOptions } from '../job-types.js';
 import { clampDelay } from '../job-option-checks.js';
 import { ARGS_KEPT_MAX } from '../protocol/job-args.js';
 import { backoffDelay } from './backoff.js';
+import { inResult } from '../util/cut-text.js';
 import { stepFailure, type StepOutcome } from '../workflow/record.js';
 
 /** Celery's default max_retries: a task that throws Retry with no retries configured still gets this many. */
@@ -149,6 +150,19 @@ function stepOutcome(s: Settlement & { kind: 'ack' | 'dead' }, outcome: unknown)
   if (outcomeOf(s, outcome) === 'succeeded') return { ok: true, value: outcome };
   const err = outcome instanceof Error ? outcome : new Error(messageOf(outcome));
   return { ok: false, failure: stepFailure(job.id, job.task, err) };
+}
+
+/**
+ * Where a failed attempt's error is kept whole, for the marker of a message
+ * a log line or an event cuts: the job's result when the settlement stores
+ * one with the error (a retry's RETRY record lasts until the next attempt's),
+ * else the dead set's reason for a job that failed for good (results ignored),
+ * else nowhere.
+ */
+export function wholeErrorAt(s: Settlement): string | undefined {
+  const { id } = s.delivery.job;
+  if ((s.kind === 'retry' || s.kind === 'dead') && s.result?.error !== undefined) return inResult(id);
+  return s.kind === 'dead' ? `the dead set's reason: prefork dead list --json` : undefined;
 }
 
 /** How a settled job ended, as metrics and events name it (undefined: not an outcome, e.g. a progress record). */

@@ -14,10 +14,11 @@ export const EVENT_VALUE_MAX = TEXT_KEPT_MAX;
 /**
  * The event as the stream keeps it: an error name or message, or a
  * progress value, past EVENT_VALUE_MAX is cut and says so, naming where the
- * whole is (`prefork result <id>`). Events within the bound (nearly all)
- * come back as they are, after a length comparison.
+ * whole is kept (`whole`, e.g. `prefork result <id>`; none when it is kept
+ * nowhere). Events within the bound (nearly all) come back as they are,
+ * after a length comparison.
  */
-export function boundEvent(e: NodeEvent): NodeEvent {
+export function boundEvent(e: NodeEvent, whole?: string): NodeEvent {
   const { error, progress } = e;
   const longError =
     error !== undefined && (error.message.length > EVENT_VALUE_MAX || error.name.length > EVENT_VALUE_MAX);
@@ -25,8 +26,8 @@ export function boundEvent(e: NodeEvent): NodeEvent {
   if (!longError && !longProgress) return e;
   const out: NodeEvent = { ...e };
   if (longError)
-    out.error = { name: cutText(error.name, 'name', e.jobId), message: cutText(error.message, 'message', e.jobId) };
-  if (longProgress) out.progress = cutProgress(progress, e.jobId);
+    out.error = { name: cutText(error.name, 'name', whole), message: cutText(error.message, 'message', whole) };
+  if (longProgress) out.progress = cutProgress(progress, whole);
   return out;
 }
 
@@ -43,7 +44,7 @@ function isLong(value: unknown): boolean {
   }
 }
 
-function cutProgress(value: unknown, jobId: string | undefined): string {
-  if (typeof value === 'string') return cutText(value, 'progress', jobId);
-  return `[progress cut: larger than ${EVENT_VALUE_MAX} bytes${whereWhole(jobId)}]`;
+function cutProgress(value: unknown, whole: string | undefined): string {
+  if (typeof value === 'string') return cutText(value, 'progress', whole);
+  return `[progress cut: larger than ${EVENT_VALUE_MAX} bytes${whereWhole(whole)}]`;
 }

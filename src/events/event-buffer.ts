@@ -49,11 +49,12 @@ export class EventBuffer implements EventCarrier {
     private readonly log: Logger,
   ) {}
 
-  push(event: NodeEvent | JobStep): void {
+  /** `whole`: where the job's values a cut keeps in part are kept whole (none for an event of no job). */
+  push(event: NodeEvent | JobStep, whole?: string): void {
     if (this.closed) return;
     if (this.held.length === 0) this.heldSince = Date.now();
     // Job steps carry no value of a task's; the rest are cut to the bound here, before they are held.
-    this.held.push(Array.isArray(event) ? event : boundEvent(event));
+    this.held.push(Array.isArray(event) ? event : boundEvent(event, whole));
     this.trim();
     this.timer ??= setTimeout(() => void this.flush(), FLUSH_AFTER_MS);
   }

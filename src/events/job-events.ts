@@ -1,6 +1,7 @@
 import type { Delivery, Settlement } from '../broker/types.js';
 import type { ConsumerObserver } from '../consumer/consumer.js';
-import { outcomeOf } from '../consumer/outcome.js';
+import { outcomeOf, wholeErrorAt } from '../consumer/outcome.js';
+import { inResult } from '../util/cut-text.js';
 import type { JobRun } from '../consumer/job-log.js';
 import { WorkerLostError } from '../errors.js';
 import type { EventBuffer } from './event-buffer.js';
@@ -29,17 +30,20 @@ export class JobEvents implements ConsumerObserver {
     this.buffer.push([1, startedAt, job.id, job.task, d.queue, undefined, pid, undefined]);
   }
 
-  progress(d: Delivery, value: unknown, at: number): void {
+  progress(d: Delivery, value: unknown, at: number, kept: boolean): void {
     const { job } = d;
-    this.buffer.push({
-      type: 'job-progress',
-      at,
-      node: this.node,
-      jobId: job.id,
-      task: job.task,
-      queue: d.queue,
-      progress: value,
-    });
+    this.buffer.push(
+      {
+        type: 'job-progress',
+        at,
+        node: this.node,
+        jobId: job.id,
+        task: job.task,
+        queue: d.queue,
+        progress: value,
+      },
+      kept ? inResult(job.id) : undefined,
+    );
   }
 
   settled(s: Settlement, run: JobRun | undefined, outcome: unknown): void {
@@ -60,6 +64,7 @@ export class JobEvents implements ConsumerObserver {
     const timing: Partial<NodeEvent> = {};
     if (run?.pid !== undefined) timing.pid = run.pid;
     if (run?.startedAt !== undefined) timing.runtimeMs = Math.max(0, run.finishedAt - run.startedAt);
+    const whole = wholeErrorAt(s);
     if (outcome instanceof WorkerLostError)
       this.buffer.push({ ...base, ...timing, type: 'job-lost', exitCode: outcome.exitCode, signal: outcome.signal });
     switch (kind) {
@@ -67,21 +72,27 @@ export class JobEvents implements ConsumerObserver {
         this.buffer.push({ ...base, ...timing, type: 'job-revoked' });
         return;
       case 'retried':
-        this.buffer.push({
-          ...base,
-          ...timing,
-          type: 'job-retried',
-          retryAt: at + (s.kind === 'retry' ? s.delay : 0),
-          error: errorOf(outcome, undefined),
-        });
+        this.buffer.push(
+          {
+            ...base,
+            ...timing,
+            type: 'job-retried',
+            retryAt: at + (s.kind === 'retry' ? s.delay : 0),
+            error: errorOf(outcome, undefined),
+          },
+          whole,
+        );
         return;
       case 'failed':
-        this.buffer.push({
-          ...base,
-          ...timing,
-          type: 'job-failed',
-          error: errorOf(outcome, s.kind === 'dead' ? s.reason : undefined),
-        });
+        this.buffer.push(
+          {
+            ...base,
+            ...timing,
+            type: 'job-failed',
+            error: errorOf(outcome, s.kind === 'dead' ? s.reason : undefined),
+          },
+          whole,
+        );
         return;
       case 'given_back':
         this.buffer.push({ ...base, type: 'job-given-back' });

@@ -66,13 +66,13 @@ export interface NodeEvent {
   pid?: number;
   /** job-succeeded, job-failed, job-retried: ms from start to outcome (undefined when it never started). */
   runtimeMs?: number;
-  /** job-progress: the value the task reported (`currentTask().progress(value)`); past 1,024 characters or bytes, a string saying it was cut (the job's result keeps it whole). */
+  /** job-progress: the value the task reported (`currentTask().progress(value)`); past 1,024 characters or bytes, a string saying it was cut and where the whole is (the job's result, unless results are ignored). */
   progress?: unknown;
   /** job-retried: when the next attempt is due (epoch ms, the node's clock). */
   retryAt?: number;
   /** job-deferred: when the job, sent back to wait for its rate-limit turn, is due again (epoch ms, the node's clock). */
   dueAt?: number;
-  /** job-failed, job-retried, pool-failed: what went wrong; a name or message past 1,024 characters is cut, saying so (the job's result keeps it whole). */
+  /** job-failed, job-retried, pool-failed: what went wrong; a name or message past 1,024 characters is cut, saying so and where the whole is (the job's result; with results ignored, a final failure's dead-set reason). */
   error?: { name: string; message: string };
   /** job-lost, process-down: the child's exit code (null when a signal ended it). */
   exitCode?: number | null;

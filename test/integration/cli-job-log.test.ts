@@ -149,6 +149,47 @@ describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
     expect(await w.exited).toEqual({ code: 0, signal: null });
   });
 
+  it("a failure's huge fields are cut in the line; with results ignored the message points to the dead set", async () => {
+    const w = await startWorker(url, 'log5');
+    const huge = 'y'.repeat(100_000);
+    const enqueued = run([
+      'enqueue',
+      'boomWith',
+      JSON.stringify(huge),
+      '100000',
+      '--ignore-result',
+      '--queue',
+      'log5',
+      '--json',
+      '--broker',
+      url,
+    ]);
+    const ignored = (JSON.parse(enqueued.stdout) as { id: string }).id;
+    const stored = enqueueAndWait(url, 'log5', 'boomWith', '"small"', '100000');
+    const failure = (id: string): (Line & { err: Record<string, string> }) | undefined =>
+      w.lines().find((l) => l.jobId === id && l.level === 50) as (Line & { err: Record<string, string> }) | undefined;
+    await expect.poll(() => failure(ignored) !== undefined && failure(stored) !== undefined).toBe(true);
+    const lost = failure(ignored)!;
+    // No result is stored: the message is whole in the dead set's reason, the fields nowhere.
+    expect(
+      lost.msg.endsWith("… [message cut: 100000 characters; whole in the dead set's reason: prefork dead list --json]"),
+    ).toBe(true);
+    expect(lost.err.data).toMatch(/^\[field cut: \d+ bytes\]$/);
+    expect(lost.err.code).toBe('E_BOOM');
+    const kept = failure(stored)!;
+    expect(kept.err.data).toMatch(
+      new RegExp(`^\\[field cut: \\d+ bytes; whole in the job's result: prefork result ${stored}\\]$`),
+    );
+    expect(kept.err.code).toBe('E_BOOM');
+    expect(run(['result', stored, '--json', '--broker', url]).stdout).toContain('d'.repeat(100_000));
+    const dead = run(['dead', 'list', '--queue', 'log5', '--json', '--broker', url]);
+    expect((JSON.parse(dead.stdout) as { id: string; reason: string }[]).find((d) => d.id === ignored)?.reason).toBe(
+      huge,
+    );
+    w.proc.kill('SIGTERM');
+    expect(await w.exited).toEqual({ code: 0, signal: null });
+  });
+
   it('--job-log-level debug keeps the job lines out of an info log; failures still show', async () => {
     const w = await startWorker(url, 'log2', ['--job-log-level', 'debug']);
     const ok = enqueueAndWait(url, 'log2', 'add', '1', '1');

@@ -191,9 +191,39 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     }
   });
 
+  it('point a cut message to where it is whole: with results ignored, the dead set, or nowhere', async () => {
+    const { broker, namespace } = setup();
+    const worker = makeWorker({ broker, namespace, concurrency: 1 });
+    await worker.start();
+    const client = makeClient(broker, namespace);
+    const huge = 'y'.repeat(200_000);
+    const handle = await client.enqueue('boom' as 'add', [huge] as never, {
+      retries: 1,
+      backoff: { type: 'fixed', delay: 0 },
+      ignoreResult: true,
+    });
+    const events = await collect(client, (seen) => seen.some((e) => e.jobId === handle.id && e.type === 'job-failed'));
+    const told = events.filter((e) => e.jobId === handle.id && e.error !== undefined);
+    expect(told.map((e) => e.type)).toEqual(['job-retried', 'job-failed']);
+    const [retried, failed] = told.map((e) => e.error?.message ?? '');
+    // No RETRY record is stored with results ignored: the attempt's message is kept nowhere.
+    expect(retried).toMatch(/… \[message cut: 200005 characters\]$/);
+    expect(failed).toMatch(
+      /… \[message cut: 200005 characters; whole in the dead set's reason: prefork dead list --json\]$/,
+    );
+    await worker.stop();
+    const b = createBroker(broker, { namespace, logger: silent });
+    try {
+      const dead = await b.listDead(told[1]?.queue ?? '', 10);
+      expect(dead.map((d) => d.reason)).toEqual([`retries spent (1): boom ${huge}`]);
+    } finally {
+      await b.close();
+    }
+  });
+
   it('cut a huge progress value, a string or any other, marked, while the job keeps it whole', async () => {
     const { broker, namespace } = setup();
-    const worker = makeWorker({ broker, namespace, concurrency: 3, app: fixture('tasks-inspect.mjs') });
+    const worker = makeWorker({ broker, namespace, concurrency: 4, app: fixture('tasks-inspect.mjs') });
     await worker.start();
     const client = makeClient(broker, namespace);
     const dir = mkdtempSync(join(tmpdir(), 'prefork-events-'));
@@ -202,7 +232,10 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     const small = await client.enqueue('progressThenHold' as 'add', [join(dir, 'a'), { done: 1 }] as never);
     const long = await client.enqueue('progressThenHold' as 'add', [join(dir, 'b'), text] as never);
     const wide = await client.enqueue('progressThenHold' as 'add', [join(dir, 'c'), rows] as never);
-    const ids = [small.id, long.id, wide.id];
+    const quiet = await client.enqueue('progressThenHold' as 'add', [join(dir, 'd'), text] as never, {
+      ignoreResult: true,
+    });
+    const ids = [small.id, long.id, wide.id, quiet.id];
     const seen = await collect(client, (s) =>
       ids.every((id) => s.some((e) => e.jobId === id && e.type === 'job-progress')),
     );
@@ -214,10 +247,12 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     expect(progressOf(wide.id)).toBe(
       `[progress cut: larger than ${EVENT_VALUE_MAX} bytes; whole in the job's result: prefork result ${wide.id}]`,
     );
+    // Results ignored: the job keeps no progress, so the marker points nowhere.
+    expect(progressOf(quiet.id)).toBe(`${'p'.repeat(EVENT_VALUE_MAX)}… [progress cut: 50000 characters]`);
     // The job's own record keeps each whole.
     await expect.poll(async () => (await long.progress())?.value).toBe(text);
     await expect.poll(async () => (await wide.progress())?.value).toEqual(rows);
-    for (const gate of ['a', 'b', 'c']) writeFileSync(join(dir, gate), '');
+    for (const gate of ['a', 'b', 'c', 'd']) writeFileSync(join(dir, gate), '');
     await Promise.all([small.result(), long.result(), wide.result()]);
   });
 
