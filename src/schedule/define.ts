@@ -1,6 +1,12 @@
 import { createHash } from 'node:crypto';
 import { OptionError } from '../errors.js';
-import { checkJobOptionFields, checkKnownKeys, type BackoffInput } from '../job-option-checks.js';
+import {
+  checkJobOptionFields,
+  checkJobRecordOptions,
+  checkKnownKeys,
+  checkQueueName,
+  type BackoffInput,
+} from '../job-option-checks.js';
 import type { JobOptions } from '../job-types.js';
 import { encodeBody } from '../protocol/codec.js';
 import { checkDuration, type Bad } from '../util/units.js';
@@ -184,21 +190,27 @@ function checkEntry(name: string, input: unknown): ScheduleEntry {
   };
   if (e.every !== undefined) {
     if (e.tz !== undefined) bad('tz', e.tz, 'no time zone with every (ticks fall at multiples of it since the epoch)');
-    const every = Math.round(checkDuration('every', e.every, 'delay', bad));
-    if (every < MIN_EVERY_MS) bad('every', e.every, 'at least 1 s');
-    stored.every = every;
+    stored.every = checkEvery(e.every, bad);
   } else {
     if (typeof e.cron !== 'string') bad('cron', e.cron, 'a cron expression string');
-    if (e.tz !== undefined && (typeof e.tz !== 'string' || !isTimeZone(e.tz)))
-      bad('tz', e.tz, 'an IANA time zone such as "Europe/Berlin"');
     stored.cron = e.cron;
-    stored.tz = e.tz ?? 'UTC';
+    stored.tz = checkTz(e.tz, bad);
   }
-  const entry = entryFromStored(name, stored, JSON.stringify(stored), bad);
-  // A date no year has (February 30, April 31) parses, and would never fire, without a word.
-  if (entry.cron !== undefined && entry.rule.next(Date.now()) === undefined)
-    bad('cron', entry.cron, 'a cron expression that matches some date (this one never does)');
-  return entry;
+  return entryFromStored(name, stored, JSON.stringify(stored), bad);
+}
+
+/** `every` as whole ms, at least MIN_EVERY_MS. */
+function checkEvery(value: unknown, bad: Bad): number {
+  const every = Math.round(checkDuration('every', value, 'delay', bad));
+  if (every < MIN_EVERY_MS) bad('every', value, 'at least 1 s');
+  return every;
+}
+
+/** A cron entry's time zone (UTC when none is given). */
+function checkTz(value: unknown, bad: Bad): string {
+  if (value !== undefined && (typeof value !== 'string' || !isTimeZone(value)))
+    bad('tz', value, 'an IANA time zone such as "Europe/Berlin"');
+  return (value as string | undefined) ?? 'UTC';
 }
 
 /** The definition as JSON in the broker: enough for another node to run the entry. */
@@ -245,6 +257,9 @@ function entryFromStored(name: string, stored: StoredDefinition, definition: str
     hash: createHash('sha1').update(definition).digest('hex'),
     ...(stored.every !== undefined ? { every: stored.every } : { cron: stored.cron, tz: stored.tz }),
   };
+  // A date no year has (February 30, April 31) parses, and would never fire, without a word.
+  if (entry.cron !== undefined && rule.next(Date.now()) === undefined)
+    bad('cron', entry.cron, 'a cron expression that matches some date (this one never does)');
   return Object.freeze(entry);
 }
 
@@ -275,7 +290,14 @@ export function entryFromDefinition(name: string, definition: string): ScheduleE
     (typeof s.every !== 'number') === (typeof s.cron !== 'string')
   )
     bad('definition', definition, 'a schedule entry definition');
-  return entryFromStored(name, s as StoredDefinition, definition, bad);
+  // Another program (or a newer prefork) may have written it: its values pass the checks a
+  // defineSchedule entry's do, or an `every` of 1 ms would have every node claim each millisecond.
+  const d = s as StoredDefinition;
+  checkQueueName('queue', d.queue, bad);
+  checkJobRecordOptions(d.options, bad);
+  if (d.every !== undefined && checkEvery(d.every, bad) !== d.every) bad('every', d.every, 'whole milliseconds');
+  if (d.cron !== undefined) checkTz(d.tz, bad);
+  return entryFromStored(name, d, definition, bad);
 }
 
 /** The job options of an entry, checked as `Client.enqueue` checks them. */

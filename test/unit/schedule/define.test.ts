@@ -38,6 +38,27 @@ describe('defineSchedule', () => {
     expect(() => entryFromDefinition('e', '{"task":1}')).toThrow(/stored schedule entry "e"/);
   });
 
+  it('a stored definition another program wrote is checked as defineSchedule checks an entry', () => {
+    const stored = JSON.parse(
+      defineSchedule({ e: { task: 't', every: '5s', options: { timeLimit: '1m' } } }).entries.get('e')!.definition,
+    ) as Record<string, unknown>;
+    const cron = JSON.parse(
+      defineSchedule({ e: { task: 't', cron: '0 3 * * *' } }).entries.get('e')!.definition,
+    ) as Record<string, unknown>;
+    const read = (changed: Record<string, unknown>, base = stored): (() => unknown) => {
+      return () => entryFromDefinition('e', JSON.stringify({ ...base, ...changed }));
+    };
+    expect(read({})()).toMatchObject({ every: 5000, options: { timeLimit: 60_000 } });
+    expect(read({ every: 1 })).toThrow(/stored schedule entry "e": invalid option every: 1 \(expected at least 1 s\)/);
+    expect(read({ every: 1500.5 })).toThrow(/invalid option every: 1500.5 \(expected whole milliseconds\)/);
+    expect(read({ every: -5000 })).toThrow(/invalid option every/);
+    expect(read({ queue: '' })).toThrow(/stored schedule entry "e": invalid option queue/);
+    expect(read({ options: { timeLimit: -1 } })).toThrow(/stored schedule entry "e": invalid option timeLimit/);
+    expect(read({ options: { retries: -1 } })).toThrow(/invalid option retries/);
+    expect(read({ tz: 'Mars/Olympus' }, cron)).toThrow(/invalid option tz: "Mars\/Olympus"/);
+    expect(read({ cron: '0 0 30 2 *' }, cron)).toThrow(/invalid option cron: .*never does/);
+  });
+
   it.each([
     [
       { task: 't', cron: '61 * * * *' },
