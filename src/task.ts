@@ -1,8 +1,8 @@
 /**
  * The light entry for task modules: `import { defineTasks } from 'prefork/task'`.
  * A task module is loaded in every child; importing the whole package there
- * would also load the pool, the worker, the client, the brokers, ioredis and
- * pino into each child for nothing. This entry reaches only tasks.ts (and
+ * would also load the pool, the worker, the client, the brokers and pino
+ * into each child for nothing. This entry reaches only tasks.ts (and
  * units.ts) and errors.ts, which import no package.
  */
 export {

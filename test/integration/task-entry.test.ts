@@ -1,14 +1,15 @@
 import { execFileSync } from 'node:child_process';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, inject, it } from 'vitest';
 import * as light from 'prefork/task';
 import * as full from 'prefork';
 import { fixture, startPool, terminatePools } from '../helpers/pool.js';
 
 afterEach(terminatePools);
 
-/** The CommonJS packages a fresh Node process has loaded after importing `specifier`. */
-function packagesLoadedBy(specifier: string): string[] {
-  const script = `import ${JSON.stringify(specifier)}; import { createRequire } from 'node:module';
+/** The CommonJS packages a fresh Node process has loaded after importing `specifier` (and running `then`). */
+function packagesLoadedBy(specifier: string, then = ''): string[] {
+  const script = `import * as entry from ${JSON.stringify(specifier)}; import { createRequire } from 'node:module';
+    ${then}
     const cache = createRequire(import.meta.url).cache;
     console.log(JSON.stringify([...new Set(Object.keys(cache).map((p) => /node_modules\\/((?:@[^/]+\\/)?[^/]+)/.exec(p)?.[1]).filter(Boolean))]));`;
   return JSON.parse(
@@ -26,9 +27,17 @@ describe("the light entry 'prefork/task'", () => {
     expect('Pool' in light || 'Client' in light || 'Worker' in light).toBe(false);
   });
 
-  it('loads neither ioredis nor pino, where the full entry does', () => {
-    expect(packagesLoadedBy('prefork')).toEqual(expect.arrayContaining(['ioredis', 'pino']));
+  it('loads neither ioredis nor pino, where the full entry loads pino', () => {
+    expect(packagesLoadedBy('prefork')).toEqual(expect.arrayContaining(['pino']));
     expect(packagesLoadedBy('prefork/task')).toEqual([]);
+  });
+
+  it('the full entry loads ioredis only when a Redis broker connects (the Pool alone never does)', () => {
+    expect(packagesLoadedBy('prefork')).not.toContain('ioredis');
+    expect(packagesLoadedBy('prefork/broker', "entry.createBroker('memory://light');")).not.toContain('ioredis');
+    const connect = `const broker = entry.createBroker(${JSON.stringify(inject('redisUrl'))});
+      await broker.connect(); await broker.close();`;
+    expect(packagesLoadedBy('prefork/broker', connect)).toContain('ioredis');
   });
 
   it('a child running a task module on it has loaded neither ioredis nor pino', async () => {

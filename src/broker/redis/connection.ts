@@ -1,4 +1,5 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
+import { ioredis } from './ioredis-module.js';
 import type { Logger } from 'pino';
 import { BrokerOfflineError, BrokerRefusedError, BrokerUnavailableError, messageOf } from '../../errors.js';
 import { maskUrl } from '../mask-url.js';
@@ -62,7 +63,7 @@ export function createConnection(
       ? { maxRetriesPerRequest: 2 }
       : { maxRetriesPerRequest: null, enableOfflineQueue: false, autoResendUnfulfilledCommands: false }),
   };
-  const redis = new Redis(url, options);
+  const redis = new (ioredis().Redis)(url, options);
   let wasReady = false;
   const bound =
     role === 'command' && commandTimeoutMs !== undefined

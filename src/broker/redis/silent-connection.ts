@@ -1,4 +1,5 @@
-import { Redis } from 'ioredis';
+import type { Redis } from 'ioredis';
+import { ioredis } from './ioredis-module.js';
 import type { Logger } from 'pino';
 
 /** How often a watched connection is looked at (unref'd: an idle process is not kept alive). */
@@ -71,7 +72,7 @@ export class SilentConnectionGuard {
 
 /** True when Redis at `url` answers a PING on a fresh connection within PROBE_TIMEOUT_MS. */
 async function answers(url: string): Promise<boolean> {
-  const probe = new Redis(url, {
+  const probe = new (ioredis().Redis)(url, {
     lazyConnect: true,
     connectTimeout: PROBE_TIMEOUT_MS,
     maxRetriesPerRequest: 0,

@@ -1,4 +1,5 @@
-import { Command, type Redis } from 'ioredis';
+import type { Command, Redis } from 'ioredis';
+import { ioredis } from './ioredis-module.js';
 import { BrokerTimeoutError, BrokerUnavailableError, MAY_HAVE_BEEN_APPLIED } from '../../errors.js';
 import { scriptNameOf } from './scripts.js';
 
@@ -104,7 +105,7 @@ export class AnswerBound {
     // Once: a command queued offline passes here again when the queue is sent.
     if (this.timed.has(command)) return;
     // ioredis's own set-up of a connection, sent while it is at 'connect' (a caller's command then waits offline).
-    if (this.redis.status === 'connect' && Command.checkFlag('HANDSHAKE_COMMANDS', command.name)) return;
+    if (this.redis.status === 'connect' && ioredis().Command.checkFlag('HANDSHAKE_COMMANDS', command.name)) return;
     this.timed.add(command);
     const entry: Timed = { command, sentAt: performance.now(), done: false };
     this.queue.push(entry);
