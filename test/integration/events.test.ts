@@ -167,22 +167,28 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     expect(typesOf(events, handle.id)).toEqual(['job-received', 'job-started', 'job-progress', 'job-succeeded']);
   });
 
-  it('cut a huge error message to EVENT_VALUE_MAX, marked, while the stored result keeps it whole', async () => {
+  /** A job failing with a 200,000-character message, retried once, and its two events that carry the error. */
+  async function failHuge(ignoreResult?: boolean) {
     const { broker, namespace } = setup();
     const worker = makeWorker({ broker, namespace, concurrency: 1 });
     await worker.start();
     const client = makeClient(broker, namespace);
-    const huge = 'y'.repeat(200_000);
-    const handle = await client.enqueue('boom' as 'add', [huge] as never, {
+    const handle = await client.enqueue('boom' as 'add', ['y'.repeat(200_000)] as never, {
       retries: 1,
       backoff: { type: 'fixed', delay: 0 },
+      ...(ignoreResult === undefined ? {} : { ignoreResult }),
     });
-    const err = (await handle.result().catch((e: unknown) => e)) as Error;
-    // The stored result keeps the whole message.
-    expect(err.message).toBe(`boom ${huge}`);
     const events = await collect(client, (seen) => seen.some((e) => e.jobId === handle.id && e.type === 'job-failed'));
     const told = events.filter((e) => e.jobId === handle.id && e.error !== undefined);
     expect(told.map((e) => e.type)).toEqual(['job-retried', 'job-failed']);
+    return { broker, namespace, worker, handle, told };
+  }
+
+  it('cut a huge error message to EVENT_VALUE_MAX, marked, while the stored result keeps it whole', async () => {
+    const { handle, told } = await failHuge();
+    const err = (await handle.result().catch((e: unknown) => e)) as Error;
+    // The stored result keeps the whole message.
+    expect(err.message).toBe(`boom ${'y'.repeat(200_000)}`);
     for (const e of told) {
       const message = e.error?.message ?? '';
       expect(message.startsWith(`boom ${'y'.repeat(EVENT_VALUE_MAX - 5)}… [message cut: 200005 characters`)).toBe(true);
@@ -192,19 +198,7 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
   });
 
   it('point a cut message to where it is whole: with results ignored, the dead set, or nowhere', async () => {
-    const { broker, namespace } = setup();
-    const worker = makeWorker({ broker, namespace, concurrency: 1 });
-    await worker.start();
-    const client = makeClient(broker, namespace);
-    const huge = 'y'.repeat(200_000);
-    const handle = await client.enqueue('boom' as 'add', [huge] as never, {
-      retries: 1,
-      backoff: { type: 'fixed', delay: 0 },
-      ignoreResult: true,
-    });
-    const events = await collect(client, (seen) => seen.some((e) => e.jobId === handle.id && e.type === 'job-failed'));
-    const told = events.filter((e) => e.jobId === handle.id && e.error !== undefined);
-    expect(told.map((e) => e.type)).toEqual(['job-retried', 'job-failed']);
+    const { broker, namespace, worker, told } = await failHuge(true);
     const [retried, failed] = told.map((e) => e.error?.message ?? '');
     // No RETRY record is stored with results ignored: the attempt's message is kept nowhere.
     expect(retried).toMatch(/… \[message cut: 200005 characters\]$/);
@@ -215,7 +209,7 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     const b = createBroker(broker, { namespace, logger: silent });
     try {
       const dead = await b.listDead(told[1]?.queue ?? '', 10);
-      expect(dead.map((d) => d.reason)).toEqual([`retries spent (1): boom ${huge}`]);
+      expect(dead.map((d) => d.reason)).toEqual([`retries spent (1): boom ${'y'.repeat(200_000)}`]);
     } finally {
       await b.close();
     }
