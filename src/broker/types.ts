@@ -515,6 +515,13 @@ export interface DeadSetChange {
   moved: string[];
   /** retry: the workflows' jobs asked for by id (or every one), left dead, newest first; delete: none. */
   inWorkflow: DeadWorkflowJob[];
+  /**
+   * retry: the ids of dead jobs left dead because a job with the same id
+   * waits, is delayed or runs (its own id enqueued again after it died, or
+   * another dead copy of it requeued by this call), each once; delete: none.
+   * Two live jobs of one id would share one place in the job index.
+   */
+  inUse: string[];
 }
 
 /** Which of a queue's jobs `listJobs` pages through. */
@@ -841,7 +848,8 @@ export interface BrokerAdmin {
    * Moves dead jobs back to their queue (attempt and redeliveries reset);
    * `ids` undefined = all. Returns how many. A workflow's job is never
    * moved: its workflow recorded its failure when it died (and went on or
-   * ended), so a rerun would belong to nothing.
+   * ended), so a rerun would belong to nothing; nor is a job whose id a job
+   * that waits, is delayed or runs has (see `changeDead`).
    */
   retryDead(queue: string, ids: readonly string[] | undefined): Promise<number>;
   /** Drops dead jobs of a queue: those with these ids, or every one (`ids` undefined). Returns how many. */
@@ -850,8 +858,10 @@ export interface BrokerAdmin {
    * Retries (as `retryDead`) or deletes (as `purgeDead`) dead jobs of a
    * queue, `ids` undefined = all, in one pass over its dead set however many
    * ids are given, and says which of the ids it moved and which workflow
-   * jobs a retry left dead. An id dead twice (a job's own id reused) moves
-   * both times. A retry requeues id by id in the order given, each id's
+   * jobs a retry left dead. An id dead twice (a job's own id reused) is
+   * deleted both times; a retry requeues a dead job only while no job with
+   * its id waits, is delayed or runs (so of an id dead twice, the oldest),
+   * and names the others in `inUse`. A retry requeues id by id in the order given, each id's
    * oldest first (all: oldest first, up to the newest job dead when the
    * call began), as retrying one id at a time would. On Redis the set is
    * walked a slice of 1,000 entries per script, so a large dead set never

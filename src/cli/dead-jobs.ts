@@ -9,6 +9,8 @@ export interface DeadChange {
   notDead: string[];
   /** retry: the dead jobs asked for that belong to a workflow, left dead. */
   inWorkflow: DeadWorkflowJob[];
+  /** retry: the ids asked for whose dead job was left dead, a job with that id waiting, delayed or running. */
+  inUse: string[];
 }
 
 /**
@@ -27,31 +29,37 @@ export async function changeDead(
   const moved = new Set<string>();
   let count = 0;
   let left: DeadWorkflowJob[] = [];
+  const busy = new Set<string>();
   for (const q of await queuesOf(broker, queue)) {
     const change = await broker.changeDead(q, action, wanted);
     count += change.count;
     for (const id of change.moved) moved.add(id);
     left.push(...change.inWorkflow);
+    for (const id of change.inUse) busy.add(id);
   }
-  // A workflow's job is named only when nothing asked for by its id moved (an id can be dead twice).
+  // A job left dead is named only when nothing asked for by its id moved (an id can be dead twice).
   left = left.filter((j) => !moved.has(j.id));
-  const notDead = wanted.filter((id) => !moved.has(id) && !left.some((j) => j.id === id));
-  return { count, notDead, inWorkflow: left };
+  const inUse = [...busy].filter((id) => !moved.has(id));
+  const named = new Set([...moved, ...left.map((j) => j.id), ...inUse]);
+  const notDead = wanted.filter((id) => !named.has(id));
+  return { count, notDead, inWorkflow: left, inUse };
 }
 
-/** Retries every dead job of `queues`; the workflows' jobs stay dead and are named. */
+/** Retries every dead job of `queues`; the workflows' jobs and those whose id is in use stay dead and are named. */
 export async function retryAllDead(
   broker: BrokerAdmin,
   queues: readonly string[],
-): Promise<{ count: number; inWorkflow: DeadWorkflowJob[] }> {
+): Promise<{ count: number; inWorkflow: DeadWorkflowJob[]; inUse: string[] }> {
   let count = 0;
   const inWorkflow: DeadWorkflowJob[] = [];
+  const inUse: string[] = [];
   for (const queue of queues) {
     const change = await broker.changeDead(queue, 'retry', undefined);
     count += change.count;
     inWorkflow.push(...change.inWorkflow);
+    inUse.push(...change.inUse);
   }
-  return { count, inWorkflow };
+  return { count, inWorkflow, inUse };
 }
 
 /** Why a workflow's dead job is not retried, one line per job (`prefork dead retry`, the dashboard). */
@@ -60,5 +68,14 @@ export function inWorkflowLines(jobs: readonly DeadWorkflowJob[]): string[] {
     (j) =>
       `job ${j.id} is a step of workflow ${j.workflow}, which recorded its failure when it died: ` +
       'a rerun would belong to no workflow (enqueue the workflow again instead)',
+  );
+}
+
+/** Why a dead job whose id a live job has is not retried, one line per id (`prefork dead retry`, the dashboard). */
+export function inUseLines(ids: readonly string[]): string[] {
+  return ids.map(
+    (id) =>
+      `job ${id}: a job with this id waits, is delayed or runs: a second one would share its id ` +
+      '(delete this dead job, or retry it once that one has ended)',
   );
 }

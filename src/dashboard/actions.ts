@@ -3,7 +3,7 @@ import type { BrokerAdmin, BrokerPauses, RevokeOutcome } from '../broker/types.j
 import { answerLines, answersJson, parseControl, runControl } from '../cli/commands/control.js';
 import { describeRevoke } from '../cli/commands/revoke.js';
 import type { NodeAsker } from '../cli/control-request.js';
-import { changeDead, inWorkflowLines } from '../cli/dead-jobs.js';
+import { changeDead, inUseLines, inWorkflowLines } from '../cli/dead-jobs.js';
 import {
   optionalBoolean,
   optionalQueue,
@@ -45,10 +45,15 @@ export const ACTIONS: ReadonlyMap<string, Action> = new Map<string, Action>([
 
 async function dead(ctx: ActionContext, body: Body, action: 'retry' | 'delete'): Promise<ActionResult> {
   const id = requiredJobId(body);
-  const { count, notDead, inWorkflow } = await changeDead(ctx.broker, action, [id], optionalQueue(body, 'queue'));
-  const lines = [`${action === 'retry' ? 'requeued' : 'deleted'} ${count} dead job(s)`, ...inWorkflowLines(inWorkflow)];
+  const change = await changeDead(ctx.broker, action, [id], optionalQueue(body, 'queue'));
+  const { count, notDead, inWorkflow, inUse } = change;
+  const lines = [
+    `${action === 'retry' ? 'requeued' : 'deleted'} ${count} dead job(s)`,
+    ...inWorkflowLines(inWorkflow),
+    ...inUseLines(inUse),
+  ];
   if (notDead.length > 0) lines.push(`not in the dead set: ${notDead.join(', ')}`);
-  return { ok: notDead.length === 0 && inWorkflow.length === 0, lines, count, notDead };
+  return { ok: notDead.length === 0 && inWorkflow.length === 0 && inUse.length === 0, lines, count, notDead };
 }
 
 async function revoke(ctx: ActionContext, body: Body): Promise<ActionResult> {

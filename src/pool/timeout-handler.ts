@@ -5,6 +5,9 @@ type Kind = 'hard' | 'soft';
 
 interface Armed {
   job: PoolJob;
+  /** When the limits were armed, on the monotonic clock (performance.now()) and on the wall clock (Date.now()). */
+  armedMono: number;
+  armedWall: number;
   hardMs: number | undefined;
   softMs: number | undefined;
   hard: NodeJS.Timeout | undefined;
@@ -27,7 +30,12 @@ export interface TimeoutHooks {
  * has not heard of yet (a child records starts without waking the parent) is
  * armed from a time no later than its start; when a timer fires, the start is
  * looked up and the timer armed again for what is left, so a limit never
- * fires before the job has run that long.
+ * fires before the job has run that long. Time run is counted on the
+ * monotonic clock from the arming (the start, an epoch ms from the child,
+ * only places the job against it): a wall clock stepped back while the job
+ * ran would otherwise delay each limit by the step, and past the watchdog's
+ * grace the child killed itself, failing the job as lost rather than as
+ * over its time limit.
  */
 export class TimeoutHandler {
   private readonly armed = new Map<WorkerProcess, Armed>();
@@ -60,8 +68,17 @@ export class TimeoutHandler {
     const softMs = this.softLimit(job);
     if (hardMs === undefined && softMs === undefined) return;
     this.clear(proc);
-    const entry: Armed = { job, hardMs, softMs, hard: undefined, soft: undefined };
-    const left = from - Date.now();
+    const armedWall = Date.now();
+    const entry: Armed = {
+      job,
+      armedMono: performance.now(),
+      armedWall,
+      hardMs,
+      softMs,
+      hard: undefined,
+      soft: undefined,
+    };
+    const left = from - armedWall;
     if (hardMs !== undefined) entry.hard = this.arm(proc, entry, 'hard', left + hardMs);
     if (softMs !== undefined) entry.soft = this.arm(proc, entry, 'soft', left + softMs);
     this.armed.set(proc, entry);
@@ -89,8 +106,11 @@ export class TimeoutHandler {
     if (this.armed.get(proc) !== entry) return;
     const limit = (kind === 'hard' ? entry.hardMs : entry.softMs) as number;
     const startedAt = this.hooks.startOf(proc, entry.job);
-    // Not started yet: it starts no earlier than now.
-    const left = startedAt > 0 ? startedAt + limit - Date.now() : limit;
+    // Not started yet: it starts no earlier than now. Started: it ran for the monotonic time since the
+    // arming, plus (or, started after it, less) the gap between its start and the arming, both epoch ms
+    // read before any later step of the wall clock.
+    const ran = performance.now() - entry.armedMono + entry.armedWall - startedAt;
+    const left = startedAt > 0 ? limit - ran : limit;
     if (left > 0) {
       entry[kind] = this.arm(proc, entry, kind, left);
       return;

@@ -544,20 +544,26 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
             : { kind: 'dead' as const, delivery, reason: 'bad', outcome: { ok: false as const, failure } },
         ),
       );
-      expect(await b.changeDead('q', 'retry', [])).toEqual({ count: 0, moved: [], inWorkflow: [] });
+      expect(await b.changeDead('q', 'retry', [])).toEqual({ count: 0, moved: [], inWorkflow: [], inUse: [] });
       expect(await b.changeDead('q', 'retry', ['c', 'nope', 'm-step', 'a', 'c'])).toEqual({
         count: 2,
         moved: ['c', 'a'],
         inWorkflow: [{ id: 'm-step', workflow: 'wf-1' }],
+        inUse: [],
       });
       // Back in the order asked for, as one id at a time would have put them (a died before c).
       expect(ids(await fetchAll(b, me, ['q'], 5))).toEqual(['c', 'a']);
       const deleted = await b.changeDead('q', 'delete', ['m-step', 'nope', 'b']);
-      expect(deleted).toEqual({ count: 2, moved: ['m-step', 'b'], inWorkflow: [] });
+      expect(deleted).toEqual({ count: 2, moved: ['m-step', 'b'], inWorkflow: [], inUse: [] });
       expect(ids(await b.listDead('q', 10))).toEqual(['d']);
-      expect(await b.changeDead('q', 'retry', undefined)).toEqual({ count: 1, moved: [], inWorkflow: [] });
+      expect(await b.changeDead('q', 'retry', undefined)).toEqual({ count: 1, moved: [], inWorkflow: [], inUse: [] });
       expect(ids(await fetchAll(b, me, ['q'], 5))).toEqual(['d']);
-      expect(await b.changeDead('elsewhere', 'delete', ['d'])).toEqual({ count: 0, moved: [], inWorkflow: [] });
+      expect(await b.changeDead('elsewhere', 'delete', ['d'])).toEqual({
+        count: 0,
+        moved: [],
+        inWorkflow: [],
+        inUse: [],
+      });
     });
 
     it("changeDead retrying all leaves the workflows' jobs dead, newest first", async () => {
@@ -578,6 +584,7 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
         count: 1,
         moved: [],
         inWorkflow: newestFirst.map((id) => ({ id, workflow: id.replace(/-step$/, '') })),
+        inUse: [],
       });
       expect(ids(await b.listDead('q', 10))).toEqual(newestFirst);
     });
@@ -588,8 +595,36 @@ describe.each(['memory', 'redis'] as const)('Broker contract over %s', (kind) =>
       await b.enqueue([job('a'), job('a'), job('b')]);
       const got = await fetchAll(b, me, ['q'], 3);
       await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: 'bad' })));
-      expect(await b.changeDead('q', 'delete', ['a'])).toEqual({ count: 2, moved: ['a'], inWorkflow: [] });
+      expect(await b.changeDead('q', 'delete', ['a'])).toEqual({ count: 2, moved: ['a'], inWorkflow: [], inUse: [] });
       expect(ids(await b.listDead('q', 10))).toEqual(['b']);
+    });
+
+    it('a retry leaves dead a job whose id a live job has: its own id enqueued again, or dead twice', async () => {
+      const b = await broker();
+      const me = await node(b, 'n1');
+      const own = (id: string): NewJob => job(id, 'q', { ownId: true });
+      // Each dies with no result kept, so its own id is free to enqueue again at once.
+      const die = async (): Promise<void> => {
+        const got = await fetchAll(b, me, ['q'], 10);
+        await b.settle(got.map((delivery) => ({ kind: 'dead' as const, delivery, reason: 'bad' })));
+      };
+      await b.enqueue([own('a'), own('b'), own('c')]);
+      await die();
+      // a dies again under the same id; b is enqueued again and waits.
+      expect(await b.enqueue([own('a')])).toEqual([undefined]);
+      await die();
+      expect(await b.enqueue([own('b')])).toEqual([undefined]);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 1, dead: 4 });
+      const change = await b.changeDead('q', 'retry', ['a', 'b']);
+      // a's oldest copy is requeued, its other one and b stay dead: no id waits twice.
+      expect([change.count, change.moved]).toEqual([1, ['a']]);
+      expect([...change.inUse].sort()).toEqual(['a', 'b']);
+      expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 2, dead: 3 });
+      const all = await b.changeDead('q', 'retry', undefined);
+      expect([all.count, [...all.inUse].sort()]).toEqual([1, ['a', 'b']]);
+      expect(ids(await fetchAll(b, me, ['q'], 10)).sort()).toEqual(['a', 'b', 'c']);
+      // Deleted, every copy goes.
+      expect((await b.changeDead('q', 'delete', ['a', 'b'])).count).toBe(2);
     });
 
     it('the dead set keeps at most deadMax jobs, dropping the oldest', async () => {

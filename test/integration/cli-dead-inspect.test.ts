@@ -8,6 +8,7 @@ import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { cleanup, emptyRedisDb, makeClient, makeWorker } from '../helpers/worker.js';
+import { waitUntil } from '../helpers/wait.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
 const DB = 15;
@@ -94,6 +95,29 @@ describe('prefork inspect queues and dead retry', { timeout: 120_000 }, () => {
     );
     expect(run(['dead', 'retry', '--all']).stdout).toBe('requeued 1 dead job(s)\n');
     expect(JSON.parse(run(['dead', 'list', '--json']).stdout)).toEqual([]);
+  });
+
+  it('dead retry <id> leaves a dead job dead while a job with its id waits: named, exit 1', async () => {
+    const worker = makeWorker({ broker: url, queues: 'a' });
+    await worker.start();
+    const client = makeClient(url);
+    // Its failure is kept 1 ms: then its own id is free to enqueue again.
+    const first = await client.enqueue('noSuchTask', [], { queue: 'a', id: 'report-1', resultTtl: 1 });
+    await expect(first.result()).rejects.toMatchObject({ name: 'UnknownTaskError' });
+    await worker.stop();
+    // Enqueued again under its id (a duplicate adds nothing until its failure expired).
+    await waitUntil(
+      async () => !(await client.enqueue('add', [1, 1], { queue: 'a', id: 'report-1' })).duplicate,
+      'its id was free again',
+    );
+    const r = run(['dead', 'retry', 'report-1']);
+    expect(r).toMatchObject({ code: 1, stdout: 'requeued 0 dead job(s)\n' });
+    expect(r.stderr).toMatch(/^error: not retried: job report-1: a job with this id waits, is delayed or runs/);
+    expect(queues()).toEqual([{ queue: 'a', waiting: 1, reserved: 0, delayed: 0, dead: 1 }]);
+    const all = run(['dead', 'retry', '--all', '--json']);
+    expect(all.code).toBe(0);
+    expect(JSON.parse(all.stdout)).toEqual({ requeued: 0, notDead: [], inUse: ['report-1'] });
+    expect(all.stderr).toMatch(/^warning: left dead: job report-1: /);
   });
 
   it('dead delete <id> drops that job; an id not dead is named, exit 1', async () => {

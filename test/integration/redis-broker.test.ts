@@ -358,6 +358,7 @@ describe('RedisBroker: dead letters and malformed entries', () => {
       count: 1,
       moved: [entry],
       inWorkflow: [],
+      inUse: [],
     });
     const body = ['task', 'add', 'payload', 'x', 'attempt', '2', 'redeliveries', '0', 'reason', 'x'];
     const noId = await scope.raw.xadd(dead, '*', ...body, 'meta', '{}');
@@ -369,22 +370,26 @@ describe('RedisBroker: dead letters and malformed entries', () => {
       count: 0,
       moved: [],
       inWorkflow: [{ id: memberNoId, workflow: 'wf-9' }],
+      inUse: [],
     });
     expect(await broker.changeDead('default', 'retry', ['m-1'])).toEqual({
       count: 0,
       moved: [],
       inWorkflow: [{ id: 'm-1', workflow: 'wf-9' }],
+      inUse: [],
     });
     expect(await broker.changeDead('default', 'retry', [x.id, noId as string])).toEqual({
       count: 1,
       moved: [noId],
       inWorkflow: [],
+      inUse: [],
     });
     expect((await fetchFrom(broker, NODE, ['default'], 5)).deliveries.map((d) => d.job.attempt)).toEqual([0]);
     expect(await broker.changeDead('default', 'delete', [memberNoId as string, 'm-1'])).toEqual({
       count: 2,
       moved: [memberNoId, 'm-1'],
       inWorkflow: [],
+      inUse: [],
     });
     expect(await scope.raw.xlen(dead)).toBe(0);
   });
@@ -419,13 +424,13 @@ describe('RedisBroker: dead letters and malformed entries', () => {
       const byId = await scriptsOf(async () => {
         listed = await broker.changeDead('default', 'retry', [`d-${size - 1}`, 'd-0', 'nope']);
       });
-      expect(listed).toEqual({ count: 2, moved: [`d-${size - 1}`, 'd-0'], inWorkflow: [] });
+      expect(listed).toEqual({ count: 2, moved: [`d-${size - 1}`, 'd-0'], inWorkflow: [], inUse: [] });
       expect(byId).toBeGreaterThan(2);
       let all: unknown;
       const every = await scriptsOf(async () => {
         all = await broker.changeDead('default', 'retry', undefined);
       });
-      expect(all).toEqual({ count: size - 2, moved: [], inWorkflow: [] });
+      expect(all).toEqual({ count: size - 2, moved: [], inWorkflow: [], inUse: [] });
       expect(every).toBeGreaterThan(2);
     } finally {
       monitor.disconnect();

@@ -7,6 +7,7 @@
  * is warned about at connect. maxmemory is server-wide, so each test has a
  * redis-server of its own.
  */
+import { writeFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { BrokerFullError, Client } from 'prefork';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
@@ -102,6 +103,32 @@ describe('Redis under memory pressure', () => {
     expect(settled).toBe(false);
     await own.raw.config('SET', 'maxmemory', '0');
     expect(await waited).toBe(job.id);
+  });
+
+  it('a final result refused at maxmemory after its ack went through lands once there is room, over the STARTED record', async () => {
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const { log, lines } = captureLog();
+    await makeWorker({
+      broker: own.server.url,
+      namespace,
+      ledger,
+      concurrency: 1,
+      trackStarted: true,
+      logger: log,
+    }).start();
+    const job = await makeClient(own.server.url, namespace).enqueue('waitForFile', ['done']);
+    await waitUntil(
+      async () => (await job.state())?.state === 'STARTED',
+      'the job started, and its STARTED record is stored',
+    );
+    await own.raw.config('SET', 'maxmemory', '1');
+    // It ends now: its ack frees memory and goes through, the SUCCESS record after it is refused.
+    writeFileSync(`${ledger}.done`, '');
+    await waitUntil(() => said(lines, /could not settle jobs/).length > 0, 'the outcome was refused');
+    await own.raw.config('SET', 'maxmemory', '0');
+    expect(await job.result({ timeout: 15_000 })).toBe('done');
+    expect((await job.state())?.state).toBe('SUCCESS');
   });
 
   it('a node started while Redis is full registers and keeps its lease; once there is room it runs what waited', async () => {

@@ -676,13 +676,26 @@ export class MemoryBroker implements Broker {
     ids: readonly string[] | undefined,
   ): Promise<DeadSetChange> {
     const q = this.state.peek(queue);
-    if (q === undefined) return { count: 0, moved: [], inWorkflow: [] };
+    if (q === undefined) return { count: 0, moved: [], inWorkflow: [], inUse: [] };
     const inWorkflow: DeadWorkflowJob[] = [];
-    // A retry leaves a workflow's job dead (changeDead-3.lua): its workflow recorded its failure already.
+    const inUse = new Set<string>();
+    // Ids that wait, are delayed or run (one scan), and those this call requeues.
+    const placed = this.state.placedCheck();
+    const requeued = new Set<string>();
+    // A retry leaves a workflow's job dead (changeDead-3.lua): its workflow recorded its failure already;
+    // and a job whose id a live job has: two live jobs of one id would be one to revokes and lookups.
     const taken = q.unbury(ids, ({ job }) => {
-      if (action === 'delete' || job.workflow === undefined) return true;
-      inWorkflow.unshift({ id: job.id, workflow: job.workflow.id });
-      return false;
+      if (action === 'delete') return true;
+      if (job.workflow !== undefined) {
+        inWorkflow.unshift({ id: job.id, workflow: job.workflow.id });
+        return false;
+      }
+      if (requeued.has(job.id) || placed(job.id)) {
+        inUse.add(job.id);
+        return false;
+      }
+      requeued.add(job.id);
+      return true;
     });
     // Listed: back id by id in the order listed (changeDead-3.lua), each id's oldest first (a stable sort).
     const order = new Map<string, number>();
@@ -700,7 +713,12 @@ export class MemoryBroker implements Broker {
       this.state.waiters.changed([queue]);
     }
     const found = new Set(taken.map((d) => d.job.id));
-    return { count: taken.length, moved: [...order.keys()].filter((id) => found.has(id)), inWorkflow };
+    return {
+      count: taken.length,
+      moved: [...order.keys()].filter((id) => found.has(id)),
+      inWorkflow,
+      inUse: [...inUse],
+    };
   }
 
   // rate limits

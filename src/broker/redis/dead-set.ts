@@ -25,13 +25,13 @@ export async function changeDeadSet(
   action: 'retry' | 'delete',
   ids: readonly string[] | undefined,
 ): Promise<DeadSetChange> {
-  if (ids !== undefined && ids.length === 0) return { count: 0, moved: [], inWorkflow: [] };
+  if (ids !== undefined && ids.length === 0) return { count: 0, moved: [], inWorkflow: [], inUse: [] };
   const dead = keys.dead(queue);
   if (action === 'delete' && ids === undefined) {
     const replies = (await redis.multi().xlen(dead).del(dead).exec()) ?? [];
     const [err, n] = replies[0] ?? [null, 0];
     if (err) throw err;
-    return { count: Number(n), moved: [], inWorkflow: [] };
+    return { count: Number(n), moved: [], inWorkflow: [], inUse: [] };
   }
   const scriptKeys = [dead, keys.stream(queue), keys.jobs];
   // A retried job's stored failure and its unread announcement go (changeDead-3.lua).
@@ -51,24 +51,26 @@ async function changeAll(
   prefixes: Prefixes,
 ): Promise<DeadSetChange> {
   const newest = (await redis.xrevrange(scriptKeys[0] as string, '+', '-', 'COUNT', 1))[0];
-  if (newest === undefined) return { count: 0, moved: [], inWorkflow: [] };
+  if (newest === undefined) return { count: 0, moved: [], inWorkflow: [], inUse: [] };
   let count = 0;
   const kept: Buffer[] = [];
+  const inUse: string[] = [];
   let cursor = '-';
   while (cursor !== '') {
-    const [n, next, left] = (await callScript(redis, 'changeDead', scriptKeys, [
+    const [n, next, left, busy] = (await callScript(redis, 'changeDead', scriptKeys, [
       action,
       'all',
       ...prefixes,
       cursor,
       newest[0],
       DEAD_SLICE,
-    ])) as [number, Buffer, Buffer[]];
+    ])) as [number, Buffer, Buffer[], Buffer[]];
     count += Number(n);
     kept.push(...left);
+    for (const id of busy) inUse.push(String(id));
     cursor = String(next);
   }
-  return { count, moved: [], inWorkflow: newestFirst(kept) };
+  return { count, moved: [], inWorkflow: newestFirst(kept), inUse: [...new Set(inUse)] };
 }
 
 async function changeSome(
@@ -101,19 +103,21 @@ async function changeSome(
   found.sort((a, b) => (rank.get(a.asked) as number) - (rank.get(b.asked) as number));
   let count = 0;
   const done = new Set<string>();
+  const inUse = new Set<string>();
   for (let i = 0; i < found.length; i += DEAD_SLICE) {
     const entries = found.slice(i, i + DEAD_SLICE).map((f) => f.entry);
-    const [n, moved] = (await callScript(redis, 'changeDead', scriptKeys, [
+    const [n, moved, busy] = (await callScript(redis, 'changeDead', scriptKeys, [
       action,
       'some',
       ...prefixes,
       ...entries,
-    ])) as [number, Buffer[]];
+    ])) as [number, Buffer[], Buffer[]];
     count += Number(n);
     for (const entry of moved) done.add(String(entry));
+    for (const id of busy) inUse.add(String(id));
   }
   const moved = [...new Set(found.filter((f) => done.has(f.entry)).map((f) => f.asked))];
-  return { count, moved, inWorkflow: newestFirst(kept) };
+  return { count, moved, inWorkflow: newestFirst(kept), inUse: [...inUse] };
 }
 
 /** (id, workflow) pairs, oldest first, as DeadWorkflowJobs newest first (as listJobs lists the dead). */

@@ -29,6 +29,10 @@ const RECLAIM_MAX = 1000;
 const BLOCK_END_SLACK_MS = 100;
 /** Queues whose keys are kept built. */
 const QUEUE_KEYS_CACHED = 1000;
+/** How long an unapplied set lives (fetchJobs-n.lua sets the same expiry). */
+const UNAPPLIED_TTL_MS = 60_000;
+/** Most unapplied sets of failed round trips carried into the next (the older ones have expired by then). */
+const STALE_UNAPPLIED_MAX = 32;
 
 type Fields = Buffer[];
 /**
@@ -71,6 +75,18 @@ export class Deliveries {
   /** Names each round trip's unapplied set (keys.unapplied): this broker's own prefix, then a count. */
   private readonly callPrefix = randomBytes(8).toString('hex');
   private calls = 0;
+  /**
+   * Final settlements (ack, dead) a script applied in a round trip whose
+   * result writes then failed (Redis at maxmemory refuses the first SET,
+   * after the acks freed memory): sent again, the script would find their
+   * entries no longer pending and name them unapplied, and their records
+   * would then be written only where none is, so a STARTED or RETRY record
+   * stored before would stay their outcome for good. They are left out of
+   * the script when sent again; undefined until a round trip fails so.
+   */
+  private applied: WeakSet<Delivery> | undefined;
+  /** The unapplied sets of such failed round trips (their late jobs' records still must not overwrite). */
+  private staleUnapplied: string[] = [];
 
   constructor(
     private readonly keys: Keys,
@@ -96,6 +112,14 @@ export class Deliveries {
   /** Called when a connection dropped: the next fetch first looks for orphaned reservations. */
   markSuspect(): void {
     this.suspect = true;
+  }
+
+  /** A round trip's script applied `settle`, and a write after it failed: see `applied`. */
+  private appliedBefore(settle: readonly AnySettlement[], unapplied: string): void {
+    const applied = (this.applied ??= new WeakSet());
+    for (const s of settle) if (s.kind === 'ack' || s.kind === 'dead') applied.add(s.delivery);
+    // Older sets have expired (UNAPPLIED_TTL_MS): a long episode of failures names only the recent ones.
+    this.staleUnapplied = [...this.staleUnapplied, unapplied].slice(-STALE_UNAPPLIED_MAX);
   }
 
   async fetch(redis: Redis, request: FetchRequest): Promise<FetchReply> {
@@ -221,6 +245,7 @@ export class Deliveries {
     const acks = new Map<number, [string[], string[]]>();
     for (const s of settle) {
       if (s.kind === 'progress') continue;
+      if (this.applied?.has(s.delivery) === true) continue;
       const { receipt } = s.delivery;
       const kind = receiptKind(receipt);
       const entryId = receiptEntryId(receipt);
@@ -289,6 +314,10 @@ export class Deliveries {
     addEndedMarks(pipe, this.keys, settle, this.results.ttlMs);
     const scriptAt = pipe.length;
     callScript(pipe, 'fetchJobs', keys, args);
+    // Rare: the late jobs of a failed round trip keep their place in this one's set (the Acker sends a failed
+    // batch again first, so the next call with settlements carries them).
+    const stale = settle.length > 0 ? this.staleUnapplied : [];
+    if (stale.length > 0) pipe.sunionstore(unapplied, unapplied, ...stale).pexpire(unapplied, UNAPPLIED_TTL_MS);
     this.results.addWrites(pipe, settle, unapplied);
     addUniqueReleases(pipe, this.keys, settle);
     // Last: a failed event write leaves the script's and the results' replies as they are.
@@ -310,12 +339,16 @@ export class Deliveries {
     for (const [i, [err]] of replies.entries()) {
       // An event write that failed fails no fetch: its events went back to be carried again.
       if (err === null || (events !== undefined && i >= events.from)) continue;
-      // The script ran (it reserved jobs) but a result write after it failed:
-      // the next fetch must find those reservations, or they would sit
-      // reserved until this node dies.
-      if (count > 0 && scriptRan) this.suspect = true;
+      if (scriptRan) {
+        // The script ran (it reserved jobs) but a result write after it failed:
+        // the next fetch must find those reservations, or they would sit
+        // reserved until this node dies.
+        if (count > 0) this.suspect = true;
+        this.appliedBefore(settle, unapplied);
+      }
       throw err;
     }
+    if (stale.length > 0) this.staleUnapplied = [];
     // eslint-disable-next-line @typescript-eslint/no-non-null-assertion -- exec() answers every queued command, the script among them
     const [fenced, nextDue, raw, brokerNow, ended] = scriptReply![1] as FetchScriptReply;
     if (ended.length > 0) this.announceEnded(redis, flowIds, ended);

@@ -1,7 +1,7 @@
 import type { Command } from 'commander';
 import { brokerOption, namespaceOption } from '../broker-flags.js';
 import { withBroker } from '../connect.js';
-import { changeDead, inWorkflowLines, retryAllDead } from '../dead-jobs.js';
+import { changeDead, inUseLines, inWorkflowLines, retryAllDead } from '../dead-jobs.js';
 import { argsJson, argsText, isoTime } from '../job-format.js';
 import * as parse from '../parsers.js';
 import { printJson, printTable } from '../print.js';
@@ -80,22 +80,29 @@ export function registerAdmin(program: Command): void {
       ) => {
         if (!flags.all && ids.length === 0) throw new UsageError("dead retry: give job ids or '--all'");
         if (flags.all && ids.length > 0) throw new UsageError("dead retry: give job ids or '--all', not both");
-        const { requeued, unknown, inWorkflow } = await withBroker(flags, async (b) => {
+        const { requeued, unknown, inWorkflow, inUse } = await withBroker(flags, async (b) => {
           if (flags.all) {
-            // What --all leaves: the workflows' jobs (a retry never moves them).
-            const { count, inWorkflow } = await retryAllDead(b, await queuesOf(b, flags.queue));
-            return { requeued: count, unknown: [], inWorkflow };
+            // What --all leaves: the workflows' jobs and those whose id is in use (a retry never moves them).
+            const { count, inWorkflow, inUse } = await retryAllDead(b, await queuesOf(b, flags.queue));
+            return { requeued: count, unknown: [], inWorkflow, inUse };
           }
-          const { count, notDead, inWorkflow } = await changeDead(b, 'retry', ids, flags.queue);
-          return { requeued: count, unknown: notDead, inWorkflow };
+          const { count, notDead, inWorkflow, inUse } = await changeDead(b, 'retry', ids, flags.queue);
+          return { requeued: count, unknown: notDead, inWorkflow, inUse };
         });
-        // inWorkflow only when there are some: the usual document stays as it was.
-        if (flags.json) printJson({ requeued, notDead: unknown, ...(inWorkflow.length > 0 ? { inWorkflow } : {}) });
+        // inWorkflow and inUse only when there are some: the usual document stays as it was.
+        if (flags.json)
+          printJson({
+            requeued,
+            notDead: unknown,
+            ...(inWorkflow.length > 0 ? { inWorkflow } : {}),
+            ...(inUse.length > 0 ? { inUse } : {}),
+          });
         else process.stdout.write(`requeued ${requeued} dead job(s)\n`);
-        // Asked for by id, a workflow's job is refused (exit 1); --all skips them, with a warning.
+        // Asked for by id, a job left dead is refused (exit 1); --all skips them, with a warning.
         const label = flags.all ? 'warning: left dead:' : 'error: not retried:';
-        for (const line of inWorkflowLines(inWorkflow)) process.stderr.write(`${label} ${line}\n`);
-        if (!flags.all && inWorkflow.length > 0) process.exitCode = 1;
+        for (const line of [...inWorkflowLines(inWorkflow), ...inUseLines(inUse)])
+          process.stderr.write(`${label} ${line}\n`);
+        if (!flags.all && inWorkflow.length + inUse.length > 0) process.exitCode = 1;
         if (unknown.length > 0) {
           const where = flags.queue === undefined ? 'the dead set' : `the dead set of queue ${flags.queue}`;
           process.stderr.write(`error: not in ${where}: ${unknown.join(', ')}\n`);

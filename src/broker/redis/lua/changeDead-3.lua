@@ -7,7 +7,11 @@
   client got BUSY, and a script that has written cannot be killed). A retry
   leaves a workflow's job dead: its workflow recorded its failure when it
   died (and went on, or ended), so a rerun would belong to nothing. A
-  deleted job is in no index: only its entry goes. A retried unique job
+  retry also leaves a job dead while a job with its id is in the index
+  (waits, is delayed or runs: its own id enqueued again after it died, or
+  the first of two dead copies of that id just requeued): two live jobs of
+  one id would share one index entry, and the end of either would drop the
+  other's. A deleted job is in no index: only its entry goes. A retried unique job
   takes its key back unless a live job holds it (retakeUnique), for its
   ttl again when it has one.
 
@@ -28,11 +32,12 @@
   ARGV[4] the prefix of a client's reply list (<ns>:reply:): the failure's
           announcement its client has not read yet goes with it
 
-  Returns, for 'some', { count, moved }: how many entries were moved
-  (retried or deleted) and their ids; for 'all', { count, next, kept }: how
-  many were moved, the cursor of the next call ('' once past the last), and
-  for a retry the workflows' jobs left dead, as (id, workflow id) pairs,
-  oldest first.
+  Returns, for 'some', { count, moved, inUse }: how many entries were moved
+  (retried or deleted), their ids, and the job ids a retry left dead as in
+  use; for 'all', { count, next, kept, inUse }: how many were moved, the
+  cursor of the next call ('' once past the last), for a retry the
+  workflows' jobs left dead, as (id, workflow id) pairs, oldest first, and
+  the job ids left dead as in use, oldest first.
 ]]
 local dead, stream = KEYS[1], KEYS[2]
 local retry = oneOfArg(1, 'mode', { 'retry', 'delete' }) == 'retry'
@@ -98,10 +103,18 @@ local function requeue(fields)
 end
 
 local count = 0
--- One entry moved: requeued on a retry unless it is a workflow's job (then left, and false).
+-- Job ids a retry left dead because a job with that id is in the index.
+local inUse = {}
+-- One entry moved: requeued on a retry unless it is a workflow's job (then left: 'flow') or its id is in use
+-- (then left: 'inUse'); true when moved.
 local function move(id, fields)
   if retry then
-    if wfRefOf(fields) then return false end
+    if wfRefOf(fields) then return 'flow' end
+    local jobId = jobIdOf(fields)
+    if jobId and jobId ~= '' and redis.call('HEXISTS', KEYS[3], jobId) == 1 then
+      inUse[#inUse + 1] = jobId
+      return 'inUse'
+    end
     requeue(fields)
   end
   redis.call('XDEL', dead, id)
@@ -117,9 +130,9 @@ if not all then
   local moved = {}
   for i = 5, #ARGV do
     local e = redis.call('XRANGE', dead, ARGV[i], ARGV[i])[1]
-    if e and move(e[1], e[2]) then moved[#moved + 1] = e[1] end
+    if e and move(e[1], e[2]) == true then moved[#moved + 1] = e[1] end
   end
-  return { count, moved }
+  return { count, moved, inUse }
 end
 
 local start, last = ARGV[5], ARGV[6]
@@ -131,10 +144,10 @@ local after = start == '-' and '-' or '(' .. start
 local read = 0
 while read < budget do
   local entries = redis.call('XRANGE', dead, after, last, 'COUNT', math.min(500, budget - read))
-  if #entries == 0 then return { count, '', kept } end
+  if #entries == 0 then return { count, '', kept, inUse } end
   for _, e in ipairs(entries) do
     local id, fields = e[1], e[2]
-    if not move(id, fields) then
+    if move(id, fields) == 'flow' then
       local jobId = jobIdOf(fields)
       -- Named by the id a listing shows (entry-codec.ts decodeJob: the entry's when its job has none).
       kept[#kept + 1] = (jobId and jobId ~= '') and jobId or id
@@ -144,4 +157,4 @@ while read < budget do
   read = read + #entries
   after = '(' .. entries[#entries][1]
 end
-return { count, string.sub(after, 2), kept }
+return { count, string.sub(after, 2), kept, inUse }
