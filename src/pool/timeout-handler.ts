@@ -1,3 +1,4 @@
+import { timerMs } from '../util/units.js';
 import type { PoolJob } from './job.js';
 import type { WorkerProcess } from './worker-process.js';
 
@@ -8,6 +9,8 @@ interface Armed {
   /** When the limits were armed, on the monotonic clock (performance.now()) and on the wall clock (Date.now()). */
   armedMono: number;
   armedWall: number;
+  /** A start the child stamped later than the parent's now (the wall clock stepped back between): now, instead. */
+  pinnedStart: number | undefined;
   hardMs: number | undefined;
   softMs: number | undefined;
   hard: NodeJS.Timeout | undefined;
@@ -73,12 +76,14 @@ export class TimeoutHandler {
       job,
       armedMono: performance.now(),
       armedWall,
+      // A start after now is a clock stepped back since it was stamped: the job started no later than now.
+      pinnedStart: from > armedWall ? armedWall : undefined,
       hardMs,
       softMs,
       hard: undefined,
       soft: undefined,
     };
-    const left = from - armedWall;
+    const left = Math.min(0, from - armedWall);
     if (hardMs !== undefined) entry.hard = this.arm(proc, entry, 'hard', left + hardMs);
     if (softMs !== undefined) entry.soft = this.arm(proc, entry, 'soft', left + softMs);
     this.armed.set(proc, entry);
@@ -98,18 +103,22 @@ export class TimeoutHandler {
   }
 
   private arm(proc: WorkerProcess, entry: Armed, kind: Kind, ms: number): NodeJS.Timeout {
-    return setTimeout(() => this.expire(proc, entry, kind), Math.max(0, ms));
+    // Capped: a longer wait fires at once in Node; expire() waits again for what is left.
+    return setTimeout(() => this.expire(proc, entry, kind), timerMs(ms));
   }
 
   /** A timer fired: the limit passed if the job has run that long since its start, else wait for the rest. */
   private expire(proc: WorkerProcess, entry: Armed, kind: Kind): void {
     if (this.armed.get(proc) !== entry) return;
     const limit = (kind === 'hard' ? entry.hardMs : entry.softMs) as number;
-    const startedAt = this.hooks.startOf(proc, entry.job);
     // Not started yet: it starts no earlier than now. Started: it ran for the monotonic time since the
     // arming, plus (or, started after it, less) the gap between its start and the arming, both epoch ms
-    // read before any later step of the wall clock.
-    const ran = performance.now() - entry.armedMono + entry.armedWall - startedAt;
+    // read before any later step of the wall clock. A start stamped after now (the clock stepped back
+    // between the stamp and the arming) is taken as now: else the limit would wait for the step.
+    const now = entry.armedWall + (performance.now() - entry.armedMono);
+    let startedAt = entry.pinnedStart ?? this.hooks.startOf(proc, entry.job);
+    if (startedAt > now) startedAt = entry.pinnedStart = now;
+    const ran = now - startedAt;
     const left = startedAt > 0 ? limit - ran : limit;
     if (left > 0) {
       entry[kind] = this.arm(proc, entry, kind, left);

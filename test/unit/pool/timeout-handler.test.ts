@@ -62,4 +62,18 @@ describe('TimeoutHandler and a wall clock that steps', () => {
     vi.advanceTimersByTime(1);
     expect(fired).toEqual(['hard']);
   });
+
+  it('a start stamped a month ahead (the clock stepped back after the child stamped it): the limit counts from now', () => {
+    vi.useFakeTimers({ toFake: ['Date', 'setTimeout', 'clearTimeout', 'performance'] });
+    const { job, fired, handler } = setup({ timeLimit: 1_000, softTimeLimit: 500 });
+    const month = 30 * 24 * 3600_000;
+    job.startedAt = Date.now() + month;
+    handler.start(proc, job, job.startedAt);
+    vi.advanceTimersByTime(499);
+    expect(fired).toEqual([]);
+    vi.advanceTimersByTime(1);
+    expect(fired).toEqual(['soft']);
+    vi.advanceTimersByTime(500);
+    expect(fired).toEqual(['soft', 'hard']);
+  });
 });
