@@ -135,9 +135,10 @@ function isOwnFrame(line: string): boolean {
  * constructor, which for a task's error rebuilt in the parent is
  * RemoteTaskError: the copy has none, so the log says the task's own name.
  * Its name, message and stack are cut as the line's text is; `fieldsWhole`
- * says where its other fields are kept whole.
+ * says where its other fields, and its causes, are kept whole. Its cause is
+ * shown the same way (pino logs the chain), MAX_CAUSES_SHOWN deep.
  */
-function shownError(err: unknown, whole: string | undefined, fieldsWhole: string | undefined): unknown {
+function shownError(err: unknown, whole: string | undefined, fieldsWhole: string | undefined, depth = 0): unknown {
   if (!(err instanceof Error)) return err;
   const shown = Object.create(Object.getPrototypeOf(err) as object, Object.getOwnPropertyDescriptors(err)) as Error;
   Object.defineProperty(shown, 'constructor', { value: undefined, enumerable: false });
@@ -146,9 +147,20 @@ function shownError(err: unknown, whole: string | undefined, fieldsWhole: string
   if (message !== err.message) Object.defineProperty(shown, 'message', { value: message, enumerable: false });
   const name = cutText(err.name, 'name', whole);
   if (name !== err.name) Object.defineProperty(shown, 'name', { value: name, enumerable: false });
+  const cause = Object.getOwnPropertyDescriptor(err, 'cause');
+  if (cause !== undefined && 'value' in cause) {
+    const value =
+      depth < MAX_CAUSES_SHOWN
+        ? shownError(cause.value, fieldsWhole, fieldsWhole, depth + 1)
+        : `[cause cut: deeper than ${MAX_CAUSES_SHOWN} causes${whereWhole(fieldsWhole)}]`;
+    Object.defineProperty(shown, 'cause', { ...cause, value });
+  }
   boundFields(shown, fieldsWhole);
   return shown;
 }
+
+/** Most causes of an error (a cause's cause, ...) a log line shows; the wire keeps 8 (error-codec.ts). */
+const MAX_CAUSES_SHOWN = 8;
 
 /** Most bytes (msgpack) of an error's own fields (a `data`, a `response`) a log line keeps, together. */
 const FIELDS_KEPT_MAX = 16 * 1024;
@@ -162,7 +174,7 @@ const FIELDS_KEPT_MAX = 16 * 1024;
 function boundFields(shown: Error, whole: string | undefined): void {
   let left = FIELDS_KEPT_MAX;
   for (const key of Object.keys(shown)) {
-    if (key === 'name' || key === 'message' || key === 'stack') continue;
+    if (key === 'name' || key === 'message' || key === 'stack' || key === 'cause') continue;
     const own = Object.getOwnPropertyDescriptor(shown, key);
     if (own === undefined || !('value' in own)) continue;
     const size = sizeOf(own.value);

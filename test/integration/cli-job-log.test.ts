@@ -149,7 +149,7 @@ describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
     expect(await w.exited).toEqual({ code: 0, signal: null });
   });
 
-  it("a failure's huge fields are cut in the line; with results ignored the message points to the dead set", async () => {
+  it("a failure's huge fields and cause are cut in the line; with results ignored the message points to the dead set", async () => {
     const w = await startWorker(url, 'log5');
     const huge = 'y'.repeat(100_000);
     const enqueued = run([
@@ -166,8 +166,9 @@ describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
     ]);
     const ignored = (JSON.parse(enqueued.stdout) as { id: string }).id;
     const stored = enqueueAndWait(url, 'log5', 'boomWith', '"small"', '100000');
-    const failure = (id: string): (Line & { err: Record<string, string> }) | undefined =>
-      w.lines().find((l) => l.jobId === id && l.level === 50) as (Line & { err: Record<string, string> }) | undefined;
+    type Failure = Line & { err: Record<string, string> & { cause: { message: string } } };
+    const failure = (id: string): Failure | undefined =>
+      w.lines().find((l) => l.jobId === id && l.level === 50) as Failure | undefined;
     await expect.poll(() => failure(ignored) !== undefined && failure(stored) !== undefined).toBe(true);
     const lost = failure(ignored)!;
     // No result is stored: the message is whole in the dead set's reason, the fields nowhere.
@@ -176,11 +177,21 @@ describe('prefork worker: the per-job log lines', { timeout: 120_000 }, () => {
     ).toBe(true);
     expect(lost.err.data).toMatch(/^\[field cut: \d+ bytes\]$/);
     expect(lost.err.code).toBe('E_BOOM');
+    expect(lost.err.cause.message).toBe(`${'c'.repeat(1024)}… [message cut: 100000 characters]`);
     const kept = failure(stored)!;
     expect(kept.err.data).toMatch(
       new RegExp(`^\\[field cut: \\d+ bytes; whole in the job's result: prefork result ${stored}\\]$`),
     );
     expect(kept.err.code).toBe('E_BOOM');
+    expect(kept.err.cause.message).toBe(
+      `${'c'.repeat(1024)}… [message cut: 100000 characters; whole in the job's result: prefork result ${stored}]`,
+    );
+    // Cut everywhere (message, fields, cause), each line is a few KB.
+    const raw = w
+      .out()
+      .split('\n')
+      .filter((l) => l.includes(`"jobId":"${stored}"`) && l.includes('"level":50'));
+    expect(raw.map((l) => l.length < 20_000)).toEqual([true]);
     expect(run(['result', stored, '--json', '--broker', url]).stdout).toContain('d'.repeat(100_000));
     const dead = run(['dead', 'list', '--queue', 'log5', '--json', '--broker', url]);
     expect((JSON.parse(dead.stdout) as { id: string; reason: string }[]).find((d) => d.id === ignored)?.reason).toBe(
