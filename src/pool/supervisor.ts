@@ -124,7 +124,7 @@ export class Supervisor {
   /** Finish what it holds, then exit; a replacement starts now. */
   retire(proc: WorkerProcess): void {
     if (proc.retiring) return;
-    proc.shutdown();
+    dismiss(proc);
     this.maintain();
   }
 
@@ -135,11 +135,7 @@ export class Supervisor {
     const candidates = this.active.filter((p) => p.state === 'idle' || p.state === 'starting');
     const chosen = candidates.slice(0, Math.max(0, n - unspawned));
     this.target = Math.max(0, this.target - chosen.length);
-    for (const proc of chosen) {
-      // Not up yet, so nothing to finish; children ignore SIGTERM.
-      if (proc.state === 'starting') proc.kill('SIGKILL');
-      else proc.shutdown();
-    }
+    for (const proc of chosen) dismiss(proc);
     return unspawned + chosen.length;
   }
 
@@ -266,6 +262,17 @@ export class Supervisor {
     timer.unref();
     this.aliveTimers.set(proc, timer);
   }
+}
+
+/**
+ * Tells a child to go: one up finishes what it holds, then exits. One not up
+ * yet holds nothing and is ended (children ignore SIGTERM): told by a SHUTDOWN,
+ * it would still send its WORKER_UP first, and a WORKER_UP from a child that
+ * is no longer starting is a protocol error, counted toward the restart limit.
+ */
+function dismiss(proc: WorkerProcess): void {
+  if (proc.state === 'starting') proc.kill('SIGKILL');
+  else proc.shutdown();
 }
 
 function isTransient(err: NodeJS.ErrnoException | undefined): boolean {
