@@ -257,6 +257,25 @@ describe('signals of prefork worker', { timeout: 90_000 }, () => {
     expect(endOf()[0]).not.toContain('SIGHUP');
   });
 
+  it('SIGTTIN, SIGTTOU and SIGHUP during a warm stop are ignored, saying so, not naming a bound the pool is at', async () => {
+    const queue = 'sig-stopping';
+    const ledger = newLedger();
+    const node = await worker(['--app', fixture('worker-tasks.mjs'), '-c', '2', '-n', 'sig-stopping', '-Q', queue], {
+      PREFORK_TEST_LEDGER: ledger,
+    });
+    const job = await client.enqueue('recordUntilFile', ['go'], { queue });
+    await expect.poll(() => readLedger(ledger).length, { message: 'the job runs', timeout: 30_000 }).toBe(1);
+    // The warm stop waits for the running job: the node is stopping while it does.
+    await signal(node, 'SIGTERM', /SIGTERM: warm shutdown/);
+    await signal(node, 'SIGTTIN', /SIGTTIN: ignored: the node is stopping/);
+    await signal(node, 'SIGTTOU', /SIGTTOU: ignored: the node is stopping/);
+    await signal(node, 'SIGHUP', /SIGHUP: ignored: the node is stopping/);
+    expect(node.out()).not.toMatch(/maxProcesses\): not grown|no child to retire|reloading the task module/);
+    writeFileSync(`${ledger}.go`, '');
+    expect(await job.result({ timeout: '30s' })).toBe(job.id);
+    expect(await node.exited).toEqual({ code: 0, signal: null });
+  });
+
   it("SIGUSR1 logs the pool's stats and the job each child runs", async () => {
     const queue = 'sig-usr1';
     const ledger = newLedger();
