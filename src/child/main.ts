@@ -26,10 +26,11 @@ if (config === null) {
   process.exit(EXIT_INIT_FAILED);
 }
 
-// Ctrl-C, Ctrl-Z, `timeout`, `kill -TERM -<pgid>`, systemd and a terminal's hangup
-// signal the whole process group: the parent alone decides (warm or cold shutdown,
-// quiet, reload, resize) and tells a child over the pipe, so a child must not die
-// or stop of them mid-job. The parent kills with SIGKILL.
+// The parent alone decides (warm or cold shutdown, quiet, reload, resize) and tells
+// a child over the pipe, so a child must not die or stop of a signal mid-job. It
+// runs in its own session, out of reach of one sent to the node's process group
+// (Ctrl-C, `timeout`, a terminal's hangup); systemd signals every process of its
+// cgroup, and anyone may signal its pid. The parent kills with SIGKILL.
 for (const signal of ['SIGINT', 'SIGTERM', 'SIGQUIT', 'SIGHUP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)
   process.on(signal, () => undefined);
 

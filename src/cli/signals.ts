@@ -37,9 +37,18 @@ export function onStopSignals(log: Logger, stop: (mode: StopMode) => void): (sig
  * loaded afresh), SIGUSR1 logs the pool's stats and each child's job,
  * SIGTSTP makes the node quiet (it fetches no more; the jobs it holds run on).
  */
-export function onPoolSignals(worker: Worker, log: Logger): void {
+export function onPoolSignals(worker: Worker, log: Logger, stopAsked: () => boolean): void {
   const pool = worker.pool;
+  // A node that stops (or whose pool is not running) is neither resized nor reloaded: its pool would not
+  // move, and the reasons below would name a bound it is not at. Asked to stop, its pool may run a moment more.
+  const ignored = (signal: NodeJS.Signals): boolean => {
+    const stopping = stopAsked();
+    if (pool.running && !stopping) return false;
+    log.warn({ signal }, `${signal}: ignored: the node is ${stopping ? 'stopping' : 'not running'}`);
+    return true;
+  };
   process.on('SIGTTIN', () => {
+    if (ignored('SIGTTIN')) return;
     const added = pool.grow(1);
     if (added > 0) log.info({ signal: 'SIGTTIN', processes: pool.size }, `SIGTTIN: one more child (${pool.size})`);
     else
@@ -49,6 +58,7 @@ export function onPoolSignals(worker: Worker, log: Logger): void {
       );
   });
   process.on('SIGTTOU', () => {
+    if (ignored('SIGTTOU')) return;
     const gone = pool.shrink(1);
     if (gone > 0) log.info({ signal: 'SIGTTOU', processes: pool.size }, `SIGTTOU: one child fewer (${pool.size})`);
     else
@@ -58,6 +68,7 @@ export function onPoolSignals(worker: Worker, log: Logger): void {
       );
   });
   process.on('SIGHUP', () => {
+    if (ignored('SIGHUP')) return;
     log.info({ signal: 'SIGHUP' }, 'SIGHUP: reloading the task module: replacing the children one by one');
     void pool.reload().then((replaced) => {
       // A stop or a failure ends a reload early (logged on its own): "N replaced" would read as a reload done.

@@ -105,8 +105,10 @@ export interface PoolOptions {
   procAliveTimeout?: number | string;
   /**
    * Children that die before becoming ready, or while idle before settling
-   * any job, more than this many times within `restartWindow` fail the pool
-   * (PoolFailedError). A child that did work and dies idle is replaced
+   * any job, more than this many times within `restartWindow`, or in a row
+   * with no child becoming ready in between (however slowly: a module that
+   * hangs as it loads, each child killed after `procAliveTimeout`), fail the
+   * pool (PoolFailedError). A child that did work and dies idle is replaced
    * without counting (its replacements cannot loop faster than jobs run).
    * @defaultValue 10
    */

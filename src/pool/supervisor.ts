@@ -56,6 +56,12 @@ export class Supervisor {
   private spawnFailures = 0;
   /** Set while spawning waits out a transient spawn error: maintain() spawns nothing until it fires. */
   private spawnTimer: NodeJS.Timeout | undefined;
+  /**
+   * Deaths the limiter counts since a child last came up. Children that hang
+   * as they load die one procAliveTimeout apart, SPAWN_STEP at a time: too
+   * slowly for restartWindow to ever hold more than maxRestarts of them.
+   */
+  private deathsInARow = 0;
 
   constructor(
     private readonly settings: SupervisorSettings,
@@ -111,6 +117,7 @@ export class Supervisor {
     this.aliveTimers.delete(proc);
     if (proc.state === 'starting') proc.state = 'idle';
     this.spawnFailures = 0;
+    this.deathsInARow = 0;
     this.log.debug({ childPid: proc.pid }, 'process up');
     // The next step of a growth, before the pool counts who is ready.
     this.maintain();
@@ -124,7 +131,7 @@ export class Supervisor {
   /** Finish what it holds, then exit; a replacement starts now. */
   retire(proc: WorkerProcess): void {
     if (proc.retiring) return;
-    proc.shutdown();
+    dismiss(proc);
     this.maintain();
   }
 
@@ -135,11 +142,7 @@ export class Supervisor {
     const candidates = this.active.filter((p) => p.state === 'idle' || p.state === 'starting');
     const chosen = candidates.slice(0, Math.max(0, n - unspawned));
     this.target = Math.max(0, this.target - chosen.length);
-    for (const proc of chosen) {
-      // Not up yet, so nothing to finish; children ignore SIGTERM.
-      if (proc.state === 'starting') proc.kill('SIGKILL');
-      else proc.shutdown();
-    }
+    for (const proc of chosen) dismiss(proc);
     return unspawned + chosen.length;
   }
 
@@ -202,9 +205,15 @@ export class Supervisor {
     // faster than jobs run; counting it would fail a healthy pool over a task's bug.
     const brokeProtocol = proc.killReason instanceof ProtocolError;
     const didWork = proc.jobsDone > 0;
-    if ((!proc.retiring || brokeProtocol) && started.length === 0 && !didWork && this.limiter.record()) {
-      this.fail(proc, exitCode, signal, detail, cause);
-      return;
+    if ((!proc.retiring || brokeProtocol) && started.length === 0 && !didWork) {
+      const inWindow = this.limiter.record();
+      if (inWindow || ++this.deathsInARow > this.settings.maxRestarts) {
+        const count = inWindow
+          ? `${this.limiter.recent} times within ${this.settings.restartWindow} ms`
+          : `${this.deathsInARow} times in a row, none coming up in between`;
+        this.fail(proc, exitCode, signal, detail, cause, count);
+        return;
+      }
     }
     if (isTransient(proc.spawnError)) this.spawnLater();
     else this.maintain();
@@ -235,13 +244,14 @@ export class Supervisor {
     signal: NodeJS.Signals | null,
     detail: string | undefined,
     cause: Error | undefined,
+    count: string,
   ): void {
     this.failed = true;
     const how = signal ? `signal ${signal}` : `exit code ${String(exitCode)}`;
     const message =
       detail !== undefined
-        ? `pool failed: ${detail} (child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms)`
-        : `pool failed: child processes died ${this.limiter.recent} times within ${this.settings.restartWindow} ms before doing any work (last: pid ${proc.pid}, ${how})`;
+        ? `pool failed: ${detail} (child processes died ${count})`
+        : `pool failed: child processes died ${count} before doing any work (last: pid ${proc.pid}, ${how})`;
     this.hooks.onFatal(new PoolFailedError(message, cause === undefined ? undefined : { cause }));
   }
 
@@ -266,6 +276,17 @@ export class Supervisor {
     timer.unref();
     this.aliveTimers.set(proc, timer);
   }
+}
+
+/**
+ * Tells a child to go: one up finishes what it holds, then exits. One not up
+ * yet holds nothing and is ended (children ignore SIGTERM): told by a SHUTDOWN,
+ * it would still send its WORKER_UP first, and a WORKER_UP from a child that
+ * is no longer starting is a protocol error, counted toward the restart limit.
+ */
+function dismiss(proc: WorkerProcess): void {
+  if (proc.state === 'starting') proc.kill('SIGKILL');
+  else proc.shutdown();
 }
 
 function isTransient(err: NodeJS.ErrnoException | undefined): boolean {

@@ -136,6 +136,10 @@ export class WorkerProcess {
       child = spawn(launch.command, launch.args, {
         stdio,
         env: { ...process.env, ...settings.env, [CHILD_CONFIG_ENV]: JSON.stringify(config) },
+        // Its own session, out of the parent's process group: a signal to that group (a terminal's hangup or
+        // ^C, `kill -HUP -<pgid>`) would reach a child still booting, before it ignores such signals, and
+        // end or stop it. The parent decides and tells it over the pipe. (On Windows it would open a console.)
+        detached: process.platform !== 'win32',
       });
     } catch (err) {
       // Invalid arguments and some errnos throw instead of emitting 'error': report it like the async case, never synchronously.

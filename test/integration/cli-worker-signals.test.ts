@@ -8,7 +8,7 @@
  * sends them: the children must not die or stop of them.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -179,7 +179,7 @@ describe('signals of prefork worker', { timeout: 90_000 }, () => {
     writeTasks(tasks, 2);
     process.kill(-node.proc.pid!, 'SIGHUP');
 
-    await expect.poll(() => node.out(), { timeout: 60_000 }).toMatch(/SIGHUP: 2 children replaced/);
+    await expect.poll(() => node.out(), { timeout: 60_000 }).toMatch(/SIGHUP: \d+ children replaced/);
     for (const job of jobs) {
       expect([1, 2]).toContain(await job.result({ timeout: 30_000 }));
       expect(await job.state()).toMatchObject({ state: 'SUCCESS' });
@@ -213,6 +213,67 @@ describe('signals of prefork worker', { timeout: 90_000 }, () => {
     expect(node.out()).toMatch(/worker stopped: /);
     // It read as a reload done, logged after the failure (its count the children retired before it).
     expect(node.out()).not.toMatch(/children replaced/);
+  });
+
+  it('a signal to the group reaches no child, not even one still booting, before it ignores such signals', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prefork-boot-'));
+    dirs.push(dir);
+    const hold = join(dir, 'hold');
+    const node = await worker(
+      [
+        '--app',
+        fixture('worker-tasks.mjs'),
+        '-c',
+        '1',
+        '-n',
+        'sig-boot',
+        '-Q',
+        'sig-boot',
+        '--log-level',
+        'debug',
+        `--node-arg=--import=${fixture('held-boot.mjs')}`,
+      ],
+      { PREFORK_TEST_HOLD: hold },
+    );
+    // One more child, held early in its boot: Node's own defaults still rule its signals.
+    writeFileSync(hold, '');
+    await signal(node, 'SIGTTIN', /SIGTTIN: one more child \(2\)/);
+    await expect.poll(() => existsSync(hold), { message: 'the new child holds its boot', timeout: 30_000 }).toBe(false);
+    const held = Number(readdirSync(dir)[0]!.split('.').pop());
+    // A terminal's hangup reaches the whole process group.
+    process.kill(-node.proc.pid!, 'SIGHUP');
+    await expect
+      .poll(node.out, { message: 'the reload ended', timeout: 30_000 })
+      .toMatch(/SIGHUP: \d+ children replaced/);
+    rmSync(`${hold}.${held}`, { force: true });
+    const endOf = (): string[] =>
+      node
+        .out()
+        .split('\n')
+        .filter((line) => line.includes(`"childPid":${held},`) && /"msg":"child (exited|died)"/.test(line));
+    await expect.poll(() => endOf().length, { message: 'the held child ended', timeout: 30_000 }).toBe(1);
+    // Ended by the reload (its turn came while it still booted), not by the hangup.
+    expect(endOf()[0]).toContain('"msg":"child exited"');
+    expect(endOf()[0]).not.toContain('SIGHUP');
+  });
+
+  it('SIGTTIN, SIGTTOU and SIGHUP during a warm stop are ignored, saying so, not naming a bound the pool is at', async () => {
+    const queue = 'sig-stopping';
+    const ledger = newLedger();
+    const node = await worker(['--app', fixture('worker-tasks.mjs'), '-c', '2', '-n', 'sig-stopping', '-Q', queue], {
+      PREFORK_TEST_LEDGER: ledger,
+    });
+    const job = await client.enqueue('recordUntilFile', ['go'], { queue });
+    await expect.poll(() => readLedger(ledger).length, { message: 'the job runs', timeout: 30_000 }).toBe(1);
+    // The warm stop waits for the running job: the node is stopping while it does.
+    await signal(node, 'SIGTERM', /SIGTERM: warm shutdown/);
+    await signal(node, 'SIGTTIN', /SIGTTIN: ignored: the node is stopping/);
+    await signal(node, 'SIGTTOU', /SIGTTOU: ignored: the node is stopping/);
+    await signal(node, 'SIGHUP', /SIGHUP: ignored: the node is stopping/);
+    expect(node.out()).not.toMatch(/maxProcesses\): not grown|no child to retire|reloading the task module/);
+    writeFileSync(`${ledger}.go`, '');
+    expect(await job.result({ timeout: '30s' })).toBe(job.id);
+    expect(await node.exited).toEqual({ code: 0, signal: null });
   });
 
   it("SIGUSR1 logs the pool's stats and the job each child runs", async () => {

@@ -3,10 +3,17 @@
  * time while jobs run (fcfs, so jobs wait in each child's pipe too); no job
  * fails, each runs once, and the pool never runs short by more than one child.
  */
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { makePool, recordEvents, startPool, terminatePools } from '../helpers/pool.js';
+import { fixture, makePool, recordEvents, startPool, terminatePools } from '../helpers/pool.js';
 
-afterEach(terminatePools);
+const dirs: string[] = [];
+afterEach(async () => {
+  await terminatePools();
+  for (const dir of dirs.splice(0)) rmSync(dir, { recursive: true, force: true });
+});
 
 describe('Pool.reload()', () => {
   it('replaces every child, one at a time, while jobs run: none fails, each runs once', async () => {
@@ -72,5 +79,34 @@ describe('Pool.reload()', () => {
     expect(await second).toBe(4);
     await pool.close();
     expect(await pool.reload()).toBe(0);
+  });
+
+  it('ends a child still starting when its turn comes: its WORKER_UP is no protocol error, nothing is counted', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'prefork-reload-'));
+    dirs.push(dir);
+    const hold = join(dir, 'hold');
+    const pool = await startPool({ processes: 1, app: fixture('held-start.mjs'), env: { PREFORK_TEST_HOLD: hold } });
+    const downs = recordEvents(pool, 'process-down');
+    // One more child, held in start-up behind the one up: the reload reaches it while it still starts.
+    writeFileSync(hold, '');
+    pool.grow(1);
+    await expect.poll(() => existsSync(hold), { message: 'the new child holds its start-up' }).toBe(false);
+    const held = pool.stats().processes.find((p) => p.state === 'starting')?.pid;
+    expect(held).toBeTypeOf('number');
+
+    const reload = pool.reload();
+    // Its turn: retired (told to go, or ended) once the replacement of the child before it is up.
+    await expect
+      .poll(() => pool.stats().processes.find((p) => p.pid === held)?.state ?? 'exited', {
+        message: 'the reload retired the held child',
+      })
+      .not.toBe('starting');
+    // It finishes loading: a WORKER_UP sent now must not be taken for a broken protocol.
+    rmSync(`${hold}.${String(held)}`, { force: true });
+    expect(await reload).toBe(2);
+    await expect.poll(() => downs.some((d) => d.pid === held), { message: 'the held child exited' }).toBe(true);
+    expect(downs.find((d) => d.pid === held)).toMatchObject({ expected: true, reason: 'retired' });
+    expect(pool.stats().totals).toMatchObject({ failed: 0, lost: 0, restarts: 0 });
+    expect(pool.running).toBe(true);
   });
 });

@@ -39,6 +39,31 @@ describe('a pool whose children cannot become ready', () => {
     await expect.poll(() => pids(pool).length, { message: 'the last child to be gone' }).toBe(0);
   });
 
+  it('never-ready, however slowly: more than maxRestarts children in a row killed for hanging fail the pool', async () => {
+    // Each child lives procAliveTimeout: restartWindow never holds more than two deaths, only the count in a row can fail it.
+    const pool = makePool({
+      app: fixture('never-ready.mjs'),
+      processes: 1,
+      procAliveTimeout: 300,
+      maxRestarts: 2,
+      restartWindow: 500,
+    });
+    const downs = recordEvents(pool, 'process-down');
+    const failures = recordEvents(pool, 'failed');
+    const started = pool.start().then(
+      () => undefined,
+      (err: unknown) => err,
+    );
+    await expect.poll(() => downs.length, { message: 'three children killed for hanging' }).toBeGreaterThanOrEqual(3);
+    expect(failures).toHaveLength(1);
+    const err = await started;
+    expect(err).toBeInstanceOf(PoolFailedError);
+    expect((err as PoolFailedError).message).toContain('procAliveTimeout');
+    expect((err as PoolFailedError).message).toContain('3 times in a row');
+    await expect.poll(() => pids(pool).length, { message: 'no child left' }).toBe(0);
+    expect(downs).toHaveLength(3);
+  });
+
   it("a WORKER_UP that comes after procAliveTimeout killed the child is no protocol error: the kill's reason stands", async () => {
     const dir = mkdtempSync(join(tmpdir(), 'prefork-late-up-'));
     const marker = join(dir, 'loaded');
@@ -54,6 +79,8 @@ describe('a pool whose children cannot become ready', () => {
         logger: log,
       });
       const downs = recordEvents(pool, 'process-down');
+      // From the check phase, whatever test ran before: the loop's next turn starts with its timers.
+      await new Promise<void>((resolve) => setImmediate(resolve));
       const started = pool.start();
       // Hold the event loop until the child has sent WORKER_UP and procAliveTimeout has passed: when it
       // turns again, timers run before I/O, so the kill comes first and the WORKER_UP is read after it.

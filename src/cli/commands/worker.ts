@@ -199,8 +199,8 @@ async function runWorker(flags: WorkerFlags): Promise<void> {
       `prefork worker ${worker.name} (pid ${process.pid}) · broker ${worker.broker.displayUrl}${namespace === undefined ? '' : ` · namespace ${namespace}`} · queues ${queues} (${worker.options.queueOrder}) · ${size} · ${pool.strategy}`,
     ) + '\n',
   );
-  onPoolSignals(worker, log);
   let stopAsked = false;
+  onPoolSignals(worker, log, () => stopAsked);
   const onStop = onStopSignals(log, (mode) => {
     stopAsked = true;
     if (mode === 'cold') {
