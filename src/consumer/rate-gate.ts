@@ -80,7 +80,11 @@ export class RateGate {
 
   /** Reads the rates set at run time (at start, and after re-registering: one dropped meanwhile goes here too). */
   async load(): Promise<void> {
-    const all = await this.broker.rateLimits();
+    this.apply(await this.broker.rateLimits());
+  }
+
+  /** Follows the rates set at run time as the broker holds them (task -> rate): the ones not among them drop. */
+  apply(all: ReadonlyMap<string, string>): void {
     this.setAtRunTime.clear();
     for (const [task, rate] of all) {
       try {

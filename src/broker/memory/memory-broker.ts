@@ -395,6 +395,7 @@ export class MemoryBroker implements Broker {
       nextExpiryAt: reservations.nextExpiry(nodeId, now),
       control: this.state.control.take(nodeId, now),
     };
+    if (this.state.control.postedSinceBeat(nodeId)) reply.controlPosted = true;
     if (lead === true) {
       const lease = this.state.leadership.stand(nodeId, this.leaseMs, now);
       reply.leader = lease.leader;
