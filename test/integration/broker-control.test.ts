@@ -70,6 +70,30 @@ describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
     expect((await b.heartbeat(n2, ['q'])).controlPosted).toBe(true);
   });
 
+  it('a pause, resume or rate stored flags every live node, so its next beat reads them though no request came', async () => {
+    const b = await broker({ leaseMs: 60_000 });
+    const [n1, n2] = [await node(b, 'n1'), await node(b, 'n2')];
+    const beats = async (): Promise<boolean[]> =>
+      Promise.all([n1, n2].map(async (n) => (await b.heartbeat(n, ['q'])).controlPosted ?? false));
+    expect(await beats()).toEqual([false, false]);
+    expect(await b.pauseQueue('q')).toBe(true);
+    expect(await beats()).toEqual([true, true]);
+    // Nothing changed: nothing to read again.
+    expect(await b.pauseQueue('q')).toBe(false);
+    expect(await beats()).toEqual([false, false]);
+    expect(await b.resumeQueue('q')).toBe(1);
+    expect(await beats()).toEqual([true, true]);
+    expect(await b.resumeQueue('q')).toBe(0);
+    expect(await beats()).toEqual([false, false]);
+    await b.setRateLimit('work', '1/s');
+    expect(await beats()).toEqual([true, true]);
+    await b.setRateLimit('work', 'default');
+    expect(await beats()).toEqual([true, true]);
+    expect(await b.rateLimits()).toEqual(new Map());
+    await b.setRateLimit('work', 'default');
+    expect(await beats()).toEqual([false, false]);
+  });
+
   it('a request past its own ttl is dropped though a later one to the same node is still waiting', async () => {
     const b = await broker({ leaseMs: 60_000 });
     await node(b, 'stopped');

@@ -38,6 +38,11 @@ export class ControlBoard {
     return () => this.watchers.delete(wake);
   }
 
+  /** Flags nodes as a post does, with nothing posted: a setting changed (flagLeases in the Redis scripts). */
+  flag(nodeIds: Iterable<string>): void {
+    for (const id of nodeIds) this.posted.add(id);
+  }
+
   /** Whether requests were posted to the node since this was last asked (its beat asks); clears the flag. */
   postedSinceBeat(nodeId: string): boolean {
     return this.posted.delete(nodeId);
