@@ -228,9 +228,9 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.resync = new SettingsResync(
       this.broker,
       ({ pauses, rates }) => {
-        this.rates.apply(rates);
+        // Jobs waiting their turn may have been spaced again: fetch rather than sleep on the old due time.
+        if (this.rates.apply(rates)) this.consumer.noteDue(Date.now());
         this.pauses.load(pauses);
-        this.consumer.noteDue(Date.now());
       },
       this.log.child({ component: 'control' }),
     );

@@ -83,8 +83,9 @@ export class RateGate {
     this.apply(await this.broker.rateLimits());
   }
 
-  /** Follows the rates set at run time as the broker holds them (task -> rate): the ones not among them drop. */
-  apply(all: ReadonlyMap<string, string>): void {
+  /** Follows the rates set at run time as the broker holds them (task -> rate): the ones not among them drop. Whether any changed. */
+  apply(all: ReadonlyMap<string, string>): boolean {
+    const before = new Map(this.setAtRunTime);
     this.setAtRunTime.clear();
     for (const [task, rate] of all) {
       try {
@@ -93,6 +94,10 @@ export class RateGate {
         this.log.warn({ err, task }, 'ignored a rate limit set at run time that this node cannot read');
       }
     }
+    return (
+      before.size !== this.setAtRunTime.size ||
+      [...before].some(([task, interval]) => this.setAtRunTime.get(task) !== interval)
+    );
   }
 
   /**
