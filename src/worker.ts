@@ -10,6 +10,7 @@ import { jobView } from './cluster/job-view.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
 import { Revocations } from './cluster/revocations.js';
 import { NodePauses, type PauseScope } from './cluster/pauses.js';
+import { SettingsResync } from './cluster/settings-resync.js';
 import { Leadership } from './cluster/leadership.js';
 import type { SettleBatchCounts } from './consumer/acker.js';
 import { Consumer, type ConsumerCounts } from './consumer/consumer.js';
@@ -163,6 +164,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly revocations = new Revocations();
   /** Queues it does not fetch from now (paused, or quiet). */
   private readonly pauses: NodePauses;
+  private readonly resync: SettingsResync;
   private readonly selection: QueueSelection;
   /** Runs the `schedule` option's entries (undefined: no schedule, no cost). */
   private readonly scheduler: Scheduler | undefined;
@@ -223,6 +225,15 @@ export class Worker extends EventEmitter<WorkerEvents> {
       (task) => this.pool.taskOptions(task),
       this.log.child({ component: 'rate-limits' }),
     );
+    this.resync = new SettingsResync(
+      this.broker,
+      ({ pauses, rates }) => {
+        // Jobs waiting their turn may have been spaced again: fetch rather than sleep on the old due time.
+        if (this.rates.apply(rates)) this.consumer.noteDue(Date.now());
+        this.pauses.load(pauses);
+      },
+      this.log.child({ component: 'control' }),
+    );
     this.consumer = new Consumer({
       broker: this.broker,
       pool: this.pool,
@@ -257,6 +268,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         jobs: (which) => this.pool.jobs()[which].map(jobView),
         registered: () => this.pool.taskNames.map((name) => ({ name, options: this.pool.taskOptions(name) ?? {} })),
         rateLimit: (task, rate) => {
+          this.resync.changed();
           const followed = this.rates.follow(task, rate);
           // The jobs waiting their turn were spaced again, maybe due now: fetch rather than sleep on the old due time.
           this.consumer.noteDue(Date.now());
@@ -296,8 +308,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
         onDue: (at) => this.consumer.noteDue(at),
         onControl: (requests) => this.control.handle(requests),
         onRenewed: () => this.pool.resumeDispatch(),
-        onBeat: () => {
+        onBeat: (missed) => {
           if (this.unadopted.size > 0 && this.fencing === undefined) void this.adoptKept();
+          // A pause or rate request may have lapsed before this node took it: the broker holds the setting.
+          void this.resync.beat(missed);
         },
         onRoundTrip: (ms) => this.endpointsOpen?.metrics?.brokerRoundTrip(ms),
         // Only a node with a schedule stands for leader: the others' beats cost what they did.
@@ -874,6 +888,8 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   private async loadPauses(): Promise<void> {
     const pauses = await this.broker.listPaused();
+    // A resync's read under way may be older than this one.
+    this.resync.changed();
     this.pauses.load(pauses);
     const paused = this.pausedHere();
     if (paused.length > 0) this.log.info({ paused }, `paused queues, not fetched from: ${paused.join(', ')}`);
@@ -886,6 +902,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
 
   /** A pause or resume control request (already remembered in the broker): what this node fetches from follows. */
   private pauseQueue(queue: string, scope: PauseScope, pause: boolean): { paused: string[]; consumed: boolean } {
+    this.resync.changed();
     if (pause) this.pauses.pause(queue, scope);
     else this.pauses.resume(queue, scope);
     return { paused: this.pausedHere(), consumed: this.options.queues.some((q) => q.name === queue) };

@@ -338,6 +338,13 @@ export interface HeartbeatReply {
   nextExpiryAt?: number;
   /** Control requests that were waiting for this node (taken: no other beat sees them). */
   control?: ControlRequest[];
+  /**
+   * Requests were posted to this node since its last beat, taken or not,
+   * or a pause, a resume or a rate was stored: one that lapsed before the
+   * node took it (the node stalled, or was cut off), or that was never
+   * sent, may have paused a queue or set a rate the node does not follow yet.
+   */
+  controlPosted?: boolean;
   /** Who holds the leader lease now (only when the beat stood for leader): maybe this node. */
   leader?: LeaderLease;
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { BrokerControl, BrokerMembership, ControlCommand, ControlReply, NodeInfo } from '../broker/types.js';
-import { PreforkError } from '../errors.js';
+import { PreforkError, messageOf } from '../errors.js';
 
 /** What asking nodes takes: the live nodes, and control requests to them. */
 export type NodeAsker = BrokerControl & Pick<BrokerMembership, 'listNodes'>;
@@ -17,6 +17,22 @@ export class NoSuchNodeError extends PreforkError {
   constructor(name: string | undefined) {
     super(
       name === undefined ? 'no live worker nodes' : `no live worker node named '${name}' (see prefork inspect nodes)`,
+    );
+  }
+}
+
+/**
+ * A setting was stored (a pause, a resume, a rate), but asking the nodes
+ * failed (e.g. Redis at maxmemory refused the request, though not the
+ * resume): exit code 1, saying what was stored, as the nodes follow it at
+ * their next heartbeat anyway (the write flagged their leases).
+ */
+export class StoredNotToldError extends PreforkError {
+  static override readonly code: string = 'PREFORK_STORED_NOT_TOLD';
+  constructor(said: string, cause: unknown) {
+    super(
+      `${said}, but asking the nodes failed: ${messageOf(cause)}; the live nodes follow it at their next heartbeat`,
+      { cause },
     );
   }
 }

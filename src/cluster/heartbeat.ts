@@ -43,8 +43,11 @@ export interface HeartbeatHooks {
   onControl?(requests: ControlRequest[]): void;
   /** A beat renewed the lease after leaseHeld() had found it unconfirmed: what waited on it may go on. */
   onRenewed?(): void;
-  /** A beat renewed the lease (every such beat): a retry of what a failed call after a fencing left undone. */
-  onBeat?(): void;
+  /**
+   * A beat renewed the lease (every such beat): a retry of what a failed call after a fencing left undone.
+   * `missed`: requests were posted to this node since its last beat, or its lease had lapsed: some may never have reached it.
+   */
+  onBeat?(missed: boolean): void;
   /** A beat's call came back (ms from send to reply): the broker's round trip, as metrics show it. */
   onRoundTrip?(ms: number): void;
   /** True when this node stands for leader (it has singleton duties): its beats renew or take the leader lease. */
@@ -265,7 +268,8 @@ export class Heartbeat {
           `this node's lease had run out ${reply.lapsedMs} ms ago by the broker's clock (this process stalled, or the broker was stopped or unreachable), but no node had taken its jobs: renewed, nothing it holds runs twice`,
         );
       this.renewed(sentAt);
-      this.hooks.onBeat?.();
+      // A lapsed lease: requests sent meanwhile went nowhere (the node was not live), as if they lapsed.
+      this.hooks.onBeat?.(reply.controlPosted === true || reply.lapsedMs !== undefined);
       if (reply.control !== undefined && reply.control.length > 0) this.hooks.onControl?.(reply.control);
       if (reply.leader !== undefined) this.hooks.onLeader?.(reply.leader);
       this.hooks.onDue(reply.nextDueAt);

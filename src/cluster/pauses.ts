@@ -9,8 +9,8 @@ export type PauseScope = 'all' | 'node';
  * or every queue once the node is quiet (SIGTSTP, this process only).
  */
 export class NodePauses {
-  private readonly everywhere = new Set<string>();
-  private readonly here = new Set<string>();
+  private everywhere = new Set<string>();
+  private here = new Set<string>();
   private quietFlag = false;
 
   /** `changed` runs after every change that may start or stop a queue (the Consumer looks again). */
@@ -19,14 +19,22 @@ export class NodePauses {
     private readonly changed: () => void,
   ) {}
 
-  /** The pauses as the broker remembers them (at registration): those of other nodes are left out. */
+  /**
+   * The pauses as the broker remembers them (at registration, or read
+   * again after a beat): those of other nodes are left out. `changed` runs
+   * only if they differ from the ones followed (a read again mostly finds
+   * nothing new, and would end a blocking wait for nothing).
+   */
   load(pauses: readonly PausedQueue[]): void {
-    this.everywhere.clear();
-    this.here.clear();
+    const everywhere = new Set<string>();
+    const here = new Set<string>();
     for (const p of pauses) {
-      if (p.node === undefined) this.everywhere.add(p.queue);
-      else if (p.node === this.nodeName) this.here.add(p.queue);
+      if (p.node === undefined) everywhere.add(p.queue);
+      else if (p.node === this.nodeName) here.add(p.queue);
     }
+    if (sameSet(everywhere, this.everywhere) && sameSet(here, this.here)) return;
+    this.everywhere = everywhere;
+    this.here = here;
     this.changed();
   }
 
@@ -60,4 +68,8 @@ export class NodePauses {
   get queues(): string[] {
     return [...new Set([...this.everywhere, ...this.here])].sort();
   }
+}
+
+function sameSet(a: ReadonlySet<string>, b: ReadonlySet<string>): boolean {
+  return a.size === b.size && [...a].every((x) => b.has(x));
 }

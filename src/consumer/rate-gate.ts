@@ -80,7 +80,12 @@ export class RateGate {
 
   /** Reads the rates set at run time (at start, and after re-registering: one dropped meanwhile goes here too). */
   async load(): Promise<void> {
-    const all = await this.broker.rateLimits();
+    this.apply(await this.broker.rateLimits());
+  }
+
+  /** Follows the rates set at run time as the broker holds them (task -> rate): the ones not among them drop. Whether any changed. */
+  apply(all: ReadonlyMap<string, string>): boolean {
+    const before = new Map(this.setAtRunTime);
     this.setAtRunTime.clear();
     for (const [task, rate] of all) {
       try {
@@ -89,6 +94,10 @@ export class RateGate {
         this.log.warn({ err, task }, 'ignored a rate limit set at run time that this node cannot read');
       }
     }
+    return (
+      before.size !== this.setAtRunTime.size ||
+      [...before].some(([task, interval]) => this.setAtRunTime.get(task) !== interval)
+    );
   }
 
   /**

@@ -53,6 +53,47 @@ describe.each(['memory', 'redis'] as const)('control over %s', (kind) => {
     expect((await long.heartbeat('alive', ['q'])).control ?? []).toEqual([]);
   });
 
+  it('a beat says requests were posted since the last one, also when they lapsed or were taken out of band', async () => {
+    const b = await broker({ leaseMs: 60_000 });
+    const [n1, n2] = [await node(b, 'n1'), await node(b, 'n2')];
+    expect((await b.heartbeat(n1, ['q'])).controlPosted ?? false).toBe(false);
+    // Lapsed untaken (the node stalled past the sender's timeout): what it said is lost, so the beat says so.
+    await b.sendControl([n1], request('ping'), 1);
+    await sleep(20);
+    const lapsed = await b.heartbeat(n1, ['q']);
+    expect(lapsed.control ?? []).toEqual([]);
+    expect(lapsed.controlPosted).toBe(true);
+    expect((await b.heartbeat(n1, ['q'])).controlPosted ?? false).toBe(false);
+    await b.sendControl([n2], request('stats'), 10_000);
+    expect(await b.takeControl(n2)).toHaveLength(1);
+    expect((await b.heartbeat(n1, ['q'])).controlPosted ?? false).toBe(false);
+    expect((await b.heartbeat(n2, ['q'])).controlPosted).toBe(true);
+  });
+
+  it('a pause, resume or rate stored flags every live node, so its next beat reads them though no request came', async () => {
+    const b = await broker({ leaseMs: 60_000 });
+    const [n1, n2] = [await node(b, 'n1'), await node(b, 'n2')];
+    const beats = async (): Promise<boolean[]> =>
+      Promise.all([n1, n2].map(async (n) => (await b.heartbeat(n, ['q'])).controlPosted ?? false));
+    expect(await beats()).toEqual([false, false]);
+    expect(await b.pauseQueue('q')).toBe(true);
+    expect(await beats()).toEqual([true, true]);
+    // Nothing changed: nothing to read again.
+    expect(await b.pauseQueue('q')).toBe(false);
+    expect(await beats()).toEqual([false, false]);
+    expect(await b.resumeQueue('q')).toBe(1);
+    expect(await beats()).toEqual([true, true]);
+    expect(await b.resumeQueue('q')).toBe(0);
+    expect(await beats()).toEqual([false, false]);
+    await b.setRateLimit('work', '1/s');
+    expect(await beats()).toEqual([true, true]);
+    await b.setRateLimit('work', 'default');
+    expect(await beats()).toEqual([true, true]);
+    expect(await b.rateLimits()).toEqual(new Map());
+    await b.setRateLimit('work', 'default');
+    expect(await beats()).toEqual([false, false]);
+  });
+
   it('a request past its own ttl is dropped though a later one to the same node is still waiting', async () => {
     const b = await broker({ leaseMs: 60_000 });
     await node(b, 'stopped');

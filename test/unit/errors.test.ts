@@ -10,7 +10,7 @@ import { PreforkError, RemoteTaskError } from 'prefork';
 import { decodeBody, encodeBody } from '../../dist/protocol/codec.js';
 import { deserializeError, serializeError } from '../../dist/protocol/error-codec.js';
 import { decodeResult, encodeResult } from '../../dist/broker/redis/entry-codec.js';
-import { NoSuchNodeError } from '../../dist/cli/control-request.js';
+import { NoSuchNodeError, StoredNotToldError } from '../../dist/cli/control-request.js';
 import { UsageError } from '../../dist/cli/usage-error.js';
 import type { SerializedError } from '../../dist/job-types.js';
 
@@ -107,6 +107,7 @@ describe('the error catalogue', () => {
       ...exported,
       ['UsageError', UsageError],
       ['NoSuchNodeError', NoSuchNodeError],
+      ['StoredNotToldError', StoredNotToldError],
     ];
     const codes = new Map<string, string>();
     for (const [name, cls] of classes) {
@@ -119,7 +120,7 @@ describe('the error catalogue', () => {
       expect(codes.get(cls.code as string), `${name}'s code ${cls.code} is its own`).toBeUndefined();
       codes.set(cls.code as string, name);
     }
-    expect(codes.size).toBeGreaterThanOrEqual(Object.keys(samples).length + 2);
+    expect(codes.size).toBeGreaterThanOrEqual(Object.keys(samples).length + 3);
   });
 
   it('has a sample for every class it exports (so the trips below cover them all)', () => {

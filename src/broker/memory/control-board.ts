@@ -16,11 +16,14 @@ export class ControlBoard {
   private readonly replies = new Map<string, { replies: ControlReply[]; expiresAt: number }>();
   private readonly listeners = new Map<string, Set<() => void>>();
   private readonly watchers = new Set<(nodeId: string) => void>();
+  /** Nodes posted to since their last beat (the Redis lease's half-millisecond flag). */
+  private readonly posted = new Set<string>();
 
   post(nodeId: string, request: ControlRequest, ttlMs: number, now: number): void {
     const list = this.inbox.get(nodeId) ?? [];
     list.push({ request: structuredClone(request), expiresAt: now + ttlMs });
     this.inbox.set(nodeId, list);
+    this.posted.add(nodeId);
     for (const wake of [...this.watchers]) queueMicrotask(() => wake(nodeId));
   }
 
@@ -33,6 +36,16 @@ export class ControlBoard {
   watch(wake: (nodeId: string) => void): () => void {
     this.watchers.add(wake);
     return () => this.watchers.delete(wake);
+  }
+
+  /** Flags nodes as a post does, with nothing posted: a setting changed (flagLeases in the Redis scripts). */
+  flag(nodeIds: Iterable<string>): void {
+    for (const id of nodeIds) this.posted.add(id);
+  }
+
+  /** Whether requests were posted to the node since this was last asked (its beat asks); clears the flag. */
+  postedSinceBeat(nodeId: string): boolean {
+    return this.posted.delete(nodeId);
   }
 
   take(nodeId: string, now: number): ControlRequest[] {
@@ -73,6 +86,7 @@ export class ControlBoard {
 
   forget(nodeId: string): void {
     this.inbox.delete(nodeId);
+    this.posted.delete(nodeId);
   }
 
   private sweep(now: number): void {

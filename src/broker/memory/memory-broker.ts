@@ -41,6 +41,7 @@ import { LEADER_RELEASED } from '../control-codec.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause, pausedFromMember, pausedMember, sortPaused } from '../paused-queues.js';
+import { DEFAULT_RATE } from '../rate-setting.js';
 import { blockUntil } from './block.js';
 import { copyJob } from './job-copy.js';
 import { acquireState, releaseState, type MemoryState } from './memory-state.js';
@@ -395,6 +396,7 @@ export class MemoryBroker implements Broker {
       nextExpiryAt: reservations.nextExpiry(nodeId, now),
       control: this.state.control.take(nodeId, now),
     };
+    if (this.state.control.postedSinceBeat(nodeId)) reply.controlPosted = true;
     if (lead === true) {
       const lease = this.state.leadership.stand(nodeId, this.leaseMs, now);
       reply.leader = lease.leader;
@@ -593,6 +595,7 @@ export class MemoryBroker implements Broker {
     const member = pausedMember(queue, node);
     if (this.state.paused.has(member)) return false;
     this.state.paused.add(member);
+    this.flagLiveNodes();
     return true;
   }
 
@@ -603,7 +606,15 @@ export class MemoryBroker implements Broker {
       const p = pausedFromMember(member);
       if (p.queue === queue && (node === undefined || p.node === node) && this.state.paused.delete(member)) lifted++;
     }
+    if (lifted > 0) this.flagLiveNodes();
     return lifted;
+  }
+
+  /** A setting changed: every live node reads the settings again at its next beat, told of it or not. */
+  private flagLiveNodes(): void {
+    const now = Date.now();
+    const live = [...this.state.reservations.nodes.keys()].filter((id) => this.state.reservations.holdsLease(id, now));
+    this.state.control.flag(live);
   }
 
   async listPaused(): Promise<PausedQueue[]> {
@@ -733,8 +744,10 @@ export class MemoryBroker implements Broker {
 
   async setRateLimit(task: string, rate: string): Promise<number> {
     const touched = new Set<string>();
+    const before = this.state.rates.list().get(task);
     const n = this.state.rates.setRate([...this.state.allQueues()], task, rate, Date.now(), touched);
     this.state.waiters.changed(touched);
+    if (rate !== DEFAULT_RATE || before !== undefined) this.flagLiveNodes();
     return n;
   }
 

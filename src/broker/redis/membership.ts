@@ -101,12 +101,12 @@ export class Membership {
       for (const q of queues) keys.push(this.keys.stream(q), this.keys.rd(q));
       args.push(2 * queues.length, ORPHAN_IDLE_LEASES * this.leaseMs);
     }
-    const [fenced, expired, nextDue, brokerNow, nextExpiry, control, leader, lapsed] = (await callScript(
+    const [fenced, expired, nextDue, brokerNow, nextExpiry, control, leader, lapsed, posted] = (await callScript(
       redis,
       'heartbeat',
       keys,
       args,
-    )) as [number, Buffer[], number, number, number, Buffer[], [Buffer, number] | [], number];
+    )) as [number, Buffer[], number, number, number, Buffer[], [Buffer, number] | [], number, number];
     const reply: HeartbeatReply = {
       fenced: fenced === 1,
       expired: expired.map((b) => b.toString()),
@@ -116,6 +116,7 @@ export class Membership {
     };
     if (leader.length === 2) reply.leader = { nodeId: leader[0].toString(), token: leader[1] };
     if (lapsed > 0) reply.lapsedMs = lapsed;
+    if (posted === 1) reply.controlPosted = true;
     return reply;
   }
 

@@ -1,5 +1,5 @@
 import type { Redis } from 'ioredis';
-import { rateSetting } from '../rate-setting.js';
+import { DEFAULT_RATE, rateSetting } from '../rate-setting.js';
 import type { SlotGrant, SlotRequest } from '../types.js';
 import type { Keys } from './keys.js';
 import { callScript } from './scripts.js';
@@ -43,14 +43,11 @@ export class RateLimits {
 
   async set(redis: Redis, task: string, rate: string): Promise<number> {
     const setting = rateSetting(task, rate);
+    const keys = [this.keys.rateLimits, this.keys.rateBucket(task), this.keys.jobs, this.keys.nodes];
     // "default": the override goes; the jobs waiting keep the turns they hold (the broker knows no task's own limit).
-    if (setting === undefined) {
-      await redis.hdel(this.keys.rateLimits, task);
-      return 0;
-    }
+    if (setting === undefined) return Number(await callScript(redis, 'setRateLimit', keys, [task, '', DEFAULT_RATE]));
     const { interval, text } = setting;
     const queues = await redis.smembers(this.keys.queues);
-    const keys = [this.keys.rateLimits, this.keys.rateBucket(task), this.keys.jobs];
     for (const q of queues) keys.push(this.keys.delayed(q), this.keys.stream(q));
     return Number(await callScript(redis, 'setRateLimit', keys, [task, interval, text]));
   }

@@ -1,6 +1,6 @@
 import type { BrokerPauses, ControlCommand } from '../../broker/types.js';
 import { PreforkError } from '../../errors.js';
-import { askNodes, NoSuchNodeError, type NodeAnswer, type NodeAsker } from '../control-request.js';
+import { askNodes, NoSuchNodeError, StoredNotToldError, type NodeAnswer, type NodeAsker } from '../control-request.js';
 
 export interface PauseRequest {
   command: 'pause' | 'resume';
@@ -62,6 +62,8 @@ export async function pauseOrResume(
     // Nobody to tell: the pause is remembered, and nodes read it when they start.
     if (err instanceof NoSuchNodeError && r.node === undefined)
       return { said: `${said}; no live worker nodes`, answers: [] };
+    // Remembered all the same: say so rather than only the broker's error.
+    if (!(err instanceof NoSuchNodeError)) throw new StoredNotToldError(said, err);
     throw err;
   }
 }

@@ -1,7 +1,7 @@
 import type { BrokerRateLimits } from '../../broker/types.js';
 import { DEFAULT_RATE, rateSetting } from '../../broker/rate-setting.js';
 import { OptionError } from '../../errors.js';
-import { askNodes, NoSuchNodeError, type NodeAnswer, type NodeAsker } from '../control-request.js';
+import { askNodes, NoSuchNodeError, StoredNotToldError, type NodeAnswer, type NodeAsker } from '../control-request.js';
 import { printJson } from '../print.js';
 import { UsageError } from '../usage-error.js';
 
@@ -44,7 +44,8 @@ export async function setRateLimit(
   try {
     answers = await askNodes(broker, 'rate-limit', [task, rate], undefined, timeoutMs);
   } catch (err) {
-    if (!(err instanceof NoSuchNodeError)) throw err;
+    // Stored all the same: say so rather than only the broker's error.
+    if (!(err instanceof NoSuchNodeError)) throw new StoredNotToldError(line, err);
     if (json) printJson({ task, rateLimit: rate, respaced, nodes: [] });
     else process.stdout.write(`${line}; no live worker nodes: they read it when they start\n`);
     return true;

@@ -32,6 +32,23 @@ describe('NodePauses', () => {
     expect([p.isQuiet, p.has('anything')]).toEqual([true, true]);
     expect(changes).toBe(7);
   });
+
+  it('a load that finds the pauses it follows changes nothing (a read again after a beat wakes no fetch)', () => {
+    let changes = 0;
+    const p = new NodePauses('me', () => changes++);
+    p.load([]);
+    expect(changes).toBe(0);
+    p.load([{ queue: 'a' }, { queue: 'b', node: 'me' }]);
+    p.load([{ queue: 'b', node: 'me' }, { queue: 'a' }, { queue: 'c', node: 'other' }]);
+    expect(changes).toBe(1);
+    // The same queue, now paused on this node only: a change.
+    p.load([
+      { queue: 'a', node: 'me' },
+      { queue: 'b', node: 'me' },
+    ]);
+    expect(changes).toBe(2);
+    expect(p.queues).toEqual(['a', 'b']);
+  });
 });
 
 describe('ControlHandler: pause and resume', () => {

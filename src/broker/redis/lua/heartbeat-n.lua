@@ -27,7 +27,8 @@
   now, nextExpiryAt (-1 = none: the earliest lease deadline of another
   live node, or of another node's leader lease), { control request, ... },
   { leader node id, fencing token } (empty unless ARGV[5] is '1'), lapsed (ms: how long this node's
-  lease had run out when this beat renewed it, 0 when it had not) }; nextDueAt, now and nextExpiryAt on
+  lease had run out when this beat renewed it, 0 when it had not), posted (1: sendControl flagged the
+  lease since the last beat, whether or not its requests were still there to take) }; nextDueAt, now and nextExpiryAt on
   the server's clock (the caller converts by the difference).
   Fenced means taken: the node is no longer in the nodes set (a recovery
   claimed it, it left, or Redis lost it). A lease that ran out and that no
@@ -74,14 +75,16 @@ for i = 1, #earliest, 2 do
 end
 -- Not among the earliest deadlines, though the range was full: read it.
 if not score and #earliest >= 2 * (most + 2) then score = tonumber(redis.call('ZSCORE', nodes, id)) end
-if not score then return { 1, {}, -1, now, -1, {}, {}, 0 } end
+if not score then return { 1, {}, -1, now, -1, {}, {}, 0, 0 } end
 local lapsed = 0
 if score < now then lapsed = math.floor(now - score) end
 -- An integral deadline: also clears sendControl's flag.
 redis.call('ZADD', nodes, 'XX', now + lease, id)
 
 local control = {}
+local posted = 0
 if score ~= math.floor(score) then
+  posted = 1
   control = takeControl(ctl, now)
 end
 
@@ -162,4 +165,4 @@ for i = firstDelayed, #KEYS - sweep do
   local first = firstDue(KEYS[i])
   if first and (nextDue == -1 or first < nextDue) then nextDue = first end
 end
-return { 0, expired, nextDue, now, nextExpiry, control, leader, lapsed }
+return { 0, expired, nextDue, now, nextExpiry, control, leader, lapsed, posted }

@@ -37,6 +37,18 @@ local function nowMs()
   return tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
 end
 
+-- Flags every live node's lease as sendControl does (half a millisecond
+-- added): each node's next beat reads the paused queues and the rates set at
+-- run time again, so a setting stored here reaches the nodes even if its
+-- control request is never sent (the sender died, Redis refused the request).
+local function flagLeases(nodes, now)
+  local live = redis.call('ZRANGE', nodes, string.format('%d', now), '+inf', 'BYSCORE', 'WITHSCORES')
+  for i = 1, #live, 2 do
+    local score = tonumber(live[i + 1])
+    if score == math.floor(score) then redis.call('ZADD', nodes, 'XX', score + 0.5, live[i]) end
+  end
+end
+
 -- A control request as stored in a node's list (sendControl): its JSON with
 -- "expiresAt" (server ms) put first, which readers of the request ignore.
 local function stampControl(request, expiresAt)
