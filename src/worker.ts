@@ -4,7 +4,7 @@ import { hostname } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import type { Logger } from 'pino';
 import { createBroker } from './broker/index.js';
-import type { BrokerAdmin, NodeInfo, QueueCounts, RevokeOptions } from './broker/types.js';
+import type { BrokerAdmin, NodeInfo, QueueCounts, RevokedJob, RevokeOptions } from './broker/types.js';
 import { ControlHandler } from './cluster/control.js';
 import { jobView } from './cluster/job-view.js';
 import { Heartbeat, heartbeatInterval } from './cluster/heartbeat.js';
@@ -232,6 +232,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
         if (this.rates.apply(rates)) this.consumer.noteDue(Date.now());
         this.pauses.load(pauses);
       },
+      (revoked) => this.revokedUntold(revoked),
       this.log.child({ component: 'control' }),
     );
     this.consumer = new Consumer({
@@ -940,7 +941,26 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private async loadRevoked(): Promise<void> {
     const jobs = await this.broker.listRevoked();
     this.revocations.load(jobs);
+    this.resync.readRevoked(jobs);
     if (jobs.length > 0) this.log.debug({ revoked: jobs.length }, 'loaded the revoked job ids');
+  }
+
+  /**
+   * Revoked ids a resync read that no request told this node of (it lapsed
+   * before the node took it): remembered, and the jobs held here that have
+   * not started never run. Without the request's options, a running one
+   * runs on, as a revoke without `terminate` leaves it.
+   */
+  private revokedUntold(jobs: readonly RevokedJob[]): void {
+    const untold = jobs.filter((job) => !this.revocations.has(job.id));
+    let unstarted = 0;
+    for (const job of untold)
+      unstarted += this.revoke([job.id], { terminate: false, grace: 0 }, job.expiresAt).unstarted;
+    if (untold.length > 0)
+      this.log.info(
+        { revoked: untold.length, unstarted },
+        `${untold.length} revoked job(s) no request told this node of (it lapsed): ${unstarted} held here will not run`,
+      );
   }
 
   /** A revoke control request: remembered, and the jobs held here stop (unstarted ones never run). */

@@ -816,8 +816,12 @@ export interface BrokerRevokes {
    * request), which skips it when fetched or, with `terminate`, stops it.
    */
   revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]>;
-  /** The revoked ids still remembered, oldest first. */
-  listRevoked(): Promise<RevokedJob[]>;
+  /**
+   * The revoked ids still remembered, oldest first; with `since`, only
+   * those revoked at or after it (epoch ms, the broker's clock: a node that
+   * may have missed revoke requests reads what is new since its last read).
+   */
+  listRevoked(since?: number): Promise<RevokedJob[]>;
 }
 
 /**

@@ -1,8 +1,10 @@
 import type { Logger } from 'pino';
-import type { BrokerPauses, BrokerRateLimits, PausedQueue } from '../broker/types.js';
+import type { BrokerPauses, BrokerRateLimits, BrokerRevokes, PausedQueue, RevokedJob } from '../broker/types.js';
 
 /** What a resync reads: the settings the broker remembers. */
-export type SettingsSource = Pick<BrokerPauses, 'listPaused'> & Pick<BrokerRateLimits, 'rateLimits'>;
+export type SettingsSource = Pick<BrokerPauses, 'listPaused'> &
+  Pick<BrokerRateLimits, 'rateLimits'> &
+  Pick<BrokerRevokes, 'listRevoked'>;
 
 /** The remembered settings as read, for the node to follow. */
 export interface RememberedSettings {
@@ -17,7 +19,9 @@ export interface RememberedSettings {
  * could be): the request is only the news, the broker
  * holds the setting. A read that a pause or rate request overtook (the
  * request may be newer) is dropped, and so is a failed one: the next beat
- * reads again.
+ * reads again. The ids revoked since the last read come with it (a revoke
+ * request lapses as the others do): those only add, so they are handed on
+ * whatever overtook the read.
  */
 export class SettingsResync {
   /** Pause, resume and rate-limit requests followed so far. */
@@ -25,12 +29,20 @@ export class SettingsResync {
   private reading: Promise<void> | undefined;
   /** The last read failed or was overtaken: the next beat reads again, flagged or not. */
   private again = false;
+  /** The latest revoke read (broker's epoch ms): the next read asks for those from there on. */
+  private revokedSince = 0;
 
   constructor(
     private readonly broker: SettingsSource,
     private readonly apply: (settings: RememberedSettings) => void,
+    private readonly revoked: (jobs: readonly RevokedJob[]) => void,
     private readonly log: Logger,
   ) {}
+
+  /** The revoked ids the node read whole (when it registers): a later read needs only those after them. */
+  readRevoked(jobs: readonly RevokedJob[]): void {
+    for (const job of jobs) this.revokedSince = Math.max(this.revokedSince, job.revokedAt);
+  }
 
   /** A pause, resume or rate-limit request was followed: a read under way may be older. */
   changed(): void {
@@ -53,14 +65,20 @@ export class SettingsResync {
   private async read(): Promise<void> {
     const before = this.followed;
     try {
-      const [pauses, rates] = await Promise.all([this.broker.listPaused(), this.broker.rateLimits()]);
+      const [pauses, rates, revoked] = await Promise.all([
+        this.broker.listPaused(),
+        this.broker.rateLimits(),
+        this.broker.listRevoked(this.revokedSince),
+      ]);
+      this.readRevoked(revoked);
+      if (revoked.length > 0) this.revoked(revoked);
       if (before === this.followed) this.apply({ pauses, rates });
       else this.again = true;
     } catch (err) {
       this.again = true;
       this.log.warn(
         { err },
-        'could not read the paused queues and rate limits again after control requests were posted to this node; the next heartbeat tries again',
+        'could not read the paused queues, rate limits and revokes again after control requests were posted to this node; the next heartbeat tries again',
       );
     }
   }

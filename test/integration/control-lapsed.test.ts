@@ -8,11 +8,13 @@
  * rate set at run time.
  */
 import { spawnSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import '../setup/provided.js';
-import { Client } from '../../dist/index.js';
+import { Client, RevokedError } from '../../dist/index.js';
+import { createBroker } from '../../dist/broker/index.js';
 import { cleanup, countsOf, emptyRedisDb, fixture, newLedger, silent, startNode } from '../helpers/worker.js';
 
 const CLI = fileURLToPath(new URL('../../dist/cli/main.js', import.meta.url));
@@ -75,4 +77,44 @@ describe('control requests that lapsed before the node took them', () => {
     await expect.poll(async () => (await countsOf(client, ['default']))[0]!.delayed, { timeout: 30_000 }).toBe(1);
     expect(started(ledger, ids)).toBe(1);
   });
+
+  it(
+    'a revoke the node missed (stopped past the request and its lease, untaken): a held job never runs',
+    {
+      timeout: 90_000,
+    },
+    async () => {
+      const node = await startNode(
+        { broker: url, name: 'lapse-b', concurrency: 1, lease: '1s', queues: ['lapse'] },
+        ledger,
+        'worker-node.mjs',
+      );
+      const busy = await client.enqueue('waitForFile' as 'plain', ['gate-b'] as never, { queue: 'lapse' });
+      const held = await client.enqueue('record' as 'plain', [] as never, { queue: 'lapse' });
+      // Its one child runs `busy`; `held` waits in the node, fetched and not started.
+      await expect
+        .poll(async () => (await countsOf(client, ['lapse']))[0], { timeout: 30_000 })
+        .toMatchObject({
+          waiting: 0,
+          reserved: 2,
+        });
+      node.proc.kill('SIGSTOP');
+      // A revoke request lives two of the revoker's leases: with the node's (1 s), it lapses while the node is
+      // stopped, as the node's lease does (no other node takes its jobs, so its next beat renews it).
+      const revoker = createBroker(url, { logger: silent, leaseMs: 1_000 });
+      try {
+        const outcomes = await revoker.revoke([held.id], { terminate: false, grace: 0 });
+        expect(outcomes).toMatchObject([{ outcome: 'revoked' }]);
+        await sleep(3_000);
+      } finally {
+        node.proc.kill('SIGCONT');
+        await revoker.close();
+      }
+      writeFileSync(`${ledger}.gate-b`, '');
+      expect(await busy.result({ timeout: 30_000 })).toBe('gate-b');
+      await expect(held.result({ timeout: 30_000 })).rejects.toThrow(RevokedError);
+      await expect.poll(async () => (await countsOf(client, ['lapse']))[0]!.reserved, { timeout: 30_000 }).toBe(0);
+      expect(started(ledger, new Set([held.id]))).toBe(0);
+    },
+  );
 });

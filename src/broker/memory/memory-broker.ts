@@ -573,10 +573,13 @@ export class MemoryBroker implements Broker {
     return outcome;
   }
 
-  async listRevoked(): Promise<RevokedJob[]> {
+  async listRevoked(since?: number): Promise<RevokedJob[]> {
     const now = Date.now();
     this.forgetRevoked(now);
-    return [...this.state.revoked].map(([id, revokedAt]) => ({ id, revokedAt, expiresAt: revokedAt + this.revokeTtl }));
+    const out: RevokedJob[] = [];
+    for (const [id, revokedAt] of this.state.revoked)
+      if (since === undefined || revokedAt >= since) out.push({ id, revokedAt, expiresAt: revokedAt + this.revokeTtl });
+    return out;
   }
 
   /** Drops revoked ids past the ttl, then the oldest past the count (the map is in revoke order). */

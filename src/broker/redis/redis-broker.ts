@@ -616,8 +616,8 @@ export class RedisBroker implements Broker {
     return this.outOfMemory.watch('revokes', true, () => this.revokes.revoke(redis, ids, options));
   }
 
-  async listRevoked(): Promise<RevokedJob[]> {
-    return this.revokes.list(await this.redis());
+  async listRevoked(since?: number): Promise<RevokedJob[]> {
+    return this.revokes.list(await this.redis(), since);
   }
 
   // events

@@ -101,8 +101,11 @@ export class Revokes {
     return before;
   }
 
-  async list(redis: Redis): Promise<RevokedJob[]> {
-    const replies = (await redis.pipeline().time().zrange(this.keys.revoked, 0, -1, 'WITHSCORES').exec()) ?? [];
+  async list(redis: Redis, since?: number): Promise<RevokedJob[]> {
+    const pipe = redis.pipeline().time();
+    if (since === undefined) pipe.zrange(this.keys.revoked, 0, -1, 'WITHSCORES');
+    else pipe.zrange(this.keys.revoked, Math.max(0, Math.floor(since)), '+inf', 'BYSCORE', 'WITHSCORES');
+    const replies = (await pipe.exec()) ?? [];
     const [[timeErr, time], [rangeErr, range]] = replies as [
       [Error | null, [string, string]],
       [Error | null, string[]],
