@@ -210,7 +210,7 @@ function checkEvery(value: unknown, bad: Bad): number {
 function checkTz(value: unknown, bad: Bad): string {
   if (value !== undefined && (typeof value !== 'string' || !isTimeZone(value)))
     bad('tz', value, 'an IANA time zone such as "Europe/Berlin"');
-  return (value as string | undefined) ?? 'UTC';
+  return value ?? 'UTC';
 }
 
 /** The definition as JSON in the broker: enough for another node to run the entry. */
