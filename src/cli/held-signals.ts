@@ -1,14 +1,24 @@
 /**
  * Signals that arrive while the CLI loads, before a command has handlers for
  * them. Without a listener Node applies the default action (SIGTERM and
- * SIGHUP end the process), so a `prefork worker` signalled in its first few
- * hundred ms died without an orderly stop. main.ts holds them first; the
+ * SIGHUP end the process, SIGTSTP, SIGTTIN and SIGTTOU stop it), so a
+ * `prefork worker` signalled in its first few hundred ms died without an
+ * orderly stop, or stood suspended. main.ts holds them first; the
  * worker command takes them over once its handlers are in place, and every
  * other command lets them go, re-raised, so it ends as it always has.
  */
 
-/** The signals held: those whose default action would end the process. */
-const HELD: readonly NodeJS.Signals[] = ['SIGTERM', 'SIGINT', 'SIGQUIT', 'SIGHUP', 'SIGUSR1'];
+/** The signals held: those whose default action would end or suspend the process, and a worker handles. */
+const HELD: readonly NodeJS.Signals[] = [
+  'SIGTERM',
+  'SIGINT',
+  'SIGQUIT',
+  'SIGHUP',
+  'SIGUSR1',
+  'SIGTSTP',
+  'SIGTTIN',
+  'SIGTTOU',
+];
 
 let held: NodeJS.Signals[] | undefined;
 const hold = (signal: NodeJS.Signals): void => void held?.push(signal);
@@ -31,7 +41,7 @@ export function takeHeldSignals(): NodeJS.Signals[] {
 /**
  * For a command that does not take them over: stops holding, and the first
  * signal held, if any, is raised again with no listener left, so its
- * default action ends the process as it would have.
+ * default action ends (or suspends) the process as it would have.
  */
 export function releaseHeldSignals(): void {
   const [first] = takeHeldSignals();

@@ -81,14 +81,18 @@ describe('prefork worker signalled while its modules load', { timeout: 60_000 },
     });
   });
 
-  it('SIGHUP while the CLI loads: not a stop (no child ran yet); the node starts and runs jobs', async () => {
-    const queue = `early-hup-${randomBytes(3).toString('hex')}`;
-    const node = signalledNode('node_modules/commander/', 'SIGHUP', queue, randomBytes(6).toString('hex'));
-    await node.ready;
-    const job = await makeClient(url).enqueue('add', [2, 3], { queue });
-    expect(await job.result({ timeout: '20s' })).toBe(5);
-    expect(await node.stop('SIGTERM')).toEqual({ code: 0, signal: null });
-  });
+  it.each(['SIGHUP', 'SIGTSTP', 'SIGTTIN', 'SIGTTOU'] as const)(
+    '%s while the CLI loads: not a stop, nor a suspension (no child ran yet); the node starts and runs jobs',
+    async (signal) => {
+      const queue = `early-${signal.toLowerCase()}-${randomBytes(3).toString('hex')}`;
+      const node = signalledNode('node_modules/commander/', signal, queue, randomBytes(6).toString('hex'));
+      await node.ready;
+      const job = await makeClient(url).enqueue('add', [2, 3], { queue });
+      expect(await job.result({ timeout: '20s' })).toBe(5);
+      expect(node.output()).toContain(`${signal} before the worker started: nothing to do`);
+      expect(await node.stop('SIGTERM')).toEqual({ code: 0, signal: null });
+    },
+  );
 
   it('a one-shot command signalled while it loads still dies of the signal, as before', async () => {
     const proc = spawn(process.execPath, ['--import', fixture('signal-on-load.mjs'), CLI, 'inspect', 'queues'], {
