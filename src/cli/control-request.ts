@@ -63,7 +63,18 @@ export async function askNodes(
   );
   const replies = posted.size === 0 ? [] : await broker.waitForControlReplies(id, posted.size, timeoutMs);
   const byId = new Map(replies.map((r) => [r.nodeId, r]));
-  return targets.map((node) => ({ node, reply: byId.get(node.id) }));
+  // A node the broker did not post to had left (its lease ended) since it was listed: it was asked nothing.
+  return targets.map((node) => ({ node, reply: byId.get(node.id) ?? (posted.has(node.id) ? undefined : gone(node)) }));
+}
+
+/** The answer of a node that left the cluster between the listing and the request. */
+function gone(node: NodeInfo): ControlReply {
+  return {
+    node: node.name,
+    nodeId: node.id,
+    ok: false,
+    error: 'not sent: the node left the cluster (its lease ended) before the request was posted',
+  };
 }
 
 /** Why a node's answer is missing or failed: one line, for a table row, a message or `error` in JSON. */
