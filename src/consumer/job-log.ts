@@ -149,11 +149,18 @@ function shownError(err: unknown, whole: string | undefined, fieldsWhole: string
   if (name !== err.name) Object.defineProperty(shown, 'name', { value: name, enumerable: false });
   const cause = Object.getOwnPropertyDescriptor(err, 'cause');
   if (cause !== undefined && 'value' in cause) {
-    const value =
-      depth < MAX_CAUSES_SHOWN
-        ? shownError(cause.value, fieldsWhole, fieldsWhole, depth + 1)
-        : `[cause cut: deeper than ${MAX_CAUSES_SHOWN} causes${whereWhole(fieldsWhole)}]`;
-    Object.defineProperty(shown, 'cause', { ...cause, value });
+    if (depth < MAX_CAUSES_SHOWN)
+      Object.defineProperty(shown, 'cause', {
+        ...cause,
+        value: shownError(cause.value, fieldsWhole, fieldsWhole, depth + 1),
+      });
+    // Enumerable: pino writes an error-like cause whatever, any other only when it is.
+    else
+      Object.defineProperty(shown, 'cause', {
+        ...cause,
+        value: `[cause cut: deeper than ${MAX_CAUSES_SHOWN} causes${whereWhole(fieldsWhole)}]`,
+        enumerable: true,
+      });
   }
   boundFields(shown, fieldsWhole);
   return shown;
@@ -174,9 +181,10 @@ const FIELDS_KEPT_MAX = 16 * 1024;
 function boundFields(shown: Error, whole: string | undefined): void {
   let left = FIELDS_KEPT_MAX;
   for (const key of Object.keys(shown)) {
-    if (key === 'name' || key === 'message' || key === 'stack' || key === 'cause') continue;
+    if (key === 'name' || key === 'message' || key === 'stack') continue;
     const own = Object.getOwnPropertyDescriptor(shown, key);
-    if (own === undefined || !('value' in own)) continue;
+    // A cause that is an error was shown as one (shownError); any other is a field like the rest.
+    if (own === undefined || !('value' in own) || (key === 'cause' && own.value instanceof Error)) continue;
     const size = sizeOf(own.value);
     if (size <= left) {
       left -= size;
