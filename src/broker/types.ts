@@ -809,6 +809,8 @@ export interface BrokerControl {
  * loaded by a node when it registers.
  */
 export interface BrokerRevokes {
+  /** Most revoked ids remembered (`revokeMax`): a node keeps no more of them in memory. */
+  readonly revokeMax: number;
   /**
    * Revokes each job not finished: stores its REVOKED result (announced to a
    * waiting client), takes it out of its queue or delayed set when it has not

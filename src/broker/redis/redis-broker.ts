@@ -131,6 +131,7 @@ function* chunks<T extends readonly (string | Buffer)[]>(
 export class RedisBroker implements Broker {
   readonly displayUrl: string;
   readonly leaseMs: number;
+  readonly revokeMax: number;
   readonly commandTimeoutMs: number | undefined;
   private readonly keys: Keys;
   private readonly log: Logger;
@@ -174,6 +175,7 @@ export class RedisBroker implements Broker {
     const { namespace, resultTtl, leaseMs, deadMax, revokeTtl, revokeMax, eventsMaxLen, commandTimeoutMs } =
       resolveBrokerOptions(options);
     this.leaseMs = leaseMs;
+    this.revokeMax = revokeMax;
     this.commandTimeoutMs = commandTimeoutMs;
     this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
