@@ -746,6 +746,11 @@ export interface BrokerConsumer {
    * they are sent again.
    */
   settle(settlements: readonly Settlement[]): Promise<void>;
+  /**
+   * Deliveries a fenced node dropped without settling them (another node
+   * recovered their jobs): the broker stops tracking them as handed out.
+   */
+  forget?(deliveries: readonly Delivery[]): void;
 }
 
 /** Nodes, their leases and the recovery of a dead node's jobs (the Worker and its Heartbeat). */

@@ -12,6 +12,7 @@ import type {
   ControlReply,
   ControlRequest,
   DeadJob,
+  Delivery,
   DeadSetChange,
   EventPage,
   JobLocation,
@@ -508,6 +509,10 @@ export class RedisBroker implements Broker {
     } catch (err) {
       throw await this.refusal(redis, 'the wait for work', err, queues);
     }
+  }
+
+  forget(deliveries: readonly Delivery[]): void {
+    this.deliveries.forget(deliveries);
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
