@@ -161,7 +161,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
   private readonly heartbeat: Heartbeat;
   private readonly control: ControlHandler;
   /** Revoked job ids: a job fetched with one is skipped. */
-  private readonly revocations = new Revocations();
+  private readonly revocations: Revocations;
   /** Queues it does not fetch from now (paused, or quiet). */
   private readonly pauses: NodePauses;
   private readonly resync: SettingsResync;
@@ -216,6 +216,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
             logger: this.log,
           })
         : o.broker;
+    this.revocations = new Revocations(this.broker.revokeMax);
     const processes = this.pool.options.autoscale?.max ?? this.pool.options.processes;
     this.pauses = new NodePauses(o.name, () => this.consumer.queuesChanged());
     this.selection = new QueueSelection(o.queues, o.queueOrder);
@@ -952,7 +953,7 @@ export class Worker extends EventEmitter<WorkerEvents> {
    * runs on, as a revoke without `terminate` leaves it.
    */
   private revokedUntold(jobs: readonly RevokedJob[]): void {
-    const untold = jobs.filter((job) => !this.revocations.has(job.id));
+    const untold = this.revocations.untold(jobs);
     let unstarted = 0;
     for (const job of untold)
       unstarted += this.revoke([job.id], { terminate: false, grace: 0 }, job.expiresAt).unstarted;

@@ -746,6 +746,11 @@ export interface BrokerConsumer {
    * they are sent again.
    */
   settle(settlements: readonly Settlement[]): Promise<void>;
+  /**
+   * Deliveries a fenced node dropped without settling them (another node
+   * recovered their jobs): the broker stops tracking them as handed out.
+   */
+  forget?(deliveries: readonly Delivery[]): void;
 }
 
 /** Nodes, their leases and the recovery of a dead node's jobs (the Worker and its Heartbeat). */
@@ -809,6 +814,8 @@ export interface BrokerControl {
  * loaded by a node when it registers.
  */
 export interface BrokerRevokes {
+  /** Most revoked ids remembered (`revokeMax`): a node keeps no more of them in memory. */
+  readonly revokeMax: number;
   /**
    * Revokes each job not finished: stores its REVOKED result (announced to a
    * waiting client), takes it out of its queue or delayed set when it has not

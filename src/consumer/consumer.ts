@@ -540,6 +540,7 @@ export class Consumer {
       // Fenced meanwhile: these jobs were recovered and belong to another node.
       if (epoch !== this.epoch) {
         for (let i = 0; i < limited.length; i++) this.release();
+        this.settings.broker.forget?.(limited.map((l) => l.delivery));
         return;
       }
       for (const delivery of start) {
@@ -630,6 +631,7 @@ export class Consumer {
       if (settlement.kind === 'giveBack' && epoch !== this.epoch) {
         leave(true);
         this.release();
+        this.settings.broker.forget?.([delivery]);
         return;
       }
       leave(false);

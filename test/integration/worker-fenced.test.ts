@@ -4,9 +4,18 @@
  * into a child's pipe (fcfs) as well as those in the pool's buffer.
  */
 import { afterEach, describe, expect, inject, it } from 'vitest';
+import type { Worker } from 'prefork';
 import { captureLog, cleanup, makeClient, makeWorker, newLedger, readLedger, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
+
+/** The deliveries the node's Redis broker tracks as handed out and not settled (its receipts, per queue). */
+function handedOut(worker: Worker): number {
+  const { deliveries } = worker.broker as unknown as {
+    deliveries: { outstanding: { byQueue: Map<string, Set<string>> } };
+  };
+  return [...deliveries.outstanding.byQueue.values()].reduce((n, receipts) => n + receipts.size, 0);
+}
 
 describe('Worker fenced', () => {
   it("the 'dropped' count covers the jobs pulled back from the children's pipes", async () => {
@@ -44,5 +53,7 @@ describe('Worker fenced', () => {
     // The running job carries on; nothing was given back (the jobs belong to whoever recovered them).
     expect(worker.stats().consumer).toMatchObject({ reserved: 1, givenBack: 0 });
     expect(readLedger(ledger)).toHaveLength(1);
+    // The dropped ones are never settled here: the broker no longer tracks them, or each fencing would leave its receipts for good.
+    expect(handedOut(worker)).toBe(1);
   });
 });

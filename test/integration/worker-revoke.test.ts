@@ -7,6 +7,7 @@
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { RevokedError } from 'prefork';
+import { createBroker } from '../../dist/broker/index.js';
 import {
   captureLog,
   cleanup,
@@ -14,6 +15,7 @@ import {
   makeClient,
   makeWorker,
   newLedger,
+  silent,
   startNode,
   uniqueName,
 } from '../helpers/worker.js';
@@ -195,5 +197,37 @@ describe('revoke on worker nodes', () => {
     await expect.poll(() => runs(ledger).filter((r) => r.id === first?.id).length, { timeout: 30_000 }).toBe(2);
     expect(runs(ledger).some((r) => r.id === second?.id)).toBe(false);
     await expect(second?.result({ timeout: 10_000 })).rejects.toBeInstanceOf(RevokedError);
+  });
+
+  it("a node remembers no more revoked ids than its broker's revokeMax, as the broker's set does", async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const ledger = newLedger();
+    const revokeMax = 5;
+    const broker = createBroker(url, { namespace, revokeMax, logger: silent });
+    const { log, lines } = captureLog();
+    const worker = makeWorker({ broker, ledger, app, concurrency: 1, logger: log });
+    try {
+      await worker.start();
+      const client = makeClient(url, namespace);
+      const running = await client.enqueue('stubborn', [600_000]);
+      await expect.poll(() => runs(ledger).map((r) => r.id)).toEqual([running.id]);
+      // Many revokes within revokeTtl: the broker keeps revokeMax of them, and so must the node.
+      const delayed = await client.enqueueMany(
+        Array.from({ length: 40 }, (_, i) => ({ name: 'record', args: [i], options: { delay: '1h' } })),
+      );
+      for (const job of delayed) expect(await job.revoke()).toMatchObject({ outcome: 'revoked' });
+      // The last request: once the node says it heard it, it has taken every one before it.
+      await running.revoke();
+      await expect
+        .poll(() => lines.some((l) => l.msg === 'revoked job is running: it runs on (no terminate)'), {
+          timeout: 30_000,
+        })
+        .toBe(true);
+      expect(worker.stats().revoked).toBe(revokeMax);
+    } finally {
+      await worker.stop({ cold: true });
+      await broker.close();
+    }
   });
 });

@@ -86,7 +86,7 @@ export class MemoryBroker implements Broker {
   private readonly resultTtl: number;
   private readonly deadMax: number;
   private readonly revokeTtl: number;
-  private readonly revokeMax: number;
+  readonly revokeMax: number;
   private readonly eventsMaxLen: number;
   private eventCarrier: EventCarrier | undefined;
   private readonly log: Logger;

@@ -207,6 +207,11 @@ export class Deliveries {
     return found;
   }
 
+  /** Handed out and never to be settled here (a fenced node dropped them): their receipts would stay for good. */
+  forget(deliveries: readonly Delivery[]): void {
+    for (const d of deliveries) this.outstanding.delete(d);
+  }
+
   async settle(redis: Redis, settlements: readonly AnySettlement[]): Promise<void> {
     if (settlements.length > 0) await this.run(redis, '', [], 0, settlements);
   }

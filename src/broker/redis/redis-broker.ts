@@ -12,6 +12,7 @@ import type {
   ControlReply,
   ControlRequest,
   DeadJob,
+  Delivery,
   DeadSetChange,
   EventPage,
   JobLocation,
@@ -131,6 +132,7 @@ function* chunks<T extends readonly (string | Buffer)[]>(
 export class RedisBroker implements Broker {
   readonly displayUrl: string;
   readonly leaseMs: number;
+  readonly revokeMax: number;
   readonly commandTimeoutMs: number | undefined;
   private readonly keys: Keys;
   private readonly log: Logger;
@@ -174,6 +176,7 @@ export class RedisBroker implements Broker {
     const { namespace, resultTtl, leaseMs, deadMax, revokeTtl, revokeMax, eventsMaxLen, commandTimeoutMs } =
       resolveBrokerOptions(options);
     this.leaseMs = leaseMs;
+    this.revokeMax = revokeMax;
     this.commandTimeoutMs = commandTimeoutMs;
     this.keys = new Keys(namespace);
     this.log = (options.logger ?? defaultLogger()).child({ component: 'redis-broker' });
@@ -506,6 +509,10 @@ export class RedisBroker implements Broker {
     } catch (err) {
       throw await this.refusal(redis, 'the wait for work', err, queues);
     }
+  }
+
+  forget(deliveries: readonly Delivery[]): void {
+    this.deliveries.forget(deliveries);
   }
 
   async settle(settlements: readonly Settlement[]): Promise<void> {
