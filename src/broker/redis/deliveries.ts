@@ -562,12 +562,20 @@ export class Deliveries {
     // node's own clock says it still holds was not taken (only an expired
     // one is recovered): a round trip less on the idle node's latency.
     if (internal.length === 0 && leaseHeld?.() === true) return { deliveries, marker };
-    const check = await this.run(redis, nodeId, [], 0, internal);
-    if (!check.fenced) return { deliveries, marker };
-    await this.settle(
-      redis,
-      deliveries.map((delivery) => ({ kind: 'release', delivery })),
-    );
+    try {
+      const check = await this.run(redis, nodeId, [], 0, internal);
+      if (!check.fenced) return { deliveries, marker };
+      await this.settle(
+        redis,
+        deliveries.map((delivery) => ({ kind: 'release', delivery })),
+      );
+    } catch (err) {
+      // Never handed over, yet reserved under this node by the read: the next fetch takes them back
+      // (reclaim passes over the entries it thinks handed out).
+      this.forget(deliveries);
+      this.suspect = true;
+      throw err;
+    }
     return { deliveries: [], marker };
   }
 
