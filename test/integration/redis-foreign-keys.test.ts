@@ -6,6 +6,7 @@
  */
 import { randomUUID } from 'node:crypto';
 import { Redis } from 'ioredis';
+import { pack } from 'msgpackr';
 import { afterEach, expect, inject, it } from 'vitest';
 import '../setup/provided.js';
 import { createBroker } from '../../dist/broker/index.js';
@@ -69,3 +70,39 @@ it('a leader lease key of another type: leader() is refused naming the key; node
   const got = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
   expect(got.deliveries.map((d) => d.job.id)).toEqual(['a']);
 });
+
+it.each([
+  ['bytes that do not decode', Buffer.from('foreign'), /does not decode: /],
+  [
+    'a record cut short',
+    pack({ id: 'bad', task: 'work', queue: 'q', state: 'SUCCESS' }).subarray(0, 12),
+    /does not decode: /,
+  ],
+  ['a number', pack(53), /is a number, not a result record$/],
+  ['a map without a job state', pack({ id: 'bad', state: 'DONE' }), /has no job state \(state: "DONE"\)$/],
+])(
+  'a result key holding %s: its reads are refused naming the key; the other results read as before',
+  async (_, bytes, why) => {
+    const { b, raw, namespace } = await scope('fkr');
+    const good = pack({ id: 'good', task: 'work', queue: 'q', state: 'SUCCESS', retries: 0, result: 1 });
+    await raw.set(`${namespace}:res:good`, good);
+    await raw.set(`${namespace}:res:bad`, bytes);
+    const refused = (call: Promise<unknown>): Promise<unknown> =>
+      call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    for (const call of [
+      b.getResult('bad'),
+      b.getResults(['good', 'bad']),
+      b.revoke(['bad'], { terminate: false, grace: 0 }),
+    ]) {
+      const err = await refused(call);
+      expect(err).toBeInstanceOf(BrokerRefusedError);
+      expect((err as Error).message).toMatch(new RegExp(`^the result stored at ${namespace}:res:bad `));
+      expect((err as Error).message).toMatch(why);
+    }
+    expect(await b.getResult('good')).toMatchObject({ id: 'good', state: 'SUCCESS', result: 1 });
+    expect(await raw.getBuffer(`${namespace}:res:bad`)).toEqual(bytes);
+  },
+);
