@@ -6,3 +6,18 @@ const FINAL: ReadonlySet<JobState> = new Set<JobState>(['SUCCESS', 'FAILURE', 'R
 export function isFinalState(state: JobState): boolean {
   return FINAL.has(state);
 }
+
+const STATES: ReadonlySet<string> = new Set<JobState>([
+  'PENDING',
+  'RECEIVED',
+  'STARTED',
+  'RETRY',
+  'SUCCESS',
+  'FAILURE',
+  'REVOKED',
+]);
+
+/** True for one of the states a stored record can hold (read from Redis, it may hold anything). */
+export function isJobState(state: unknown): state is JobState {
+  return typeof state === 'string' && STATES.has(state);
+}

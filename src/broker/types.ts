@@ -821,6 +821,10 @@ export interface BrokerRevokes {
    * waiting client), takes it out of its queue or delayed set when it has not
    * been fetched, remembers its id and tells every live node (a control
    * request), which skips it when fetched or, with `terminate`, stops it.
+   * The ids of jobs go first, all of them; an id no job has is then looked
+   * up as a workflow's or a step's, so a step named before a job of its
+   * workflow sees the workflow that job's revoke failed. One outcome per
+   * distinct id, in the order given.
    */
   revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]>;
   /**

@@ -5,7 +5,9 @@
  * control request every live node is sent.
  */
 import { describe, expect, it } from 'vitest';
+import { chain, task } from 'prefork';
 import type { Broker, Delivery, NewJob } from '../../dist/broker/types.js';
+import { compileWorkflow } from '../../dist/workflow/compile.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
 
 const GRACE = { terminate: false, grace: 5_000 };
@@ -98,6 +100,35 @@ describe.each(['memory', 'redis'] as const)('revoke over %s', (kind) => {
     expect(await b.getResult('nope')).toBeUndefined();
     expect(await b.listRevoked()).toEqual([]);
     expect(await b.takeControl(n)).toEqual([]);
+  });
+
+  it("an id that is both a job's (its own id) and a workflow's revokes the job, as no workflow's member", async () => {
+    const b = await broker();
+    await node(b, 'n1');
+    const flow = compileWorkflow(chain(task('s1'), task('s2')), 'both', (sig, _where, id) =>
+      job(id ?? sig.name, { task: sig.name }),
+    );
+    await b.enqueue([job('both', { ownId: true })], [flow]);
+    expect(await b.revoke(['both'], GRACE)).toEqual([{ id: 'both', outcome: 'revoked', removed: true }]);
+    expect(await b.getResult('both')).toMatchObject({ id: 'both', state: 'REVOKED' });
+    expect((await b.getWorkflow('both'))?.state).toBe('PENDING');
+    expect((await b.listRevoked()).map((r) => r.id)).toEqual(['both']);
+    expect((await b.listJobs('q', 'waiting', 10)).jobs.map((j) => j.job.id)).toEqual(['both.1']);
+  });
+
+  it("a step not enqueued yet named before a waiting job of its workflow: the job's revoke fails the workflow first", async () => {
+    const b = await broker();
+    await node(b, 'n1');
+    const flow = compileWorkflow(chain(task('s1'), task('s2')), 'wf', (sig, _where, id) =>
+      job(id ?? sig.name, { task: sig.name }),
+    );
+    await b.enqueue([], [flow]);
+    expect(await b.revoke(['wf.2', 'wf.1'], GRACE)).toEqual([
+      { id: 'wf.2', outcome: 'finished', workflow: 'wf' },
+      { id: 'wf.1', outcome: 'revoked', removed: true, workflow: 'wf' },
+    ]);
+    expect((await b.getWorkflow('wf'))?.state).toBe('FAILURE');
+    expect((await b.listRevoked()).map((r) => r.id)).toEqual(['wf.1']);
   });
 
   it('the client waiting for a job taken out of its queue is told at once', async () => {

@@ -98,7 +98,7 @@ function overRedis(err: unknown): Error {
     retries: 0,
     error: serializeError(err),
   });
-  return deserializeError(decodeResult(stored).error as SerializedError);
+  return deserializeError(decodeResult(stored, 'res:').error as SerializedError);
 }
 
 describe('the error catalogue', () => {

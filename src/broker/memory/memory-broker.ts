@@ -479,17 +479,22 @@ export class MemoryBroker implements Broker {
 
   async revoke(ids: readonly string[], options: RevokeOptions): Promise<RevokeOutcome[]> {
     const now = Date.now();
-    const outcomes: RevokeOutcome[] = [];
-    const revoked: string[] = [];
     const touched = new Set<string>();
-    for (const id of new Set(ids)) {
-      // A workflow first: one that ended has its result stored under its id, and may still run callbacks.
+    const unique = [...new Set(ids)];
+    // The ids of jobs first, all of them, as on Redis (revokes.ts): an id that is a job's and a workflow's
+    // (a job given the workflow's id as its own) revokes the job, and a step named before a job of its
+    // workflow in the same call is looked at once that job's revoke failed the workflow.
+    const outcomes = unique.map((id) =>
+      this.workflowEnded(id, now) ? { id, outcome: 'unknown' as const } : this.revokeOne(id, now, touched),
+    );
+    const revoked = unique.filter((_, i) => outcomes[i]?.outcome === 'revoked');
+    unique.forEach((id, i) => {
+      if (outcomes[i]?.outcome !== 'unknown') return;
       const flow = this.revokeWorkflow(id, options, now, touched, revoked);
-      let outcome = flow ?? this.revokeOne(id, now, touched);
-      if (outcome.outcome === 'unknown') outcome = this.revokeStep(id, now, touched) ?? outcome;
-      if (flow === undefined && outcome.outcome === 'revoked') revoked.push(id);
-      outcomes.push(outcome);
-    }
+      const step = flow === undefined ? this.revokeStep(id, now, touched) : undefined;
+      if (step?.outcome === 'revoked') revoked.push(id);
+      outcomes[i] = flow ?? step ?? { id, outcome: 'unknown' };
+    });
     this.state.waiters.changed(touched);
     if (revoked.length === 0) return outcomes;
     const memory = this.state.revoked;
@@ -506,6 +511,14 @@ export class MemoryBroker implements Broker {
         revokeRequestTtl(this.leaseMs),
       );
     return outcomes;
+  }
+
+  /**
+   * True when `id`'s stored result is a workflow's outcome (no job's: its queue is none), which this
+   * broker keeps under the workflow's id: the workflow, not a job, is what a revoke by it finds.
+   */
+  private workflowEnded(id: string, now: number): boolean {
+    return this.state.results.get(id, now)?.queue === '';
   }
 
   /** Revokes a workflow's members that may still run (as revokes.ts does), adding their ids to `revoked`; undefined when `id` is no workflow's. */

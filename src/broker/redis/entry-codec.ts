@@ -1,5 +1,6 @@
 import { Packr } from 'msgpackr';
-import { describeValue, messageOf, OptionError } from '../../errors.js';
+import { BrokerRefusedError, describeValue, messageOf, OptionError } from '../../errors.js';
+import { isJobState } from '../job-state.js';
 import { checkJobRecordOptions, isQueueName, throwOptionError } from '../../job-option-checks.js';
 import type { JobOptions } from '../../job-types.js';
 import type { Delivery, JobRecord, NewJob, ResultRecord, WorkflowRef } from '../types.js';
@@ -373,6 +374,33 @@ export function encodeResult(record: ResultRecord): Buffer {
   return resultPackr.pack(record);
 }
 
-export function decodeResult(bytes: Buffer): ResultRecord {
-  return resultPackr.unpack(bytes) as ResultRecord;
+/**
+ * A stored result read back from the key `prefix + id` (joined only for an
+ * error: results are read by the thousand). Bytes another program wrote
+ * there, or a record cut short, are refused naming the key: handed on as
+ * they decode, a number or a map without a state read as a job with no outcome.
+ */
+export function decodeResult(bytes: Buffer, prefix: string, id = ''): ResultRecord {
+  let record: unknown;
+  try {
+    record = resultPackr.unpack(bytes);
+  } catch (err) {
+    throw new BrokerRefusedError(`the result stored at ${prefix}${id} does not decode: ${messageOf(err)}`, {
+      cause: err,
+    });
+  }
+  if (record === null || typeof record !== 'object' || Array.isArray(record))
+    throw new BrokerRefusedError(`the result stored at ${prefix}${id} is ${valueKind(record)}, not a result record`);
+  const state = (record as { state?: unknown }).state;
+  if (!isJobState(state))
+    throw new BrokerRefusedError(
+      `the result stored at ${prefix}${id} has no job state (state: ${describeValue(state)})`,
+    );
+  return record as ResultRecord;
+}
+
+/** What a decoded value is, in a few words (the value itself may be long). */
+function valueKind(value: unknown): string {
+  if (value === null || value === undefined) return 'nil';
+  return Array.isArray(value) ? 'an array' : `a ${typeof value}`;
 }

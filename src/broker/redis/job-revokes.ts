@@ -128,7 +128,7 @@ export class JobRevokes {
       try {
         if (err) throw err;
         p.raw = (raw as Buffer | null) ?? null;
-        p.stored = p.raw === null ? undefined : decodeResult(p.raw);
+        p.stored = p.raw === null ? undefined : decodeResult(p.raw, this.keys.result(''), p.target.id);
       } catch (refused) {
         refusals.push(refused instanceof Error ? refused : new Error(String(refused)));
         return;

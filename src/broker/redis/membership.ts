@@ -8,6 +8,7 @@ import type { Results } from './results.js';
 import { workflowOfMeta } from './entry-codec.js';
 import type { Workflows } from './workflows.js';
 import { callScript, onLocalClock, serverMs } from './scripts.js';
+import { refusal } from './reply-errors.js';
 
 /** Pending entries moved per recovery script call (keeps each script short). */
 const RECOVER_BATCH = 200;
@@ -122,11 +123,14 @@ export class Membership {
 
   /** The leader lease's holder and fencing token, while the lease is live (by the server's clock). */
   async leader(redis: Redis): Promise<LeaderLease | undefined> {
-    const [[, time], [, lease]] = ((await redis
+    const [[timeErr, time], [leaseErr, lease]] = ((await redis
       .pipeline()
       .time()
       .hmget(this.keys.leader, 'node', 'token', 'until')
-      .exec()) ?? []) as [[unknown, [string, string]], [unknown, (string | null)[]]];
+      .exec()) ?? []) as [[Error | null, [string, string]], [Error | null, (string | null)[]]];
+    // A pipeline resolves with each command's error: unread, a refused HMGET was a TypeError naming nothing.
+    if (timeErr) throw timeErr;
+    if (leaseErr) throw refusal('the read of the leader lease', leaseErr, ` (${this.keys.leader} is not a hash)`);
     const now = serverMs(time);
     const [node, token, until] = lease;
     if (node == null || until == null || Number(until) < now) return undefined;

@@ -173,7 +173,7 @@ export class Results {
     const other = others?.read(redis, id);
     other?.catch(() => undefined); // awaited below, unless a result is found (or the GET fails) first
     const raw = await stored;
-    if (raw !== null) return decodeResult(raw);
+    if (raw !== null) return decodeResult(raw, this.keys.result(''), id);
     return other === undefined || others === undefined ? undefined : others.decode(id, await other);
   }
 
@@ -259,9 +259,11 @@ export class Results {
     for (let i = 0; i < ids.length; i += REPLY_BATCH)
       pipe.mgetBuffer(...ids.slice(i, i + REPLY_BATCH).map((id) => this.keys.result(id)));
     const out: (ResultRecord | undefined)[] = [];
+    const prefix = this.keys.result('');
     for (const [err, raws] of (await pipe.exec()) ?? []) {
       if (err) throw err;
-      for (const raw of raws as (Buffer | null)[]) out.push(raw === null ? undefined : decodeResult(raw));
+      for (const raw of raws as (Buffer | null)[])
+        out.push(raw === null ? undefined : decodeResult(raw, prefix, ids[out.length]));
     }
     // A second round trip only for ids without a result (announced ids have one: the usual batch needs none).
     const others = this.others;
@@ -285,10 +287,8 @@ export class Results {
 /** The final record an inline announcement carries, or undefined when it is not one. */
 function inlineRecord(entry: Buffer): ResultRecord | undefined {
   try {
-    const record = decodeResult(entry.subarray(1));
-    return record !== null && typeof record === 'object' && typeof record.id === 'string' && isFinalState(record.state)
-      ? record
-      : undefined;
+    const record = decodeResult(entry.subarray(1), 'an announcement');
+    return typeof record.id === 'string' && isFinalState(record.state) ? record : undefined;
   } catch {
     return undefined;
   }

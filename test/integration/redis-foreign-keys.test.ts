@@ -1,0 +1,108 @@
+/**
+ * Keys of prefork's namespace that another program (or an old version)
+ * wrote with other contents than prefork's, read by the admin calls on
+ * Redis: each refusal names the key and what is wrong with it, and the
+ * jobs, results and nodes around it are read as before.
+ */
+import { randomUUID } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { pack } from 'msgpackr';
+import { afterEach, expect, inject, it } from 'vitest';
+import '../setup/provided.js';
+import { createBroker } from '../../dist/broker/index.js';
+import type { Broker, NewJob } from '../../dist/broker/types.js';
+import { BrokerRefusedError } from '../../dist/errors.js';
+import { silent } from '../helpers/worker.js';
+
+const open: { close(): Promise<unknown> }[] = [];
+afterEach(async () => {
+  await Promise.all(open.splice(0).map((c) => c.close()));
+});
+
+function job(id: string): NewJob {
+  return {
+    id,
+    task: 'work',
+    queue: 'q',
+    payload: new Uint8Array([0x91, 0x01]),
+    attempt: 0,
+    redeliveries: 0,
+    options: {},
+    enqueuedAt: Date.now(),
+  };
+}
+
+async function scope(prefix: string): Promise<{ b: Broker; raw: Redis; namespace: string }> {
+  const url = inject('redisUrl');
+  const namespace = `${prefix}${randomUUID().slice(0, 8)}`;
+  const b = createBroker(url, { namespace, logger: silent });
+  open.push(b);
+  await b.connect();
+  const raw = new Redis(url);
+  open.push({ close: () => raw.quit() });
+  await b.register({
+    id: 'n1',
+    name: 'n1@test',
+    host: 'test',
+    pid: process.pid,
+    queues: ['q'],
+    concurrency: '1',
+    startedAt: Date.now(),
+  });
+  return { b, raw, namespace };
+}
+
+it('a leader lease key of another type: leader() is refused naming the key; nodes and jobs read as before', async () => {
+  const { b, raw, namespace } = await scope('fkl');
+  await raw.rpush(`{${namespace}}:leader`, 'foreign');
+  const err = await b.leader().then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(BrokerRefusedError);
+  expect((err as Error).message).toMatch(
+    new RegExp(
+      `^Redis refused the read of the leader lease: WRONGTYPE .*\\(\\{${namespace}\\}:leader is not a hash\\)$`,
+    ),
+  );
+  expect((await b.listNodes()).map((n) => n.id)).toEqual(['n1']);
+  await b.enqueue([job('a')]);
+  const got = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
+  expect(got.deliveries.map((d) => d.job.id)).toEqual(['a']);
+});
+
+it.each([
+  ['bytes that do not decode', Buffer.from('foreign'), /does not decode: /],
+  [
+    'a record cut short',
+    pack({ id: 'bad', task: 'work', queue: 'q', state: 'SUCCESS' }).subarray(0, 12),
+    /does not decode: /,
+  ],
+  ['a number', pack(53), /is a number, not a result record$/],
+  ['a map without a job state', pack({ id: 'bad', state: 'DONE' }), /has no job state \(state: "DONE"\)$/],
+])(
+  'a result key holding %s: its reads are refused naming the key; the other results read as before',
+  async (_, bytes, why) => {
+    const { b, raw, namespace } = await scope('fkr');
+    const good = pack({ id: 'good', task: 'work', queue: 'q', state: 'SUCCESS', retries: 0, result: 1 });
+    await raw.set(`${namespace}:res:good`, good);
+    await raw.set(`${namespace}:res:bad`, bytes);
+    const refused = (call: Promise<unknown>): Promise<unknown> =>
+      call.then(
+        () => undefined,
+        (e: unknown) => e,
+      );
+    for (const call of [
+      b.getResult('bad'),
+      b.getResults(['good', 'bad']),
+      b.revoke(['bad'], { terminate: false, grace: 0 }),
+    ]) {
+      const err = await refused(call);
+      expect(err).toBeInstanceOf(BrokerRefusedError);
+      expect((err as Error).message).toMatch(new RegExp(`^the result stored at ${namespace}:res:bad `));
+      expect((err as Error).message).toMatch(why);
+    }
+    expect(await b.getResult('good')).toMatchObject({ id: 'good', state: 'SUCCESS', result: 1 });
+    expect(await raw.getBuffer(`${namespace}:res:bad`)).toEqual(bytes);
+  },
+);
