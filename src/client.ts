@@ -23,6 +23,7 @@ import { BatchedReads } from './util/batched-reads.js';
 import {
   ArgumentsTooLargeError,
   BrokerClosedError,
+  BrokerRefusedError,
   BrokerUnavailableError,
   ArgumentSerializationError,
   ClientClosedError,
@@ -172,6 +173,8 @@ const FRAME_FIELDS_MAX = 256;
 const LOOKS_AT_ONCE = 100;
 /** Stands in `arrived` for an announced id whose result was gone when it was read. */
 const GONE = Symbol('gone');
+/** A re-read's answer for an id whose stored result the broker refused: its waits failed with that. */
+const REFUSED = Symbol('refused');
 /** Pauses after failed reads of the reply list in a row: 0.5 s doubling to 5 s (close() cuts one short). */
 const LISTEN_RETRY: BackoffPolicy = { delay: 500, cap: 5_000 };
 
@@ -732,6 +735,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           else if (record === undefined) this.lookWhere(id);
         },
         (err: unknown) => {
+          // Refused for good (a damaged value at its key): waiting on would end only at the timeout.
+          if (err instanceof BrokerRefusedError) return this.refuseWaits(id, err);
           this.log.warn({ err, jobId: id }, 'could not read a result');
           // A transient error: an id enqueued elsewhere is only found by reading it, so keep reading;
           // an announced one may have been announced already (and the announcement dropped).
@@ -1009,11 +1014,12 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    */
   private async reread(): Promise<void> {
     const ids = [...this.waiters.keys()];
-    const records = await this.broker.getResults(ids);
+    const records = await this.readForWaits(ids);
     const find = this.findPending;
     this.findPending = false;
     records.forEach((record, i) => {
       const id = ids[i] as string;
+      if (record === REFUSED) return;
       if (record === undefined) {
         if (find && this.own.has(id)) this.lookWhere(id);
       } else if (isFinalState(record.state)) this.deliver(record);
@@ -1035,9 +1041,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     }
     if (ids.length === 0) return;
     for (const id of ids) this.unlooked.delete(id);
-    this.broker.getResults(ids).then(
+    this.readForWaits(ids).then(
       (records) => {
         records.forEach((record, i) => {
+          if (record === REFUSED) return;
           if (record === undefined) this.lookWhere(ids[i] as string);
           else if (isFinalState(record.state)) this.deliver(record);
         });
@@ -1113,8 +1120,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.flowsReadAt = Date.now();
     const ids = [...this.flows.keys()].filter((id) => this.waiters.has(id));
     if (ids.length === 0) return;
-    const records = await this.broker.getResults(ids);
+    const records = await this.readForWaits(ids);
     records.forEach((record, i) => {
+      if (record === REFUSED) return;
       if (record === undefined) this.settleGone(ids[i] as string);
       else if (isFinalState(record.state)) this.deliver(record);
     });
@@ -1136,9 +1144,47 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           if (record !== undefined && isFinalState(record.state)) this.deliver(record);
           else this.pollForeign(id, waiter, polls + 1);
         },
-        () => this.pollForeign(id, waiter, polls + 1),
+        (err: unknown) => {
+          if (err instanceof BrokerRefusedError) this.refuseWaits(id, err);
+          else this.pollForeign(id, waiter, polls + 1);
+        },
       );
     }, pause).unref();
+  }
+
+  /**
+   * The stored results of `ids` for waits that re-read them, through `looks`
+   * (a call that fails is split down to the id whose read fails): the waits
+   * of an id whose result the broker refuses fail with that refusal, and the
+   * others' reads go on. Any other failure, which a read again may not meet,
+   * is thrown for the caller to read again.
+   */
+  private async readForWaits(ids: readonly string[]): Promise<(ResultRecord | undefined | typeof REFUSED)[]> {
+    const reads = await Promise.allSettled(ids.map((id) => this.looks.read(id)));
+    const out: (ResultRecord | undefined | typeof REFUSED)[] = [];
+    for (const [i, read] of reads.entries()) {
+      if (read.status === 'fulfilled') out.push(read.value);
+      else if (read.reason instanceof BrokerRefusedError) {
+        this.refuseWaits(ids[i] as string, read.reason);
+        out.push(REFUSED);
+      } else throw read.reason;
+    }
+    return out;
+  }
+
+  /** Fails the waits of `id` with the broker's refusal to read its stored result (it names the key). */
+  private refuseWaits(id: string, err: BrokerRefusedError): void {
+    const list = this.waiters.get(id);
+    if (list === undefined) return;
+    this.log.warn({ err, jobId: id }, `could not read the result of job ${id}: its waits fail`);
+    this.waiters.delete(id);
+    this.unlooked.delete(id);
+    this.nowhere.delete(id);
+    this.own.delete(id);
+    for (const w of list) {
+      clearTimeout(w.timer);
+      w.reject(err);
+    }
   }
 
   private removeWaiter(id: string, waiter: Waiter): void {
