@@ -10,27 +10,15 @@ import { pack } from 'msgpackr';
 import { afterEach, expect, inject, it } from 'vitest';
 import '../setup/provided.js';
 import { createBroker } from '../../dist/broker/index.js';
-import type { Broker, NewJob } from '../../dist/broker/types.js';
+import type { Broker } from '../../dist/broker/types.js';
 import { BrokerRefusedError } from '../../dist/errors.js';
 import { silent } from '../helpers/worker.js';
+import { job } from './redis-helpers.js';
 
 const open: { close(): Promise<unknown> }[] = [];
 afterEach(async () => {
   await Promise.all(open.splice(0).map((c) => c.close()));
 });
-
-function job(id: string): NewJob {
-  return {
-    id,
-    task: 'work',
-    queue: 'q',
-    payload: new Uint8Array([0x91, 0x01]),
-    attempt: 0,
-    redeliveries: 0,
-    options: {},
-    enqueuedAt: Date.now(),
-  };
-}
 
 async function scope(prefix: string): Promise<{ b: Broker; raw: Redis; namespace: string }> {
   const url = inject('redisUrl');
@@ -66,7 +54,7 @@ it('a leader lease key of another type: leader() is refused naming the key; node
     ),
   );
   expect((await b.listNodes()).map((n) => n.id)).toEqual(['n1']);
-  await b.enqueue([job('a')]);
+  await b.enqueue([job('q', { id: 'a' })]);
   const got = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
   expect(got.deliveries.map((d) => d.job.id)).toEqual(['a']);
 });
