@@ -13,7 +13,7 @@ import { createBroker } from '../../dist/broker/index.js';
 import type { Broker } from '../../dist/broker/types.js';
 import { BrokerRefusedError } from '../../dist/errors.js';
 import { silent } from '../helpers/worker.js';
-import { job } from './redis-helpers.js';
+import { job, registerNode } from './redis-helpers.js';
 
 const open: { close(): Promise<unknown> }[] = [];
 afterEach(async () => {
@@ -28,15 +28,7 @@ async function scope(prefix: string): Promise<{ b: Broker; raw: Redis; namespace
   await b.connect();
   const raw = new Redis(url);
   open.push({ close: () => raw.quit() });
-  await b.register({
-    id: 'n1',
-    name: 'n1@test',
-    host: 'test',
-    pid: process.pid,
-    queues: ['q'],
-    concurrency: '1',
-    startedAt: Date.now(),
-  });
+  await registerNode(b, 'n1', ['q']);
   return { b, raw, namespace };
 }
 
