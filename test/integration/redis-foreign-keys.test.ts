@@ -4,36 +4,28 @@
  * Redis: each refusal names the key and what is wrong with it, and the
  * jobs, results and nodes around it are read as before.
  */
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { pack } from 'msgpackr';
-import { afterEach, expect, inject, it } from 'vitest';
-import '../setup/provided.js';
-import { createBroker } from '../../dist/broker/index.js';
-import type { Broker } from '../../dist/broker/types.js';
+import { afterEach, expect, it } from 'vitest';
+import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import { BrokerRefusedError } from '../../dist/errors.js';
-import { silent } from '../helpers/worker.js';
-import { job, registerNode } from './redis-helpers.js';
+import { job, registerNode, Scope } from './redis-helpers.js';
 
-const open: { close(): Promise<unknown> }[] = [];
+const scopes: Scope[] = [];
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
+  await Promise.all(scopes.splice(0).map((s) => s.cleanup()));
 });
 
-async function scope(prefix: string): Promise<{ b: Broker; raw: Redis; namespace: string }> {
-  const url = inject('redisUrl');
-  const namespace = `${prefix}${randomUUID().slice(0, 8)}`;
-  const b = createBroker(url, { namespace, logger: silent });
-  open.push(b);
-  await b.connect();
-  const raw = new Redis(url);
-  open.push({ close: () => raw.quit() });
+/** A broker with node n1 registered on queue q, and the raw client and namespace around it. */
+async function scope(): Promise<{ b: RedisBroker; raw: Scope['raw']; namespace: string }> {
+  const s = new Scope();
+  scopes.push(s);
+  const b = await s.broker();
   await registerNode(b, 'n1', ['q']);
-  return { b, raw, namespace };
+  return { b, raw: s.raw, namespace: s.ns };
 }
 
 it('a leader lease key of another type: leader() is refused naming the key; nodes and jobs read as before', async () => {
-  const { b, raw, namespace } = await scope('fkl');
+  const { b, raw, namespace } = await scope();
   await raw.rpush(`{${namespace}}:leader`, 'foreign');
   const err = await b.leader().then(
     () => undefined,
@@ -63,7 +55,7 @@ it.each([
 ])(
   'a result key holding %s: its reads are refused naming the key; the other results read as before',
   async (_, bytes, why) => {
-    const { b, raw, namespace } = await scope('fkr');
+    const { b, raw, namespace } = await scope();
     const good = pack({ id: 'good', task: 'work', queue: 'q', state: 'SUCCESS', retries: 0, result: 1 });
     await raw.set(`${namespace}:res:good`, good);
     await raw.set(`${namespace}:res:bad`, bytes);

@@ -6,6 +6,7 @@ import { afterEach, beforeEach, inject } from 'vitest';
 import '../setup/provided.js';
 import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
 import type { Broker, BrokerOptions, Delivery, FetchReply, NewJob, ResultRecord } from '../../dist/broker/types.js';
+import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 /** Quiet logs in tests (raise with PREFORK_TEST_LOG=debug). */
 export const log = pino({ level: process.env.PREFORK_TEST_LOG ?? 'silent' });
@@ -20,16 +21,24 @@ export class Scope {
   readonly tag = `{${this.ns}}`;
   readonly raw: Redis;
   private readonly brokers: RedisBroker[] = [];
+  private readonly proxies: TcpProxy[] = [];
 
   constructor(readonly url = redisUrl()) {
     this.raw = new Redis(url, { lazyConnect: false, maxRetriesPerRequest: 1 });
   }
 
-  async broker(options: BrokerOptions = {}): Promise<RedisBroker> {
-    const b = new RedisBroker(this.url, { namespace: this.ns, logger: log, ...options });
+  async broker(options: BrokerOptions = {}, url = this.url): Promise<RedisBroker> {
+    const b = new RedisBroker(url, { namespace: this.ns, logger: log, ...options });
     this.brokers.push(b);
     await b.connect();
     return b;
+  }
+
+  /** A broker of this scope that reaches Redis through a proxy the test can cut, hold or refuse. */
+  async brokerThroughProxy(options: BrokerOptions = {}): Promise<{ proxy: TcpProxy; broker: RedisBroker }> {
+    const proxy = await TcpProxy.start(this.url);
+    this.proxies.push(proxy);
+    return { proxy, broker: await this.broker(options, proxy.url) };
   }
 
   key(suffix: string): string {
@@ -38,6 +47,7 @@ export class Scope {
 
   async cleanup(): Promise<void> {
     await Promise.all(this.brokers.map((b) => b.close().catch(() => undefined)));
+    await Promise.all(this.proxies.map((p) => p.close()));
     for (const pattern of [`${this.tag}:*`, `${this.ns}:*`]) {
       let cursor = '0';
       do {

@@ -5,9 +5,7 @@
  * this live node, so no recovery of a dead node would ever return them.
  */
 import { afterEach, describe, expect, it } from 'vitest';
-import { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
-import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { fetchFrom, ids, job, log, redisUrl, registerNode, Scope } from './redis-helpers.js';
+import { fetchFrom, ids, job, registerNode, Scope } from './redis-helpers.js';
 
 const NODE = 'waiting-node';
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -19,11 +17,7 @@ describe('RedisBroker: a wait whose lease check is lost', () => {
   it('fails, and the next fetch hands out the jobs its read reserved', async () => {
     const scope = new Scope();
     cleanups.push(() => scope.cleanup());
-    const proxy = await TcpProxy.start(redisUrl());
-    cleanups.push(() => proxy.close());
-    const b = new RedisBroker(proxy.url, { namespace: scope.ns, logger: log });
-    cleanups.push(() => b.close());
-    await b.connect();
+    const { proxy, broker: b } = await scope.brokerThroughProxy();
     const direct = await scope.broker();
     await registerNode(b, NODE, ['q']);
     await b.waitForWork(NODE, ['q'], 10, new AbortController().signal, 1); // creates the group

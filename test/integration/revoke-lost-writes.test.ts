@@ -14,7 +14,7 @@ import type { Broker, Delivery, ResultRecord } from '../../dist/broker/types.js'
 import { ownRedisPerTest } from '../helpers/own-redis.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 import { waitUntil } from '../helpers/wait.js';
-import { job, log, redisUrl, Scope } from './redis-helpers.js';
+import { job, log, Scope } from './redis-helpers.js';
 
 const REVOKE = { terminate: false, grace: 5_000 };
 const cleanups: (() => Promise<unknown>)[] = [];
@@ -49,11 +49,7 @@ describe('through a proxy', () => {
   async function setup(): Promise<{ scope: Scope; proxy: TcpProxy; b: RedisBroker; direct: RedisBroker }> {
     const scope = new Scope();
     cleanups.push(() => scope.cleanup());
-    const proxy = await TcpProxy.start(redisUrl());
-    cleanups.push(() => proxy.close());
-    const b = new RedisBroker(proxy.url, { namespace: scope.ns, logger: log });
-    cleanups.push(() => b.close());
-    await b.connect();
+    const { proxy, broker: b } = await scope.brokerThroughProxy();
     return { scope, proxy, b, direct: await scope.broker() };
   }
 

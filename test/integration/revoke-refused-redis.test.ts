@@ -6,53 +6,35 @@
  * thrown; the refused one is left where it was, not taken out of its queue
  * without a result.
  */
-import { randomUUID } from 'node:crypto';
-import { Redis } from 'ioredis';
-import { afterEach, expect, inject, it } from 'vitest';
-import '../setup/provided.js';
-import { createBroker } from '../../dist/broker/index.js';
-import type { Broker, NewJob } from '../../dist/broker/types.js';
-import { silent } from '../helpers/worker.js';
+import { afterEach, expect, it } from 'vitest';
+import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { job, registerNode, Scope } from './redis-helpers.js';
 
-const open: { close(): Promise<unknown> }[] = [];
+const scopes: Scope[] = [];
 afterEach(async () => {
-  await Promise.all(open.splice(0).map((c) => c.close()));
+  await Promise.all(scopes.splice(0).map((s) => s.cleanup()));
 });
 
-function job(id: string): NewJob {
-  return {
-    id,
-    task: 'work',
-    queue: 'q',
-    payload: new Uint8Array([0x91, 0x01]),
-    attempt: 0,
-    redeliveries: 0,
-    options: {},
-    enqueuedAt: Date.now(),
-  };
+/** A broker with node n1 registered on queue q, and the raw client and namespace around it. */
+async function setup(): Promise<{ b: RedisBroker; raw: Scope['raw']; namespace: string }> {
+  const scope = new Scope();
+  scopes.push(scope);
+  const b = await scope.broker();
+  await registerNode(b, 'n1', ['q']);
+  return { b, raw: scope.raw, namespace: scope.ns };
+}
+
+/** A job of queue q under its own id (the ids here are read back as they are). */
+function jobIn(id: string): ReturnType<typeof job> {
+  return job('q', { id, task: 'work' });
 }
 
 it('one job refused: the others are revoked and the nodes told, the refused one stays in its queue', async () => {
-  const url = inject('redisUrl');
-  const namespace = `rvr${randomUUID().slice(0, 8)}`;
-  const b: Broker = createBroker(url, { namespace, logger: silent });
-  open.push(b);
-  await b.connect();
-  const raw = new Redis(url);
-  open.push({ close: () => raw.quit() });
-  await b.register({
-    id: 'n1',
-    name: 'n1@test',
-    host: 'test',
-    pid: process.pid,
-    queues: ['q'],
-    concurrency: '1',
-    startedAt: Date.now(),
-  });
-  await b.enqueue([job('held')]);
+  const { b, raw, namespace } = await setup();
+  await b.enqueue([jobIn('held')]);
   const { deliveries } = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
   expect(deliveries.map((d) => d.job.id)).toEqual(['held']);
-  await b.enqueue([job('a'), job('bad'), job('c')]);
+  await b.enqueue([jobIn('a'), jobIn('bad'), jobIn('c')]);
   await raw.lpush(`${namespace}:res:bad`, 'not a result');
 
   await expect(b.revoke(['a', 'held', 'bad', 'c'], { terminate: false, grace: 5_000 })).rejects.toThrow(/WRONGTYPE/);
@@ -65,23 +47,8 @@ it('one job refused: the others are revoked and the nodes told, the refused one 
 });
 
 it('a look refused in a later chunk: the jobs of the chunks before are remembered and the nodes told', async () => {
-  const url = inject('redisUrl');
-  const namespace = `rvr${randomUUID().slice(0, 8)}`;
-  const b: Broker = createBroker(url, { namespace, logger: silent });
-  open.push(b);
-  await b.connect();
-  const raw = new Redis(url);
-  open.push({ close: () => raw.quit() });
-  await b.register({
-    id: 'n1',
-    name: 'n1@test',
-    host: 'test',
-    pid: process.pid,
-    queues: ['q'],
-    concurrency: '1',
-    startedAt: Date.now(),
-  });
-  await b.enqueue([job('held')]);
+  const { b, raw, namespace } = await setup();
+  await b.enqueue([jobIn('held')]);
   const { deliveries } = await b.fetch({ nodeId: 'n1', plan: [{ queue: 'q', quota: 1 }], count: 1, settle: [] });
   expect(deliveries.map((d) => d.job.id)).toEqual(['held']);
   // Past the first chunk of ids (500): an id the job index places in a delayed set that holds another type.
