@@ -30,6 +30,8 @@ interface Flow {
   failedGroup?: number;
   ended: Map<number, Ended>;
   counts: Map<number, number>;
+  /** Callbacks started and not ended: the record expires once the workflow ended and this is 0. */
+  open: number;
 }
 
 /** What the workflows need of the broker: add a job (as MemoryState.place does), and tell a client a workflow ended. */
@@ -63,6 +65,7 @@ export class MemoryWorkflows {
       state: 'PENDING',
       ended: new Map(),
       counts: new Map(),
+      open: 0,
     };
     this.flows.set(flow.id, flow);
     this.start(flow, 0, undefined, now, host);
@@ -93,7 +96,11 @@ export class MemoryWorkflows {
     if (flow === undefined || flow.ended.has(ref.node) || flow.nodes[ref.node] === undefined) return;
     const ended = blobOf(outcome);
     flow.ended.set(ref.node, ended);
+    const callback = isCallback(flow, ref.node);
+    if (callback) flow.open--;
     this.end(flow, ref.node, ended, now, host);
+    // A callback that ended after its workflow: the TTL runs from the last one's end.
+    if (callback && flow.state !== 'PENDING' && flow.open === 0) flow.expiresAt = now + flow.ttlMs;
   }
 
   read(id: string, withNodes: boolean, now: number, placed: (jobId: string) => boolean): WorkflowRecord | undefined {
@@ -144,6 +151,8 @@ export class MemoryWorkflows {
     const node = flow.nodes[i];
     if (node === undefined) return;
     if (node.job !== undefined) {
+      // A callback may wait or run longer than the TTL after the workflow's end: the record waits for it.
+      if (isCallback(flow, i)) flow.open++;
       // Enqueued now: a later step's queue wait counts from its start, not from the workflow's enqueue.
       const job: NewJob = { ...node.job, enqueuedAt: now };
       if (input !== undefined && !node.immutable) job.payload = prependArg(job.payload, input);
@@ -165,7 +174,7 @@ export class MemoryWorkflows {
       if (i !== 0) return;
       flow.state = ended.ok ? 'SUCCESS' : 'FAILURE';
       flow.out = ended;
-      flow.expiresAt = now + flow.ttlMs;
+      if (flow.open === 0) flow.expiresAt = now + flow.ttlMs;
       const record = this.read(flow.id, false, now, () => false) as WorkflowRecord;
       host.finished(workflowResult(record), flow.reply, flow.ttlMs);
       return;
@@ -190,6 +199,11 @@ export class MemoryWorkflows {
     } else if (!ended.ok || node.pos === parent.count - 1) endParent(ended);
     else this.start(flow, parent.first + node.pos + 1, ended.blob, now, host);
   }
+}
+
+/** Node `i` is a job's callback: outside the tree (no parent), and not its root. */
+function isCallback(flow: Flow, i: number): boolean {
+  return i !== 0 && (flow.nodes[i] as WorkflowNode).parent < 0;
 }
 
 function blobOf(outcome: StepOutcome): Ended {
