@@ -1,5 +1,6 @@
 import { decodeBody, encodeBody } from '../../protocol/codec.js';
 import { packList, prependArg } from '../../workflow/msgpack-list.js';
+import { ExpiryHeap } from './expiry-heap.js';
 import { workflowResult } from '../../workflow/record.js';
 import type {
   CompiledWorkflow,
@@ -47,6 +48,12 @@ export interface FlowHost {
  */
 export class MemoryWorkflows {
   private readonly flows = new Map<string, Flow>();
+  /**
+   * The ended workflows by expiry: each call drops those due, and only those. A scan of every
+   * flow per workflow added made a bulk of jobs with callbacks quadratic (40,000 took 45 s), and
+   * kept the ended ones for good once no workflow was added.
+   */
+  private readonly expiries = new ExpiryHeap<string>();
 
   /** A workflow with this id has a record (pending, or ended and not expired). */
   has(id: string, now: number): boolean {
@@ -54,7 +61,7 @@ export class MemoryWorkflows {
   }
 
   add(workflow: CompiledWorkflow, ttlMs: number, now: number, host: FlowHost): void {
-    for (const [id, flow] of this.flows) if (flow.expiresAt <= now) this.flows.delete(id);
+    this.sweep(now);
     const flow: Flow = {
       id: workflow.id,
       nodes: workflow.nodes,
@@ -73,6 +80,7 @@ export class MemoryWorkflows {
 
   /** Records the workflow jobs these settlements end, and starts what comes next (with a host made for the first). */
   settle(settlements: readonly Settlement[], now: number, hostOf: () => FlowHost): void {
+    this.sweep(now);
     let host: FlowHost | undefined;
     for (const s of settlements) {
       if ((s.kind !== 'ack' && s.kind !== 'dead') || s.outcome === undefined) continue;
@@ -100,7 +108,7 @@ export class MemoryWorkflows {
     if (callback) flow.open--;
     this.end(flow, ref.node, ended, now, host);
     // A callback that ended after its workflow: the TTL runs from the last one's end.
-    if (callback && flow.state !== 'PENDING' && flow.open === 0) flow.expiresAt = now + flow.ttlMs;
+    if (callback && flow.state !== 'PENDING' && flow.open === 0) this.expireAt(flow, now);
   }
 
   read(id: string, withNodes: boolean, now: number, placed: (jobId: string) => boolean): WorkflowRecord | undefined {
@@ -139,12 +147,28 @@ export class MemoryWorkflows {
   }
 
   private live(id: string, now: number): Flow | undefined {
+    this.sweep(now);
     const flow = this.flows.get(id);
     if (flow !== undefined && flow.expiresAt <= now) {
       this.flows.delete(id);
       return undefined;
     }
     return flow;
+  }
+
+  /** The workflow ended (and the callbacks it started): its TTL runs from `now`. */
+  private expireAt(flow: Flow, now: number): void {
+    flow.expiresAt = now + flow.ttlMs;
+    this.expiries.push(flow.expiresAt, flow.id);
+  }
+
+  /** Drops the workflows whose TTL ran out by `now`. */
+  private sweep(now: number): void {
+    if ((this.expiries.nextAt ?? Infinity) > now) return;
+    for (const id of this.expiries.takeDue(now)) {
+      const flow = this.flows.get(id);
+      if (flow !== undefined && flow.expiresAt <= now) this.flows.delete(id);
+    }
   }
 
   private start(flow: Flow, i: number, input: Buffer | undefined, now: number, host: FlowHost): void {
@@ -174,7 +198,7 @@ export class MemoryWorkflows {
       if (i !== 0) return;
       flow.state = ended.ok ? 'SUCCESS' : 'FAILURE';
       flow.out = ended;
-      if (flow.open === 0) flow.expiresAt = now + flow.ttlMs;
+      if (flow.open === 0) this.expireAt(flow, now);
       const record = this.read(flow.id, false, now, () => false) as WorkflowRecord;
       host.finished(workflowResult(record), flow.reply, flow.ttlMs);
       return;
