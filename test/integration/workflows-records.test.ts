@@ -1,11 +1,13 @@
 /**
  * A workflow's record over both brokers: kept while the workflow is pending
- * (a step may run longer than the result TTL), expiring only after its end;
+ * (a step may run longer than the result TTL), expiring only after its end
+ * and the end of every callback it started;
  * a handle whose workflow has no record (gone, or never enqueued) rejects
  * with ResultGoneError instead of waiting for ever. A later step's job
  * counts as enqueued when its step starts.
  */
 import { randomUUID } from 'node:crypto';
+import { existsSync, readFileSync } from 'node:fs';
 import { Redis } from 'ioredis';
 import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { chain, ResultGoneError, task, WorkflowHandle } from 'prefork';
@@ -18,6 +20,15 @@ import { brokerFor, cleanup, makeClient, makeWorker, newLedger, silent, uniqueNa
 
 afterEach(cleanup);
 
+/** The ledger lines `note` wrote (tag, then its other arguments as JSON), in order, without their times. */
+function tagged(ledger: string): string[] {
+  if (!existsSync(ledger)) return [];
+  return readFileSync(ledger, 'utf8')
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => line.slice(0, line.lastIndexOf(' ')));
+}
+
 describe.each(['memory', 'redis'] as const)("A workflow's record over %s", (kind) => {
   it('outlives the result TTL while a step runs longer: the next step still starts', async () => {
     const broker = brokerFor(kind, inject('redisUrl'));
@@ -28,6 +39,25 @@ describe.each(['memory', 'redis'] as const)("A workflow's record over %s", (kind
     const handle = await client.enqueue(chain(task('record', [2500]), task('echo', ['done'], { immutable: true })));
     expect(await handle.result({ timeout: 30_000 })).toBe('done');
   });
+
+  it("outlives the result TTL while a callback waits after the workflow's end: that callback's own still starts", async () => {
+    const broker = brokerFor(kind, inject('redisUrl'));
+    const namespace = uniqueName('wf');
+    const ledger = newLedger();
+    await makeWorker({ broker, namespace, ledger }).start();
+    const client = makeClient(broker, namespace, { resultTtl: '1s' });
+    // The last step's onSuccess waits in a queue no node serves yet; its own onSuccess comes after it.
+    const later = task('note', ['first'], { queue: 'later', onSuccess: task('note', ['second']) });
+    const handle = await client.enqueue(chain(task('add', [1, 2]), task('double', [], { onSuccess: later })));
+    expect(await handle.result({ timeout: 30_000 })).toBe(6);
+    // The last step's result, written with the workflow's end and kept as long, has expired: so has its TTL.
+    const last = (await handle.state())?.tree.children?.[1]?.id as string;
+    await expect.poll(() => client.getResult(last)).toBeUndefined();
+    await makeWorker({ broker, namespace, ledger, queues: ['later'] }).start();
+    await expect.poll(() => tagged(ledger)).toEqual(['first [6]', 'second [[6]]']);
+    // Its last callback ended: now the TTL runs.
+    await expect.poll(() => handle.state()).toBeUndefined();
+  }, 60_000);
 
   it("a later step's enqueuedAt is when it started, after the step before it finished", async () => {
     const broker = brokerFor(kind, inject('redisUrl'));

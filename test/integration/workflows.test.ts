@@ -534,6 +534,10 @@ describe.each(['memory', 'redis'] as const)('A workflow member that leaves witho
     await withBroker(buriedByRecovery);
   });
 
+  it('buried with another member of its workflow by one recovery: the recovery goes through, each fails once', async () => {
+    await withBroker(buriedTogether);
+  });
+
   it('taken out of its queue (removeWaiting), fails its chain with a JobWithdrawnError', async () => {
     await withBroker(async (b, client) => {
       const handle = await client.enqueue(chain(task('add', [1, 1]), task('double')));
@@ -632,6 +636,44 @@ async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
   expect(await b.retryDead('default', [member as string])).toBe(0);
   expect(await b.retryDead('default', undefined)).toBe(0);
   expect((await b.counts(['default']))[0]).toMatchObject({ dead: 1 });
+}
+
+async function buriedTogether(b: Broker, client: Client): Promise<void> {
+  const handle = await client.enqueue(
+    chord([task('add', [1, 1]), task('add', [2, 2]), task('add', [3, 3])], task('note', ['callback'])),
+  );
+  // A job of no workflow, held by the same node: its recovery must not wait on the workflow's.
+  const plain = await client.enqueue('add', [4, 4]);
+  const register = (id: string): Promise<number> =>
+    b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
+  await register('A');
+  await register('B');
+  const plan = [{ queue: 'default', quota: 10 }];
+  const first = await b.fetch({ nodeId: 'A', plan, count: 10, settle: [] });
+  expect(first.deliveries.map((d) => d.job.task)).toEqual(['add', 'add', 'add', 'add']);
+  // Node A is presumed dead with all four: the three members, out of deliveries, are buried in one batch.
+  await vi.waitFor(
+    async () => {
+      await b.heartbeat('B', ['default']);
+      expect(await b.recover('A', 'B', 0)).toBe(4);
+    },
+    { timeout: 10_000, interval: 100 },
+  );
+  const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
+  expect(err).toBeInstanceOf(WorkflowError);
+  const members = (await handle.state())?.tree.children?.[0]?.children ?? [];
+  expect((err as WorkflowError).member).toMatchObject({ id: members[0]?.id, error: { name: 'WorkerLostError' } });
+  expect(members.map((m) => [m.state, m.error?.code])).toEqual([
+    ['FAILURE', 'PREFORK_WORKER_LOST'],
+    ['FAILURE', 'PREFORK_WORKER_LOST'],
+    ['FAILURE', 'PREFORK_WORKER_LOST'],
+  ]);
+  expect((await handle.state())?.tree.children?.[1]?.state).toBe('SKIPPED');
+  await expect(plain.result({ timeout: 30_000 })).rejects.toMatchObject({ name: 'WorkerLostError' });
+  // Nothing else was started: the callback never was.
+  await b.heartbeat('B', ['default']);
+  expect((await b.fetch({ nodeId: 'B', plan, count: 10, settle: [] })).deliveries).toEqual([]);
+  expect((await b.counts(['default']))[0]).toMatchObject({ waiting: 0, dead: 4 });
 }
 
 async function settledTwice(b: Broker, client: Client): Promise<void> {

@@ -1,5 +1,6 @@
 import { decodeBody, encodeBody } from '../../protocol/codec.js';
 import { packList, prependArg } from '../../workflow/msgpack-list.js';
+import { ExpiryHeap } from './expiry-heap.js';
 import { workflowResult } from '../../workflow/record.js';
 import type {
   CompiledWorkflow,
@@ -30,6 +31,8 @@ interface Flow {
   failedGroup?: number;
   ended: Map<number, Ended>;
   counts: Map<number, number>;
+  /** Callbacks started and not ended: the record expires once the workflow ended and this is 0. */
+  open: number;
 }
 
 /** What the workflows need of the broker: add a job (as MemoryState.place does), and tell a client a workflow ended. */
@@ -45,6 +48,12 @@ export interface FlowHost {
  */
 export class MemoryWorkflows {
   private readonly flows = new Map<string, Flow>();
+  /**
+   * The ended workflows by expiry: each call drops those due, and only those. A scan of every
+   * flow per workflow added made a bulk of jobs with callbacks quadratic (40,000 took 45 s), and
+   * kept the ended ones for good once no workflow was added.
+   */
+  private readonly expiries = new ExpiryHeap<string>();
 
   /** A workflow with this id has a record (pending, or ended and not expired). */
   has(id: string, now: number): boolean {
@@ -52,7 +61,7 @@ export class MemoryWorkflows {
   }
 
   add(workflow: CompiledWorkflow, ttlMs: number, now: number, host: FlowHost): void {
-    for (const [id, flow] of this.flows) if (flow.expiresAt <= now) this.flows.delete(id);
+    this.sweep(now);
     const flow: Flow = {
       id: workflow.id,
       nodes: workflow.nodes,
@@ -63,6 +72,7 @@ export class MemoryWorkflows {
       state: 'PENDING',
       ended: new Map(),
       counts: new Map(),
+      open: 0,
     };
     this.flows.set(flow.id, flow);
     this.start(flow, 0, undefined, now, host);
@@ -70,6 +80,7 @@ export class MemoryWorkflows {
 
   /** Records the workflow jobs these settlements end, and starts what comes next (with a host made for the first). */
   settle(settlements: readonly Settlement[], now: number, hostOf: () => FlowHost): void {
+    this.sweep(now);
     let host: FlowHost | undefined;
     for (const s of settlements) {
       if ((s.kind !== 'ack' && s.kind !== 'dead') || s.outcome === undefined) continue;
@@ -93,7 +104,11 @@ export class MemoryWorkflows {
     if (flow === undefined || flow.ended.has(ref.node) || flow.nodes[ref.node] === undefined) return;
     const ended = blobOf(outcome);
     flow.ended.set(ref.node, ended);
+    const callback = isCallback(flow, ref.node);
+    if (callback) flow.open--;
     this.end(flow, ref.node, ended, now, host);
+    // A callback that ended after its workflow: the TTL runs from the last one's end.
+    if (callback && flow.state !== 'PENDING' && flow.open === 0) this.expireAt(flow, now);
   }
 
   read(id: string, withNodes: boolean, now: number, placed: (jobId: string) => boolean): WorkflowRecord | undefined {
@@ -132,6 +147,7 @@ export class MemoryWorkflows {
   }
 
   private live(id: string, now: number): Flow | undefined {
+    this.sweep(now);
     const flow = this.flows.get(id);
     if (flow !== undefined && flow.expiresAt <= now) {
       this.flows.delete(id);
@@ -140,10 +156,27 @@ export class MemoryWorkflows {
     return flow;
   }
 
+  /** The workflow ended (and the callbacks it started): its TTL runs from `now`. */
+  private expireAt(flow: Flow, now: number): void {
+    flow.expiresAt = now + flow.ttlMs;
+    this.expiries.push(flow.expiresAt, flow.id);
+  }
+
+  /** Drops the workflows whose TTL ran out by `now`. */
+  private sweep(now: number): void {
+    if ((this.expiries.nextAt ?? Infinity) > now) return;
+    for (const id of this.expiries.takeDue(now)) {
+      const flow = this.flows.get(id);
+      if (flow !== undefined && flow.expiresAt <= now) this.flows.delete(id);
+    }
+  }
+
   private start(flow: Flow, i: number, input: Buffer | undefined, now: number, host: FlowHost): void {
     const node = flow.nodes[i];
     if (node === undefined) return;
     if (node.job !== undefined) {
+      // A callback may wait or run longer than the TTL after the workflow's end: the record waits for it.
+      if (isCallback(flow, i)) flow.open++;
       // Enqueued now: a later step's queue wait counts from its start, not from the workflow's enqueue.
       const job: NewJob = { ...node.job, enqueuedAt: now };
       if (input !== undefined && !node.immutable) job.payload = prependArg(job.payload, input);
@@ -165,7 +198,7 @@ export class MemoryWorkflows {
       if (i !== 0) return;
       flow.state = ended.ok ? 'SUCCESS' : 'FAILURE';
       flow.out = ended;
-      flow.expiresAt = now + flow.ttlMs;
+      if (flow.open === 0) this.expireAt(flow, now);
       const record = this.read(flow.id, false, now, () => false) as WorkflowRecord;
       host.finished(workflowResult(record), flow.reply, flow.ttlMs);
       return;
@@ -190,6 +223,11 @@ export class MemoryWorkflows {
     } else if (!ended.ok || node.pos === parent.count - 1) endParent(ended);
     else this.start(flow, parent.first + node.pos + 1, ended.blob, now, host);
   }
+}
+
+/** Node `i` is a job's callback: outside the tree (no parent), and not its root. */
+function isCallback(flow: Flow, i: number): boolean {
+  return i !== 0 && (flow.nodes[i] as WorkflowNode).parent < 0;
 }
 
 function blobOf(outcome: StepOutcome): Ended {

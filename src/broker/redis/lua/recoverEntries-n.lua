@@ -54,15 +54,19 @@ if not redis.call('ZSCORE', recovering, node) then return { -1, 0 } end
 local pending = redis.pcall('XPENDING', stream, GROUP, '-', '+', batch, node)
 if type(pending) ~= 'table' or pending.err then return { 0, 0 } end
 
--- First, nothing written: the entries, and whether every poison job's workflow is named.
-local entries, missing = {}, {}
+-- First, nothing written: the entries, and whether every poison job's workflow is named (each
+-- workflow asked for once, however many of its members the batch buries: the caller refuses a repeat).
+local entries, missing, asked = {}, {}, {}
 for i, p in ipairs(pending) do
   local fields = readEntry(stream, p[1])
   if fields and not isMarker(fields) then
     entries[i] = fields
     if (tonumber(getField(fields, 'redeliveries')) or 0) + 1 > maxRedeliveries then
       local wid = wfRefOf(fields)
-      if wid and not flows[wid] then missing[#missing + 1] = getField(fields, 'meta') end
+      if wid and not flows[wid] and not asked[wid] then
+        asked[wid] = true
+        missing[#missing + 1] = getField(fields, 'meta')
+      end
     end
   end
 end

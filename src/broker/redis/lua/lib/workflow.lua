@@ -9,10 +9,13 @@
 --   j:<i>               a job node's entry fields (cmsgpack; meta without "e"), enqueued when the node starts
 --   v:<i>               how node i ended: 's' .. msgpack value, or 'f' .. msgpack failure
 --   c:<i>               a group's count of ended children
+--   o                   the callbacks started and not ended: the record expires only once the
+--                       workflow ended and this is 0 (a callback's own callbacks need it)
 -- Nodes are numbered breadth-first, so a node's children are first .. first + count - 1.
 -- A context `ctx` names the keys: wf, jobs, stream(q), delayed(q), queue(q)
 -- (q: the workflow's queue index), now(); the functions fill ctx.cache,
--- ctx.places (job index entries), ctx.arrived (group -> children ended) and ctx.ended;
+-- ctx.places (job index entries), ctx.arrived (group -> children ended), ctx.ended and
+-- ctx.opened (callbacks started less those ended, added to o by wfFlush);
 -- ctx.bodies and ctx.unpacked hold job entries read or checked already (packed, unpacked).
 
 local function wfContext(wf, jobs, stream, delayed, queue, clockFn)
@@ -23,7 +26,7 @@ local function wfContext(wf, jobs, stream, delayed, queue, clockFn)
     return t
   end
   return { wf = wf, jobs = jobs, stream = stream, delayed = delayed, queue = queue, now = now,
-    cache = {}, bodies = {}, unpacked = {}, places = {}, arrived = {}, ended = nil }
+    cache = {}, bodies = {}, unpacked = {}, places = {}, arrived = {}, ended = nil, opened = 0 }
 end
 
 local function wfParse(raw)
@@ -97,6 +100,8 @@ wfStart = function(ctx, i, input)
   local node = wfNode(ctx, i)
   if not node then return end
   if node.kind == 'L' then
+    -- A callback (outside the tree; not the root): the record outlives the workflow's end until it ends.
+    if node.parent < 0 and i ~= 0 then ctx.opened = ctx.opened + 1 end
     -- Unpacked already when the enqueue script checked it; taken once (the fields are changed below).
     local fields = ctx.unpacked[i]
     if fields then
@@ -149,10 +154,9 @@ wfEnd = function(ctx, i, ok, blob)
     if i == 0 then
       local state = 'FAILURE'
       if ok then state = 'SUCCESS' end
+      -- No expiry while pending (a step may run or wait longer than the TTL): wfSettleRecord sets it
+      -- at the end, or once the last callback still to run ended.
       redis.call('HSET', ctx.wf, 'state', state, 'out', blob)
-      -- No expiry while pending (a step may run or wait longer than the TTL): it starts at the end.
-      local ttl = redis.call('HGET', ctx.wf, 'ttl')
-      if ttl then redis.call('PEXPIRE', ctx.wf, ttl) end
       ctx.ended = state
     end
     return
@@ -250,18 +254,27 @@ local function wfSettle(ctx, members, read)
   end
   for _, x in ipairs(fresh) do
     local node = tonumber(members[3 * x - 2])
-    if ctx.cache[node] then wfEnd(ctx, node, members[3 * x - 1] == 's', members[3 * x]) end
+    local known = ctx.cache[node]
+    if known then
+      if known.parent < 0 and node ~= 0 then ctx.opened = ctx.opened - 1 end
+      wfEnd(ctx, node, members[3 * x - 1] == 's', members[3 * x])
+    end
   end
   wfCount(ctx)
 end
 
--- Writes the job index entries of the jobs started (one HSET per chunk).
+-- Writes the job index entries of the jobs started (one HSET per chunk), and the callbacks
+-- started or ended to o; returns o when it changed.
 local function wfFlush(ctx)
   local places = ctx.places
   for c = 1, #places, ACK_CHUNK do
     redis.call('HSET', ctx.jobs, unpack(places, c, math.min(#places, c + ACK_CHUNK - 1)))
   end
   ctx.places = {}
+  if ctx.opened == 0 then return nil end
+  local open = redis.call('HINCRBY', ctx.wf, 'o', ctx.opened)
+  ctx.opened = 0
+  return open
 end
 
 -- Settles members of one workflow (wfSettle) and indexes the jobs started, unless
@@ -269,19 +282,26 @@ end
 -- workflow ended in (nil: it goes on, or is gone) and the client to tell ('' none).
 local function wfSettleRecord(ctx, members)
   local n = #members / 3
-  local names = { 'ttl', 'reply' }
+  local names = { 'ttl', 'reply', 'state' }
   -- A batch's members usually fit in one HMGET with the head: their outcomes so far, then their nodes.
-  local together = 2 + 2 * n <= ACK_CHUNK
+  local together = 3 + 2 * n <= ACK_CHUNK
   if together then
-    for x = 1, n do names[2 + x] = 'v:' .. members[3 * x - 2] end
-    for x = 1, n do names[2 + n + x] = 'n:' .. members[3 * x - 2] end
+    for x = 1, n do names[3 + x] = 'v:' .. members[3 * x - 2] end
+    for x = 1, n do names[3 + n + x] = 'n:' .. members[3 * x - 2] end
   end
   local head = redis.call('HMGET', ctx.wf, unpack(names))
   if not head[1] then return nil, '' end
   local read = nil
-  if together then read = { unpack(head, 3) } end
+  if together then read = { unpack(head, 4) } end
   wfSettle(ctx, members, read)
-  wfFlush(ctx)
+  local open = wfFlush(ctx)
+  -- The TTL runs from the end of the workflow and of every callback it started (o is 0), not before:
+  -- a callback may wait longer than the TTL after the end, and its own callbacks need the record.
+  -- Looked at only when this call ended the workflow or changed o after its end.
+  if ctx.ended or (open and head[3] and head[3] ~= 'PENDING') then
+    if not open then open = tonumber(redis.call('HGET', ctx.wf, 'o')) end
+    if not open or open <= 0 then redis.call('PEXPIRE', ctx.wf, head[1]) end
+  end
   return ctx.ended, head[2] or ''
 end
 
