@@ -75,14 +75,6 @@ export class QueueAdmin {
     return entries.map(([rawId, fields]) => deadJob(queue, rawId, fields));
   }
 
-  async retryDead(redis: Redis, queue: string, ids: readonly string[] | undefined): Promise<number> {
-    return (await this.changeDead(redis, queue, 'retry', ids)).count;
-  }
-
-  async purgeDead(redis: Redis, queue: string, ids?: readonly string[]): Promise<number> {
-    return (await this.changeDead(redis, queue, 'delete', ids)).count;
-  }
-
   changeDead(
     redis: Redis,
     queue: string,
