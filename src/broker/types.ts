@@ -888,6 +888,8 @@ export interface BrokerAdmin {
    * call began), as retrying one id at a time would. On Redis the set is
    * walked a slice of 1,000 entries per script, so a large dead set never
    * holds Redis for long: the call as a whole is not one atomic step.
+   * Another `action`, or `ids` not an array of non-empty strings, is
+   * refused with an OptionError before anything moves.
    */
   changeDead(queue: string, action: 'retry' | 'delete', ids: readonly string[] | undefined): Promise<DeadSetChange>;
   /**

@@ -38,6 +38,7 @@ import type {
 import type { ClaimReply, EventCarrier, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
 import { LEADER_RELEASED } from '../control-codec.js';
+import { checkDeadChange } from '../dead-change-checks.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause, pausedFromMember, pausedMember, sortPaused } from '../paused-queues.js';
@@ -702,6 +703,7 @@ export class MemoryBroker implements Broker {
     action: 'retry' | 'delete',
     ids: readonly string[] | undefined,
   ): Promise<DeadSetChange> {
+    checkDeadChange(action, ids);
     const q = this.state.peek(queue);
     if (q === undefined) return { count: 0, moved: [], inWorkflow: [], inUse: [] };
     const inWorkflow: DeadWorkflowJob[] = [];

@@ -37,6 +37,7 @@ import type {
 } from '../types.js';
 import type { ClaimReply, EventCarrier, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
+import { checkDeadChange } from '../dead-change-checks.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause } from '../paused-queues.js';
@@ -713,7 +714,12 @@ export class RedisBroker implements Broker {
     return (await this.changeDead(queue, 'delete', ids)).count;
   }
 
-  changeDead(queue: string, action: 'retry' | 'delete', ids: readonly string[] | undefined): Promise<DeadSetChange> {
+  async changeDead(
+    queue: string,
+    action: 'retry' | 'delete',
+    ids: readonly string[] | undefined,
+  ): Promise<DeadSetChange> {
+    checkDeadChange(action, ids);
     const typed: TypedKey[] = [
       [this.keys.dead(queue), 'stream'],
       [this.keys.stream(queue), 'stream'],
