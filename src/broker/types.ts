@@ -861,7 +861,10 @@ export interface BrokerAdmin {
   /**
    * Drops every waiting and delayed job of a queue; returns how many. A
    * workflow's member dropped fails in its workflow (`JobWithdrawnError`),
-   * or its workflow would wait for ever.
+   * or its workflow would wait for ever. On Redis the jobs of no workflow
+   * go a slice of 1,000 entries per script, so a large queue never holds
+   * Redis for long: the call as a whole is not one atomic step (a job a
+   * node fetches meanwhile is its node's, and stays).
    */
   purge(queue: string): Promise<number>;
   /** Up to `limit` dead jobs of a queue, newest first. */
