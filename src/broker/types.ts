@@ -867,7 +867,7 @@ export interface BrokerAdmin {
    * node fetches meanwhile is its node's, and stays).
    */
   purge(queue: string): Promise<number>;
-  /** Up to `limit` dead jobs of a queue, newest first. */
+  /** Up to `limit` dead jobs of a queue, newest first; a `limit` that is not an integer >= 0 is refused (OptionError). */
   listDead(queue: string, limit: number): Promise<DeadJob[]>;
   /**
    * Moves dead jobs back to their queue (attempt and redeliveries reset);

@@ -37,7 +37,7 @@ import type {
 } from '../types.js';
 import type { ClaimReply, EventCarrier, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
-import { checkDeadChange } from '../dead-change-checks.js';
+import { checkDeadChange, checkDeadLimit } from '../dead-set-checks.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause } from '../paused-queues.js';
@@ -700,7 +700,8 @@ export class RedisBroker implements Broker {
     });
   }
 
-  listDead(queue: string, limit: number): Promise<DeadJob[]> {
+  async listDead(queue: string, limit: number): Promise<DeadJob[]> {
+    checkDeadLimit(limit);
     return this.adminCall(`the read of queue ${queue}'s dead set`, [[this.keys.dead(queue), 'stream']], (redis) =>
       this.admin.listDead(redis, queue, limit),
     );

@@ -16,3 +16,13 @@ export function checkDeadChange(action: unknown, ids: unknown): void {
   for (const id of ids as unknown[])
     if (typeof id !== 'string' || id === '') throw new OptionError('ids', id, 'a job id: a non-empty string');
 }
+
+/**
+ * Throws an OptionError naming `limit` unless it is an integer >= 0 (0: none
+ * listed). Redis refused anything else with its own words, while the memory
+ * broker listed every dead job for NaN or Infinity.
+ */
+export function checkDeadLimit(limit: unknown): void {
+  if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 0)
+    throw new OptionError('limit', limit, 'an integer >= 0');
+}

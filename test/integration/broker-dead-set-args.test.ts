@@ -1,8 +1,8 @@
 /**
- * changeDead (and retryDead, purgeDead) reached from JavaScript with an
- * action or ids the Broker contract does not take: refused with an
- * OptionError naming what was wrong, on both brokers, and every dead job
- * stays dead.
+ * The dead-set calls reached from JavaScript with arguments the Broker
+ * contract does not take: changeDead (and retryDead, purgeDead) with an
+ * action or ids, listDead with a limit. Refused with an OptionError naming
+ * what was wrong, on both brokers, and every dead job stays dead.
  */
 import { describe, expect, it } from 'vitest';
 import type { Broker, NewJob } from '../../dist/broker/types.js';
@@ -22,7 +22,7 @@ function job(id: string): NewJob {
   };
 }
 
-describe.each(['memory', 'redis'] as const)('changeDead arguments over %s', (kind) => {
+describe.each(['memory', 'redis'] as const)('dead-set call arguments over %s', (kind) => {
   const { broker, node } = eachBrokerScope(kind, 'deadargs');
 
   /** Jobs `a`, `b` and `c` of queue q, dead. */
@@ -63,6 +63,19 @@ describe.each(['memory', 'redis'] as const)('changeDead arguments over %s', (kin
     expect((await b.listDead('q', 10)).map((d) => d.job.id)).toEqual(['c', 'b', 'a']);
     expect((await b.counts(['q']))[0]).toMatchObject({ waiting: 0, dead: 3 });
   });
+
+  it.each([Number.NaN, Infinity, 2.5, -1, '3'])(
+    'listDead with a limit of %s: an OptionError naming it',
+    async (limit) => {
+      const b = await threeDead();
+      const err = await refused(b.listDead('q', limit as number));
+      expect(err).toBeInstanceOf(OptionError);
+      expect((err as OptionError).option).toBe('limit');
+      expect((err as Error).message).toMatch(/\(expected an integer >= 0\)$/);
+      expect((await b.listDead('q', 0)).map((d) => d.job.id)).toEqual([]);
+      expect((await b.listDead('q', 2)).map((d) => d.job.id)).toEqual(['c', 'b']);
+    },
+  );
 
   it('retryDead and purgeDead with ids as one string: refused, nothing moved', async () => {
     const b = await threeDead();
