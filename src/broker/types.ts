@@ -861,10 +861,13 @@ export interface BrokerAdmin {
   /**
    * Drops every waiting and delayed job of a queue; returns how many. A
    * workflow's member dropped fails in its workflow (`JobWithdrawnError`),
-   * or its workflow would wait for ever.
+   * or its workflow would wait for ever. On Redis the jobs of no workflow
+   * go a slice of 1,000 entries per script, so a large queue never holds
+   * Redis for long: the call as a whole is not one atomic step (a job a
+   * node fetches meanwhile is its node's, and stays).
    */
   purge(queue: string): Promise<number>;
-  /** Up to `limit` dead jobs of a queue, newest first. */
+  /** Up to `limit` dead jobs of a queue, newest first; a `limit` that is not an integer >= 0 is refused (OptionError). */
   listDead(queue: string, limit: number): Promise<DeadJob[]>;
   /**
    * Moves dead jobs back to their queue (attempt and redeliveries reset);
@@ -888,6 +891,8 @@ export interface BrokerAdmin {
    * call began), as retrying one id at a time would. On Redis the set is
    * walked a slice of 1,000 entries per script, so a large dead set never
    * holds Redis for long: the call as a whole is not one atomic step.
+   * Another `action`, or `ids` not an array of non-empty strings, is
+   * refused with an OptionError before anything moves.
    */
   changeDead(queue: string, action: 'retry' | 'delete', ids: readonly string[] | undefined): Promise<DeadSetChange>;
   /**

@@ -78,3 +78,53 @@ it.each([
     expect(await raw.getBuffer(`${namespace}:res:bad`)).toEqual(bytes);
   },
 );
+
+/** An admin call, the key it reads under `{ns}:` and the type prefork keeps there. */
+const ADMIN_CALLS: [string, string, string, (b: Broker) => Promise<unknown>][] = [
+  ['knownQueues', 'queues', 'set', (b) => b.knownQueues()],
+  ['listPaused', 'paused', 'set', (b) => b.listPaused()],
+  ['pauseQueue', 'paused', 'set', (b) => b.pauseQueue('q')],
+  ['rateLimits', 'rate-limits', 'hash', (b) => b.rateLimits()],
+  ['setRateLimit', 'rate-limits', 'hash', (b) => b.setRateLimit('work', '1/s')],
+  ['listSchedule', 'schedules', 'set', (b) => b.listSchedule()],
+  ['recentEvents', 'events', 'stream', (b) => b.recentEvents(10)],
+  ['getWorkflow', 'wf:w1', 'hash', (b) => b.getWorkflow('w1')],
+  ['listRevoked', 'revoked', 'zset', (b) => b.listRevoked()],
+  ['listNodes', 'nodes', 'zset', (b) => b.listNodes()],
+  ['counts', 'q:q', 'stream', (b) => b.counts(['q'])],
+  ['listJobs waiting', 'q:q', 'stream', (b) => b.listJobs('q', 'waiting', 10)],
+  ['listJobs delayed', 'delayed:q', 'zset', (b) => b.listJobs('q', 'delayed', 10)],
+  ['purge', 'delayed:q', 'zset', (b) => b.purge('q')],
+  ['listDead', 'dead:q', 'stream', (b) => b.listDead('q', 10)],
+  ['retryDead all', 'dead:q', 'stream', (b) => b.retryDead('q', undefined)],
+  ['retryDead by id', 'dead:q', 'stream', (b) => b.retryDead('q', ['a'])],
+  ['purgeDead all', 'dead:q', 'stream', (b) => b.purgeDead('q')],
+];
+
+it.each(ADMIN_CALLS)(
+  '%s, with a string at {ns}:%s: refused naming the key and what it holds; the key is left as it was',
+  async (_, suffix, type, call) => {
+    const { b, raw, namespace } = await scope('fka');
+    const key = `{${namespace}}:${suffix}`;
+    await raw.set(key, 'foreign');
+    const err = await call(b).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BrokerRefusedError);
+    expect((err as Error).message).toMatch(/^Redis refused the .*: WRONGTYPE /);
+    expect((err as Error).message.endsWith(`(${key} is a string, not a ${type})`)).toBe(true);
+    expect(await raw.get(key)).toBe('foreign');
+  },
+);
+
+it('a schedule entry of another type: listSchedule is refused naming it, not left out as if dropped', async () => {
+  const { b, raw, namespace } = await scope('fks');
+  await raw.sadd(`{${namespace}}:schedules`, 'nightly');
+  await raw.set(`{${namespace}}:sched:nightly`, 'foreign');
+  await expect(b.listSchedule()).rejects.toThrow(
+    new RegExp(
+      `^Redis refused the read of the schedule: WRONGTYPE .*\\(\\{${namespace}\\}:sched:nightly is not a hash\\)$`,
+    ),
+  );
+});

@@ -38,6 +38,7 @@ import type {
 import type { ClaimReply, EventCarrier, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions, type ResolvedBrokerOptions } from '../broker-options.js';
 import { LEADER_RELEASED } from '../control-codec.js';
+import { checkDeadChange, checkDeadLimit } from '../dead-set-checks.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause, pausedFromMember, pausedMember, sortPaused } from '../paused-queues.js';
@@ -666,6 +667,7 @@ export class MemoryBroker implements Broker {
   }
 
   async listDead(queue: string, limit: number): Promise<DeadJob[]> {
+    checkDeadLimit(limit);
     return (this.state.peek(queue)?.listDead(limit) ?? []).map((d) => ({
       job: copyJob(d.job),
       reason: d.reason,
@@ -702,6 +704,7 @@ export class MemoryBroker implements Broker {
     action: 'retry' | 'delete',
     ids: readonly string[] | undefined,
   ): Promise<DeadSetChange> {
+    checkDeadChange(action, ids);
     const q = this.state.peek(queue);
     if (q === undefined) return { count: 0, moved: [], inWorkflow: [], inUse: [] };
     const inWorkflow: DeadWorkflowJob[] = [];

@@ -28,6 +28,8 @@ export async function changeDeadSet(
   if (ids !== undefined && ids.length === 0) return { count: 0, moved: [], inWorkflow: [], inUse: [] };
   const dead = keys.dead(queue);
   if (action === 'delete' && ids === undefined) {
+    // Refused before the DEL when another program wrote the key: a MULTI runs its DEL past a failed XLEN.
+    await redis.xlen(dead);
     const replies = (await redis.multi().xlen(dead).del(dead).exec()) ?? [];
     const [err, n] = replies[0] ?? [null, 0];
     if (err) throw err;

@@ -51,14 +51,18 @@ export class Keys {
       [this.recovering, 'zset'],
       [this.jobs, 'hash'],
     ];
-    for (const q of queues)
-      typed.push(
-        [this.stream(q), 'stream'],
-        [this.rd(q), 'stream'],
-        [this.delayed(q), 'zset'],
-        [this.dead(q), 'stream'],
-      );
+    for (const q of queues) typed.push(...this.queueTypes(q));
     return typed;
+  }
+
+  /** The four keys of a queue, each with the Redis type it must hold (see typedKeys). */
+  queueTypes(queue: string): [key: string, type: string][] {
+    return [
+      [this.stream(queue), 'stream'],
+      [this.rd(queue), 'stream'],
+      [this.delayed(queue), 'zset'],
+      [this.dead(queue), 'stream'],
+    ];
   }
 
   get nodes(): string {

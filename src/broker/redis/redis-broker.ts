@@ -37,6 +37,7 @@ import type {
 } from '../types.js';
 import type { ClaimReply, EventCarrier, PublishReply, ScheduleDefinition, ScheduleState, TickClaim } from '../types.js';
 import { resolveBrokerOptions } from '../broker-options.js';
+import { checkDeadChange, checkDeadLimit } from '../dead-set-checks.js';
 import { checkPage } from '../job-page-checks.js';
 import { checkQueueName, throwOptionError } from '../../job-option-checks.js';
 import { checkPause } from '../paused-queues.js';
@@ -59,7 +60,7 @@ import { Revokes } from './revokes.js';
 import { ScheduleStore } from './schedule.js';
 import { packStrings } from './pack.js';
 import { callScript, defineScripts } from './scripts.js';
-import { isRefusal, isWrongType, refusal, settleError } from './reply-errors.js';
+import { namedRefusal, settleError, type TypedKey } from './reply-errors.js';
 import { Events } from './events.js';
 import { Deliveries } from './deliveries.js';
 import { JobIndex } from './job-index.js';
@@ -435,8 +436,10 @@ export class RedisBroker implements Broker {
 
   // results
 
-  async getWorkflow(id: string): Promise<WorkflowRecord | undefined> {
-    return this.workflows.read(await this.redis(), id);
+  getWorkflow(id: string): Promise<WorkflowRecord | undefined> {
+    return this.adminCall(`the read of workflow ${id}`, [[this.keys.workflow(id), 'hash']], (redis) =>
+      this.workflows.read(redis, id),
+    );
   }
 
   async getResult(id: string): Promise<ResultRecord | undefined> {
@@ -548,26 +551,24 @@ export class RedisBroker implements Broker {
    * A failure of the node's fetch, wait or heartbeat, as the Broker contract
    * has it (reply-errors.ts): a refusal is a BrokerRefusedError that, for
    * WRONGTYPE, names the keys of `queues` (and the node keys) that hold
-   * another type than prefork's: Redis's reply does not say which.
+   * another type than prefork's.
    */
-  private async refusal(redis: Redis, what: string, err: unknown, queues: readonly string[]): Promise<unknown> {
-    if (!isRefusal(err) || !isWrongType(err)) return refusal(what, err);
-    const typed = this.keys.typedKeys([...new Set(queues)]);
-    let wrong: string[] = [];
+  private refusal(redis: Redis, what: string, err: unknown, queues: readonly string[]): Promise<unknown> {
+    return namedRefusal(redis, what, err, this.keys.typedKeys([...new Set(queues)]));
+  }
+
+  /**
+   * An admin call (`what`: "the read of the known queues"): a refusal is a
+   * BrokerRefusedError that, for WRONGTYPE, names the keys of `typed` that
+   * hold another type (a bare WRONGTYPE left the operator to guess which).
+   */
+  private async adminCall<T>(what: string, typed: readonly TypedKey[], call: (redis: Redis) => Promise<T>): Promise<T> {
+    const redis = await this.redis();
     try {
-      const pipe = redis.pipeline();
-      for (const [key] of typed) pipe.type(key);
-      const replies = (await pipe.exec()) ?? [];
-      wrong = typed.flatMap(([key, type], i) => {
-        const held = replies[i]?.[1];
-        return typeof held === 'string' && held !== 'none' && held !== type
-          ? [`${key} is a ${held}, not a ${type}`]
-          : [];
-      });
-    } catch {
-      // Best effort: the refusal is reported either way.
+      return await call(redis);
+    } catch (err) {
+      throw await namedRefusal(redis, what, err, typed);
     }
-    return refusal(what, err, wrong.length > 0 ? ` (${wrong.join('; ')})` : '');
   }
 
   async leader(): Promise<LeaderLease | undefined> {
@@ -582,8 +583,10 @@ export class RedisBroker implements Broker {
     await this.membership.unregister(await this.redis(), nodeId);
   }
 
-  async listNodes(): Promise<NodeInfo[]> {
-    return this.membership.listNodes(await this.redis());
+  listNodes(): Promise<NodeInfo[]> {
+    return this.adminCall('the read of the nodes', [[this.keys.nodes, 'zset']], (redis) =>
+      this.membership.listNodes(redis),
+    );
   }
 
   // control
@@ -623,8 +626,10 @@ export class RedisBroker implements Broker {
     return this.outOfMemory.watch('revokes', true, () => this.revokes.revoke(redis, ids, options));
   }
 
-  async listRevoked(since?: number): Promise<RevokedJob[]> {
-    return this.revokes.list(await this.redis(), since);
+  listRevoked(since?: number): Promise<RevokedJob[]> {
+    return this.adminCall('the read of the revoked ids', [[this.keys.revoked, 'zset']], (redis) =>
+      this.revokes.list(redis, since),
+    );
   }
 
   // events
@@ -637,8 +642,10 @@ export class RedisBroker implements Broker {
     await this.events.publish(await this.redis(), batch);
   }
 
-  async recentEvents(count: number): Promise<EventPage> {
-    return this.events.recent(await this.redis(), count);
+  recentEvents(count: number): Promise<EventPage> {
+    return this.adminCall('the read of the events', [[this.keys.events, 'stream']], (redis) =>
+      this.events.recent(redis, count),
+    );
   }
 
   async readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage> {
@@ -649,45 +656,63 @@ export class RedisBroker implements Broker {
 
   async pauseQueue(queue: string, node?: string): Promise<boolean> {
     checkPause(queue, node);
-    return this.pauses.pause(await this.redis(), queue, node);
+    return this.adminCall(`the pause of queue ${queue}`, this.pauseKeys(), (redis) =>
+      this.pauses.pause(redis, queue, node),
+    );
   }
 
   async resumeQueue(queue: string, node?: string): Promise<number> {
     checkPause(queue, node);
-    return this.pauses.resume(await this.redis(), queue, node);
+    return this.adminCall(`the resume of queue ${queue}`, this.pauseKeys(), (redis) =>
+      this.pauses.resume(redis, queue, node),
+    );
   }
 
-  async listPaused(): Promise<PausedQueue[]> {
-    return this.pauses.list(await this.redis());
+  listPaused(): Promise<PausedQueue[]> {
+    return this.adminCall('the read of the paused queues', this.pauseKeys(), (redis) => this.pauses.list(redis));
+  }
+
+  private pauseKeys(): TypedKey[] {
+    return [
+      [this.keys.paused, 'set'],
+      [this.keys.nodes, 'zset'],
+    ];
   }
 
   // admin
 
-  async knownQueues(): Promise<string[]> {
-    return this.admin.knownQueues(await this.redis());
+  knownQueues(): Promise<string[]> {
+    return this.adminCall('the read of the known queues', [[this.keys.queues, 'set']], (redis) =>
+      this.admin.knownQueues(redis),
+    );
   }
 
-  async counts(queues: readonly string[]): Promise<QueueCounts[]> {
-    return this.admin.counts(await this.redis(), queues);
+  counts(queues: readonly string[]): Promise<QueueCounts[]> {
+    const typed = [...new Set(queues)].flatMap((q) => this.keys.queueTypes(q));
+    return this.adminCall("the count of the queues' jobs", typed, (redis) => this.admin.counts(redis, queues));
   }
 
-  async purge(queue: string): Promise<number> {
-    const redis = await this.redis();
-    const { dropped, ended } = await this.admin.purge(redis, queue);
-    if (ended.length > 0) await this.workflows.announce(redis, ended);
-    return dropped;
+  purge(queue: string): Promise<number> {
+    return this.adminCall(`the purge of queue ${queue}`, this.keys.typedKeys([queue]), async (redis) => {
+      const { dropped, ended } = await this.admin.purge(redis, queue);
+      if (ended.length > 0) await this.workflows.announce(redis, ended);
+      return dropped;
+    });
   }
 
   async listDead(queue: string, limit: number): Promise<DeadJob[]> {
-    return this.admin.listDead(await this.redis(), queue, limit);
+    checkDeadLimit(limit);
+    return this.adminCall(`the read of queue ${queue}'s dead set`, [[this.keys.dead(queue), 'stream']], (redis) =>
+      this.admin.listDead(redis, queue, limit),
+    );
   }
 
   async retryDead(queue: string, ids: readonly string[] | undefined): Promise<number> {
-    return this.admin.retryDead(await this.redis(), queue, ids);
+    return (await this.changeDead(queue, 'retry', ids)).count;
   }
 
   async purgeDead(queue: string, ids?: readonly string[]): Promise<number> {
-    return this.admin.purgeDead(await this.redis(), queue, ids);
+    return (await this.changeDead(queue, 'delete', ids)).count;
   }
 
   async changeDead(
@@ -695,12 +720,22 @@ export class RedisBroker implements Broker {
     action: 'retry' | 'delete',
     ids: readonly string[] | undefined,
   ): Promise<DeadSetChange> {
-    return this.admin.changeDead(await this.redis(), queue, action, ids);
+    checkDeadChange(action, ids);
+    const typed: TypedKey[] = [
+      [this.keys.dead(queue), 'stream'],
+      [this.keys.stream(queue), 'stream'],
+      [this.keys.jobs, 'hash'],
+    ];
+    return this.adminCall(`the ${action} of queue ${queue}'s dead jobs`, typed, (redis) =>
+      this.admin.changeDead(redis, queue, action, ids),
+    );
   }
 
   async listJobs(queue: string, state: ListedState, limit: number, cursor?: string): Promise<JobPage> {
     checkPage(state, limit);
-    return this.admin.listJobs(await this.redis(), queue, state, limit, cursor);
+    return this.adminCall(`the listing of queue ${queue}'s ${state} jobs`, this.keys.queueTypes(queue), (redis) =>
+      this.admin.listJobs(redis, queue, state, limit, cursor),
+    );
   }
 
   // rate limits
@@ -709,12 +744,21 @@ export class RedisBroker implements Broker {
     return this.rates.acquire(await this.redis(), requests);
   }
 
-  async rateLimits(): Promise<Map<string, string>> {
-    return this.rates.list(await this.redis());
+  rateLimits(): Promise<Map<string, string>> {
+    return this.adminCall('the read of the rate limits', [[this.keys.rateLimits, 'hash']], (redis) =>
+      this.rates.list(redis),
+    );
   }
 
-  async setRateLimit(task: string, rate: string): Promise<number> {
-    return this.rates.set(await this.redis(), task, rate);
+  setRateLimit(task: string, rate: string): Promise<number> {
+    const typed: TypedKey[] = [
+      [this.keys.rateLimits, 'hash'],
+      [this.keys.rateBucket(task), 'string'],
+      [this.keys.queues, 'set'],
+      [this.keys.jobs, 'hash'],
+      [this.keys.nodes, 'zset'],
+    ];
+    return this.adminCall(`the rate limit of task ${task}`, typed, (redis) => this.rates.set(redis, task, rate));
   }
 
   // schedule
@@ -729,8 +773,10 @@ export class RedisBroker implements Broker {
     return this.outOfMemory.watch('jobs', true, () => this.schedules.claim(redis, claims));
   }
 
-  async listSchedule(): Promise<ScheduleState[]> {
-    return this.schedules.list(await this.redis());
+  listSchedule(): Promise<ScheduleState[]> {
+    return this.adminCall('the read of the schedule', [[this.keys.schedules, 'set']], (redis) =>
+      this.schedules.list(redis),
+    );
   }
 
   async scheduleNames(): Promise<string[]> {

@@ -1,3 +1,4 @@
+import type { Redis } from 'ioredis';
 import { BrokerRefusedError, messageOf } from '../../errors.js';
 
 /**
@@ -64,6 +65,36 @@ export function settleError(err: unknown): unknown {
 export function refusal(what: string, err: unknown, detail = ''): unknown {
   if (!isRefusal(err)) return err;
   return new BrokerRefusedError(`Redis refused ${what}: ${replyText(err)}${detail}`, { cause: err });
+}
+
+/** A key prefork reads and the Redis type it must hold (or not exist), as TYPE names it. */
+export type TypedKey = readonly [key: string, type: string];
+
+/**
+ * refusal(), naming for WRONGTYPE the keys of `typed` that hold another
+ * type than prefork's: Redis's reply does not say which (another program
+ * wrote one of them). Asked of Redis only once the call has failed.
+ */
+export async function namedRefusal(
+  redis: Redis,
+  what: string,
+  err: unknown,
+  typed: readonly TypedKey[],
+): Promise<unknown> {
+  if (!isRefusal(err) || !isWrongType(err)) return refusal(what, err);
+  let wrong: string[] = [];
+  try {
+    const pipe = redis.pipeline();
+    for (const [key] of typed) pipe.type(key);
+    const replies = (await pipe.exec()) ?? [];
+    wrong = typed.flatMap(([key, type], i) => {
+      const held = replies[i]?.[1];
+      return typeof held === 'string' && held !== 'none' && held !== type ? [`${key} is a ${held}, not a ${type}`] : [];
+    });
+  } catch {
+    // Best effort: the refusal is reported either way.
+  }
+  return refusal(what, err, wrong.length > 0 ? ` (${wrong.join('; ')})` : '');
 }
 
 /** How much of a failed command a Redis error keeps (ioredis attaches the command to its ReplyError). */

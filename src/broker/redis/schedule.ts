@@ -10,6 +10,7 @@ import type {
 } from '../types.js';
 import { encodeJob } from './entry-codec.js';
 import type { Keys } from './keys.js';
+import { refusal } from './reply-errors.js';
 import { callScript } from './scripts.js';
 
 const OUTCOMES = new Map<number, ClaimOutcome>([
@@ -82,8 +83,10 @@ export class ScheduleStore {
     const states: ScheduleState[] = [];
     names.forEach((name, i) => {
       const [err, raw] = replies[i] ?? [null, null];
+      // An entry another program wrote over is named, not left out of the list as if dropped.
+      if (err) throw refusal('the read of the schedule', err, ` (${this.keys.scheduleEntry(name)} is not a hash)`);
       const h = raw as Record<string, string> | null;
-      if (err || h === null || h.hash === undefined) return; // dropped meanwhile
+      if (h === null || h.hash === undefined) return; // dropped meanwhile
       const state: ScheduleState = { name, hash: h.hash, last: Number(h.last), definition: h.def ?? '' };
       if (h.lastTick !== undefined && h.lastTick !== '') state.lastTick = Number(h.lastTick);
       if (h.lastRunAt !== undefined) state.lastRunAt = Number(h.lastRunAt);
