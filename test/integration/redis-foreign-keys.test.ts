@@ -7,6 +7,7 @@
 import { pack } from 'msgpackr';
 import { afterEach, expect, it } from 'vitest';
 import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import type { Broker } from '../../dist/broker/types.js';
 import { BrokerRefusedError } from '../../dist/errors.js';
 import { job, registerNode, Scope } from './redis-helpers.js';
 
@@ -104,7 +105,7 @@ const ADMIN_CALLS: [string, string, string, (b: Broker) => Promise<unknown>][] =
 it.each(ADMIN_CALLS)(
   '%s, with a string at {ns}:%s: refused naming the key and what it holds; the key is left as it was',
   async (_, suffix, type, call) => {
-    const { b, raw, namespace } = await scope('fka');
+    const { b, raw, namespace } = await scope();
     const key = `{${namespace}}:${suffix}`;
     await raw.set(key, 'foreign');
     const err = await call(b).then(
@@ -119,7 +120,7 @@ it.each(ADMIN_CALLS)(
 );
 
 it('a schedule entry of another type: listSchedule is refused naming it, not left out as if dropped', async () => {
-  const { b, raw, namespace } = await scope('fks');
+  const { b, raw, namespace } = await scope();
   await raw.sadd(`{${namespace}}:schedules`, 'nightly');
   await raw.set(`{${namespace}}:sched:nightly`, 'foreign');
   await expect(b.listSchedule()).rejects.toThrow(
