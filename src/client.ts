@@ -437,7 +437,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * Enqueues one job; `args` may be left out when the task takes none.
    * Rejects with OptionError for a bad name or option, ArgumentSerializationError
    * when the arguments do not encode, ArgumentsTooLargeError past
-   * `maxFrameSize`, ClientClosedError after close(), BrokerUnavailableError
+   * `maxFrameSize` or Redis's `proto-max-bulk-len`, ClientClosedError after close(), BrokerUnavailableError
    * when the broker cannot be reached (or does not answer within 10 s of
    * connecting; BrokerOfflineError, one of them, when the connection dropped
    * and did not come back within two reconnects: the job was not sent, so
@@ -513,7 +513,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * Many jobs in one go (pipelined): the bulk path. Every job is checked
    * before any is enqueued; rejects as enqueue() does. The pipeline is not
    * a transaction: should Redis refuse part of it after some jobs landed
-   * (it filled up, a value over its proto-max-bulk-len), or stop answering
+   * (it filled up, a value over a proto-max-bulk-len lowered since it connected), or stop answering
    * (`commandTimeout`), it rejects with EnqueueIncompleteError, whose
    * `enqueued`, `notEnqueued` and `unconfirmed` name them.
    */

@@ -148,23 +148,37 @@ export class ArgumentSerializationError extends PreforkError {
   }
 }
 
-/** Job arguments too large for a child to receive (its `maxFrameSize`): refused at enqueue. */
+/**
+ * Job arguments too large for a child to receive (its `maxFrameSize`), or
+ * for Redis to take in one value (its `proto-max-bulk-len`): refused at
+ * enqueue, before anything of the call is sent.
+ */
 export class ArgumentsTooLargeError extends PreforkError {
   static override readonly code: string = 'PREFORK_ARGS_TOO_LARGE';
   /** The task the job was for. */
   readonly task: string;
-  /** Bytes the job's frame to a child would take. */
+  /** Bytes the job takes where it is bounded: its frame to a child, or its value at Redis. */
   readonly bytes: number;
-  /** The largest frame a child receives. */
+  /** The bound it is over, in bytes. */
   readonly limit: number;
-  /** The task's name, the job frame's size and the limit, in bytes. */
-  constructor(task: string, bytes: number, limit: number) {
+  /** Which bound: the workers' `maxFrameSize`, or Redis's `proto-max-bulk-len` (the largest value it takes). */
+  readonly bound: 'maxFrameSize' | 'proto-max-bulk-len';
+  /** The task's name, the job's size and the limit, in bytes, and which bound it is. */
+  constructor(
+    task: string,
+    bytes: number,
+    limit: number,
+    bound: 'maxFrameSize' | 'proto-max-bulk-len' = 'maxFrameSize',
+  ) {
     super(
-      `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes a child can receive (maxFrameSize)`,
+      bound === 'maxFrameSize'
+        ? `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes a child can receive (maxFrameSize)`
+        : `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes Redis takes in one value (proto-max-bulk-len): nothing was enqueued`,
     );
     this.task = task;
     this.bytes = bytes;
     this.limit = limit;
+    this.bound = bound;
   }
 }
 
