@@ -495,7 +495,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         // The id its node is given (it names the workflow: a step not started yet is revoked by it).
         job = this.build(sig.name, [...sig.args], { ...stepOptions(sig), id });
       } catch (err) {
-        if (err instanceof OptionError) throw new OptionError(err.option, err.value, err.message, where);
+        if (err instanceof OptionError) throw new OptionError(err.option, err.value, err.expected, where);
         throw err;
       }
       // Not the user's own id: no ended mark, no duplicate check (the workflow's record has those).

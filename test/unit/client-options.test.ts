@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client, OptionError, type ClientOptions, type EnqueueOptions } from 'prefork';
+import { chain, Client, group, OptionError, task, type ClientOptions, type EnqueueOptions } from 'prefork';
 import type { Broker } from 'prefork/broker';
 
 const silent = pino({ level: 'silent' });
@@ -149,6 +149,20 @@ describe('Client.enqueue options', () => {
   it.each([[''], [5], [{}]])('handle() refuses the id %j, naming it', (id) => {
     expect(() => client().handle(id as never)).toThrow(OptionError);
     expect(() => client().handle(id as never)).toThrow(/invalid option id/);
+  });
+});
+
+describe('a workflow step with a bad option', () => {
+  it('is named once, with its place in the workflow', async () => {
+    const c = client();
+    const err = await c
+      .enqueue(chain(task('t'), group([task('t'), task('t', [], { retries: -1 })])))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OptionError);
+    expect((err as OptionError).message).toBe(
+      'workflow > chain step 2 > group member 2: invalid option retries: -1 (expected an integer from 0 to 2^53-1)',
+    );
+    expect((err as OptionError).expected).toBe('an integer from 0 to 2^53-1');
   });
 });
 
