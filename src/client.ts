@@ -41,6 +41,7 @@ import {
   checkJobId,
   isWellFormed,
   checkKnownKeys,
+  type Bad,
   waitTimeout,
   checkResultTtl,
   throwOptionError as bad,
@@ -222,6 +223,50 @@ function stepOptions(sig: Signature): EnqueueOptions {
 /** A lone signature's options as enqueue takes them (callbacks kept: they make it a workflow). */
 function jobOptionsOf(sig: Signature): EnqueueOptions {
   return Object.fromEntries(Object.entries(sig.options).filter(([key]) => key !== 'immutable'));
+}
+
+/** One job to enqueue, as enqueueMany's items are once checked (checkItem). */
+interface Item {
+  name: string;
+  args?: readonly unknown[];
+  options?: EnqueueOptions | null;
+}
+
+const ITEM_KEYS = new Set(['name', 'args', 'options']);
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The shape of enqueueMany's item `at` (build checks the values): a
+ * misspelt key (`arg`) would otherwise enqueue the job without what it names.
+ */
+function checkItem(item: unknown, at: number): void {
+  const badItem: Bad = (option, value, expected) => {
+    throw new OptionError(option, value, expected, `enqueueMany() items[${at}]`);
+  };
+  if (!isObject(item)) badItem('item', item, 'an object: { name, args?, options? }');
+  checkKnownKeys(item, ITEM_KEYS, 'item key', badItem);
+  const { options } = item as Item;
+  if (options !== undefined && options !== null && !isObject(options))
+    badItem('options', options, 'an object of enqueue options');
+}
+
+/** `make()` for enqueueMany's item `at`: with `named`, an OptionError it throws names the item. */
+function ofItem<T>(at: number, named: boolean, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (!named || !(err instanceof OptionError)) throw err;
+    const where = `enqueueMany() items[${at}]`;
+    throw new OptionError(
+      err.option,
+      err.value,
+      err.expected,
+      err.where === undefined ? where : `${where} ${err.where}`,
+    );
+  }
 }
 
 /**
@@ -461,14 +506,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   enqueue(workflow: Chain | Group | Chord): Promise<WorkflowHandle>;
   enqueue(first: unknown, ...rest: unknown[]): Promise<JobHandle | WorkflowHandle> {
     if (first instanceof Signature)
-      return this.enqueueMany([
-        { name: first.name, args: [...first.args], options: jobOptionsOf(first) } as unknown as EnqueueItem<R>,
-      ]).then((handles) => handles[0] as JobHandle);
+      return this.enqueueItems([{ name: first.name, args: [...first.args], options: jobOptionsOf(first) }]).then(
+        (handles) => handles[0] as JobHandle,
+      );
     if (isWorkflowPart(first)) return this.enqueueWorkflow(first);
     const [args, options] = rest as [unknown[] | undefined, EnqueueOptions | undefined];
-    return this.enqueueMany([
-      { name: first, args: args ?? [], options: options ?? {} } as unknown as EnqueueItem<R>,
-    ]).then((handles) => handles[0] as JobHandle);
+    return this.enqueueItems([{ name: first as string, args: args ?? [], options: options ?? {} }]).then(
+      (handles) => handles[0] as JobHandle,
+    );
   }
 
   private async enqueueWorkflow(part: WorkflowPart): Promise<WorkflowHandle> {
@@ -511,17 +556,28 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /**
    * Many jobs in one go (pipelined): the bulk path. Every job is checked
-   * before any is enqueued; rejects as enqueue() does. The pipeline is not
+   * before any is enqueued; rejects as enqueue() does, an OptionError naming
+   * the item at fault (`enqueueMany() items[3]: invalid option ...`, an
+   * unknown key of an item included). The pipeline is not
    * a transaction: should Redis refuse part of it after some jobs landed
    * (it filled up, a value over a proto-max-bulk-len lowered since it connected), or stop answering
    * (`commandTimeout`), it rejects with EnqueueIncompleteError, whose
    * `enqueued`, `notEnqueued` and `unconfirmed` name them.
    */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
+    if (!Array.isArray(items)) bad('items', items, 'an array of { name, args?, options? }');
+    items.forEach(checkItem);
+    return this.enqueueItems(items as readonly Item[], true);
+  }
+
+  /** enqueue() and enqueueMany(); `named`: an OptionError names the item (`items[3]`) it is about. */
+  private async enqueueItems(items: readonly Item[], named = false): Promise<JobHandle[]> {
     if (this.closed) throw new ClientClosedError();
     if (items.some((item) => item.options?.onSuccess !== undefined || item.options?.onError !== undefined))
-      return this.enqueueWithCallbacks(items);
-    const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
+      return this.enqueueWithCallbacks(items, named);
+    const jobs = items.map((item, at) =>
+      ofItem(at, named, () => this.build(item.name, item.args ?? [], item.options ?? {})),
+    );
     await this.connect();
     const existing = await this.broker.enqueue(jobs);
     return jobs.map((job, i) => this.handleOf(job, existing[i]));
@@ -532,15 +588,17 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * of one job (and its callbacks). One round trip for the batch: the plain
    * jobs, then the workflows.
    */
-  private async enqueueWithCallbacks(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
-    const plan = items.map((item) => {
-      const options = item.options ?? {};
-      if (options.onSuccess === undefined && options.onError === undefined)
-        return { job: this.build(item.name, (item.args ?? []) as unknown[], options) };
-      const sig = new Signature(item.name, (item.args ?? []) as unknown[], options);
-      const workflow = this.compile(sig, this.id);
-      return { workflow, job: workflow.nodes[0]?.job as NewJob };
-    });
+  private async enqueueWithCallbacks(items: readonly Item[], named: boolean): Promise<JobHandle[]> {
+    const plan = items.map((item, at) =>
+      ofItem(at, named, () => {
+        const options = item.options ?? {};
+        if (options.onSuccess === undefined && options.onError === undefined)
+          return { job: this.build(item.name, item.args ?? [], options) };
+        const sig = new Signature(item.name, item.args ?? [], options);
+        const workflow = this.compile(sig, this.id);
+        return { workflow, job: workflow.nodes[0]?.job as NewJob };
+      }),
+    );
     await this.connect();
     const plain = plan.filter((p) => p.workflow === undefined).map((p) => p.job);
     const workflows = plan.flatMap((p) => (p.workflow === undefined ? [] : [p.workflow]));
@@ -857,9 +915,11 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     return this.connected;
   }
 
-  private build(name: string, args: unknown[], options: EnqueueOptions): NewJob {
+  private build(name: string, args: readonly unknown[], options: EnqueueOptions): NewJob {
     if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
     if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
+    // A number or a string here (a priority, a queue) would otherwise be enqueued with no option at all.
+    if (!isObject(options)) bad('options', options, 'an object of enqueue options');
     checkKnownKeys(options, ENQUEUE_KEYS, 'enqueue option', bad);
     const { options: jobOptions } = checkJobOptionFields(options, bad);
     // The client's resultTtl stands in for a job's own; a job that keeps no result keeps no ttl.
@@ -872,7 +932,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (delay !== undefined && eta !== undefined) bad('eta', options.eta, 'no eta when a delay is given: one of them');
     let payload: Uint8Array;
     try {
-      payload = encodeBody(args);
+      payload = encodeBody(args as unknown[]);
     } catch (err) {
       throw new ArgumentSerializationError(name, err);
     }

@@ -30,6 +30,8 @@ export class OptionError extends PreforkError {
   readonly value: unknown;
   /** What the option takes, in words (the message's "expected ..."). */
   readonly expected: string;
+  /** What was given the option, when the message names it (e.g. `defineTasks(): task "resize"`). */
+  readonly where: string | undefined;
   /** `where` names what was given the option when the option's name alone does not (e.g. `defineTasks(): task "resize"`). */
   constructor(option: string, value: unknown, expected: string, where?: string) {
     super(
@@ -38,6 +40,7 @@ export class OptionError extends PreforkError {
     this.option = option;
     this.value = value;
     this.expected = expected;
+    this.where = where;
   }
 }
 
