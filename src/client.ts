@@ -27,6 +27,7 @@ import {
   BrokerUnavailableError,
   ArgumentSerializationError,
   ClientClosedError,
+  EnqueueIncompleteError,
   JobFailedError,
   NoResultError,
   OptionError,
@@ -267,6 +268,13 @@ function ofItem<T>(at: number, named: boolean, make: () => T): T {
       err.where === undefined ? where : `${where} ${err.where}`,
     );
   }
+}
+
+/** A partly failed enqueue's rejection, with what became of each item (`ids()`: their jobs' or workflows', in order). */
+function byItem(ids: () => readonly string[]): (err: unknown) => never {
+  return (err) => {
+    throw err instanceof EnqueueIncompleteError ? err.withItems(ids()) : err;
+  };
 }
 
 /**
@@ -562,7 +570,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * a transaction: should Redis refuse part of it after some jobs landed
    * (it filled up, a value over a proto-max-bulk-len lowered since it connected), or stop answering
    * (`commandTimeout`), it rejects with EnqueueIncompleteError, whose
-   * `enqueued`, `notEnqueued` and `unconfirmed` name them.
+   * `enqueued`, `notEnqueued` and `unconfirmed` name them, and whose
+   * `byItem` says which of `items` each was (to enqueue again those not
+   * enqueued, whose ids were made here).
    */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
     if (!Array.isArray(items)) bad('items', items, 'an array of { name, args?, options? }');
@@ -579,7 +589,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       ofItem(at, named, () => this.build(item.name, item.args ?? [], item.options ?? {})),
     );
     await this.connect();
-    const existing = await this.broker.enqueue(jobs);
+    const existing = await this.broker.enqueue(jobs).catch(byItem(() => jobs.map((job) => job.id)));
     return jobs.map((job, i) => this.handleOf(job, existing[i]));
   }
 
@@ -602,7 +612,9 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     await this.connect();
     const plain = plan.filter((p) => p.workflow === undefined).map((p) => p.job);
     const workflows = plan.flatMap((p) => (p.workflow === undefined ? [] : [p.workflow]));
-    const existing = await this.broker.enqueue(plain, workflows);
+    const existing = await this.broker
+      .enqueue(plain, workflows)
+      .catch(byItem(() => plan.map((p) => p.workflow?.id ?? p.job.id)));
     let at = 0;
     // A job with callbacks has neither id nor unique (build refuses them): it duplicates nothing.
     return plan.map((p) => this.handleOf(p.job, p.workflow === undefined ? existing[at++] : undefined));

@@ -484,8 +484,22 @@ export class EnqueueIncompleteError extends PreforkError {
   readonly notEnqueued: string[];
   /** Ids of those Redis did not answer for (timed out, or the connection closed first): they may or may not be enqueued. */
   readonly unconfirmed: string[];
-  /** What landed, what did not, what is not known, and Redis's refusal (or the first unanswered part's error) as `cause`. */
-  constructor(enqueued: string[], notEnqueued: string[], cause: unknown, unconfirmed: string[] = []) {
+  /**
+   * What became of each item given to `enqueueMany`, in their order, for
+   * items given without an `id` (theirs are made at enqueue, so the id
+   * lists cannot name them): `items.filter((_, i) => err.byItem[i] ===
+   * 'notEnqueued')` are the ones to enqueue again. Undefined when a broker
+   * is called directly.
+   */
+  readonly byItem: EnqueueItemOutcome[] | undefined;
+  /** What landed, what did not, what is not known, and Redis's refusal (or the first unanswered part's error) as `cause`; `byItem` per item. */
+  constructor(
+    enqueued: string[],
+    notEnqueued: string[],
+    cause: unknown,
+    unconfirmed: string[] = [],
+    byItem?: EnqueueItemOutcome[],
+  ) {
     const total = enqueued.length + notEnqueued.length + unconfirmed.length;
     const rest =
       unconfirmed.length === 0
@@ -496,8 +510,22 @@ export class EnqueueIncompleteError extends PreforkError {
     this.enqueued = enqueued;
     this.notEnqueued = notEnqueued;
     this.unconfirmed = unconfirmed;
+    this.byItem = byItem;
+  }
+
+  /** The same error with what became of each of the items whose jobs (or workflows) have the ids `ids`, in order. */
+  withItems(ids: readonly string[]): EnqueueIncompleteError {
+    const landed = new Set(this.enqueued);
+    const unknown = new Set(this.unconfirmed);
+    const byItem = ids.map((id): EnqueueItemOutcome =>
+      landed.has(id) ? 'enqueued' : unknown.has(id) ? 'unconfirmed' : 'notEnqueued',
+    );
+    return new EnqueueIncompleteError(this.enqueued, this.notEnqueued, this.cause, this.unconfirmed, byItem);
   }
 }
+
+/** What became of one item of a partly failed `enqueueMany` (EnqueueIncompleteError.byItem). */
+export type EnqueueItemOutcome = 'enqueued' | 'notEnqueued' | 'unconfirmed';
 
 /** A node's metrics or health endpoint cannot listen (the port is in use, the host is not an address of this machine). */
 export class EndpointError extends PreforkError {

@@ -40,6 +40,28 @@ describe('an enqueue Redis refuses in part', () => {
     for (const id of notEnqueued) expect(await client.handle(id).state()).toBeUndefined();
   });
 
+  it('says which item each job was, so those not enqueued can be enqueued again, and only those', async () => {
+    const namespace = uniqueName('ns');
+    await own.raw.set(`{${namespace}}:q:b`, 'not a stream');
+    const client = makeClient(own.server.url, namespace);
+    // No ids given: the ids in the error were made at enqueue, and name no item the caller has.
+    const items = [
+      { name: 'echo', args: [1], options: { queue: 'a' } },
+      { name: 'echo', args: [2], options: { queue: 'b' } },
+      { name: 'echo', args: [3], options: { queue: 'a', onSuccess: task('echo', [], { queue: 'a' }) } },
+      { name: 'echo', args: [4], options: { queue: 'b' } },
+      { name: 'echo', args: [5], options: { queue: 'a' } },
+    ];
+    const err = await client.enqueueMany(items).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EnqueueIncompleteError);
+    const { byItem } = err as EnqueueIncompleteError;
+    expect(byItem).toEqual(['enqueued', 'notEnqueued', 'enqueued', 'notEnqueued', 'enqueued']);
+    await own.raw.del(`{${namespace}}:q:b`);
+    await client.enqueueMany(items.filter((_, i) => byItem?.[i] === 'notEnqueued'));
+    expect(await own.raw.xlen(`{${namespace}}:q:a`)).toBe(3);
+    expect(await own.raw.xlen(`{${namespace}}:q:b`)).toBe(2);
+  });
+
   it('a job over proto-max-bulk-len is refused before anything is sent, naming the task and the sizes', async () => {
     await own.raw.config('SET', 'proto-max-bulk-len', String(1024 * 1024));
     const namespace = uniqueName('ns');
