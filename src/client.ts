@@ -85,7 +85,8 @@ export interface ClientOptions {
   broker?: string | ClientBroker;
   /**
    * The broker's key namespace, when `broker` is a URL: the workers' one, or
-   * they never see the jobs.
+   * they never see the jobs. A broker object brings its own
+   * (`createBroker(url, { namespace })`): beside one, this is refused.
    * @defaultValue `"prefork"`
    */
   namespace?: string;
@@ -465,6 +466,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.log = base.child({ component: 'client' });
     this.resultTtl = options.resultTtl === undefined ? undefined : checkResultTtl('resultTtl', options.resultTtl, bad);
     if (options.namespace !== undefined) checkNamespace('namespace', options.namespace, bad);
+    // Ignored, it would send the jobs to the broker object's namespace, where the workers of this one never look.
+    if (options.namespace !== undefined && typeof broker !== 'string')
+      bad(
+        'namespace',
+        options.namespace,
+        'no namespace with a broker object: give it to createBroker(url, { namespace })',
+      );
     // Set on a broker object itself: on the one this client opens, it bounds only this client's calls.
     if (options.commandTimeout !== undefined && typeof broker !== 'string')
       bad(
