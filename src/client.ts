@@ -319,7 +319,9 @@ export class JobHandle<T = unknown> {
    * default it waits for ever), NoResultError for a job enqueued with
    * ignoreResult (at once) or whose task is defined with it (when the job
    * ends), ResultGoneError when the result expired or (a job this client
-   * enqueued) the job is nowhere: purged, or expired with its announcement,
+   * enqueued, or a duplicate's) the job is nowhere: purged, expired with its
+   * announcement, or ended keeping no result (a duplicate of a job enqueued
+   * with ignoreResult),
    * ClientClosedError on close(), BrokerClosedError when a broker object
    * the client was given is closed while it waits.
    * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
@@ -741,25 +743,28 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * expired (or, `announced`, the job is nowhere), ClientClosedError on close().
    */
   waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
-    return this.waitFor(id, timeout, announced, undefined);
+    return this.waitFor(id, timeout, announced, undefined, announced);
   }
 
   /**
    * `JobHandle.result()`: as waitForResult, with the handle's ticket on its
    * first wait (the announcement goes to one waiter; a later wait reads the stored result).
+   * A duplicate's job existed when it was enqueued: found nowhere, its wait fails as an own job's does.
    * @internal
    */
   waitForHandle(handle: JobHandle, timeout: number | string | undefined, announced: boolean): Promise<ResultRecord> {
     const ticket = this.tickets.get(handle);
     if (ticket !== undefined) this.tickets.delete(handle);
-    return this.waitFor(handle.id, timeout, announced, ticket);
+    return this.waitFor(handle.id, timeout, announced, ticket, announced || handle.duplicate);
   }
 
+  /** `existed`: the job is known to have been enqueued (not an id that may yet be), so nowhere is gone. */
   private async waitFor(
     id: string,
     timeout: number | string | undefined,
     announced: boolean,
     ticket: EnqueueTicket | undefined,
+    existed: boolean,
   ): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
     const started = performance.now();
@@ -792,7 +797,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       const list = this.waiters.get(id);
       if (list) list.push(waiter);
       else this.waiters.set(id, [waiter]);
-      if (announced) this.own.add(id);
+      if (existed) this.own.add(id);
       this.listen();
       if (parked !== undefined) {
         this.confirm(id, parked, announced ? undefined : waiter);
@@ -809,8 +814,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           if (record !== undefined && isFinalState(record.state)) this.deliver(record);
           // A workflow's record lives from its enqueue until its TTL after its end: none, it is gone.
           else if (record === undefined && this.flows.has(id)) this.settleGone(id);
-          else if (!announced) this.pollForeign(id, waiter);
-          else if (record === undefined) this.lookWhere(id);
+          else if (!announced) {
+            if (record === undefined && existed) this.lookWhere(id);
+            this.pollForeign(id, waiter);
+          } else if (record === undefined) this.lookWhere(id);
         },
         (err: unknown) => {
           // Refused for good (a damaged value at its key): waiting on would end only at the timeout.
@@ -1221,8 +1228,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       if (!this.waiters.get(id)?.includes(waiter) || this.closed) return;
       this.looks.read(id).then(
         (record) => {
-          if (record !== undefined && isFinalState(record.state)) this.deliver(record);
-          else this.pollForeign(id, waiter, polls + 1);
+          if (record !== undefined && isFinalState(record.state)) {
+            this.deliver(record);
+            return;
+          }
+          // A duplicate's job (own): it may have ended keeping no result (ignoreResult), and would be polled for ever.
+          if (record === undefined && this.own.has(id) && !this.nowhere.has(id)) this.lookWhere(id);
+          this.pollForeign(id, waiter, polls + 1);
         },
         (err: unknown) => {
           if (err instanceof BrokerRefusedError) this.refuseWaits(id, err);

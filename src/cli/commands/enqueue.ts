@@ -133,7 +133,7 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
     try {
       await warnIfNobodyConsumes(broker, flags.queue, id);
       // A duplicate's result is announced to whoever enqueued the job: read it instead.
-      record = await client.waitForResult(id, flags.timeout, !handle.duplicate);
+      record = await client.waitForHandle(handle, flags.timeout, !handle.duplicate);
     } finally {
       stopNoting();
     }
