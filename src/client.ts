@@ -27,6 +27,7 @@ import {
   BrokerUnavailableError,
   ArgumentSerializationError,
   ClientClosedError,
+  EnqueueIncompleteError,
   JobFailedError,
   NoResultError,
   OptionError,
@@ -41,6 +42,7 @@ import {
   checkJobId,
   isWellFormed,
   checkKnownKeys,
+  type Bad,
   waitTimeout,
   checkResultTtl,
   throwOptionError as bad,
@@ -83,7 +85,8 @@ export interface ClientOptions {
   broker?: string | ClientBroker;
   /**
    * The broker's key namespace, when `broker` is a URL: the workers' one, or
-   * they never see the jobs.
+   * they never see the jobs. A broker object brings its own
+   * (`createBroker(url, { namespace })`): beside one, this is refused.
    * @defaultValue `"prefork"`
    */
   namespace?: string;
@@ -224,6 +227,57 @@ function jobOptionsOf(sig: Signature): EnqueueOptions {
   return Object.fromEntries(Object.entries(sig.options).filter(([key]) => key !== 'immutable'));
 }
 
+/** One job to enqueue, as enqueueMany's items are once checked (checkItem). */
+interface Item {
+  name: string;
+  args?: readonly unknown[];
+  options?: EnqueueOptions | null;
+}
+
+const ITEM_KEYS = new Set(['name', 'args', 'options']);
+
+function isObject(value: unknown): value is object {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * The shape of enqueueMany's item `at` (build checks the values): a
+ * misspelt key (`arg`) would otherwise enqueue the job without what it names.
+ */
+function checkItem(item: unknown, at: number): void {
+  const badItem: Bad = (option, value, expected) => {
+    throw new OptionError(option, value, expected, `enqueueMany() items[${at}]`);
+  };
+  if (!isObject(item)) badItem('item', item, 'an object: { name, args?, options? }');
+  checkKnownKeys(item, ITEM_KEYS, 'item key', badItem);
+  const { options } = item as Item;
+  if (options !== undefined && options !== null && !isObject(options))
+    badItem('options', options, 'an object of enqueue options');
+}
+
+/** `make()` for enqueueMany's item `at`: with `named`, an OptionError it throws names the item. */
+function ofItem<T>(at: number, named: boolean, make: () => T): T {
+  try {
+    return make();
+  } catch (err) {
+    if (!named || !(err instanceof OptionError)) throw err;
+    const where = `enqueueMany() items[${at}]`;
+    throw new OptionError(
+      err.option,
+      err.value,
+      err.expected,
+      err.where === undefined ? where : `${where} ${err.where}`,
+    );
+  }
+}
+
+/** A partly failed enqueue's rejection, with what became of each item (`ids()`: their jobs' or workflows', in order). */
+function byItem(ids: () => readonly string[]): (err: unknown) => never {
+  return (err) => {
+    throw err instanceof EnqueueIncompleteError ? err.withItems(ids()) : err;
+  };
+}
+
 /**
  * A parked outcome that `dead retry` may have taken back since: a failure
  * (a job that fails for good goes to the dead set) or a result read gone (a
@@ -265,7 +319,9 @@ export class JobHandle<T = unknown> {
    * default it waits for ever), NoResultError for a job enqueued with
    * ignoreResult (at once) or whose task is defined with it (when the job
    * ends), ResultGoneError when the result expired or (a job this client
-   * enqueued) the job is nowhere: purged, or expired with its announcement,
+   * enqueued, or a duplicate's) the job is nowhere: purged, expired with its
+   * announcement, or ended keeping no result (a duplicate of a job enqueued
+   * with ignoreResult),
    * ClientClosedError on close(), BrokerClosedError when a broker object
    * the client was given is closed while it waits.
    * Typed from the task module with `Client<typeof tasks>`; `result<T>()`
@@ -412,6 +468,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     this.log = base.child({ component: 'client' });
     this.resultTtl = options.resultTtl === undefined ? undefined : checkResultTtl('resultTtl', options.resultTtl, bad);
     if (options.namespace !== undefined) checkNamespace('namespace', options.namespace, bad);
+    // Ignored, it would send the jobs to the broker object's namespace, where the workers of this one never look.
+    if (options.namespace !== undefined && typeof broker !== 'string')
+      bad(
+        'namespace',
+        options.namespace,
+        'no namespace with a broker object: give it to createBroker(url, { namespace })',
+      );
     // Set on a broker object itself: on the one this client opens, it bounds only this client's calls.
     if (options.commandTimeout !== undefined && typeof broker !== 'string')
       bad(
@@ -437,7 +500,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * Enqueues one job; `args` may be left out when the task takes none.
    * Rejects with OptionError for a bad name or option, ArgumentSerializationError
    * when the arguments do not encode, ArgumentsTooLargeError past
-   * `maxFrameSize`, ClientClosedError after close(), BrokerUnavailableError
+   * `maxFrameSize` or Redis's `proto-max-bulk-len`, ClientClosedError after close(), BrokerUnavailableError
    * when the broker cannot be reached (or does not answer within 10 s of
    * connecting; BrokerOfflineError, one of them, when the connection dropped
    * and did not come back within two reconnects: the job was not sent, so
@@ -461,14 +524,14 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
   enqueue(workflow: Chain | Group | Chord): Promise<WorkflowHandle>;
   enqueue(first: unknown, ...rest: unknown[]): Promise<JobHandle | WorkflowHandle> {
     if (first instanceof Signature)
-      return this.enqueueMany([
-        { name: first.name, args: [...first.args], options: jobOptionsOf(first) } as unknown as EnqueueItem<R>,
-      ]).then((handles) => handles[0] as JobHandle);
+      return this.enqueueItems([{ name: first.name, args: [...first.args], options: jobOptionsOf(first) }]).then(
+        (handles) => handles[0] as JobHandle,
+      );
     if (isWorkflowPart(first)) return this.enqueueWorkflow(first);
     const [args, options] = rest as [unknown[] | undefined, EnqueueOptions | undefined];
-    return this.enqueueMany([
-      { name: first, args: args ?? [], options: options ?? {} } as unknown as EnqueueItem<R>,
-    ]).then((handles) => handles[0] as JobHandle);
+    return this.enqueueItems([{ name: first as string, args: args ?? [], options: options ?? {} }]).then(
+      (handles) => handles[0] as JobHandle,
+    );
   }
 
   private async enqueueWorkflow(part: WorkflowPart): Promise<WorkflowHandle> {
@@ -495,7 +558,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
         // The id its node is given (it names the workflow: a step not started yet is revoked by it).
         job = this.build(sig.name, [...sig.args], { ...stepOptions(sig), id });
       } catch (err) {
-        if (err instanceof OptionError) throw new OptionError(err.option, err.value, err.message, where);
+        if (err instanceof OptionError) throw new OptionError(err.option, err.value, err.expected, where);
         throw err;
       }
       // Not the user's own id: no ended mark, no duplicate check (the workflow's record has those).
@@ -511,19 +574,32 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
 
   /**
    * Many jobs in one go (pipelined): the bulk path. Every job is checked
-   * before any is enqueued; rejects as enqueue() does. The pipeline is not
+   * before any is enqueued; rejects as enqueue() does, an OptionError naming
+   * the item at fault (`enqueueMany() items[3]: invalid option ...`, an
+   * unknown key of an item included). The pipeline is not
    * a transaction: should Redis refuse part of it after some jobs landed
-   * (it filled up, a value over its proto-max-bulk-len), or stop answering
+   * (it filled up, a value over a proto-max-bulk-len lowered since it connected), or stop answering
    * (`commandTimeout`), it rejects with EnqueueIncompleteError, whose
-   * `enqueued`, `notEnqueued` and `unconfirmed` name them.
+   * `enqueued`, `notEnqueued` and `unconfirmed` name them, and whose
+   * `byItem` says which of `items` each was (to enqueue again those not
+   * enqueued, whose ids were made here).
    */
   async enqueueMany(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
+    if (!Array.isArray(items)) bad('items', items, 'an array of { name, args?, options? }');
+    items.forEach(checkItem);
+    return this.enqueueItems(items as readonly Item[], true);
+  }
+
+  /** enqueue() and enqueueMany(); `named`: an OptionError names the item (`items[3]`) it is about. */
+  private async enqueueItems(items: readonly Item[], named = false): Promise<JobHandle[]> {
     if (this.closed) throw new ClientClosedError();
     if (items.some((item) => item.options?.onSuccess !== undefined || item.options?.onError !== undefined))
-      return this.enqueueWithCallbacks(items);
-    const jobs = items.map((item) => this.build(item.name, (item.args ?? []) as unknown[], item.options ?? {}));
+      return this.enqueueWithCallbacks(items, named);
+    const jobs = items.map((item, at) =>
+      ofItem(at, named, () => this.build(item.name, item.args ?? [], item.options ?? {})),
+    );
     await this.connect();
-    const existing = await this.broker.enqueue(jobs);
+    const existing = await this.broker.enqueue(jobs).catch(byItem(() => jobs.map((job) => job.id)));
     return jobs.map((job, i) => this.handleOf(job, existing[i]));
   }
 
@@ -532,19 +608,23 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * of one job (and its callbacks). One round trip for the batch: the plain
    * jobs, then the workflows.
    */
-  private async enqueueWithCallbacks(items: readonly EnqueueItem<R>[]): Promise<JobHandle[]> {
-    const plan = items.map((item) => {
-      const options = item.options ?? {};
-      if (options.onSuccess === undefined && options.onError === undefined)
-        return { job: this.build(item.name, (item.args ?? []) as unknown[], options) };
-      const sig = new Signature(item.name, (item.args ?? []) as unknown[], options);
-      const workflow = this.compile(sig, this.id);
-      return { workflow, job: workflow.nodes[0]?.job as NewJob };
-    });
+  private async enqueueWithCallbacks(items: readonly Item[], named: boolean): Promise<JobHandle[]> {
+    const plan = items.map((item, at) =>
+      ofItem(at, named, () => {
+        const options = item.options ?? {};
+        if (options.onSuccess === undefined && options.onError === undefined)
+          return { job: this.build(item.name, item.args ?? [], options) };
+        const sig = new Signature(item.name, item.args ?? [], options);
+        const workflow = this.compile(sig, this.id);
+        return { workflow, job: workflow.nodes[0]?.job as NewJob };
+      }),
+    );
     await this.connect();
     const plain = plan.filter((p) => p.workflow === undefined).map((p) => p.job);
     const workflows = plan.flatMap((p) => (p.workflow === undefined ? [] : [p.workflow]));
-    const existing = await this.broker.enqueue(plain, workflows);
+    const existing = await this.broker
+      .enqueue(plain, workflows)
+      .catch(byItem(() => plan.map((p) => p.workflow?.id ?? p.job.id)));
     let at = 0;
     // A job with callbacks has neither id nor unique (build refuses them): it duplicates nothing.
     return plan.map((p) => this.handleOf(p.job, p.workflow === undefined ? existing[at++] : undefined));
@@ -663,25 +743,28 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
    * expired (or, `announced`, the job is nowhere), ClientClosedError on close().
    */
   waitForResult(id: string, timeout?: number | string, announced = false): Promise<ResultRecord> {
-    return this.waitFor(id, timeout, announced, undefined);
+    return this.waitFor(id, timeout, announced, undefined, announced);
   }
 
   /**
    * `JobHandle.result()`: as waitForResult, with the handle's ticket on its
    * first wait (the announcement goes to one waiter; a later wait reads the stored result).
+   * A duplicate's job existed when it was enqueued: found nowhere, its wait fails as an own job's does.
    * @internal
    */
   waitForHandle(handle: JobHandle, timeout: number | string | undefined, announced: boolean): Promise<ResultRecord> {
     const ticket = this.tickets.get(handle);
     if (ticket !== undefined) this.tickets.delete(handle);
-    return this.waitFor(handle.id, timeout, announced, ticket);
+    return this.waitFor(handle.id, timeout, announced, ticket, announced || handle.duplicate);
   }
 
+  /** `existed`: the job is known to have been enqueued (not an id that may yet be), so nowhere is gone. */
   private async waitFor(
     id: string,
     timeout: number | string | undefined,
     announced: boolean,
     ticket: EnqueueTicket | undefined,
+    existed: boolean,
   ): Promise<ResultRecord> {
     const ms = timeout === undefined ? undefined : checkDuration('timeout', timeout, 'wait', bad);
     const started = performance.now();
@@ -714,7 +797,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       const list = this.waiters.get(id);
       if (list) list.push(waiter);
       else this.waiters.set(id, [waiter]);
-      if (announced) this.own.add(id);
+      if (existed) this.own.add(id);
       this.listen();
       if (parked !== undefined) {
         this.confirm(id, parked, announced ? undefined : waiter);
@@ -731,8 +814,10 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
           if (record !== undefined && isFinalState(record.state)) this.deliver(record);
           // A workflow's record lives from its enqueue until its TTL after its end: none, it is gone.
           else if (record === undefined && this.flows.has(id)) this.settleGone(id);
-          else if (!announced) this.pollForeign(id, waiter);
-          else if (record === undefined) this.lookWhere(id);
+          else if (!announced) {
+            if (record === undefined && existed) this.lookWhere(id);
+            this.pollForeign(id, waiter);
+          } else if (record === undefined) this.lookWhere(id);
         },
         (err: unknown) => {
           // Refused for good (a damaged value at its key): waiting on would end only at the timeout.
@@ -857,9 +942,11 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     return this.connected;
   }
 
-  private build(name: string, args: unknown[], options: EnqueueOptions): NewJob {
+  private build(name: string, args: readonly unknown[], options: EnqueueOptions): NewJob {
     if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
     if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
+    // A number or a string here (a priority, a queue) would otherwise be enqueued with no option at all.
+    if (!isObject(options)) bad('options', options, 'an object of enqueue options');
     checkKnownKeys(options, ENQUEUE_KEYS, 'enqueue option', bad);
     const { options: jobOptions } = checkJobOptionFields(options, bad);
     // The client's resultTtl stands in for a job's own; a job that keeps no result keeps no ttl.
@@ -872,7 +959,7 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (delay !== undefined && eta !== undefined) bad('eta', options.eta, 'no eta when a delay is given: one of them');
     let payload: Uint8Array;
     try {
-      payload = encodeBody(args);
+      payload = encodeBody(args as unknown[]);
     } catch (err) {
       throw new ArgumentSerializationError(name, err);
     }
@@ -1141,8 +1228,13 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
       if (!this.waiters.get(id)?.includes(waiter) || this.closed) return;
       this.looks.read(id).then(
         (record) => {
-          if (record !== undefined && isFinalState(record.state)) this.deliver(record);
-          else this.pollForeign(id, waiter, polls + 1);
+          if (record !== undefined && isFinalState(record.state)) {
+            this.deliver(record);
+            return;
+          }
+          // A duplicate's job (own): it may have ended keeping no result (ignoreResult), and would be polled for ever.
+          if (record === undefined && this.own.has(id) && !this.nowhere.has(id)) this.lookWhere(id);
+          this.pollForeign(id, waiter, polls + 1);
         },
         (err: unknown) => {
           if (err instanceof BrokerRefusedError) this.refuseWaits(id, err);

@@ -30,6 +30,8 @@ export class OptionError extends PreforkError {
   readonly value: unknown;
   /** What the option takes, in words (the message's "expected ..."). */
   readonly expected: string;
+  /** What was given the option, when the message names it (e.g. `defineTasks(): task "resize"`). */
+  readonly where: string | undefined;
   /** `where` names what was given the option when the option's name alone does not (e.g. `defineTasks(): task "resize"`). */
   constructor(option: string, value: unknown, expected: string, where?: string) {
     super(
@@ -38,6 +40,7 @@ export class OptionError extends PreforkError {
     this.option = option;
     this.value = value;
     this.expected = expected;
+    this.where = where;
   }
 }
 
@@ -148,23 +151,37 @@ export class ArgumentSerializationError extends PreforkError {
   }
 }
 
-/** Job arguments too large for a child to receive (its `maxFrameSize`): refused at enqueue. */
+/**
+ * Job arguments too large for a child to receive (its `maxFrameSize`), or
+ * for Redis to take in one value (its `proto-max-bulk-len`): refused at
+ * enqueue, before anything of the call is sent.
+ */
 export class ArgumentsTooLargeError extends PreforkError {
   static override readonly code: string = 'PREFORK_ARGS_TOO_LARGE';
   /** The task the job was for. */
   readonly task: string;
-  /** Bytes the job's frame to a child would take. */
+  /** Bytes the job takes where it is bounded: its frame to a child, or its value at Redis. */
   readonly bytes: number;
-  /** The largest frame a child receives. */
+  /** The bound it is over, in bytes. */
   readonly limit: number;
-  /** The task's name, the job frame's size and the limit, in bytes. */
-  constructor(task: string, bytes: number, limit: number) {
+  /** Which bound: the workers' `maxFrameSize`, or Redis's `proto-max-bulk-len` (the largest value it takes). */
+  readonly bound: 'maxFrameSize' | 'proto-max-bulk-len';
+  /** The task's name, the job's size and the limit, in bytes, and which bound it is. */
+  constructor(
+    task: string,
+    bytes: number,
+    limit: number,
+    bound: 'maxFrameSize' | 'proto-max-bulk-len' = 'maxFrameSize',
+  ) {
     super(
-      `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes a child can receive (maxFrameSize)`,
+      bound === 'maxFrameSize'
+        ? `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes a child can receive (maxFrameSize)`
+        : `the arguments of task ${task} make a job of ${bytes} bytes, over the ${limit} bytes Redis takes in one value (proto-max-bulk-len): nothing was enqueued`,
     );
     this.task = task;
     this.bytes = bytes;
     this.limit = limit;
+    this.bound = bound;
   }
 }
 
@@ -467,8 +484,22 @@ export class EnqueueIncompleteError extends PreforkError {
   readonly notEnqueued: string[];
   /** Ids of those Redis did not answer for (timed out, or the connection closed first): they may or may not be enqueued. */
   readonly unconfirmed: string[];
-  /** What landed, what did not, what is not known, and Redis's refusal (or the first unanswered part's error) as `cause`. */
-  constructor(enqueued: string[], notEnqueued: string[], cause: unknown, unconfirmed: string[] = []) {
+  /**
+   * What became of each item given to `enqueueMany`, in their order, for
+   * items given without an `id` (theirs are made at enqueue, so the id
+   * lists cannot name them): `items.filter((_, i) => err.byItem[i] ===
+   * 'notEnqueued')` are the ones to enqueue again. Undefined when a broker
+   * is called directly.
+   */
+  readonly byItem: EnqueueItemOutcome[] | undefined;
+  /** What landed, what did not, what is not known, and Redis's refusal (or the first unanswered part's error) as `cause`; `byItem` per item. */
+  constructor(
+    enqueued: string[],
+    notEnqueued: string[],
+    cause: unknown,
+    unconfirmed: string[] = [],
+    byItem?: EnqueueItemOutcome[],
+  ) {
     const total = enqueued.length + notEnqueued.length + unconfirmed.length;
     const rest =
       unconfirmed.length === 0
@@ -479,8 +510,22 @@ export class EnqueueIncompleteError extends PreforkError {
     this.enqueued = enqueued;
     this.notEnqueued = notEnqueued;
     this.unconfirmed = unconfirmed;
+    this.byItem = byItem;
+  }
+
+  /** The same error with what became of each of the items whose jobs (or workflows) have the ids `ids`, in order. */
+  withItems(ids: readonly string[]): EnqueueIncompleteError {
+    const landed = new Set(this.enqueued);
+    const unknown = new Set(this.unconfirmed);
+    const byItem = ids.map((id): EnqueueItemOutcome =>
+      landed.has(id) ? 'enqueued' : unknown.has(id) ? 'unconfirmed' : 'notEnqueued',
+    );
+    return new EnqueueIncompleteError(this.enqueued, this.notEnqueued, this.cause, this.unconfirmed, byItem);
   }
 }
+
+/** What became of one item of a partly failed `enqueueMany` (EnqueueIncompleteError.byItem). */
+export type EnqueueItemOutcome = 'enqueued' | 'notEnqueued' | 'unconfirmed';
 
 /** A node's metrics or health endpoint cannot listen (the port is in use, the host is not an address of this machine). */
 export class EndpointError extends PreforkError {

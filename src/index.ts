@@ -68,3 +68,4 @@ export {
 } from './schedule/define.js';
 export type { TickRule } from './schedule/ticks.js';
 export * from './error-classes.js';
+export type { EnqueueItemOutcome } from './errors.js';

@@ -52,6 +52,17 @@ describe('prefork enqueue of a unique job', { timeout: 120_000 }, () => {
     expect(queued('i')).toBe(1);
   });
 
+  it('--id with --unique: a duplicate names what it shares, the id or the key', () => {
+    expect(run(['enqueue', 'add', '1', '2', '-q', 'b', '--id', 'both-1', '--unique-key', 'k1']).code).toBe(0);
+    // The same id, another key: the id is what is known already.
+    const sameId = run(['enqueue', 'add', '1', '2', '-q', 'b', '--id', 'both-1', '--unique-key', 'k2']);
+    expect(sameId.stderr).toContain('nothing added: job both-1 (the same id) is known already');
+    // Another id, the same key: the key.
+    const sameKey = run(['enqueue', 'add', '1', '2', '-q', 'b', '--id', 'both-2', '--unique-key', 'k1']);
+    expect(sameKey.stderr).toContain('nothing added: job both-1 (the same unique key) is known already');
+    expect(queued('b')).toBe(1);
+  });
+
   it('--unique-ttl alone, or a bad value: exit 2, naming the flag', () => {
     const alone = run(['enqueue', 'add', '1', '--unique-ttl', '1h']);
     expect(alone.code).toBe(2);

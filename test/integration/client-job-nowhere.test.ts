@@ -47,6 +47,20 @@ describe.each(['memory', 'redis'] as const)('A wait for a job that is nowhere, o
     expect(await waited).toBeInstanceOf(ResultGoneError);
   });
 
+  it("a duplicate's handle of a job that ended keeping no result: the same, instead of polling for ever", async () => {
+    const { url, namespace } = await setup();
+    const client = makeClient(url, namespace);
+    const first = await client.enqueue('echo', [1], { id: uniqueName('own'), ignoreResult: true });
+    // Its own id enqueued again while it waits: the handle of the job it duplicates, which keeps no result.
+    const again = await client.enqueue('echo', [1], { id: first.id });
+    expect(again).toMatchObject({ id: first.id, duplicate: true, ignoreResult: false });
+    await makeWorker({ broker: url, namespace, concurrency: 1 }).start();
+    const err = await again.result({ timeout: 60_000 }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(ResultGoneError);
+    expect(err).toMatchObject({ jobId: first.id });
+    expect(await again.state()).toBeUndefined();
+  });
+
   it('a job whose result and announcement expired before its wait: the same; a waiting job waits on', async () => {
     const { url, namespace } = await setup();
     await makeWorker({ broker: url, namespace, concurrency: 1, resultTtl: 1 }).start();

@@ -8,7 +8,7 @@
 import { spawnSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { BrokerUnavailableError, EnqueueIncompleteError } from 'prefork';
+import { ArgumentsTooLargeError, BrokerUnavailableError, EnqueueIncompleteError, task } from 'prefork';
 import { createBroker } from '../../dist/broker/index.js';
 import { ownRedisPerTest } from '../helpers/own-redis.js';
 import { makeClient, silent, uniqueName } from '../helpers/worker.js';
@@ -40,10 +40,63 @@ describe('an enqueue Redis refuses in part', () => {
     for (const id of notEnqueued) expect(await client.handle(id).state()).toBeUndefined();
   });
 
-  it('a value over proto-max-bulk-len: Redis drops the connection; no job it may have taken is called refused', async () => {
+  it('says which item each job was, so those not enqueued can be enqueued again, and only those', async () => {
+    const namespace = uniqueName('ns');
+    await own.raw.set(`{${namespace}}:q:b`, 'not a stream');
+    const client = makeClient(own.server.url, namespace);
+    // No ids given: the ids in the error were made at enqueue, and name no item the caller has.
+    const items = [
+      { name: 'echo', args: [1], options: { queue: 'a' } },
+      { name: 'echo', args: [2], options: { queue: 'b' } },
+      { name: 'echo', args: [3], options: { queue: 'a', onSuccess: task('echo', [], { queue: 'a' }) } },
+      { name: 'echo', args: [4], options: { queue: 'b' } },
+      { name: 'echo', args: [5], options: { queue: 'a' } },
+    ];
+    const err = await client.enqueueMany(items).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EnqueueIncompleteError);
+    const { byItem } = err as EnqueueIncompleteError;
+    expect(byItem).toEqual(['enqueued', 'notEnqueued', 'enqueued', 'notEnqueued', 'enqueued']);
+    await own.raw.del(`{${namespace}}:q:b`);
+    await client.enqueueMany(items.filter((_, i) => byItem?.[i] === 'notEnqueued'));
+    expect(await own.raw.xlen(`{${namespace}}:q:a`)).toBe(3);
+    expect(await own.raw.xlen(`{${namespace}}:q:b`)).toBe(2);
+  });
+
+  it('a job over proto-max-bulk-len is refused before anything is sent, naming the task and the sizes', async () => {
     await own.raw.config('SET', 'proto-max-bulk-len', String(1024 * 1024));
     const namespace = uniqueName('ns');
     const client = makeClient(own.server.url, namespace);
+    const stream = `{${namespace}}:q:default`;
+    const items: { name: string; args: unknown[] }[] = [];
+    for (let i = 0; i < 50_000; i++) items.push({ name: 'echo', args: [i] });
+    // One in the middle is over what Redis takes in one value: sent, Redis would drop the connection.
+    const huge = { name: 'huge', args: ['x'.repeat(1_500_000)] };
+    const batch = [...items.slice(0, 25_000), huge, ...items.slice(25_000)];
+    // A call of its own on the same connection, in flight meanwhile: the connection is not dropped under it.
+    const read = client.getResult('no-such-job');
+    const err = await client.enqueueMany(batch).catch((e: unknown) => e);
+    await expect(read).resolves.toBeUndefined();
+    expect(err).toBeInstanceOf(ArgumentsTooLargeError);
+    expect(err).toMatchObject({ task: 'huge', limit: 1024 * 1024, bound: 'proto-max-bulk-len' });
+    expect((err as Error).message).toMatch(
+      /^the arguments of task huge make a job of \d+ bytes, over the 1048576 bytes Redis takes in one value \(proto-max-bulk-len\): nothing was enqueued$/,
+    );
+    expect(await own.raw.exists(stream)).toBe(0);
+    // Alone, with its own id, delayed, or with a callback (a workflow): the same, and nothing added.
+    for (const options of [{}, { id: 'own' }, { delay: 60_000 }, { onSuccess: task('echo') }])
+      await expect(client.enqueue('huge', huge.args, options)).rejects.toThrow(/proto-max-bulk-len/);
+    expect(await own.raw.keys(`{${namespace}}:*`)).toEqual([]);
+    // The batch again without it: every other job once.
+    await client.enqueueMany(items);
+    expect(await own.raw.xlen(stream)).toBe(50_000);
+  });
+
+  it('a value over a proto-max-bulk-len lowered since: Redis drops the connection; no job it may have taken is called refused', async () => {
+    const namespace = uniqueName('ns');
+    const client = makeClient(own.server.url, namespace);
+    // Connected before the limit is lowered: the client read 512 MB, and sends the job.
+    await client.enqueue('echo', [0]);
+    await own.raw.config('SET', 'proto-max-bulk-len', String(1024 * 1024));
     const item = (arg: unknown): { name: string; args: unknown[] } => ({ name: 'echo', args: [arg] });
     // The third is over what Redis takes in one value: Redis refuses it and drops the connection.
     const err = await client
@@ -61,7 +114,7 @@ describe('an enqueue Redis refuses in part', () => {
       expect(err).toBeInstanceOf(BrokerUnavailableError);
       expect((err as Error).message).toMatch(/may or may not have been applied/);
     }
-    expect(inStream).toBeLessThanOrEqual(2);
+    expect(inStream).toBeLessThanOrEqual(3);
   });
 
   it('adds nothing when the job index is of the wrong type', async () => {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { pino } from 'pino';
 import { afterEach, describe, expect, it } from 'vitest';
-import { Client, OptionError, type ClientOptions, type EnqueueOptions } from 'prefork';
+import { chain, Client, group, OptionError, task, type ClientOptions, type EnqueueOptions } from 'prefork';
 import type { Broker } from 'prefork/broker';
 
 const silent = pino({ level: 'silent' });
@@ -150,6 +150,77 @@ describe('Client.enqueue options', () => {
     expect(() => client().handle(id as never)).toThrow(OptionError);
     expect(() => client().handle(id as never)).toThrow(/invalid option id/);
   });
+});
+
+describe('a workflow step with a bad option', () => {
+  it('is named once, with its place in the workflow', async () => {
+    const c = client();
+    const err = await c
+      .enqueue(chain(task('t'), group([task('t'), task('t', [], { retries: -1 })])))
+      .catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(OptionError);
+    expect((err as OptionError).message).toBe(
+      'workflow > chain step 2 > group member 2: invalid option retries: -1 (expected an integer from 0 to 2^53-1)',
+    );
+    expect((err as OptionError).expected).toBe('an integer from 0 to 2^53-1');
+  });
+});
+
+describe('the shape of what is enqueued', () => {
+  it.each([[5], ['high'], [true], [[1]]])(
+    'enqueue() refuses options %j that are not an object, rather than enqueueing with none',
+    async (options) => {
+      const c = client();
+      const err = await c.enqueue('t', [], options as never).catch((e: unknown) => e);
+      expect(err).toBeInstanceOf(OptionError);
+      expect((err as OptionError).message).toBe(
+        `invalid option options: ${JSON.stringify(options)} (expected an object of enqueue options)`,
+      );
+      expect((await (c.broker as Broker).counts(['default']))[0]!.waiting).toBe(0);
+    },
+  );
+
+  it.each([
+    // A misspelt key: the job would run without its arguments.
+    [
+      [
+        { name: 't', args: [1] },
+        { name: 't', arg: [2] },
+      ],
+      'enqueueMany() items[1]: invalid option arg: [2] (expected a known item key: name, args, options (unknown option "arg"))',
+    ],
+    [
+      [{ name: 't' }, null],
+      'enqueueMany() items[1]: invalid option item: null (expected an object: { name, args?, options? })',
+    ],
+    [
+      [{ name: 't', options: 5 }],
+      'enqueueMany() items[0]: invalid option options: 5 (expected an object of enqueue options)',
+    ],
+    // The item a bad option is in, in a large batch.
+    [
+      [{ name: 't' }, { name: 't' }, { name: 't', options: { delay: -1 } }],
+      'enqueueMany() items[2]: invalid option delay: -1 (expected a duration >= 0 up to 100 years, in ms or a string like "30s")',
+    ],
+    [
+      [{ name: 't' }, { name: 't', options: { onSuccess: task('u', [], { retries: -1 }) } }],
+      'enqueueMany() items[1] workflow onSuccess: invalid option retries: -1 (expected an integer from 0 to 2^53-1)',
+    ],
+  ])('enqueueMany(%j) names the item at fault, and enqueues nothing', async (items, message) => {
+    const c = client();
+    await expect(c.enqueueMany(items as never)).rejects.toBeInstanceOf(OptionError);
+    await expect(c.enqueueMany(items as never)).rejects.toThrow(message);
+    expect((await (c.broker as Broker).counts(['default']))[0]!.waiting).toBe(0);
+  });
+
+  it.each([[null], ['abc'], [{ name: 't' }]])(
+    'enqueueMany(%j) refuses what is not an array, naming it',
+    async (items) => {
+      await expect(client().enqueueMany(items as never)).rejects.toThrow(
+        `invalid option items: ${JSON.stringify(items)} (expected an array of { name, args?, options? })`,
+      );
+    },
+  );
 });
 
 describe('revoke options', () => {

@@ -55,6 +55,16 @@ describe('Client commandTimeout', () => {
     expect(err.option).toBe('commandTimeout');
     expect(err.message).toContain('createBroker(url, { commandTimeout })');
   });
+
+  it("so is a namespace, which the broker object's own would silently override", () => {
+    const broker = createBroker('memory://namespace-beside', { namespace: 'one', logger: silent });
+    closers.push(() => broker.close());
+    const err = rejectionOf(() => new Client({ broker, logger: silent, namespace: 'two' }));
+    expect(err.option).toBe('namespace');
+    expect(err.message).toBe(
+      'invalid option namespace: "two" (expected no namespace with a broker object: give it to createBroker(url, { namespace }))',
+    );
+  });
 });
 
 describe('createBroker commandTimeout', () => {

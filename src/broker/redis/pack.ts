@@ -4,10 +4,7 @@
  */
 export function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Buffer {
   let size = 5;
-  for (const row of rows) {
-    size += 5;
-    for (const v of row) size += 5 + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
-  }
+  for (const row of rows) size += packedBytes(row);
   const out = Buffer.allocUnsafe(size);
   let at = 0;
   const arrayHeader = (n: number): void => {
@@ -50,4 +47,11 @@ export function packStrings(rows: readonly (readonly (string | Buffer)[])[]): Bu
     }
   }
   return out.subarray(0, at);
+}
+
+/** The most bytes one row takes in packStrings' output (its headers at their longest): alone, 5 more. */
+export function packedBytes(row: readonly (string | Buffer)[]): number {
+  let size = 5;
+  for (const v of row) size += 5 + (typeof v === 'string' ? Buffer.byteLength(v) : v.length);
+  return size;
 }

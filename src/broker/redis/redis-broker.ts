@@ -48,7 +48,7 @@ import { maskUrl } from '../mask-url.js';
 import { createConnection, open, quit } from './connection.js';
 import { checkUrl } from '../broker-url.js';
 import { Control } from './control.js';
-import { encodeJob, uniqueTtlMs, type EntryFields } from './entry-codec.js';
+import { encodeJob, uniqueTtlMs } from './entry-codec.js';
 import { enqueueFailure } from './enqueue-outcome.js';
 import { owesLateReplies } from './unanswered.js';
 import { Keys } from './keys.js';
@@ -58,7 +58,7 @@ import { checkEvictionPolicy, nearMaxmemory, OutOfMemoryNotice } from './out-of-
 import { Results } from './results.js';
 import { Revokes } from './revokes.js';
 import { ScheduleStore } from './schedule.js';
-import { packStrings } from './pack.js';
+import { packedBytes, packStrings } from './pack.js';
 import { callScript, defineScripts } from './scripts.js';
 import { namedRefusal, settleError, type TypedKey } from './reply-errors.js';
 import { Events } from './events.js';
@@ -77,6 +77,8 @@ const BULK_CHUNK = 1000;
  * by default, 1 MB at the least). A larger job goes alone.
  */
 const BULK_BYTES = 512 * 1024;
+/** More than a job's field names add to its values packed (a workflow's job is packed with them), and the packing's outer header. */
+const FIELD_NAMES_MAX = 128;
 /**
  * The keys enqueueOnce-n.lua checks for a job, after its first three, and
  * the spec that names them: the ended-marker of a job with its own id, then
@@ -100,17 +102,12 @@ function growsRedis(s: Settlement): boolean {
   return s.kind !== 'ack' || s.result !== undefined;
 }
 
-/** `rows` cut in order into chunks of at most `count` rows and `bytes` bytes (a larger row alone). */
-function* chunks<T extends readonly (string | Buffer)[]>(
-  rows: readonly T[],
-  count: number,
-  bytes: number,
-): Generator<T[]> {
+/** `rows` (of `sizes` bytes) cut in order into chunks of at most `count` rows and `bytes` bytes (a larger row alone). */
+function* chunks<T>(rows: readonly T[], sizes: readonly number[], count: number, bytes: number): Generator<T[]> {
   let chunk: T[] = [];
   let size = 0;
-  for (const row of rows) {
-    let rowSize = 0;
-    for (const v of row) rowSize += typeof v === 'string' ? Buffer.byteLength(v) : v.length;
+  for (const [i, row] of rows.entries()) {
+    const rowSize = sizes[i] as number;
     if (chunk.length > 0 && (chunk.length >= count || size + rowSize > bytes)) {
       yield chunk;
       chunk = [];
@@ -341,72 +338,79 @@ export class RedisBroker implements Broker {
     const adds = new Map<number, string[]>();
     // A run of ready jobs for one queue, in order, not yet in the pipeline.
     let runQueue = '';
-    let run: EntryFields[] = [];
+    let run: (string | Buffer)[][] = [];
     let runIds: string[] = [];
+    let runSizes: number[] = [];
     const flushRun = (): void => {
       if (run.length === 0) return;
       const stream = this.keys.stream(runQueue);
       let from = 0;
-      // The values only (odd places of the field list), packed into one argument per chunk.
-      for (const chunk of chunks(
-        run.map((fields) => fields.filter((_, at) => at % 2 === 1)),
-        BULK_CHUNK,
-        BULK_BYTES,
-      )) {
+      for (const chunk of chunks(run, runSizes, BULK_CHUNK, BULK_BYTES)) {
         adds.set(pipe.length, runIds.slice(from, (from += chunk.length)));
         callScript(pipe, 'enqueueJobs', [stream, this.keys.jobs], [packStrings(chunk)]);
       }
       run = [];
       runIds = [];
+      runSizes = [];
     };
-    jobs.forEach((job, at) => {
-      known(job.queue);
-      const fields = encodeJob(job);
-      const due: [string, number] | undefined =
-        job.eta !== undefined
-          ? ['eta', Math.round(job.eta)]
-          : job.delay !== undefined && job.delay > 0
-            ? ['delay', Math.round(job.delay)]
-            : undefined;
-      if (job.uniqueKey !== undefined || job.ownId === true) {
+    let replies: [Error | null, unknown][] | null;
+    // A job refused before it is sent (over Redis's value limit), or a failed exec: no queue was listed.
+    try {
+      jobs.forEach((job, at) => {
+        const fields = encodeJob(job);
+        // The values only (odd places of the field list): a bulk call packs them, one argument per chunk.
+        const values = fields.filter((_, i) => i % 2 === 1);
+        const size = packedBytes(values);
+        // Its largest argument, whichever way it goes (alone in a chunk, or each field its own argument).
+        this.results.limit.checkJob(job.task, size + FIELD_NAMES_MAX);
+        known(job.queue);
+        const due: [string, number] | undefined =
+          job.eta !== undefined
+            ? ['eta', Math.round(job.eta)]
+            : job.delay !== undefined && job.delay > 0
+              ? ['delay', Math.round(job.delay)]
+              : undefined;
+        if (job.uniqueKey !== undefined || job.ownId === true) {
+          flushRun();
+          checked.push([at, pipe.length]);
+          adds.set(pipe.length, [job.id]);
+          const once = uniqueKeys(this.keys, job);
+          callScript(
+            pipe,
+            'enqueueOnce',
+            [this.keys.stream(job.queue), this.keys.delayed(job.queue), this.keys.jobs, ...once.keys],
+            [once.spec, uniqueTtlMs(job), ...(due ?? ['now', 0]), ...fields],
+          );
+          return;
+        }
+        if (due === undefined) {
+          if (job.queue !== runQueue) flushRun();
+          runQueue = job.queue;
+          run.push(values);
+          runIds.push(job.id);
+          runSizes.push(size);
+          return;
+        }
         flushRun();
-        checked.push([at, pipe.length]);
         adds.set(pipe.length, [job.id]);
-        const once = uniqueKeys(this.keys, job);
         callScript(
           pipe,
-          'enqueueOnce',
-          [this.keys.stream(job.queue), this.keys.delayed(job.queue), this.keys.jobs, ...once.keys],
-          [once.spec, uniqueTtlMs(job), ...(due ?? ['now', 0]), ...fields],
+          'enqueueDelayed',
+          [this.keys.delayed(job.queue), this.keys.stream(job.queue), this.keys.jobs],
+          [...due, ...fields],
         );
-        return;
-      }
-      if (due === undefined) {
-        if (job.queue !== runQueue) flushRun();
-        runQueue = job.queue;
-        run.push(fields);
-        runIds.push(job.id);
-        return;
-      }
+      });
       flushRun();
-      adds.set(pipe.length, [job.id]);
-      callScript(
-        pipe,
-        'enqueueDelayed',
-        [this.keys.delayed(job.queue), this.keys.stream(job.queue), this.keys.jobs],
-        [...due, ...fields],
-      );
-    });
-    flushRun();
-    for (const workflow of workflows) {
-      for (const q of workflow.queues) known(q);
-      adds.set(pipe.length, [workflow.id]);
-      this.workflows.addEnqueue(pipe, workflow);
-    }
-    const replies = await pipe.exec().catch((err: unknown) => {
+      for (const workflow of workflows) {
+        for (const q of workflow.queues) known(q);
+        adds.set(pipe.length, [workflow.id]);
+        this.workflows.addEnqueue(pipe, workflow);
+      }
+      replies = await pipe.exec();
+    } catch (err) {
       for (const q of added) this.knownLocally.delete(q);
       throw err;
-    });
+    }
     this.refusedPart(replies ?? [], adds, added);
     const out: (string | undefined)[] = jobs.map(() => undefined);
     for (const [at, reply] of checked) {

@@ -1,6 +1,6 @@
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { ResultSerializationError, messageOf } from '../../errors.js';
+import { ArgumentsTooLargeError, ResultSerializationError, messageOf } from '../../errors.js';
 import { serializeError } from '../../protocol/error-codec.js';
 import type { SerializedError } from '../../job-types.js';
 
@@ -25,6 +25,15 @@ export class ValueLimit {
     } catch (err) {
       log.debug({ err: messageOf(err) }, 'could not read proto-max-bulk-len (CONFIG GET); taking 512 MB');
     }
+  }
+
+  /**
+   * Refuses a job of `task` whose value (`bytes`: its entry's values packed)
+   * Redis would not take: sent, Redis drops the connection, failing every
+   * command on it (the rest of the enqueue unanswered, and other callers').
+   */
+  checkJob(task: string, bytes: number): void {
+    if (bytes > this.bytes) throw new ArgumentsTooLargeError(task, bytes, this.bytes, 'proto-max-bulk-len');
   }
 
   /** The error that stands for a task's value of `size` bytes that Redis would refuse, or undefined when it fits. */

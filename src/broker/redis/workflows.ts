@@ -108,7 +108,7 @@ export class Workflows {
     private readonly results: Results,
   ) {}
 
-  /** Adds the enqueue script of a whole workflow to a pipeline. */
+  /** Adds the enqueue script of a whole workflow to a pipeline; throws ArgumentsTooLargeError for a job Redis would refuse. */
   addEnqueue(pipe: ChainableCommander, workflow: CompiledWorkflow): void {
     const keys = [this.keys.workflow(workflow.id), this.keys.jobs];
     for (const q of workflow.queues) keys.push(this.keys.stream(q), this.keys.delayed(q));
@@ -120,8 +120,13 @@ export class Workflows {
     ];
     for (const node of workflow.nodes) args.push(describe(node));
     // Without enqueuedAt: each job's is when its step starts (a later step's queue wait starts then).
-    for (const node of workflow.nodes)
-      if (node.job !== undefined) args.push(packStrings([encodeJob(node.job, false)]).subarray(1));
+    for (const node of workflow.nodes) {
+      if (node.job === undefined) continue;
+      const packed = packStrings([encodeJob(node.job, false)]).subarray(1);
+      // Checked before the script is queued: a throw here leaves the pipeline unsent.
+      this.results.limit.checkJob(node.job.task, packed.length);
+      args.push(packed);
+    }
     callScript(pipe, 'enqueueWorkflow', keys, args);
   }
 

@@ -115,9 +115,10 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
   const options = optionsOf(flags);
   await withClient(flags, async (client, broker) => {
     const handle = await client.enqueue(task, args, options);
+    // The job it duplicates has the id given, or else holds the unique key.
     if (handle.duplicate)
       process.stderr.write(
-        `nothing added: job ${handle.id} (the same ${options.unique === undefined ? 'id' : 'unique key'}) is known already\n`,
+        `nothing added: job ${handle.id} (the same ${handle.id === options.id ? 'id' : 'unique key'}) is known already\n`,
       );
     if (!flags.wait) {
       if (flags.json) printJson(handle.duplicate ? { id: handle.id, duplicate: true } : { id: handle.id });
@@ -132,7 +133,7 @@ async function enqueue(task: string, args: unknown[], flags: EnqueueFlags): Prom
     try {
       await warnIfNobodyConsumes(broker, flags.queue, id);
       // A duplicate's result is announced to whoever enqueued the job: read it instead.
-      record = await client.waitForResult(id, flags.timeout, !handle.duplicate);
+      record = await client.waitForHandle(handle, flags.timeout, !handle.duplicate);
     } finally {
       stopNoting();
     }
