@@ -8,18 +8,11 @@ import { describe, expect, it } from 'vitest';
 import type { Broker, NewJob } from '../../dist/broker/types.js';
 import { OptionError } from '../../dist/errors.js';
 import { eachBrokerScope } from '../helpers/broker-scope.js';
+import { job as queueJob } from './redis-helpers.js';
 
+/** A job of queue q under its own id. */
 function job(id: string): NewJob {
-  return {
-    id,
-    task: 'work',
-    queue: 'q',
-    payload: new Uint8Array([0x90]),
-    attempt: 0,
-    redeliveries: 0,
-    options: {},
-    enqueuedAt: Date.now(),
-  };
+  return queueJob('q', { id, task: 'work' });
 }
 
 describe.each(['memory', 'redis'] as const)('dead-set call arguments over %s', (kind) => {

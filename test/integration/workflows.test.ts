@@ -572,6 +572,31 @@ describe.each(['memory', 'redis'] as const)('A workflow member that leaves witho
   });
 });
 
+/** Nodes A and B, on queue default, through `b`. */
+async function nodesAB(b: Broker): Promise<void> {
+  for (const id of ['A', 'B'])
+    await b.register({
+      id,
+      name: id,
+      host: 'test',
+      pid: process.pid,
+      queues: ['default'],
+      concurrency: '1',
+      startedAt: 0,
+    });
+}
+
+/** Node A presumed dead: B (alive) recovers it once it may (`maxRedeliveries`), taking `n` jobs. */
+async function recoverAByB(b: Broker, maxRedeliveries: number, n: number): Promise<void> {
+  await vi.waitFor(
+    async () => {
+      await b.heartbeat('B', ['default']);
+      expect(await b.recover('A', 'B', maxRedeliveries)).toBe(n);
+    },
+    { timeout: 10_000, interval: 100 },
+  );
+}
+
 async function purged(b: Broker, client: Client): Promise<void> {
   const withdrawn = { name: 'JobWithdrawnError', code: 'PREFORK_JOB_WITHDRAWN' };
   const flow = await client.enqueue(
@@ -600,22 +625,13 @@ async function buriedByRecovery(b: Broker, client: Client): Promise<void> {
   const handle = await client.enqueue(
     chain(task('add', [1, 1], { onError: task('note', ['poison']) }), task('double')),
   );
-  const register = (id: string): Promise<number> =>
-    b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
-  await register('A');
-  await register('B');
+  await nodesAB(b);
   const plan = [{ queue: 'default', quota: 10 }];
   const first = await b.fetch({ nodeId: 'A', plan, count: 10, settle: [] });
   expect(first.deliveries.map((d) => d.job.task)).toEqual(['add']);
   const member = first.deliveries[0]?.job.id;
   // Node A is presumed dead, and the job has had its deliveries (maxRedeliveries 0): it is buried.
-  await vi.waitFor(
-    async () => {
-      await b.heartbeat('B', ['default']);
-      expect(await b.recover('A', 'B', 0)).toBe(1);
-    },
-    { timeout: 10_000, interval: 100 },
-  );
+  await recoverAByB(b, 0, 1);
   const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
   expect(err).toMatchObject({
     name: 'WorkerLostError',
@@ -644,21 +660,12 @@ async function buriedTogether(b: Broker, client: Client): Promise<void> {
   );
   // A job of no workflow, held by the same node: its recovery must not wait on the workflow's.
   const plain = await client.enqueue('add', [4, 4]);
-  const register = (id: string): Promise<number> =>
-    b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
-  await register('A');
-  await register('B');
+  await nodesAB(b);
   const plan = [{ queue: 'default', quota: 10 }];
   const first = await b.fetch({ nodeId: 'A', plan, count: 10, settle: [] });
   expect(first.deliveries.map((d) => d.job.task)).toEqual(['add', 'add', 'add', 'add']);
   // Node A is presumed dead with all four: the three members, out of deliveries, are buried in one batch.
-  await vi.waitFor(
-    async () => {
-      await b.heartbeat('B', ['default']);
-      expect(await b.recover('A', 'B', 0)).toBe(4);
-    },
-    { timeout: 10_000, interval: 100 },
-  );
+  await recoverAByB(b, 0, 4);
   const err = await handle.result({ timeout: 30_000 }).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(WorkflowError);
   const members = (await handle.state())?.tree.children?.[0]?.children ?? [];
@@ -678,10 +685,7 @@ async function buriedTogether(b: Broker, client: Client): Promise<void> {
 
 async function settledTwice(b: Broker, client: Client): Promise<void> {
   const handle = await client.enqueue(chord([task('add', [1, 1]), task('add', [2, 2])], task('sum')));
-  const register = (id: string): Promise<number> =>
-    b.register({ id, name: id, host: 'test', pid: process.pid, queues: ['default'], concurrency: '1', startedAt: 0 });
-  await register('A');
-  await register('B');
+  await nodesAB(b);
   const first = await b.fetch({ nodeId: 'A', plan: [{ queue: 'default', quota: 10 }], count: 10, settle: [] });
   const fetchB = async (): Promise<FetchReply> => {
     await b.heartbeat('B', ['default']);
@@ -690,13 +694,7 @@ async function settledTwice(b: Broker, client: Client): Promise<void> {
   expect(first.deliveries.map((d) => d.job.task)).toEqual(['add', 'add']);
   const [one, two] = first.deliveries as [(typeof first.deliveries)[0], (typeof first.deliveries)[0]];
   // Node A is presumed dead: its jobs go back to the queue; node B runs member one again.
-  await vi.waitFor(
-    async () => {
-      await b.heartbeat('B', ['default']);
-      expect(await b.recover('A', 'B', 5)).toBe(2);
-    },
-    { timeout: 10_000, interval: 100 },
-  );
+  await recoverAByB(b, 5, 2);
   const again = await fetchB();
   const oneAgain = again.deliveries.find((d) => d.job.id === one.job.id);
   const twoAgain = again.deliveries.find((d) => d.job.id === two.job.id);
