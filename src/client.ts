@@ -64,6 +64,7 @@ export type { EnqueueOptions, UniqueOptions } from './enqueue-options.js';
 import type { WorkflowView } from './workflow/view.js';
 import { readWorkflowView, WorkflowHandle } from './workflow/handle.js';
 import type { RevokeJobOptions } from './revoke-job-options.js';
+import { isRecord } from './util/is-record.js';
 
 export type { RevokeJobOptions } from './revoke-job-options.js';
 
@@ -236,10 +237,6 @@ interface Item {
 
 const ITEM_KEYS = new Set(['name', 'args', 'options']);
 
-function isObject(value: unknown): value is object {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
 /**
  * The shape of enqueueMany's item `at` (build checks the values): a
  * misspelt key (`arg`) would otherwise enqueue the job without what it names.
@@ -248,10 +245,10 @@ function checkItem(item: unknown, at: number): void {
   const badItem: Bad = (option, value, expected) => {
     throw new OptionError(option, value, expected, `enqueueMany() items[${at}]`);
   };
-  if (!isObject(item)) badItem('item', item, 'an object: { name, args?, options? }');
+  if (!isRecord(item)) badItem('item', item, 'an object: { name, args?, options? }');
   checkKnownKeys(item, ITEM_KEYS, 'item key', badItem);
-  const { options } = item as Item;
-  if (options !== undefined && options !== null && !isObject(options))
+  const { options } = item;
+  if (options !== undefined && options !== null && !isRecord(options))
     badItem('options', options, 'an object of enqueue options');
 }
 
@@ -946,7 +943,8 @@ export class Client<R extends TaskRegistry = TaskRegistry> {
     if (typeof name !== 'string' || name.length === 0) throw new OptionError('name', name, 'a task name');
     if (!Array.isArray(args)) throw new OptionError('args', args, 'an array of arguments');
     // A number or a string here (a priority, a queue) would otherwise be enqueued with no option at all.
-    if (!isObject(options)) bad('options', options, 'an object of enqueue options');
+    const given: unknown = options;
+    if (!isRecord(given)) bad('options', options, 'an object of enqueue options');
     checkKnownKeys(options, ENQUEUE_KEYS, 'enqueue option', bad);
     const { options: jobOptions } = checkJobOptionFields(options, bad);
     // The client's resultTtl stands in for a job's own; a job that keeps no result keeps no ttl.

@@ -1,5 +1,6 @@
 import type { Logger } from 'pino';
 import type { ControlCommand, ControlReply, ControlRequest } from './types.js';
+import { isRecord } from '../util/is-record.js';
 
 /** Replies nobody collects are dropped after this long (both brokers). */
 export const CONTROL_REPLY_TTL_MS = 60_000;
@@ -29,11 +30,6 @@ const COMMANDS: readonly ControlCommand[] = [
 
 function isCommand(value: unknown): value is ControlCommand {
   return COMMANDS.some((c) => c === value);
-}
-
-/** A parsed JSON object (not an array, not null): its fields are still unknown. */
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** JSON.parse that answers undefined for text that is not JSON. */
