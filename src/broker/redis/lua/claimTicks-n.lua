@@ -17,7 +17,8 @@
 
   Returns { now, { { status, last, hash, definition }, ... } }: status 1
   claimed, 2 stale (last, hash in force; definition only when the hash
-  differs), 3 early (newLast is after now), 4 unknown (no state stored).
+  differs), 3 early (newLast is after now), 4 unknown (no state stored, or
+  none that reads: the node stores it again, see scheduleState).
 ]]
 local count = intArg(1, 'claims', 0)
 if #KEYS ~= 2 + 2 * count then
@@ -51,8 +52,8 @@ local out = {}
 local places = {}
 for c, claim in ipairs(claims) do
   local key, stream = KEYS[2 * c + 1], KEYS[2 * c + 2]
-  local cur = redis.call('HMGET', key, 'hash', 'last')
-  if not cur[1] or not cur[2] then
+  local cur = scheduleState(key)
+  if not cur then
     out[c] = { 4, 0, '', '' }
   elseif cur[1] ~= claim.hash then
     out[c] = { 2, cur[2], cur[1], redis.call('HGET', key, 'def') or '' }
