@@ -1109,6 +1109,13 @@ export interface ScheduleState {
   lastRunAt?: number;
   /** That job's id. */
   lastJobId?: string;
+  /**
+   * Set by listSchedule when the stored state does not read (another program
+   * wrote it): what is wrong. The times it names are left out (`last` then
+   * reads 0, `definition` ''); a node running the entry stores it again at
+   * its next claim.
+   */
+  damaged?: string;
 }
 
 /** A claim of an entry's due ticks: `jobs` are enqueued and `last` becomes `newLast`, if the state is still `expectedLast` under `hash`. */

@@ -8,8 +8,10 @@ import type {
   ScheduleState,
   TickClaim,
 } from '../types.js';
+import { parseInteger } from '../../util/units.js';
 import { encodeJob } from './entry-codec.js';
 import type { Keys } from './keys.js';
+import { isWrongType } from './reply-errors.js';
 import { callScript } from './scripts.js';
 
 const OUTCOMES = new Map<number, ClaimOutcome>([
@@ -82,13 +84,14 @@ export class ScheduleStore {
     const states: ScheduleState[] = [];
     names.forEach((name, i) => {
       const [err, raw] = replies[i] ?? [null, null];
+      if (err) {
+        if (!isWrongType(err)) throw err;
+        states.push({ name, hash: '', last: 0, definition: '', damaged: 'its key holds another type than a hash' });
+        return;
+      }
       const h = raw as Record<string, string> | null;
-      if (err || h === null || h.hash === undefined) return; // dropped meanwhile
-      const state: ScheduleState = { name, hash: h.hash, last: Number(h.last), definition: h.def ?? '' };
-      if (h.lastTick !== undefined && h.lastTick !== '') state.lastTick = Number(h.lastTick);
-      if (h.lastRunAt !== undefined) state.lastRunAt = Number(h.lastRunAt);
-      if (h.lastJob !== undefined) state.lastJobId = h.lastJob;
-      states.push(state);
+      if (h === null || Object.keys(h).length === 0) return; // dropped meanwhile
+      states.push(stateOf(name, h));
     });
     return states;
   }
@@ -110,4 +113,36 @@ export class ScheduleStore {
       .exec();
     return Number(replies?.[0]?.[1] ?? 0);
   }
+}
+
+/** The latest a Date can be (epoch ms): a later "time" is no time. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * An entry's hash as listSchedule reads it. The scripts write its times as
+ * whole epoch ms; one that is not (another program wrote it) is left out and
+ * named in `damaged`, so a reader neither shows nor computes from it.
+ */
+function stateOf(name: string, h: Record<string, string>): ScheduleState {
+  const damage: string[] = [];
+  const time = (field: string): number | undefined => {
+    const text = h[field];
+    if (text === undefined) return undefined;
+    const ms = parseInteger(text);
+    if (ms !== undefined && ms <= MAX_DATE_MS) return ms;
+    damage.push(`${field} ${JSON.stringify(text)} is not a time`);
+    return undefined;
+  };
+  if (h.def === undefined) damage.push('it has no definition');
+  if (h.hash === undefined) damage.push('it has no definition hash');
+  if (h.last === undefined) damage.push('it has no latest tick');
+  const state: ScheduleState = { name, hash: h.hash ?? '', last: time('last') ?? 0, definition: h.def ?? '' };
+  // An empty lastTick reads as none, as it always has.
+  const lastTick = h.lastTick === '' ? undefined : time('lastTick');
+  if (lastTick !== undefined) state.lastTick = lastTick;
+  const lastRunAt = time('lastRunAt');
+  if (lastRunAt !== undefined) state.lastRunAt = lastRunAt;
+  if (h.lastJob !== undefined) state.lastJobId = h.lastJob;
+  if (damage.length > 0) state.damaged = damage.join('; ');
+  return state;
 }
