@@ -1136,9 +1136,10 @@ export interface TickClaim {
  * How a claim went: `claimed` (done), `stale` (another node handled these
  * ticks, or the definition changed: `state` says what is in force),
  * `early` (`newLast` is ahead of the broker's clock), `unknown` (no state:
- * publish the entry again).
+ * publish the entry again), `refused` (the broker cannot enqueue the jobs:
+ * `reason` says why; nothing changed).
  */
-export type ClaimOutcome = 'claimed' | 'stale' | 'early' | 'unknown';
+export type ClaimOutcome = 'claimed' | 'stale' | 'early' | 'unknown' | 'refused';
 
 /** The answer to a claimTicks call. */
 export interface ClaimReply {
@@ -1154,6 +1155,8 @@ export interface ClaimResult {
   outcome: ClaimOutcome;
   /** The entry's state in force (all but `unknown`). */
   state?: ScheduleState;
+  /** Why the jobs could not be enqueued (`refused`), e.g. their queue's key holds another type. */
+  reason?: string;
 }
 
 /** The answer to a publishSchedule call. */

@@ -19,6 +19,7 @@ const OUTCOMES = new Map<number, ClaimOutcome>([
   [2, 'stale'],
   [3, 'early'],
   [4, 'unknown'],
+  [5, 'refused'],
 ]);
 
 /**
@@ -69,6 +70,11 @@ export class ScheduleStore {
         const outcome = OUTCOMES.get(status) ?? 'unknown';
         if (outcome === 'unknown') return { outcome };
         const state: ScheduleState = { name: c.name, hash: hash.toString(), last: Number(last.toString()) };
+        // A refused claim's reply names the type its queue's key holds where a definition would be.
+        if (outcome === 'refused') {
+          const key = this.keys.stream(c.jobs[0]?.queue ?? 'default');
+          return { outcome, state, reason: `${key} is a ${definition.toString()}, not a stream: no job enqueued` };
+        }
         if (definition.length > 0) state.definition = definition.toString();
         return { outcome, state };
       }),
