@@ -1114,6 +1114,13 @@ export interface ScheduleState {
   lastRunAt?: number;
   /** That job's id. */
   lastJobId?: string;
+  /**
+   * Set by listSchedule when the stored state does not read (another program
+   * wrote it): what is wrong. The times it names are left out (`last` then
+   * reads 0, `definition` ''); a node running the entry stores it again at
+   * its next claim.
+   */
+  damaged?: string;
 }
 
 /** A claim of an entry's due ticks: `jobs` are enqueued and `last` becomes `newLast`, if the state is still `expectedLast` under `hash`. */
@@ -1134,9 +1141,10 @@ export interface TickClaim {
  * How a claim went: `claimed` (done), `stale` (another node handled these
  * ticks, or the definition changed: `state` says what is in force),
  * `early` (`newLast` is ahead of the broker's clock), `unknown` (no state:
- * publish the entry again).
+ * publish the entry again), `refused` (the broker cannot enqueue the jobs:
+ * `reason` says why; nothing changed).
  */
-export type ClaimOutcome = 'claimed' | 'stale' | 'early' | 'unknown';
+export type ClaimOutcome = 'claimed' | 'stale' | 'early' | 'unknown' | 'refused';
 
 /** The answer to a claimTicks call. */
 export interface ClaimReply {
@@ -1152,6 +1160,8 @@ export interface ClaimResult {
   outcome: ClaimOutcome;
   /** The entry's state in force (all but `unknown`). */
   state?: ScheduleState;
+  /** Why the jobs could not be enqueued (`refused`), e.g. their queue's key holds another type. */
+  reason?: string;
 }
 
 /** The answer to a publishSchedule call. */

@@ -8,7 +8,7 @@ import {
   type BackoffInput,
 } from '../job-option-checks.js';
 import type { JobOptions } from '../job-types.js';
-import { encodeBody } from '../protocol/codec.js';
+import { decodeBody, encodeBody } from '../protocol/codec.js';
 import { checkDuration, type Bad } from '../util/units.js';
 import { cronRule, everyRule, type Misfire, type TickRule } from './ticks.js';
 
@@ -293,11 +293,31 @@ export function entryFromDefinition(name: string, definition: string): ScheduleE
   // Another program (or a newer prefork) may have written it: its values pass the checks a
   // defineSchedule entry's do, or an `every` of 1 ms would have every node claim each millisecond.
   const d = s as StoredDefinition;
+  if (d.task === '') bad('task', d.task, 'a task name');
+  checkStoredPayload(d.payload, bad);
   checkQueueName('queue', d.queue, bad);
   checkJobRecordOptions(d.options, bad);
   if (d.every !== undefined && checkEvery(d.every, bad) !== d.every) bad('every', d.every, 'whole milliseconds');
   if (d.cron !== undefined) checkTz(d.tz, bad);
   return entryFromStored(name, d, definition, bad);
+}
+
+/**
+ * A stored entry's arguments: base64 of a msgpack array, as defineSchedule
+ * writes them. Anything else would enqueue, at every tick, a job whose
+ * payload does not decode (straight to the dead set, unrun).
+ */
+function checkStoredPayload(payload: string, bad: Bad): void {
+  const bytes = Buffer.from(payload, 'base64');
+  // Buffer.from skips what is not base64: text that does not come back the same is not base64.
+  if (bytes.toString('base64') !== payload) bad('payload', payload, 'base64 of the msgpack arguments');
+  let args: unknown;
+  try {
+    args = decodeBody(bytes);
+  } catch (err) {
+    bad('payload', payload, `base64 of the msgpack arguments (${err instanceof Error ? err.message : String(err)})`);
+  }
+  if (!Array.isArray(args)) bad('payload', payload, 'base64 of a msgpack array of arguments');
 }
 
 /** The job options of an entry, checked as `Client.enqueue` checks them. */

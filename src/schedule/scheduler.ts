@@ -34,6 +34,10 @@ interface Live {
    * have handled later ticks, so `last` does not vouch for the ticks after it.
    */
   unsure: boolean;
+  /** Claims the broker refused in a row (it cannot enqueue the entry's jobs). */
+  refusals: number;
+  /** After a refusal: the entry is not claimed again before this (broker's clock), so it holds up neither the node nor the others. */
+  retryAt: number;
 }
 
 /**
@@ -59,7 +63,8 @@ export class Scheduler {
     schedule: Schedule,
     private readonly log: Logger,
   ) {
-    for (const [name, entry] of schedule.entries) this.live.set(name, { entry, last: undefined, unsure: false });
+    for (const [name, entry] of schedule.entries)
+      this.live.set(name, { entry, last: undefined, unsure: false, refusals: 0, retryAt: 0 });
     this.unpublished = new Set(this.live.keys());
   }
 
@@ -134,9 +139,9 @@ export class Scheduler {
       return;
     }
     let due = Infinity;
-    for (const { entry, last } of this.live.values()) {
+    for (const { entry, last, retryAt } of this.live.values()) {
       const next = last === undefined ? undefined : entry.rule.next(last);
-      if (next !== undefined && next < due) due = next;
+      if (next !== undefined) due = Math.min(due, Math.max(next, retryAt));
     }
     // A timer cannot wait longer than MAX_TIMER_MS: it wakes early, finds nothing due and sleeps again.
     if (due !== Infinity) this.wake(timerMs(due - this.clock.now()));
@@ -178,8 +183,8 @@ export class Scheduler {
   private async claimDue(): Promise<void> {
     const now = this.clock.now();
     const claims: TickClaim[] = [];
-    for (const { entry, last } of this.live.values()) {
-      if (last === undefined) continue;
+    for (const { entry, last, retryAt } of this.live.values()) {
+      if (last === undefined || now < retryAt) continue;
       const plan = planTicks(entry.rule, entry.misfire, last, now);
       if (plan === undefined) continue;
       claims.push({
@@ -193,9 +198,10 @@ export class Scheduler {
     if (claims.length === 0) return;
     const reply = await this.broker.claimTicks(claims);
     this.clock.heard(reply.skew);
-    reply.results.forEach(({ outcome, state }, i) => {
+    reply.results.forEach(({ outcome, state, reason }, i) => {
       const claim = claims[i] as TickClaim;
       const live = this.live.get(claim.name) as Live;
+      if (outcome !== 'refused') live.refusals = 0;
       if (outcome === 'claimed') {
         // Said only by the node whose claim won: a node that was paused finds ticks missed that another fired.
         if (claim.jobs.length !== 1 || claim.jobs[0]?.scheduledFor !== live.entry.rule.next(claim.expectedLast))
@@ -208,10 +214,26 @@ export class Scheduler {
           this.log.debug({ entry: claim.name, jobId: job.id, scheduledFor: job.scheduledFor }, 'schedule tick fired');
       } else if (outcome === 'unknown') {
         this.unpublished.add(claim.name);
+      } else if (outcome === 'refused') {
+        this.refused(live, reason);
       } else if (state !== undefined) {
         this.adopt(live, state);
       }
     });
+  }
+
+  /**
+   * The broker cannot enqueue the entry's jobs (their queue's key holds
+   * another type): nothing changed. The entry waits, 0.5 s doubling to 10 s,
+   * before its next claim; its ticks missed meanwhile follow its misfire rule.
+   */
+  private refused(live: Live, reason = 'no reason given'): void {
+    live.refusals++;
+    live.retryAt = this.clock.now() + retryDelay(live.refusals - 1, RETRY);
+    this.log.error(
+      { entry: live.entry.name, queue: live.entry.queue, refusals: live.refusals },
+      `schedule entry ${live.entry.name}: the broker refused its jobs (${reason}); trying again, its missed ticks follow its misfire rule`,
+    );
   }
 
   /** The broker told the entry's latest tick handled: the node's view of it is current again. */

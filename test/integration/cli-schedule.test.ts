@@ -7,6 +7,7 @@ import { spawn, spawnSync, type SpawnSyncReturns } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
 import { afterEach, describe, expect, it } from 'vitest';
 import { defineSchedule } from 'prefork';
 import { createBroker } from 'prefork/broker';
@@ -180,6 +181,71 @@ describe('prefork worker --schedule', () => {
     expect(r.status).toBe(1);
     expect(r.stderr).toMatch(/^error: stored schedule entry "odd": invalid option definition: .*\n$/);
     expect(r.stderr).not.toContain('--');
+  });
+
+  it('schedule list and run over damaged records: every entry listed, each damage named', async () => {
+    const url = await emptyRedisDb(DB);
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    const raw = new Redis(url);
+    const { entries } = defineSchedule({
+      fine: { task: 'tick', args: ['f'], every: '1m' },
+      badTick: { task: 'tick', args: ['t'], every: '1m' },
+      badLast: { task: 'tick', args: ['l'], cron: '0 3 * * *' },
+      wrong: { task: 'tick', args: ['w'], every: '1m' },
+    });
+    try {
+      await broker.publishSchedule(
+        [...entries.values()].map((e) => ({ name: e.name, definition: e.definition, hash: e.hash })),
+      );
+      // Written by another program.
+      await raw.hset('{prefork}:sched:badTick', 'lastTick', 'garbage');
+      await raw.hset('{prefork}:sched:badLast', 'last', 'nope');
+      await raw.del('{prefork}:sched:wrong');
+      await raw.set('{prefork}:sched:wrong', 'x');
+    } finally {
+      raw.disconnect();
+      await broker.close();
+    }
+    const list = (json: boolean): SpawnSyncReturns<string> =>
+      spawnSync(process.execPath, [CLI, 'schedule', 'list', '-b', url, ...(json ? ['--json'] : [])], {
+        encoding: 'utf8',
+      });
+    const table = list(false);
+    expect(table.stderr).toBe('');
+    expect(table.status).toBe(0);
+    const rows = table.stdout.trim().split('\n');
+    expect(rows.map((r) => r.split(' ')[0])).toEqual(['NAME', 'badLast', 'badTick', 'fine', 'wrong']);
+    expect(rows[1]).toContain('stored schedule entry "badLast": last "nope" is not a time');
+    expect(rows[2]).toContain('stored schedule entry "badTick": lastTick "garbage" is not a time');
+    expect(rows[3]).toMatch(/^fine +tick +every 60000 ms /);
+    expect(rows[4]).toContain('stored schedule entry "wrong": its key holds another type than a hash');
+
+    const views = JSON.parse(list(true).stdout) as {
+      name: string;
+      task?: string;
+      error?: string;
+      lastTick?: unknown;
+    }[];
+    const byName = new Map(views.map((v) => [v.name, v]));
+    expect(byName.get('fine')?.error).toBeUndefined();
+    // What reads is still shown: the task, and the next run (from now: the latest tick handled does not read).
+    expect(byName.get('badLast')).toMatchObject({ task: 'tick', cron: '0 3 * * *' });
+    expect(byName.get('badLast')).toHaveProperty('nextRunAt');
+    expect(byName.get('badTick')).toMatchObject({ task: 'tick', every: 60_000 });
+    expect(byName.get('badTick')).not.toHaveProperty('lastTick');
+    expect(byName.get('wrong')).toEqual({
+      name: 'wrong',
+      error: 'stored schedule entry "wrong": its key holds another type than a hash',
+    });
+
+    // run: an entry whose definition reads runs whatever its state; one with none to read says why (exit 1).
+    const run = (name: string): SpawnSyncReturns<string> =>
+      spawnSync(process.execPath, [CLI, 'schedule', 'run', name, '-b', url, '--json'], { encoding: 'utf8' });
+    expect(run('badLast').status).toBe(0);
+    const wrong = run('wrong');
+    expect(wrong.status).toBe(1);
+    expect(wrong.stderr).toBe('error: stored schedule entry "wrong": its key holds another type than a hash\n');
   });
 
   it("schedule list shows a cron entry's next run in its own time zone", async () => {

@@ -8,9 +8,10 @@ import type {
   ScheduleState,
   TickClaim,
 } from '../types.js';
+import { parseInteger } from '../../util/units.js';
 import { encodeJob } from './entry-codec.js';
 import type { Keys } from './keys.js';
-import { refusal } from './reply-errors.js';
+import { isWrongType } from './reply-errors.js';
 import { callScript } from './scripts.js';
 
 const OUTCOMES = new Map<number, ClaimOutcome>([
@@ -18,6 +19,7 @@ const OUTCOMES = new Map<number, ClaimOutcome>([
   [2, 'stale'],
   [3, 'early'],
   [4, 'unknown'],
+  [5, 'refused'],
 ]);
 
 /**
@@ -68,6 +70,11 @@ export class ScheduleStore {
         const outcome = OUTCOMES.get(status) ?? 'unknown';
         if (outcome === 'unknown') return { outcome };
         const state: ScheduleState = { name: c.name, hash: hash.toString(), last: Number(last.toString()) };
+        // A refused claim's reply names the type its queue's key holds where a definition would be.
+        if (outcome === 'refused') {
+          const key = this.keys.stream(c.jobs[0]?.queue ?? 'default');
+          return { outcome, state, reason: `${key} is a ${definition.toString()}, not a stream: no job enqueued` };
+        }
         if (definition.length > 0) state.definition = definition.toString();
         return { outcome, state };
       }),
@@ -83,15 +90,14 @@ export class ScheduleStore {
     const states: ScheduleState[] = [];
     names.forEach((name, i) => {
       const [err, raw] = replies[i] ?? [null, null];
-      // An entry another program wrote over is named, not left out of the list as if dropped.
-      if (err) throw refusal('the read of the schedule', err, ` (${this.keys.scheduleEntry(name)} is not a hash)`);
+      if (err) {
+        if (!isWrongType(err)) throw err;
+        states.push({ name, hash: '', last: 0, definition: '', damaged: 'its key holds another type than a hash' });
+        return;
+      }
       const h = raw as Record<string, string> | null;
-      if (h === null || h.hash === undefined) return; // dropped meanwhile
-      const state: ScheduleState = { name, hash: h.hash, last: Number(h.last), definition: h.def ?? '' };
-      if (h.lastTick !== undefined && h.lastTick !== '') state.lastTick = Number(h.lastTick);
-      if (h.lastRunAt !== undefined) state.lastRunAt = Number(h.lastRunAt);
-      if (h.lastJob !== undefined) state.lastJobId = h.lastJob;
-      states.push(state);
+      if (h === null || Object.keys(h).length === 0) return; // dropped meanwhile
+      states.push(stateOf(name, h));
     });
     return states;
   }
@@ -113,4 +119,36 @@ export class ScheduleStore {
       .exec();
     return Number(replies?.[0]?.[1] ?? 0);
   }
+}
+
+/** The latest a Date can be (epoch ms): a later "time" is no time. */
+const MAX_DATE_MS = 8.64e15;
+
+/**
+ * An entry's hash as listSchedule reads it. The scripts write its times as
+ * whole epoch ms; one that is not (another program wrote it) is left out and
+ * named in `damaged`, so a reader neither shows nor computes from it.
+ */
+function stateOf(name: string, h: Record<string, string>): ScheduleState {
+  const damage: string[] = [];
+  const time = (field: string): number | undefined => {
+    const text = h[field];
+    if (text === undefined) return undefined;
+    const ms = parseInteger(text);
+    if (ms !== undefined && ms <= MAX_DATE_MS) return ms;
+    damage.push(`${field} ${JSON.stringify(text)} is not a time`);
+    return undefined;
+  };
+  if (h.def === undefined) damage.push('it has no definition');
+  if (h.hash === undefined) damage.push('it has no definition hash');
+  if (h.last === undefined) damage.push('it has no latest tick');
+  const state: ScheduleState = { name, hash: h.hash ?? '', last: time('last') ?? 0, definition: h.def ?? '' };
+  // An empty lastTick reads as none, as it always has.
+  const lastTick = h.lastTick === '' ? undefined : time('lastTick');
+  if (lastTick !== undefined) state.lastTick = lastTick;
+  const lastRunAt = time('lastRunAt');
+  if (lastRunAt !== undefined) state.lastRunAt = lastRunAt;
+  if (h.lastJob !== undefined) state.lastJobId = h.lastJob;
+  if (damage.length > 0) state.damaged = damage.join('; ');
+  return state;
 }

@@ -22,7 +22,7 @@ interface EntryView {
   lastTick?: number;
   lastRunAt?: number;
   lastJobId?: string;
-  /** Why the stored definition could not be read, if it could not. */
+  /** Why the stored definition or state could not be read, if it could not. */
   error?: string;
 }
 
@@ -72,11 +72,12 @@ export function registerSchedule(program: Command): void {
           throw new UsageError(
             `schedule run: argument '${name}' is invalid. no such schedule entry (stored: ${states.map((s) => s.name).join(', ') || 'none'})`,
           );
+        // What is stored is at fault, not a flag: not a usage error (exit 2, reworded for flags).
+        if (state.damaged !== undefined && !state.definition) throw new PreforkError(damagedText(name, state.damaged));
         let entry;
         try {
           entry = entryFromDefinition(name, state.definition);
         } catch (err) {
-          // What is stored is at fault, not a flag: not a usage error (exit 2, reworded for flags).
           throw new PreforkError(messageOf(err), { cause: err });
         }
         const now = Date.now();
@@ -97,6 +98,9 @@ async function view(state: ScheduleState, now: number): Promise<EntryView> {
   if (state.lastTick !== undefined) out.lastTick = state.lastTick;
   if (state.lastRunAt !== undefined) out.lastRunAt = state.lastRunAt;
   if (state.lastJobId !== undefined) out.lastJobId = state.lastJobId;
+  if (state.damaged !== undefined) out.error = damagedText(state.name, state.damaged);
+  // No definition to read (the key holds another type, or none is in it): the damage says it all.
+  if (state.damaged !== undefined && !state.definition) return out;
   try {
     const entry = entryFromDefinition(state.name, state.definition ?? '');
     Object.assign(out, {
@@ -107,15 +111,21 @@ async function view(state: ScheduleState, now: number): Promise<EntryView> {
     });
     if (entry.every !== undefined) out.every = entry.every;
     if (entry.cron !== undefined) Object.assign(out, { cron: entry.cron, tz: entry.tz });
+    // A latest tick that does not read reads 0: the next run is then the next tick from now.
     const next = entry.rule.next(Math.max(now, state.last));
     if (next !== undefined) {
       out.nextRunAt = next;
       out.nextRun = inZone(next, entry.tz ?? 'UTC');
     }
   } catch (err) {
-    out.error = messageOf(err);
+    out.error = out.error === undefined ? messageOf(err) : `${messageOf(err)}; ${state.damaged}`;
   }
   return out;
+}
+
+/** What `schedule list` and `schedule run` say of a stored entry whose state does not read. */
+function damagedText(name: string, damaged: string): string {
+  return `stored schedule entry ${JSON.stringify(name)}: ${damaged}`;
 }
 
 function when(v: EntryView): string {

@@ -57,6 +57,16 @@ describe('defineSchedule', () => {
     expect(read({ options: { retries: -1 } })).toThrow(/invalid option retries/);
     expect(read({ tz: 'Mars/Olympus' }, cron)).toThrow(/invalid option tz: "Mars\/Olympus"/);
     expect(read({ cron: '0 0 30 2 *' }, cron)).toThrow(/invalid option cron: .*never does/);
+    // The task and the arguments too: each tick's job would go straight to the dead set, unrun.
+    expect(read({ task: '' })).toThrow(/stored schedule entry "e": invalid option task: "" \(expected a task name\)/);
+    expect(read({ payload: '%%%' })).toThrow(
+      /invalid option payload: "%%%" \(expected base64 of the msgpack arguments\)/,
+    );
+    expect(read({ payload: '' })).toThrow(/invalid option payload: "" \(expected base64 of the msgpack arguments/);
+    // msgpack of 3, and of "x": not an array of arguments.
+    expect(read({ payload: 'Aw==' })).toThrow(/invalid option payload: "Aw==" \(expected base64 of a msgpack array/);
+    expect(read({ payload: 'oXg=' })).toThrow(/invalid option payload: "oXg=" \(expected base64 of a msgpack array/);
+    expect(read({ payload: Buffer.from([0x92, 1]).toString('base64') })).toThrow(/invalid option payload/);
   });
 
   it.each([

@@ -17,7 +17,10 @@
 
   Returns { now, { { status, last, hash, definition }, ... } }: status 1
   claimed, 2 stale (last, hash in force; definition only when the hash
-  differs), 3 early (newLast is after now), 4 unknown (no state stored).
+  differs), 3 early (newLast is after now), 4 unknown (no state stored, or
+  none that reads: the node stores it again, see scheduleState), 5 refused
+  (the queue's key holds another type, named in place of the definition:
+  nothing written).
 ]]
 local count = intArg(1, 'claims', 0)
 if #KEYS ~= 2 + 2 * count then
@@ -42,6 +45,16 @@ for c = 1, count do
   claims[c] = claim
 end
 
+-- The type of a claim's queue key when it cannot take the claim's jobs (another program wrote it),
+-- else nil: Redis undoes nothing, so such a claim is refused on its own before its first XADD
+-- rather than failing the call, and with it every other entry's claim, on every try.
+local function refusedQueue(claim, stream)
+  if claim.jobs == 0 then return nil end
+  local kind = redis.call('TYPE', stream).ok
+  if kind ~= 'stream' and kind ~= 'none' then return kind end
+  return nil
+end
+
 local jobs = KEYS[2]
 -- Redis undoes nothing: an index that cannot take the jobs fails the claim before its first XADD.
 checkIndex(jobs)
@@ -51,8 +64,8 @@ local out = {}
 local places = {}
 for c, claim in ipairs(claims) do
   local key, stream = KEYS[2 * c + 1], KEYS[2 * c + 2]
-  local cur = redis.call('HMGET', key, 'hash', 'last')
-  if not cur[1] or not cur[2] then
+  local cur = scheduleState(key)
+  if not cur then
     out[c] = { 4, 0, '', '' }
   elseif cur[1] ~= claim.hash then
     out[c] = { 2, cur[2], cur[1], redis.call('HGET', key, 'def') or '' }
@@ -61,20 +74,25 @@ for c, claim in ipairs(claims) do
   elseif claim.newLast > now then
     out[c] = { 3, cur[2], cur[1], '' }
   else
-    local lastId
-    for j = 0, claim.jobs - 1 do
-      local v = claim.first + 6 * j
-      addJob(stream, claim.queue, jobs, places, unpack(ARGV, v, v + 5))
-      lastId = ARGV[v]
-    end
-    if lastId then
-      redis.call('HSET', key, 'last', string.format('%d', claim.newLast), 'lastTick', claim.lastTick,
-        'lastRunAt', string.format('%d', now), 'lastJob', lastId)
-      redis.call('SADD', KEYS[1], claim.queue)
+    local refused = refusedQueue(claim, stream)
+    if refused then
+      out[c] = { 5, cur[2], cur[1], refused }
     else
-      redis.call('HSET', key, 'last', string.format('%d', claim.newLast))
+      local lastId
+      for j = 0, claim.jobs - 1 do
+        local v = claim.first + 6 * j
+        addJob(stream, claim.queue, jobs, places, unpack(ARGV, v, v + 5))
+        lastId = ARGV[v]
+      end
+      if lastId then
+        redis.call('HSET', key, 'last', string.format('%d', claim.newLast), 'lastTick', claim.lastTick,
+          'lastRunAt', string.format('%d', now), 'lastJob', lastId)
+        redis.call('SADD', KEYS[1], claim.queue)
+      else
+        redis.call('HSET', key, 'last', string.format('%d', claim.newLast))
+      end
+      out[c] = { 1, string.format('%d', claim.newLast), claim.hash, '' }
     end
-    out[c] = { 1, string.format('%d', claim.newLast), claim.hash, '' }
   end
 end
 if #places > 0 then redis.call('HSET', jobs, unpack(places)) end

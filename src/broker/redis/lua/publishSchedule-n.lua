@@ -6,7 +6,8 @@
   with no state at all and a `since` (a node that ran it stores it again:
   Redis lost its data, or the leader dropped it) resumes from `since`, at
   most now: the tick the node was claiming when it found the state gone
-  fires, and those missed follow the entry's misfire rule.
+  fires, and those missed follow the entry's misfire rule. A state that does
+  not read (scheduleState: another program wrote the key) counts as none.
 
   KEYS[1]     {ns}:schedules       SET of entry names
   KEYS[2..]   {ns}:sched:<name>    HASH def, hash, last (and lastTick, lastRunAt, lastJob once it fired)
@@ -26,11 +27,12 @@ local now = nowMs()
 local out = {}
 for i = 1, n do
   local key, name, hash, def = KEYS[i + 1], ARGV[4 * i - 3], ARGV[4 * i - 2], ARGV[4 * i - 1]
-  local cur = redis.call('HMGET', key, 'hash', 'last')
-  if cur[1] ~= hash or not cur[2] then
+  local cur, wrongType = scheduleState(key)
+  if not cur or cur[1] ~= hash then
     local last = now
-    if not cur[1] and not cur[2] and ARGV[4 * i] ~= '' then last = math.min(tonumber(ARGV[4 * i]), now) end
+    if not cur and ARGV[4 * i] ~= '' then last = math.min(tonumber(ARGV[4 * i]), now) end
     local text = string.format('%d', last)
+    if wrongType then redis.call('DEL', key) end
     redis.call('HSET', key, 'def', def, 'hash', hash, 'last', text)
     cur = { hash, text }
   end

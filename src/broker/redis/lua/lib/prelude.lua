@@ -258,4 +258,16 @@ local function announceReply(list, what, max, ttl)
   end
 end
 
+-- A schedule entry's state { hash, last } (publishSchedule, claimTicks), or nil when there is none
+-- to go on: no key, a key of another type, or no hash or no whole-number latest tick in it (another
+-- program wrote it). Read as a lost state, it is stored again: a damaged entry must neither fail
+-- the other entries of the call nor hand a node a tick it cannot count from. The second value
+-- says the key holds another type (publishSchedule deletes it before it stores the entry).
+local function scheduleState(key)
+  local cur = redis.pcall('HMGET', key, 'hash', 'last')
+  if cur.err then return nil, true end
+  if not cur[1] or not cur[2] or not string.match(cur[2], '^%d+$') then return nil, false end
+  return cur, false
+end
+
 -- End of prelude.
