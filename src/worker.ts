@@ -476,6 +476,10 @@ export class Worker extends EventEmitter<WorkerEvents> {
     this.state = 'running';
     this.consumer.start();
     if (this.scheduler !== undefined) {
+      this.scheduler.warnUnknownTasks(
+        this.pool.taskNames,
+        this.options.queues.map((q) => q.name),
+      );
       this.scheduler.start();
       // Stand for leader now rather than one heartbeat interval after start.
       this.heartbeat.beatSoon();

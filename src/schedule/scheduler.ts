@@ -73,6 +73,22 @@ export class Scheduler {
     return [...this.live.keys()];
   }
 
+  /**
+   * Warns of each entry whose task this node's task module does not define
+   * while it consumes the entry's queue: every tick's job this node fetches
+   * fails as an unknown task, to the dead set unrun. A node that does not
+   * consume the queue says nothing: the nodes that do may define the task.
+   */
+  warnUnknownTasks(tasks: readonly string[], queues: readonly string[]): void {
+    for (const { entry } of this.live.values()) {
+      if (tasks.includes(entry.task) || !queues.includes(entry.queue)) continue;
+      this.log.warn(
+        { entry: entry.name, task: entry.task, queue: entry.queue },
+        `schedule entry ${entry.name}: task ${entry.task} is not defined by this node's task module, and the node consumes queue ${entry.queue}: the entry's jobs it fetches fail as an unknown task`,
+      );
+    }
+  }
+
   start(): void {
     if (this.running || this.live.size === 0) return;
     this.running = true;

@@ -8,7 +8,7 @@ import { afterEach, describe, expect, inject, it, vi } from 'vitest';
 import { defineSchedule, type Client, type NodeEvent } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import type { Broker } from '../../dist/broker/types.js';
-import { brokerFor, cleanup, makeClient, makeWorker, silent, uniqueName } from '../helpers/worker.js';
+import { brokerFor, captureLog, cleanup, makeClient, makeWorker, silent, uniqueName } from '../helpers/worker.js';
 
 afterEach(cleanup);
 
@@ -65,6 +65,20 @@ describe.each(['memory', 'redis'] as const)('a schedule on a worker over %s', (k
     expect(await handle.revoke()).toMatchObject({ id, outcome: 'revoked', removed: true });
     expect(await handle.state()).toMatchObject({ id, state: 'REVOKED' });
     expect(await b.locate(id)).toBeUndefined();
+  });
+
+  it('warns at start of each entry whose task it does not define on a queue it consumes, and of no other', async () => {
+    const { broker, namespace } = setup();
+    const schedule = defineSchedule({
+      known: { task: 'add', every: '1h' },
+      unknown: { task: 'noSuchTask', every: '1h' },
+      elsewhere: { task: 'noSuchTask', every: '1h', options: { queue: 'nobody' } },
+    });
+    const { log, lines } = captureLog();
+    await makeWorker({ broker, namespace, schedule, logger: log }).start();
+    const warned = lines.filter((l) => l.level === 40 && l.entry !== undefined);
+    expect(warned.map((l) => [l.entry, l.task, l.queue])).toEqual([['unknown', 'noSuchTask', 'default']]);
+    expect(warned[0]?.msg).toMatch(/^schedule entry unknown: task noSuchTask is not defined by this node/);
   });
 
   it("a tick's job that ran: SUCCESS with its value, and its node's events for it as for any job", async () => {
