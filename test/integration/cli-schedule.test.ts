@@ -248,6 +248,52 @@ describe('prefork worker --schedule', () => {
     expect(wrong.stderr).toBe('error: stored schedule entry "wrong": its key holds another type than a hash\n');
   });
 
+  it('schedule remove forgets entries no live node runs; one a node runs and one not stored are named, exit 1', async () => {
+    const url = await emptyRedisDb(DB);
+    const broker = createBroker(url, { logger: silent });
+    await broker.connect();
+    const { entries } = defineSchedule({
+      gone: { task: 'tick', args: ['g'], every: '1m' },
+      live: { task: 'tick', args: ['l'], every: '1m' },
+    });
+    try {
+      await broker.publishSchedule(
+        [...entries.values()].map((e) => ({ name: e.name, definition: e.definition, hash: e.hash })),
+      );
+      // A live node that runs `live` (it would store the entry again at once).
+      await broker.register({
+        id: 'n1',
+        name: 'n1@test',
+        host: 'test',
+        pid: process.pid,
+        queues: ['default'],
+        concurrency: '1',
+        startedAt: Date.now(),
+        schedule: ['live'],
+      });
+      const run = (...args: string[]): SpawnSyncReturns<string> =>
+        spawnSync(process.execPath, [CLI, 'schedule', 'remove', ...args, '-b', url], { encoding: 'utf8' });
+      const r = run('gone', 'live', 'never', '--json');
+      expect(r.status).toBe(1);
+      expect(JSON.parse(r.stdout)).toEqual({
+        removed: 1,
+        notStored: ['never'],
+        running: [{ entry: 'live', nodes: ['n1@test'] }],
+      });
+      expect(r.stderr).toBe(
+        'error: not removed: schedule entry live runs on n1@test: take it out of their schedule first\n' +
+          'error: not in the schedule: never\n',
+      );
+      expect(await broker.scheduleNames()).toEqual(['live']);
+      // The node gone, the entry goes too.
+      await broker.unregister('n1');
+      expect(run('live')).toMatchObject({ status: 0, stdout: 'removed 1 schedule entry\n', stderr: '' });
+      expect(await broker.scheduleNames()).toEqual([]);
+    } finally {
+      await broker.close();
+    }
+  });
+
   it("schedule list shows a cron entry's next run in its own time zone", async () => {
     const url = await emptyRedisDb(DB);
     const broker = createBroker(url, { logger: silent });

@@ -88,6 +88,42 @@ export function registerSchedule(program: Command): void {
       if (flags.json) printJson({ id: job.id, entry: name, task: job.task, queue: job.queue });
       else process.stdout.write(`enqueued ${job.task}[${job.id}] on ${job.queue} for schedule entry ${name}\n`);
     });
+  schedule
+    .command('remove')
+    .description(
+      'forget stored entries no live node runs (the leader does so itself, but only while a node with a schedule runs)',
+    )
+    .argument('<names...>', 'the entries')
+    .addOption(brokerOption())
+    .addOption(namespaceOption())
+    .option('--json', 'print JSON')
+    .action(async (names: string[], flags: { broker?: string; namespace?: string; json?: boolean }) => {
+      const { removed, notStored, running } = await withBroker(flags, async (b) => {
+        const [stored, nodes] = await Promise.all([b.scheduleNames(), b.listNodes()]);
+        // A live node stores an entry it runs again at once: removed, it would come back.
+        const runBy = new Map<string, string[]>();
+        for (const node of nodes)
+          for (const entry of node.schedule ?? []) runBy.set(entry, [...(runBy.get(entry) ?? []), node.name]);
+        const wanted = [...new Set(names)];
+        const isStored = new Set(stored);
+        const free = wanted.filter((n) => isStored.has(n) && !runBy.has(n));
+        return {
+          removed: free.length > 0 ? await b.dropSchedule(free) : 0,
+          notStored: wanted.filter((n) => !isStored.has(n)),
+          running: wanted
+            .filter((n) => isStored.has(n) && runBy.has(n))
+            .map((n) => ({ entry: n, nodes: runBy.get(n) ?? [] })),
+        };
+      });
+      if (flags.json) printJson({ removed, notStored, running });
+      else process.stdout.write(`removed ${removed} schedule entr${removed === 1 ? 'y' : 'ies'}\n`);
+      for (const { entry, nodes } of running)
+        process.stderr.write(
+          `error: not removed: schedule entry ${entry} runs on ${nodes.join(', ')}: take it out of their schedule first\n`,
+        );
+      if (notStored.length > 0) process.stderr.write(`error: not in the schedule: ${notStored.join(', ')}\n`);
+      if (running.length + notStored.length > 0) process.exitCode = 1;
+    });
 }
 
 /** What an entry runs and when, from its stored definition (read as a node reads it). */
