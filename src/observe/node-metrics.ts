@@ -49,6 +49,13 @@ export class NodeMetrics {
   private readonly roundTrip: Histogram;
   private known = new Set<string>();
   private knownFrom: readonly string[] | undefined;
+  /**
+   * The queue counts being read: scrapes that come meanwhile share it. Each
+   * read runs a script per queue on Redis, and the port answers whoever
+   * reaches it: without this, 128 connections asking at once made 128
+   * reads of every queue, on the Redis every node works from.
+   */
+  private counting: Promise<QueueCounts[] | undefined> | undefined;
 
   private constructor(
     prom: typeof import('prom-client'),
@@ -145,7 +152,8 @@ export class NodeMetrics {
         this.set(stats().pool.processes.reduce((sum, p) => sum + (p.rss ?? 0), 0));
       },
     });
-    const countsOf = (): Promise<QueueCounts[] | undefined> => this.source.queueCounts();
+    const countsOf = (): Promise<QueueCounts[] | undefined> =>
+      (this.counting ??= this.source.queueCounts().finally(() => (this.counting = undefined)));
     new prom.Gauge({
       name: 'prefork_queue_jobs',
       help: "Jobs in each of the node's queues by state (waiting, reserved, delayed, dead), read from the broker when scraped.",
