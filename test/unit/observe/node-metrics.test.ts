@@ -28,4 +28,15 @@ describe('node metrics', () => {
     reads[1]?.([{ queue: 'default', waiting: 5, reserved: 0, delayed: 0, dead: 2 }]);
     expect((await later).body).toContain('prefork_queue_jobs{queue="default",state="waiting"} 5');
   });
+
+  it("every node of a process shows the process's metrics, and its own", async () => {
+    const source = { stats: () => idle, taskNames: () => [], queueCounts: () => Promise.resolve(undefined) };
+    const [a, b] = [await NodeMetrics.create(source), await NodeMetrics.create(source)];
+    for (const metrics of [a, b]) {
+      const { body, contentType } = await metrics.scrape();
+      expect(contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+      for (const name of ['process_cpu_user_seconds_total', 'nodejs_eventloop_lag_seconds', 'prefork_pool_processes'])
+        expect(body, name).toMatch(new RegExp(`^${name} `, 'm'));
+    }
+  });
 });
