@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { pack } from 'msgpackr';
-import { OptionError, type Client, type NodeEvent } from 'prefork';
+import { OptionError, type Client, type EventsOptions, type NodeEvent } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import { EVENT_VALUE_MAX } from '../../dist/events/event-bounds.js';
 import {
@@ -255,6 +255,27 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     const client = makeClient(broker, namespace);
     await expect(client.events({ recent: -1 }).next()).rejects.toThrow(OptionError);
     await expect(client.events({ types: ['job-done' as 'job-failed'] }).next()).rejects.toThrow(/invalid option types/);
+  });
+
+  it('refuse options that are no object, an unknown one (a misspelt filter), or a follow or signal of the wrong type', async () => {
+    const { broker, namespace } = setup();
+    const client = makeClient(broker, namespace);
+    const refused = (options: unknown) => client.events(options as EventsOptions).next();
+    await expect(refused({ tasks: 'resize', follow: false })).rejects.toThrow(
+      'invalid option tasks: "resize" (expected a known events() option: recent, follow, signal, task, node, types (unknown option "tasks"))',
+    );
+    await expect(refused({ follow: 'false' })).rejects.toThrow(
+      'invalid option follow: "false" (expected true or false)',
+    );
+    await expect(refused({ signal: 'stop' })).rejects.toThrow(
+      'invalid option signal: "stop" (expected an AbortSignal)',
+    );
+    for (const options of [null, 'resize', ['resize']])
+      await expect(refused(options), JSON.stringify(options)).rejects.toThrow(
+        /^invalid option options: .* \(expected an object: \{ recent\?, follow\?, signal\?, task\?, node\?, types\? \}\)$/,
+      );
+    for (const options of [{ tasks: 'x' }, { follow: 1 }, { signal: {} }, null])
+      await expect(refused(options)).rejects.toBeInstanceOf(OptionError);
   });
 
   it('write none from a node with events off', async () => {
