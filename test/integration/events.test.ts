@@ -10,7 +10,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { pack } from 'msgpackr';
-import { OptionError, type Client, type EventsOptions, type NodeEvent } from 'prefork';
+import { BrokerRefusedError, OptionError, type Client, type EventsOptions, type NodeEvent } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import { EVENT_VALUE_MAX } from '../../dist/events/event-bounds.js';
 import {
@@ -317,6 +317,53 @@ describe('the events stream in Redis', () => {
       expect(seen).toEqual([{ type: 'node-online', at: 1, node: 'back' }]);
     } finally {
       raw.disconnect();
+    }
+  });
+
+  it('a stream key another program wrote over is named when reading or writing the events is refused', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    const broker = createBroker(url, { namespace, logger: silent });
+    const client = makeClient(url, namespace, { logger: log });
+    const raw = new Redis(url);
+    const key = `{${namespace}}:events`;
+    const named = `WRONGTYPE Operation against a key holding the wrong kind of value (${key} is not a stream: another program wrote it)`;
+    try {
+      await broker.connect();
+      await raw.set(key, 'not a stream');
+      const refused = async (what: string, call: Promise<unknown>) => {
+        const err = await call.catch((e: unknown) => e);
+        expect(err, what).toBeInstanceOf(BrokerRefusedError);
+        expect((err as Error).message, what).toBe(`Redis refused ${what}: ${named}`);
+      };
+      await refused('reading the events', client.events({ recent: 5, follow: false }).next());
+      await refused('reading the events', broker.recentEvents(0));
+      await refused('reading the events', broker.readEvents('0-0', 0));
+      await refused('reading the events', broker.readEvents('0-0', 1_000));
+      await refused(
+        'writing the events',
+        broker.publishEvents({ node: 'a', items: [{ type: 'node-online', at: 1, node: 'a' }] }),
+      );
+      // A follower logs it, naming the key, and tries again (the key may be mended).
+      const stop = new AbortController();
+      const following = (async () => {
+        for await (const _ of client.events({ signal: stop.signal })) break;
+      })();
+      await expect
+        .poll(() => lines.find((l) => l.msg === 'reading the events failed; retrying'))
+        .toMatchObject({
+          // pino adds the cause's message after it.
+          err: {
+            type: 'BrokerRefusedError',
+            message: expect.stringContaining(`Redis refused reading the events: ${named}`) as unknown,
+          },
+        });
+      stop.abort();
+      await following;
+    } finally {
+      raw.disconnect();
+      await broker.close();
     }
   });
 
