@@ -13,6 +13,7 @@ import { pack } from 'msgpackr';
 import { BrokerRefusedError, OptionError, type Client, type EventsOptions, type NodeEvent } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import { EVENT_VALUE_MAX } from '../../dist/events/event-bounds.js';
+import { EventBuffer, HELD_MAX } from '../../dist/events/event-buffer.js';
 import {
   brokerFor,
   captureLog,
@@ -362,6 +363,32 @@ describe('the events stream in Redis', () => {
       stop.abort();
       await following;
     } finally {
+      raw.disconnect();
+      await broker.close();
+    }
+  });
+
+  it("a node that drops events it cannot write says why: the stream's key written over is named", async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    const broker = createBroker(url, { namespace, logger: silent });
+    const raw = new Redis(url);
+    const buffer = new EventBuffer('n', (batch) => broker.publishEvents(batch), log);
+    try {
+      await broker.connect();
+      await raw.set(`{${namespace}}:events`, 'not a stream');
+      buffer.push({ type: 'node-online', at: 1, node: 'n' });
+      await buffer.flush();
+      for (let i = 0; i < HELD_MAX; i++) buffer.push({ type: 'process-up', at: 2, node: 'n', pid: i });
+      expect(lines.filter((l) => (l.level as number) >= 40)).toMatchObject([
+        {
+          msg: `events are not reaching the broker; dropping the oldest: Redis refused writing the events: WRONGTYPE Operation against a key holding the wrong kind of value ({${namespace}}:events is not a stream: another program wrote it)`,
+          err: { type: 'BrokerRefusedError' },
+        },
+      ]);
+    } finally {
+      buffer.close();
       raw.disconnect();
       await broker.close();
     }

@@ -56,13 +56,19 @@ export class Events {
 
   /**
    * After the pipeline: the batches whose XADD failed, or all of them when
-   * the pipeline did (`replies` undefined), go back to the carrier.
+   * the pipeline did (`replies` undefined, `failure` what it failed with),
+   * go back to the carrier with the reason.
    */
-  written(carried: CarriedEvents | undefined, replies: readonly [Error | null, unknown][] | undefined): void {
+  written(
+    carried: CarriedEvents | undefined,
+    replies: readonly [Error | null, unknown][] | undefined,
+    failure?: unknown,
+  ): void {
     if (carried === undefined || this.carrier === undefined) return;
     const failed = carried.batches.filter((_, i) => replies === undefined || replies[carried.from + i]?.[0] !== null);
-    if (failed.length === 0) this.carrier.carried();
-    else this.carrier.putBack(failed);
+    if (failed.length === 0) return this.carrier.carried();
+    const reason = replies === undefined ? failure : replies.slice(carried.from).find(([err]) => err !== null)?.[0];
+    this.carrier.putBack(failed, reason === undefined ? undefined : this.refused('writing the events', reason));
   }
 
   async publish(redis: Redis, batch: EventBatch): Promise<void> {
