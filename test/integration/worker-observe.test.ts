@@ -120,6 +120,18 @@ describe('metrics', () => {
     expect(second.pool.stats().processes).toHaveLength(0);
   });
 
+  it('name an IPv6 address in use as a URL does, in brackets: ::1:port would read as one address', async () => {
+    const namespace = uniqueName('ns');
+    const first = makeWorker({ broker: inject('redisUrl'), namespace, healthPort: 0, healthHost: '::1' });
+    await first.start();
+    const port = Number(new URL(first.endpoints.health as string).port);
+    const second = makeWorker({ broker: inject('redisUrl'), namespace, healthPort: port, healthHost: '::1' });
+    const err = await second.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EndpointError);
+    expect((err as Error).message).toBe(`cannot serve /healthz, /readyz on [::1]:${port}: the port is in use`);
+    expect((err as EndpointError).address).toBe(`[::1]:${port}`);
+  });
+
   it("leave no stopped Worker in memory: the process's metrics are made once, not held per node", () => {
     // prom-client's GC observer cannot be stopped and held its registry: with the node's gauges, the whole Worker.
     const options = { broker: inject('redisUrl'), namespace: uniqueName('ns'), app: fixture('tasks-light.mjs') };
