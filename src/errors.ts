@@ -530,13 +530,15 @@ export type EnqueueItemOutcome = 'enqueued' | 'notEnqueued' | 'unconfirmed';
 /** A node's metrics or health endpoint cannot listen (the port is in use, the host is not an address of this machine). */
 export class EndpointError extends PreforkError {
   static override readonly code: string = 'PREFORK_ENDPOINT';
-  /** The host and port that could not be bound. */
+  /** The host and port that could not be bound, as `host:port` (an IPv6 address in brackets: `[::1]:9464`). */
   readonly address: string;
   /** The host, the port, the paths it was to serve, and the listen error as `cause`. */
   constructor(host: string, port: number, paths: readonly string[], cause: NodeJS.ErrnoException) {
     const why = cause.code === 'EADDRINUSE' ? 'the port is in use' : cause.message;
-    super(`cannot serve ${paths.join(', ')} on ${host}:${port}: ${why}`, { cause });
-    this.address = `${host}:${port}`;
+    // An IPv6 address in brackets, as in a URL: `::1:9464` reads as the address ::1:9464, with no port.
+    const address = host.includes(':') && !host.startsWith('[') ? `[${host}]:${port}` : `${host}:${port}`;
+    super(`cannot serve ${paths.join(', ')} on ${address}: ${why}`, { cause });
+    this.address = address;
   }
 }
 

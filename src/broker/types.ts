@@ -919,8 +919,8 @@ export interface EventCarrier {
   take(): EventBatch[];
   /** The write that carried what take() gave reached the broker. */
   carried(): void;
-  /** The write that carried these failed: they are carried again later, ahead of newer events. */
-  putBack(batches: readonly EventBatch[]): void;
+  /** The write that carried these failed (with `reason`, when known): they are carried again later, ahead of newer events. */
+  putBack(batches: readonly EventBatch[], reason?: unknown): void;
 }
 
 /**

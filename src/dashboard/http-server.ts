@@ -39,6 +39,20 @@ class BodyTooLargeError extends PreforkError {
   }
 }
 
+/**
+ * The connection closed before an action's body came whole: the asker went
+ * away, or trickled it past the listener's request timeout (Node answered
+ * 408). Nobody is left to answer and nothing was done: the asker's doing,
+ * not the dashboard's failure, so it is logged at debug (anyone who reaches
+ * the port could otherwise fill the error log).
+ */
+class BodyIncompleteError extends PreforkError {
+  static override readonly code: string = 'PREFORK_BODY_INCOMPLETE';
+  constructor(cause: unknown) {
+    super('the connection closed before the body came whole', { cause });
+  }
+}
+
 /** What every answer carries: the page runs only its own scripts, in no frame, and nothing is cached. */
 const SECURITY_HEADERS: [string, string][] = [
   [
@@ -150,6 +164,10 @@ export class DashboardServer {
   }
 
   private failed(res: ServerResponse, path: string, err: unknown): void {
+    if (err instanceof BodyIncompleteError) {
+      this.log.debug({ err, path }, `dashboard: ${path} ended before its body came whole: nothing done`);
+      return void res.destroy();
+    }
     if (res.headersSent) return void res.end();
     const status = statusOf(err);
     if (status === 500) this.log.error({ err, path }, `dashboard: ${path} failed`);
@@ -198,7 +216,7 @@ function readBody(req: IncomingMessage, res: ServerResponse): Promise<Buffer> {
       else chunks.push(chunk);
     });
     req.on('end', () => resolve(Buffer.concat(chunks)));
-    req.on('error', reject);
+    req.on('error', (err) => reject(new BodyIncompleteError(err)));
   });
 }
 

@@ -1,4 +1,5 @@
 import type { Logger } from 'pino';
+import { messageOf } from '../errors.js';
 import type { EventCarrier } from '../broker/types.js';
 import type { EventBatch, JobStep } from './event-batch.js';
 import { boundEvent } from './event-bounds.js';
@@ -41,6 +42,8 @@ export class EventBuffer implements EventCarrier {
   private flushing: Promise<void> | undefined;
   /** After close(): nothing is held or retried (a write still on its way that fails is not put back). */
   private closed = false;
+  /** What the last failed write failed with, until a write gets through: the drop warning says it. */
+  private failure: unknown;
 
   constructor(
     /** The node every event here is from. */
@@ -98,9 +101,10 @@ export class EventBuffer implements EventCarrier {
    * The write that carried these failed: they are held again, ahead of
    * those pushed since, and the next try is the flush timer's.
    */
-  putBack(batches: readonly EventBatch[]): void {
+  putBack(batches: readonly EventBatch[], reason?: unknown): void {
     const items = batches.flatMap((b) => b.items);
     if (items.length === 0 || this.closed) return;
+    if (reason !== undefined) this.failure = reason;
     this.held = this.held.length === 0 ? items : items.concat(this.held);
     // Old enough to ride the first write after the wait, however few.
     this.heldSince = 0;
@@ -131,7 +135,7 @@ export class EventBuffer implements EventCarrier {
           await this.publish(batch);
         } catch (err) {
           this.log.debug({ err, events: batch.items.length }, 'events could not be written; trying again later');
-          this.putBack(batches.slice(i));
+          this.putBack(batches.slice(i), err);
           return;
         }
         this.retryAt = 0;
@@ -153,12 +157,17 @@ export class EventBuffer implements EventCarrier {
     if (this.held.length <= HELD_MAX) return;
     const drop = this.held.length - (HELD_MAX - DROP_BLOCK);
     this.held.splice(0, drop);
+    // The reason too: with only the events' key refused (written over), nothing else the node logs says why.
     if (this.dropped === 0)
-      this.log.warn({ held: HELD_MAX }, 'events are not reaching the broker; dropping the oldest');
+      this.log.warn(
+        { held: HELD_MAX, err: this.failure },
+        `events are not reaching the broker; dropping the oldest${this.failure === undefined ? '' : `: ${messageOf(this.failure)}`}`,
+      );
     this.dropped += drop;
   }
 
   private reached(): void {
+    this.failure = undefined;
     if (this.dropped === 0) return;
     this.log.info({ dropped: this.dropped }, 'events reach the broker again');
     this.dropped = 0;

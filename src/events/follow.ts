@@ -1,7 +1,7 @@
 import type { Logger } from 'pino';
 import type { BrokerEvents, EventPage } from '../broker/types.js';
 import { OptionError } from '../errors.js';
-import { throwOptionError } from '../job-option-checks.js';
+import { checkKnownKeys, throwOptionError } from '../job-option-checks.js';
 import { checkInteger } from '../util/units.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
@@ -31,9 +31,23 @@ const READ_WAIT_MS = 30_000;
 /** Pauses between failed reads: 0.1 s doubling to 5 s. */
 const READ_RETRY: BackoffPolicy = { delay: 100, cap: 5_000 };
 
+const EVENTS_KEYS: ReadonlySet<string> = new Set(['recent', 'follow', 'signal', 'task', 'node', 'types']);
+
+/**
+ * Throws an OptionError naming what is wrong. An unknown key is refused: a
+ * misspelt filter (`tasks`) would otherwise be ignored and every event of
+ * every task followed, with nothing saying so; and a `follow` of "false"
+ * (a string) would follow for ever.
+ */
 export function checkEventsOptions(options: EventsOptions): void {
-  const { recent, types } = options;
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new OptionError('options', options, `an object: { ${[...EVENTS_KEYS].map((k) => `${k}?`).join(', ')} }`);
+  checkKnownKeys(options, EVENTS_KEYS, 'events() option', throwOptionError);
+  const { recent, types, follow, signal } = options;
   if (recent !== undefined) checkInteger('recent', recent, throwOptionError, 0);
+  if (follow !== undefined && typeof follow !== 'boolean') throw new OptionError('follow', follow, 'true or false');
+  if (signal !== undefined && !(signal instanceof AbortSignal))
+    throw new OptionError('signal', signal, 'an AbortSignal');
   const known: readonly unknown[] = NODE_EVENT_TYPES;
   if (types !== undefined && (!Array.isArray(types) || (types as unknown[]).some((t) => !known.includes(t))))
     throw new OptionError('types', types, `an array of ${NODE_EVENT_TYPES.join(', ')}`);

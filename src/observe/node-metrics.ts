@@ -31,16 +31,38 @@ const RUNTIME_BUCKETS = [0.0005, 0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5
 const WAIT_BUCKETS = [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900, 3600];
 const ROUNDTRIP_BUCKETS = [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 5];
 
+/** Node's process metrics, collected once per process for every node in it (processRegistry). */
+let processMetrics: Registry | undefined;
+
+/**
+ * The process's metrics (prom-client's default ones: CPU, memory, event
+ * loop lag, GC), made once. Each collectDefaultMetrics() call starts an
+ * event loop monitor and a GC observer that nothing can stop, and that
+ * observer holds its registry: made per node, every Worker that served
+ * metrics stayed in memory after it stopped, with its pool and broker.
+ */
+function processRegistry(prom: typeof import('prom-client')): Registry {
+  if (processMetrics === undefined) {
+    processMetrics = new prom.Registry();
+    prom.collectDefaultMetrics({ register: processMetrics });
+  }
+  return processMetrics;
+}
+
 /**
  * A node's Prometheus metrics (prom-client), in one registry of its own:
  * job counters and histograms fed as jobs settle (a Map lookup and an
  * increment per job, no Redis call), gauges read from the node's stats when
- * scraped, and Node's default process metrics. Labels are bounded: task
+ * scraped, and Node's default process metrics (shared by the nodes of the
+ * process: processRegistry). Labels are bounded: task
  * (the node's own tasks, else "(unknown)"), outcome, queue (the node's
  * queues), reason and direction from fixed sets; never a job id.
  */
 export class NodeMetrics {
+  /** The node's own metrics. */
   readonly registry: Registry;
+  /** What a scrape shows: the node's metrics and the process's (processRegistry). */
+  private readonly exposed: Registry;
   private readonly jobs: Counter<'task' | 'outcome'>;
   private readonly runtime: Histogram<'task'>;
   private readonly queueWait: Histogram<'task'>;
@@ -49,6 +71,13 @@ export class NodeMetrics {
   private readonly roundTrip: Histogram;
   private known = new Set<string>();
   private knownFrom: readonly string[] | undefined;
+  /**
+   * The queue counts being read: scrapes that come meanwhile share it. Each
+   * read runs a script per queue on Redis, and the port answers whoever
+   * reaches it: without this, 128 connections asking at once made 128
+   * reads of every queue, on the Redis every node works from.
+   */
+  private counting: Promise<QueueCounts[] | undefined> | undefined;
 
   private constructor(
     prom: typeof import('prom-client'),
@@ -57,7 +86,6 @@ export class NodeMetrics {
     const registry = new prom.Registry();
     this.registry = registry;
     const registers = [registry];
-    prom.collectDefaultMetrics({ register: registry });
     this.jobs = new prom.Counter({
       name: 'prefork_jobs_total',
       help: 'Jobs settled by this node, by task and outcome (succeeded, failed, retried, given_back, revoked).',
@@ -145,7 +173,8 @@ export class NodeMetrics {
         this.set(stats().pool.processes.reduce((sum, p) => sum + (p.rss ?? 0), 0));
       },
     });
-    const countsOf = (): Promise<QueueCounts[] | undefined> => this.source.queueCounts();
+    const countsOf = (): Promise<QueueCounts[] | undefined> =>
+      (this.counting ??= this.source.queueCounts().finally(() => (this.counting = undefined)));
     new prom.Gauge({
       name: 'prefork_queue_jobs',
       help: "Jobs in each of the node's queues by state (waiting, reserved, delayed, dead), read from the broker when scraped.",
@@ -162,6 +191,7 @@ export class NodeMetrics {
         }
       },
     });
+    this.exposed = prom.Registry.merge([processRegistry(prom), registry]);
   }
 
   /** prom-client is loaded only by a node that serves metrics. */
@@ -171,7 +201,7 @@ export class NodeMetrics {
 
   /** The Prometheus text exposition, and its content type. */
   async scrape(): Promise<{ body: string; contentType: string }> {
-    return { body: await this.registry.metrics(), contentType: this.registry.contentType };
+    return { body: await this.exposed.metrics(), contentType: this.exposed.contentType };
   }
 
   settled(s: Settlement, run: JobRun | undefined, result: unknown): void {

@@ -12,7 +12,16 @@ import { CHART_QUEUES } from '../../dist/dashboard/history.js';
 import { STREAMS_MAX } from '../../dist/dashboard/sse.js';
 import { MAX_CONNECTIONS } from '../../dist/observe/http-listener.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
-import { cleanup, countsOf, emptyRedisDb, fixture, makeClient, makeWorker, newLedger } from '../helpers/worker.js';
+import {
+  captureLog,
+  cleanup,
+  countsOf,
+  emptyRedisDb,
+  fixture,
+  makeClient,
+  makeWorker,
+  newLedger,
+} from '../helpers/worker.js';
 
 const DB = 48;
 let url = '';
@@ -380,6 +389,26 @@ describe('dashboard requests from outside', { timeout: 60_000 }, () => {
       ok: false,
       error: 'the body is over 65536 bytes (an action takes a JSON object of a few fields)',
     });
+    expect((await getJson(base, '/api/overview')).status).toBe(200);
+  });
+
+  it('an asker gone mid-body is logged at debug, not as the dashboard failing: no asker can fill the error log', async () => {
+    const { log, lines } = captureLog();
+    const { url: base } = await makeDashboard(url, { logger: log });
+    const { port } = new URL(base);
+    const socket = connect(Number(port), '127.0.0.1');
+    await new Promise((resolve) => socket.once('connect', resolve));
+    socket.write(
+      'POST /api/actions/control HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n' +
+        'Content-Length: 100\r\n\r\n{"command":"shut',
+    );
+    socket.destroy();
+    const about = () => lines.filter((l) => String(l.msg).includes('/api/actions/control'));
+    await expect.poll(() => about().length).toBeGreaterThan(0);
+    expect(about()).toMatchObject([
+      { level: 20, msg: expect.stringMatching(/ended before its body came whole/) as unknown },
+    ]);
+    expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([]);
     expect((await getJson(base, '/api/overview')).status).toBe(200);
   });
 

@@ -10,9 +10,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { pack } from 'msgpackr';
-import { OptionError, type Client, type NodeEvent } from 'prefork';
+import { BrokerRefusedError, OptionError, type Client, type EventsOptions, type NodeEvent } from 'prefork';
 import { createBroker } from 'prefork/broker';
 import { EVENT_VALUE_MAX } from '../../dist/events/event-bounds.js';
+import { EventBuffer, HELD_MAX } from '../../dist/events/event-buffer.js';
 import {
   brokerFor,
   captureLog,
@@ -257,6 +258,27 @@ describe.each(['memory', 'redis'] as const)('events on %s', (kind) => {
     await expect(client.events({ types: ['job-done' as 'job-failed'] }).next()).rejects.toThrow(/invalid option types/);
   });
 
+  it('refuse options that are no object, an unknown one (a misspelt filter), or a follow or signal of the wrong type', async () => {
+    const { broker, namespace } = setup();
+    const client = makeClient(broker, namespace);
+    const refused = (options: unknown) => client.events(options as EventsOptions).next();
+    await expect(refused({ tasks: 'resize', follow: false })).rejects.toThrow(
+      'invalid option tasks: "resize" (expected a known events() option: recent, follow, signal, task, node, types (unknown option "tasks"))',
+    );
+    await expect(refused({ follow: 'false' })).rejects.toThrow(
+      'invalid option follow: "false" (expected true or false)',
+    );
+    await expect(refused({ signal: 'stop' })).rejects.toThrow(
+      'invalid option signal: "stop" (expected an AbortSignal)',
+    );
+    for (const options of [null, 'resize', ['resize']])
+      await expect(refused(options), JSON.stringify(options)).rejects.toThrow(
+        /^invalid option options: .* \(expected an object: \{ recent\?, follow\?, signal\?, task\?, node\?, types\? \}\)$/,
+      );
+    for (const options of [{ tasks: 'x' }, { follow: 1 }, { signal: {} }, null])
+      await expect(refused(options)).rejects.toBeInstanceOf(OptionError);
+  });
+
   it('write none from a node with events off', async () => {
     const { broker, namespace } = setup();
     const worker = makeWorker({ broker, namespace, events: false });
@@ -296,6 +318,79 @@ describe('the events stream in Redis', () => {
       expect(seen).toEqual([{ type: 'node-online', at: 1, node: 'back' }]);
     } finally {
       raw.disconnect();
+    }
+  });
+
+  it('a stream key another program wrote over is named when reading or writing the events is refused', async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    const broker = createBroker(url, { namespace, logger: silent });
+    const client = makeClient(url, namespace, { logger: log });
+    const raw = new Redis(url);
+    const key = `{${namespace}}:events`;
+    const named = `WRONGTYPE Operation against a key holding the wrong kind of value (${key} is not a stream: another program wrote it)`;
+    try {
+      await broker.connect();
+      await raw.set(key, 'not a stream');
+      const refused = async (what: string, call: Promise<unknown>) => {
+        const err = await call.catch((e: unknown) => e);
+        expect(err, what).toBeInstanceOf(BrokerRefusedError);
+        expect((err as Error).message, what).toBe(`Redis refused ${what}: ${named}`);
+      };
+      await refused('reading the events', client.events({ recent: 5, follow: false }).next());
+      await refused('reading the events', broker.recentEvents(0));
+      await refused('reading the events', broker.readEvents('0-0', 0));
+      await refused('reading the events', broker.readEvents('0-0', 1_000));
+      await refused(
+        'writing the events',
+        broker.publishEvents({ node: 'a', items: [{ type: 'node-online', at: 1, node: 'a' }] }),
+      );
+      // A follower logs it, naming the key, and tries again (the key may be mended).
+      const stop = new AbortController();
+      const following = (async () => {
+        for await (const _ of client.events({ signal: stop.signal })) break;
+      })();
+      await expect
+        .poll(() => lines.find((l) => l.msg === 'reading the events failed; retrying'))
+        .toMatchObject({
+          // pino adds the cause's message after it.
+          err: {
+            type: 'BrokerRefusedError',
+            message: expect.stringContaining(`Redis refused reading the events: ${named}`) as unknown,
+          },
+        });
+      stop.abort();
+      await following;
+    } finally {
+      raw.disconnect();
+      await broker.close();
+    }
+  });
+
+  it("a node that drops events it cannot write says why: the stream's key written over is named", async () => {
+    const url = inject('redisUrl');
+    const namespace = uniqueName('ns');
+    const { log, lines } = captureLog();
+    const broker = createBroker(url, { namespace, logger: silent });
+    const raw = new Redis(url);
+    const buffer = new EventBuffer('n', (batch) => broker.publishEvents(batch), log);
+    try {
+      await broker.connect();
+      await raw.set(`{${namespace}}:events`, 'not a stream');
+      buffer.push({ type: 'node-online', at: 1, node: 'n' });
+      await buffer.flush();
+      for (let i = 0; i < HELD_MAX; i++) buffer.push({ type: 'process-up', at: 2, node: 'n', pid: i });
+      expect(lines.filter((l) => (l.level as number) >= 40)).toMatchObject([
+        {
+          msg: `events are not reaching the broker; dropping the oldest: Redis refused writing the events: WRONGTYPE Operation against a key holding the wrong kind of value ({${namespace}}:events is not a stream: another program wrote it)`,
+          err: { type: 'BrokerRefusedError' },
+        },
+      ]);
+    } finally {
+      buffer.close();
+      raw.disconnect();
+      await broker.close();
     }
   });
 

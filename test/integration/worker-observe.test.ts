@@ -5,10 +5,11 @@
  * node through starting, running, a stuck fetch loop, a broker cut off and
  * stopping.
  */
+import { spawnSync } from 'node:child_process';
 import { afterEach, describe, expect, inject, it } from 'vitest';
 import { EndpointError } from 'prefork';
 import { createBroker, type Broker } from 'prefork/broker';
-import { cleanup, makeClient, makeWorker, silent, uniqueName } from '../helpers/worker.js';
+import { cleanup, fixture, makeClient, makeWorker, silent, uniqueName } from '../helpers/worker.js';
 import { TcpProxy } from '../helpers/tcp-proxy.js';
 
 afterEach(cleanup);
@@ -117,6 +118,34 @@ describe('metrics', () => {
     expect(err).toBeInstanceOf(EndpointError);
     expect((err as Error).message).toBe(`cannot serve /metrics on 127.0.0.1:${port}: the port is in use`);
     expect(second.pool.stats().processes).toHaveLength(0);
+  });
+
+  it('name an IPv6 address in use as a URL does, in brackets: ::1:port would read as one address', async () => {
+    const namespace = uniqueName('ns');
+    const first = makeWorker({ broker: inject('redisUrl'), namespace, healthPort: 0, healthHost: '::1' });
+    await first.start();
+    const port = Number(new URL(first.endpoints.health as string).port);
+    const second = makeWorker({ broker: inject('redisUrl'), namespace, healthPort: port, healthHost: '::1' });
+    const err = await second.start().catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(EndpointError);
+    expect((err as Error).message).toBe(`cannot serve /healthz, /readyz on [::1]:${port}: the port is in use`);
+    expect((err as EndpointError).address).toBe(`[::1]:${port}`);
+  });
+
+  it("leave no stopped Worker in memory: the process's metrics are made once, not held per node", () => {
+    // prom-client's GC observer cannot be stopped and held its registry: with the node's gauges, the whole Worker.
+    const options = { broker: inject('redisUrl'), namespace: uniqueName('ns'), app: fixture('tasks-light.mjs') };
+    const run = (more: Record<string, unknown>) => {
+      const r = spawnSync(
+        process.execPath,
+        ['--expose-gc', fixture('stopped-workers.mjs'), JSON.stringify({ ...options, concurrency: 1, ...more })],
+        { encoding: 'utf8', timeout: 60_000 },
+      );
+      expect(r.stderr).toBe('');
+      return JSON.parse(r.stdout) as unknown;
+    };
+    expect(run({})).toEqual(['collected', 'collected']);
+    expect(run({ metricsPort: 0, metricsHost: '127.0.0.1' })).toEqual(['collected', 'collected']);
   });
 });
 

@@ -331,7 +331,7 @@ export class Deliveries {
     try {
       replies = (await pipe.exec()) ?? [];
     } catch (err) {
-      this.events.written(events, undefined);
+      this.events.written(events, undefined, err);
       // The script may have run and its reply been lost.
       if (count > 0) this.suspect = true;
       throw err;

@@ -6,6 +6,7 @@ import { decodeEvents, encodeEvents } from '../event-codec.js';
 import type { EventCarrier, EventPage } from '../types.js';
 import type { BlockingPool } from './blocking-pool.js';
 import type { Keys } from './keys.js';
+import { isWrongType, refusal } from './reply-errors.js';
 
 /** Entries read per call while following. */
 const READ_COUNT = 100;
@@ -55,13 +56,19 @@ export class Events {
 
   /**
    * After the pipeline: the batches whose XADD failed, or all of them when
-   * the pipeline did (`replies` undefined), go back to the carrier.
+   * the pipeline did (`replies` undefined, `failure` what it failed with),
+   * go back to the carrier with the reason.
    */
-  written(carried: CarriedEvents | undefined, replies: readonly [Error | null, unknown][] | undefined): void {
+  written(
+    carried: CarriedEvents | undefined,
+    replies: readonly [Error | null, unknown][] | undefined,
+    failure?: unknown,
+  ): void {
     if (carried === undefined || this.carrier === undefined) return;
     const failed = carried.batches.filter((_, i) => replies === undefined || replies[carried.from + i]?.[0] !== null);
-    if (failed.length === 0) this.carrier.carried();
-    else this.carrier.putBack(failed);
+    if (failed.length === 0) return this.carrier.carried();
+    const reason = replies === undefined ? failure : replies.slice(carried.from).find(([err]) => err !== null)?.[0];
+    this.carrier.putBack(failed, reason === undefined ? undefined : this.refused('writing the events', reason));
   }
 
   async publish(redis: Redis, batch: EventBatch): Promise<void> {
@@ -69,10 +76,18 @@ export class Events {
     const pipe = redis.pipeline();
     this.add(pipe, batch);
     const [reply] = (await pipe.exec()) ?? [];
-    if (reply?.[0]) throw reply[0];
+    if (reply?.[0]) throw this.refused('writing the events', reply[0]);
   }
 
   async recent(redis: Redis, count: number): Promise<EventPage> {
+    try {
+      return await this.recentFrom(redis, count);
+    } catch (err) {
+      throw this.refused('reading the events', err);
+    }
+  }
+
+  private async recentFrom(redis: Redis, count: number): Promise<EventPage> {
     if (count <= 0) {
       const last = (await redis.xrevrangeBuffer(this.keys.events, '+', '-', 'COUNT', 1)) as Entries;
       return { events: [], position: last[0]?.[0].toString() ?? START };
@@ -107,19 +122,37 @@ export class Events {
     signal?: AbortSignal,
   ): Promise<EventPage> {
     const key = this.keys.events;
-    const reply =
-      timeoutMs <= 0
-        ? ((await redis.xreadBuffer('COUNT', READ_COUNT, 'STREAMS', key, position)) as [Buffer, Entries][] | null)
-        : await blocking.block(
-            (conn, ms) =>
-              conn.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', ms, 'STREAMS', key, position) as Promise<
-                [Buffer, Entries][] | null
-              >,
-            timeoutMs,
-            signal,
-          );
+    let reply: [Buffer, Entries][] | null;
+    try {
+      reply =
+        timeoutMs <= 0
+          ? await redis.xreadBuffer('COUNT', READ_COUNT, 'STREAMS', key, position)
+          : await blocking.block(
+              (conn, ms) =>
+                conn.xreadBuffer('COUNT', READ_COUNT, 'BLOCK', ms, 'STREAMS', key, position) as Promise<
+                  [Buffer, Entries][] | null
+                >,
+              timeoutMs,
+              signal,
+            );
+    } catch (err) {
+      throw this.refused('reading the events', err);
+    }
     const entries = reply?.[0]?.[1] ?? [];
     return { events: entries.flatMap((e) => this.decode(e)), position: positionAfter(entries, position) };
+  }
+
+  /**
+   * A refusal as the Broker contract has it (BrokerRefusedError; a lost
+   * connection is left as is). Redis's WRONGTYPE does not say which key:
+   * here it can only be the stream, written over by another program.
+   */
+  private refused(what: string, err: unknown): unknown {
+    return refusal(
+      what,
+      err,
+      isWrongType(err) ? ` (${this.keys.events} is not a stream: another program wrote it)` : '',
+    );
   }
 
   private add(pipe: ChainableCommander, batch: EventBatch): void {
