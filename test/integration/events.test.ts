@@ -329,7 +329,7 @@ describe('the events stream in Redis', () => {
     const client = makeClient(url, namespace, { logger: log });
     const raw = new Redis(url);
     const key = `{${namespace}}:events`;
-    const named = `WRONGTYPE Operation against a key holding the wrong kind of value (${key} is not a stream: another program wrote it)`;
+    const named = `WRONGTYPE Operation against a key holding the wrong kind of value (${key} is a string, not a stream)`;
     try {
       await broker.connect();
       await raw.set(key, 'not a stream');
@@ -338,12 +338,12 @@ describe('the events stream in Redis', () => {
         expect(err, what).toBeInstanceOf(BrokerRefusedError);
         expect((err as Error).message, what).toBe(`Redis refused ${what}: ${named}`);
       };
-      await refused('reading the events', client.events({ recent: 5, follow: false }).next());
-      await refused('reading the events', broker.recentEvents(0));
-      await refused('reading the events', broker.readEvents('0-0', 0));
-      await refused('reading the events', broker.readEvents('0-0', 1_000));
+      await refused('the read of the events', client.events({ recent: 5, follow: false }).next());
+      await refused('the read of the events', broker.recentEvents(0));
+      await refused('the read of the events', broker.readEvents('0-0', 0));
+      await refused('the read of the events', broker.readEvents('0-0', 1_000));
       await refused(
-        'writing the events',
+        'the write of the events',
         broker.publishEvents({ node: 'a', items: [{ type: 'node-online', at: 1, node: 'a' }] }),
       );
       // A follower logs it, naming the key, and tries again (the key may be mended).
@@ -357,7 +357,7 @@ describe('the events stream in Redis', () => {
           // pino adds the cause's message after it.
           err: {
             type: 'BrokerRefusedError',
-            message: expect.stringContaining(`Redis refused reading the events: ${named}`) as unknown,
+            message: expect.stringContaining(`Redis refused the read of the events: ${named}`) as unknown,
           },
         });
       stop.abort();
@@ -383,7 +383,7 @@ describe('the events stream in Redis', () => {
       for (let i = 0; i < HELD_MAX; i++) buffer.push({ type: 'process-up', at: 2, node: 'n', pid: i });
       expect(lines.filter((l) => (l.level as number) >= 40)).toMatchObject([
         {
-          msg: `events are not reaching the broker; dropping the oldest: Redis refused writing the events: WRONGTYPE Operation against a key holding the wrong kind of value ({${namespace}}:events is not a stream: another program wrote it)`,
+          msg: `events are not reaching the broker; dropping the oldest: Redis refused the write of the events: WRONGTYPE Operation against a key holding the wrong kind of value ({${namespace}}:events is a string, not a stream)`,
           err: { type: 'BrokerRefusedError' },
         },
       ]);

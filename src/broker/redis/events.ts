@@ -6,7 +6,7 @@ import { decodeEvents, encodeEvents } from '../event-codec.js';
 import type { EventCarrier, EventPage } from '../types.js';
 import type { BlockingPool } from './blocking-pool.js';
 import type { Keys } from './keys.js';
-import { isWrongType, refusal } from './reply-errors.js';
+import { isWrongType, namedRefusal, refusal } from './reply-errors.js';
 
 /** Entries read per call while following. */
 const READ_COUNT = 100;
@@ -68,7 +68,7 @@ export class Events {
     const failed = carried.batches.filter((_, i) => replies === undefined || replies[carried.from + i]?.[0] !== null);
     if (failed.length === 0) return this.carrier.carried();
     const reason = replies === undefined ? failure : replies.slice(carried.from).find(([err]) => err !== null)?.[0];
-    this.carrier.putBack(failed, reason === undefined ? undefined : this.refused('writing the events', reason));
+    this.carrier.putBack(failed, reason === undefined ? undefined : this.refusedWrite(reason));
   }
 
   async publish(redis: Redis, batch: EventBatch): Promise<void> {
@@ -76,14 +76,14 @@ export class Events {
     const pipe = redis.pipeline();
     this.add(pipe, batch);
     const [reply] = (await pipe.exec()) ?? [];
-    if (reply?.[0]) throw this.refused('writing the events', reply[0]);
+    if (reply?.[0]) throw await this.refused(redis, 'the write of the events', reply[0]);
   }
 
   async recent(redis: Redis, count: number): Promise<EventPage> {
     try {
       return await this.recentFrom(redis, count);
     } catch (err) {
-      throw this.refused('reading the events', err);
+      throw await this.refused(redis, 'the read of the events', err);
     }
   }
 
@@ -136,7 +136,7 @@ export class Events {
               signal,
             );
     } catch (err) {
-      throw this.refused('reading the events', err);
+      throw await this.refused(redis, 'the read of the events', err);
     }
     const entries = reply?.[0]?.[1] ?? [];
     return { events: entries.flatMap((e) => this.decode(e)), position: positionAfter(entries, position) };
@@ -144,15 +144,16 @@ export class Events {
 
   /**
    * A refusal as the Broker contract has it (BrokerRefusedError; a lost
-   * connection is left as is). Redis's WRONGTYPE does not say which key:
-   * here it can only be the stream, written over by another program.
+   * connection is left as is), naming for WRONGTYPE what the stream's key
+   * holds: Redis's reply does not say which key (another program wrote it).
    */
-  private refused(what: string, err: unknown): unknown {
-    return refusal(
-      what,
-      err,
-      isWrongType(err) ? ` (${this.keys.events} is not a stream: another program wrote it)` : '',
-    );
+  private refused(redis: Redis, what: string, err: unknown): Promise<unknown> {
+    return namedRefusal(redis, what, err, [[this.keys.events, 'stream']]);
+  }
+
+  /** refused() for a write of a node's pipeline, told after it failed (no look at the key: only the drop warning says it). */
+  private refusedWrite(err: unknown): unknown {
+    return refusal('the write of the events', err, isWrongType(err) ? ` (${this.keys.events} is not a stream)` : '');
   }
 
   private add(pipe: ChainableCommander, batch: EventBatch): void {

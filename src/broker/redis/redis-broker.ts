@@ -646,10 +646,8 @@ export class RedisBroker implements Broker {
     await this.events.publish(await this.redis(), batch);
   }
 
-  recentEvents(count: number): Promise<EventPage> {
-    return this.adminCall('the read of the events', [[this.keys.events, 'stream']], (redis) =>
-      this.events.recent(redis, count),
-    );
+  async recentEvents(count: number): Promise<EventPage> {
+    return this.events.recent(await this.redis(), count);
   }
 
   async readEvents(position: string, timeoutMs: number, signal?: AbortSignal): Promise<EventPage> {
