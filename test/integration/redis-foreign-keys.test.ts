@@ -5,25 +5,12 @@
  * jobs, results and nodes around it are read as before.
  */
 import { pack } from 'msgpackr';
-import { afterEach, expect, it } from 'vitest';
-import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
+import { expect, it } from 'vitest';
 import type { Broker } from '../../dist/broker/types.js';
 import { BrokerRefusedError } from '../../dist/errors.js';
-import { job, registerNode, Scope } from './redis-helpers.js';
+import { job, nodeScopes } from './redis-helpers.js';
 
-const scopes: Scope[] = [];
-afterEach(async () => {
-  await Promise.all(scopes.splice(0).map((s) => s.cleanup()));
-});
-
-/** A broker with node n1 registered on queue q, and the raw client and namespace around it. */
-async function scope(): Promise<{ b: RedisBroker; raw: Scope['raw']; namespace: string }> {
-  const s = new Scope();
-  scopes.push(s);
-  const b = await s.broker();
-  await registerNode(b, 'n1', ['q']);
-  return { b, raw: s.raw, namespace: s.ns };
-}
+const scope = nodeScopes();
 
 it('a leader lease key of another type: leader() is refused naming the key; nodes and jobs read as before', async () => {
   const { b, raw, namespace } = await scope();

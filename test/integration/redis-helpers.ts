@@ -60,6 +60,24 @@ export class Scope {
   }
 }
 
+/**
+ * Call at a test file's top level: a maker of scopes, each with a broker on
+ * which node n1 is registered on queue q, cleaned up after its test.
+ */
+export function nodeScopes(): () => Promise<{ b: RedisBroker; raw: Redis; namespace: string }> {
+  const scopes: Scope[] = [];
+  afterEach(async () => {
+    await Promise.all(scopes.splice(0).map((s) => s.cleanup()));
+  });
+  return async () => {
+    const scope = new Scope();
+    scopes.push(scope);
+    const b = await scope.broker();
+    await registerNode(b, 'n1', ['q']);
+    return { b, raw: scope.raw, namespace: scope.ns };
+  };
+}
+
 export function job(queue: string, overrides: Partial<NewJob> = {}): NewJob {
   return {
     id: randomUUID(),

@@ -6,23 +6,10 @@
  * thrown; the refused one is left where it was, not taken out of its queue
  * without a result.
  */
-import { afterEach, expect, it } from 'vitest';
-import type { RedisBroker } from '../../dist/broker/redis/redis-broker.js';
-import { job, registerNode, Scope } from './redis-helpers.js';
+import { expect, it } from 'vitest';
+import { job, nodeScopes } from './redis-helpers.js';
 
-const scopes: Scope[] = [];
-afterEach(async () => {
-  await Promise.all(scopes.splice(0).map((s) => s.cleanup()));
-});
-
-/** A broker with node n1 registered on queue q, and the raw client and namespace around it. */
-async function setup(): Promise<{ b: RedisBroker; raw: Scope['raw']; namespace: string }> {
-  const scope = new Scope();
-  scopes.push(scope);
-  const b = await scope.broker();
-  await registerNode(b, 'n1', ['q']);
-  return { b, raw: scope.raw, namespace: scope.ns };
-}
+const setup = nodeScopes();
 
 /** A job of queue q under its own id (the ids here are read back as they are). */
 function jobIn(id: string): ReturnType<typeof job> {
