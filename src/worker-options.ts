@@ -158,13 +158,14 @@ export interface WorkerOptions {
   jobLogLevel?: JobLogLevel;
   /**
    * The broker's key namespace, when `broker` is a URL (a Broker instance has
-   * its own). Workers and clients must share it to see each other's jobs.
+   * its own: beside one, this is refused). Workers and clients must share it
+   * to see each other's jobs.
    * @defaultValue `"prefork"`
    */
   namespace?: string;
   /**
    * How long results are kept (ms or "1d", up to 100 years), when `broker`
-   * is a URL (a Broker instance has its own); a job enqueued by a Client
+   * is a URL (a Broker instance has its own: beside one, this is refused); a job enqueued by a Client
    * with its own `resultTtl` keeps its results that long instead.
    * @defaultValue 1 day
    */
@@ -174,7 +175,7 @@ export interface WorkerOptions {
    * (ms or a string like "20s"); heartbeats renew it every half of it, on a
    * timer, so at least 1 s (a shorter lease is lost to any late beat) and at
    * most 2^31-1 ms (about 24.8 days). Used when `broker` is a URL (a Broker
-   * instance has its own).
+   * instance has its own: beside one, this is refused).
    * @defaultValue 20 s
    */
   lease?: number | string;
@@ -337,6 +338,15 @@ export function resolveWorkerOptions(input: WorkerOptions): ResolvedWorkerOption
       broker.displayUrl,
       "a broker without commandTimeout: a Worker's fetches, settlements and heartbeats must wait for Redis's reply, not be cut short (give the Worker a broker of its own)",
     );
+  // Ignored beside a broker object, each would leave the node on the object's own (another namespace: no job seen).
+  if (typeof broker !== 'string')
+    for (const option of ['namespace', 'resultTtl', 'lease', 'leaseMs'] as const)
+      if (input[option] !== undefined)
+        throw new OptionError(
+          option,
+          input[option],
+          `no ${option} with a broker object: give it to createBroker(url, { ${option === 'lease' ? 'leaseMs' : option} })`,
+        );
   const queues = parseQueues(input.queues ?? 'default');
   const weighted = queues.some((q) => q.weight !== 1);
   const queueOrder = input.queueOrder ?? (weighted ? 'weighted' : 'round-robin');

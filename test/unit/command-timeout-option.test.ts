@@ -93,4 +93,18 @@ describe('a Worker given a broker object', () => {
     closers.push(() => client.close());
     expect(client.broker.commandTimeoutMs).toBeUndefined();
   });
+
+  it.each([
+    ['namespace', 'two', 'namespace'],
+    ['resultTtl', '1h', 'resultTtl'],
+    ['lease', '30s', 'leaseMs'],
+    ['leaseMs', 30_000, 'leaseMs'],
+  ] as const)("refuses a %s beside it, which the object's own would silently override", (option, value, given) => {
+    const broker = createBroker(URL, { logger: silent });
+    const err = rejectionOf(() => new Worker({ app: APP, broker, logger: silent, [option]: value }));
+    expect(err.option).toBe(option);
+    expect(err.message).toContain(
+      `(expected no ${option} with a broker object: give it to createBroker(url, { ${given} }))`,
+    );
+  });
 });
