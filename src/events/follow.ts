@@ -3,6 +3,7 @@ import type { BrokerEvents, EventPage } from '../broker/types.js';
 import { OptionError } from '../errors.js';
 import { checkKnownKeys, throwOptionError } from '../job-option-checks.js';
 import { checkInteger } from '../util/units.js';
+import { isRecord } from '../util/is-record.js';
 import { retryDelay, type BackoffPolicy } from '../util/backoff.js';
 import { abortableSleep } from '../util/sleep.js';
 import { matches, NODE_EVENT_TYPES, type EventFilter, type NodeEvent } from './node-event.js';
@@ -40,7 +41,8 @@ const EVENTS_KEYS: ReadonlySet<string> = new Set(['recent', 'follow', 'signal', 
  * (a string) would follow for ever.
  */
 export function checkEventsOptions(options: EventsOptions): void {
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
+  const given: unknown = options;
+  if (!isRecord(given))
     throw new OptionError('options', options, `an object: { ${[...EVENTS_KEYS].map((k) => `${k}?`).join(', ')} }`);
   checkKnownKeys(options, EVENTS_KEYS, 'events() option', throwOptionError);
   const { recent, types, follow, signal } = options;

@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import { OptionError } from '../errors.js';
+import { OptionError, messageOf } from '../errors.js';
 import {
   checkJobOptionFields,
   checkJobRecordOptions,
@@ -315,7 +315,7 @@ function checkStoredPayload(payload: string, bad: Bad): void {
   try {
     args = decodeBody(bytes);
   } catch (err) {
-    bad('payload', payload, `base64 of the msgpack arguments (${err instanceof Error ? err.message : String(err)})`);
+    bad('payload', payload, `base64 of the msgpack arguments (${messageOf(err)})`);
   }
   if (!Array.isArray(args)) bad('payload', payload, 'base64 of a msgpack array of arguments');
 }
